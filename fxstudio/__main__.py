@@ -1,0 +1,5 @@
+import sys
+
+from fxstudio.cli import main
+
+sys.exit(main())

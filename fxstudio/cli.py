@@ -1,0 +1,144 @@
+"""fxstudio's command line: the GUI, and headless commands over ``fxstudio.core``.
+
+    fxstudio [MODEL] [--screenshot OUT.png]        open the window (examples:resnet by default)
+    fxstudio show MODEL [--format table|code|json]  print the captured graph
+
+Exit status: 0 on success, 2 for bad input (the message says what to do), 1 for an
+fxstudio bug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from fxstudio import __version__
+
+EXIT_OK = 0
+EXIT_BUG = 1
+EXIT_USAGE = 2
+DEFAULT_MODEL = "examples:resnet"
+COMMANDS = ("show",)
+
+MODEL_HELP = (
+    "the model: FILE.py:Name (a class or zero-argument factory), package.module:Name, "
+    "examples:NAME (simple, negrelu, resnet, transformer, branchy) or FILE.pt2. "
+    "Opening a model file runs its code."
+)
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--frontend", choices=("fx", "export"), default="fx",
+                   help="fx: torch.fx.symbolic_trace (default); export: torch.export")
+    p.add_argument("--input", action="append", default=[], metavar="SHAPE[:DTYPE]",
+                   help="an example input, e.g. 1x3x224x224 or 1x16:int64; one per forward "
+                        "argument (default: the model's example_inputs)")
+    p.add_argument("--seed", type=int, default=0, help="torch.manual_seed before building (0)")
+    p.add_argument("--leaf", action="append", default=[], metavar="MODULE",
+                   help="keep this submodule (qualified name or class name) as one node (fx)")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+
+
+def _gui_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="fxstudio",
+        description="fxstudio: a desktop editor for PyTorch torch.fx graphs. "
+                    f"Commands: {', '.join(COMMANDS)} (fxstudio COMMAND --help).",
+    )
+    p.add_argument("model", nargs="?", default=DEFAULT_MODEL, help=MODEL_HELP)
+    p.add_argument("--screenshot", metavar="OUT.png",
+                   help="render the window once the model is shown, write a PNG and exit")
+    p.add_argument("--version", action="version", version=f"fxstudio {__version__}")
+    _add_model_options(p)
+    return p
+
+
+def _show_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fxstudio show", description="Print the captured graph.")
+    p.add_argument("model", help=MODEL_HELP)
+    p.add_argument("--format", choices=("table", "code", "json"), default="table")
+    _add_model_options(p)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        if args and args[0] == "show":
+            return cmd_show(_show_parser().parse_args(args[1:]))
+        return cmd_gui(_gui_parser().parse_args(args))
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+        return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `fxstudio show ... | head`: the reader left, which is fine
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except Exception as exc:
+        return report_error(exc, debug)
+
+
+def report_error(exc: BaseException, debug: bool) -> int:
+    """Print an error for a person; return the exit status (2 for bad input, 1 for a bug)."""
+    from fxstudio.core.errors import UserError
+
+    if debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    if isinstance(exc, UserError):
+        print(f"fxstudio: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(
+        f"fxstudio: internal error: {type(exc).__name__}: {exc}\n"
+        "This is a bug in fxstudio. Run again with --debug for the traceback and report it.",
+        file=sys.stderr,
+    )
+    return EXIT_BUG
+
+
+def _request(ns: argparse.Namespace):  # -> OpenRequest
+    from fxstudio.core.session import OpenRequest
+
+    return OpenRequest(ns.model, ns.frontend, tuple(ns.input), ns.seed, tuple(ns.leaf))
+
+
+def cmd_show(ns: argparse.Namespace) -> int:
+    from fxstudio.core.session import open_document
+
+    doc = open_document(_request(ns))
+    for note in doc.notes:
+        print(f"fxstudio: note: {note}", file=sys.stderr)
+    if ns.format == "code":
+        sys.stdout.write(doc.code())
+    elif ns.format == "json":
+        json.dump(doc.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        from fxstudio.core.document import NodeRow
+
+        sys.stdout.write(format_table(NodeRow.COLUMNS, [r.values() for r in doc.rows()]))
+    return EXIT_OK
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], width: int = 60) -> str:
+    """A plain aligned text table; cells longer than ``width`` are cut with '...'."""
+    def cut(s: str) -> str:
+        s = s.replace("\n", " ")
+        return s if len(s) <= width else s[: width - 3] + "..."
+
+    cells = [list(header)] + [[cut(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines) + "\n"
+
+
+def cmd_gui(ns: argparse.Namespace) -> int:
+    from fxstudio.qt.app import run_gui
+
+    return run_gui(_request(ns), screenshot=ns.screenshot, debug=ns.debug)

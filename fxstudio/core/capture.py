@@ -1,0 +1,364 @@
+"""Capture a module as a ``torch.fx.GraphModule`` and record every node's shape and dtype.
+
+Two frontends:
+
+* ``fx`` -- ``torch.fx.symbolic_trace`` (with leaf modules and ``concrete_args``): the graph
+  keeps ``call_module`` nodes and reads like the user's ``forward``.
+* ``export`` -- ``torch.export.export`` (non-strict), unlifted to a runnable GraphModule of
+  ATen ops; it follows code that symbolic tracing cannot (``x.shape`` arithmetic, most
+  Python control flow on sizes).
+
+Shapes come from running the graph on fake tensors (no real compute, so large models are
+cheap); a graph whose ops need real data falls back to one real run.  Every node gets
+``node.meta["val"]`` (a fake or meta tensor, or a structure of them), the same key
+``torch.export`` uses, so all views read shapes one way (:func:`node_shape`).
+
+Example:
+    >>> from fxstudio.core.loading import load_model
+    >>> cap = capture(load_model("examples:simple"))
+    >>> [n.name for n in cap.graph_module.graph.nodes]
+    ['x', 'fc1', 'act', 'fc2', 'output']
+    >>> node_shape(list(cap.graph_module.graph.nodes)[1])
+    (2, 32)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import torch
+import torch.fx as fx
+from torch import nn
+from torch.utils._pytree import tree_map
+
+from fxstudio.core.errors import CaptureError, SourceLocation, stack_trace_location, user_frame
+from fxstudio.core.loading import LoadedModel
+
+Frontend = Literal["fx", "export"]
+FRONTENDS: tuple[Frontend, ...] = ("fx", "export")
+
+
+@dataclass(frozen=True)
+class CaptureOptions:
+    frontend: Frontend = "fx"
+    leaf_modules: tuple[str, ...] = ()  # qualified names ("layer1.0") or class names ("Block")
+    concrete_args: dict[str, Any] | None = None
+    propagate_shapes: bool = True
+
+
+@dataclass
+class Captured:
+    graph_module: fx.GraphModule
+    frontend: Frontend
+    example_inputs: tuple[Any, ...]
+    notes: list[str] = field(default_factory=list)  # things the user should know (no shapes, ...)
+
+
+class _Tracer(fx.Tracer):
+    """``symbolic_trace``'s tracer, with user-chosen leaf modules and recorded stack traces."""
+
+    def __init__(self, leaf_modules: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.leaf_names = set(leaf_modules)
+        self.record_stack_traces = True
+
+    def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
+        if module_qualified_name in self.leaf_names or type(m).__name__ in self.leaf_names:
+            return True
+        return super().is_leaf_module(m, module_qualified_name)
+
+
+def capture(loaded: LoadedModel, options: CaptureOptions | None = None) -> Captured:
+    """Capture ``loaded.module`` with the chosen frontend and propagate shapes."""
+    opts = options or CaptureOptions()
+    if loaded.exported is not None:  # a .pt2 file is already an export capture
+        gm = loaded.module
+        assert isinstance(gm, fx.GraphModule)
+        return Captured(gm, "export", loaded.example_inputs)
+    if opts.frontend == "fx":
+        gm = trace_fx(loaded.module, opts.leaf_modules, opts.concrete_args, loaded.source_file)
+        cap = Captured(gm, "fx", loaded.example_inputs)
+        if opts.propagate_shapes:
+            if loaded.example_inputs:
+                propagate_shapes(gm, loaded.example_inputs, loaded.source_file)
+            else:
+                cap.notes.append(
+                    "No example inputs, so shapes are unknown. Pass --input SHAPE (one per "
+                    "forward argument) or define example_inputs() beside the model."
+                )
+        return cap
+    if opts.frontend == "export":
+        gm = export_module(loaded.module, loaded.example_inputs, loaded.source_file)
+        return Captured(gm, "export", loaded.example_inputs)
+    raise CaptureError(f"Unknown frontend '{opts.frontend}'. Use one of: {', '.join(FRONTENDS)}.")
+
+
+def trace_fx(
+    module: nn.Module,
+    leaf_modules: Iterable[str] = (),
+    concrete_args: dict[str, Any] | None = None,
+    source_file: str | None = None,
+) -> fx.GraphModule:
+    """``torch.fx.symbolic_trace`` with leaf modules; failures become :class:`CaptureError`."""
+    tracer = _Tracer(leaf_modules)
+    try:
+        with quiet_torch_logs():
+            graph = tracer.trace(module, concrete_args)
+    except Exception as exc:
+        raise _trace_error(exc, source_file) from exc
+    name = module.__class__.__name__
+    return fx.GraphModule(tracer.root, graph, name)
+
+
+def _trace_error(exc: Exception, source_file: str | None) -> CaptureError:
+    loc = user_frame(exc.__traceback__, prefer_file=source_file)
+    where = _short(loc)
+    text = str(exc)
+    if "cannot be used as inputs to control flow" in text:
+        return CaptureError(
+            f"The forward branches on a tensor value at {where}"
+            "Symbolic tracing cannot follow it: the value is unknown while tracing.\n"
+            "Try: the export frontend (--frontend export) with torch.cond for the branch, "
+            "making the module that branches a leaf module, or concrete_args to fix the "
+            "argument it depends on.",
+            loc,
+        )
+    if "cannot be iterated" in text or "Proxy object cannot be iterated" in text:
+        return CaptureError(
+            f"The forward iterates over (or unpacks) a traced value at {where}"
+            "Symbolic tracing cannot know how many items it has.\n"
+            "Try: index explicitly (x.size(0), x[0]), the export frontend (--frontend "
+            "export), or a leaf module around that code.",
+            loc,
+        )
+    if "len(" in text and "Proxy" in text:
+        return CaptureError(
+            f"The forward calls len() on a traced value at {where}"
+            "Symbolic tracing cannot know it.\nTry: x.size(0), the export frontend (--frontend export), or a leaf "
+            "module around that code.",
+            loc,
+        )
+    return CaptureError(
+        f"Symbolic tracing failed at {where}{type(exc).__name__}: {_clip(text)}\n"
+        "Try the export frontend (--frontend export), or make the failing module a leaf module.",
+        loc,
+    )
+
+
+def _short(loc: SourceLocation | None) -> str:
+    """``path:line:`` and the source line, ending in a newline, for the start of a message."""
+    if loc is None:
+        return "an unknown place (no frame of your code was on the stack).\n"
+    return f"{loc.filename}:{loc.lineno}:\n    {loc.text}\n"
+
+
+def export_module(
+    module: nn.Module, example_inputs: tuple[Any, ...], source_file: str | None = None
+) -> fx.GraphModule:
+    """``torch.export.export`` (non-strict), unlifted to a runnable GraphModule."""
+    if not example_inputs:
+        raise CaptureError(
+            "The export frontend runs the model, so it needs example inputs. Pass --input SHAPE "
+            "(one per forward argument) or define example_inputs() beside the model."
+        )
+    try:
+        with quiet_torch_logs():
+            ep = torch.export.export(module, tuple(example_inputs), strict=False)
+            return ep.module()
+    except Exception as exc:
+        loc = user_frame(exc.__traceback__, prefer_file=source_file)
+        text = str(exc).strip()
+        first = text.splitlines()[0] if text else type(exc).__name__
+        if "data-dependent" in text or "data dependent" in text:
+            raise CaptureError(
+                f"The forward branches on a tensor value at {_short(loc)}"
+                f"torch.export cannot follow it ({first}).\n"
+                "Try: torch.cond for the branch, or compute the condition from sizes, not "
+                "values.",
+                loc,
+            ) from exc
+        raise CaptureError(
+            f"torch.export failed at {_short(loc)}{type(exc).__name__}: {_clip(text)}\n"
+            "Check the --input shapes, or try the fx frontend.",
+            loc,
+        ) from exc
+
+
+def _clip(text: str, limit: int = 1200) -> str:
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+# --- shapes --------------------------------------------------------------------------------
+
+
+class _ShapeInterpreter(fx.Interpreter):
+    """Runs a graph and stores each node's result as ``meta["val"]`` (fake or meta tensors)."""
+
+    def __init__(self, module: nn.Module, graph: fx.Graph, keep_real: bool) -> None:
+        super().__init__(module, garbage_collect_values=True, graph=graph)
+        self.keep_real = keep_real
+        self.current: fx.Node | None = None
+
+    def run_node(self, n: fx.Node) -> Any:
+        self.current = n
+        result = super().run_node(n)
+        if n.op != "output":
+            n.meta["val"] = tree_map(_as_meta, result) if self.keep_real else result
+        return result
+
+
+def _as_meta(x: Any) -> Any:
+    if isinstance(x, torch.Tensor) and not isinstance(x, torch.nn.Parameter):
+        return torch.empty_like(x, device="meta")
+    if isinstance(x, torch.nn.Parameter):
+        return torch.empty_like(x.data, device="meta")
+    return x
+
+
+@contextlib.contextmanager
+def quiet_torch_logs() -> Iterator[None]:
+    """Silence torch's log records and stderr prints (fake-tensor and export chatter).
+
+    Errors reach the user as one :class:`CaptureError`, not as a wall of log lines (export
+    prints partial graphs of a failure straight to ``sys.stderr``).
+    """
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        logging.disable(previous)
+
+
+def required_inputs(graph: fx.Graph) -> list[fx.Node]:
+    """Placeholders without a default value."""
+    return [n for n in graph.nodes if n.op == "placeholder" and not n.args]
+
+
+def propagate_shapes(
+    gm: fx.GraphModule, example_inputs: tuple[Any, ...], source_file: str | None = None
+) -> None:
+    """Record ``meta["val"]`` on every node by running ``gm`` on fake copies of the inputs.
+
+    Falls back to one real run (under ``no_grad``) when the fake run fails: an op that needs
+    real data, or a real error, whose message is clearer from real tensors.  A failure
+    (usually a wrong input shape) raises :class:`CaptureError` naming the node and the
+    user's source line.
+    """
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    required = required_inputs(gm.graph)
+    if not (len(required) <= len(example_inputs) <= len(placeholders)):
+        names = ", ".join(n.name for n in placeholders)
+        raise CaptureError(
+            f"The model's forward takes {len(required)} input(s) ({names}), but "
+            f"{len(example_inputs)} example input(s) were given. Pass one --input per argument."
+        )
+    try:
+        with quiet_torch_logs():
+            _run_fake(gm, example_inputs)
+        return
+    except Exception:  # noqa: S110 - ops that need data, or a real error: one real run tells
+        pass
+    interp = _ShapeInterpreter(gm, gm.graph, keep_real=True)
+    try:
+        with torch.no_grad():
+            interp.run(*example_inputs)
+    except Exception as exc:
+        raise _run_error(exc, gm, example_inputs, source_file, interp.current) from exc
+
+
+def _run_fake(gm: fx.GraphModule, example_inputs: tuple[Any, ...]) -> None:
+    from torch._dynamo.utils import deepcopy_to_fake_tensor
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    fake_module = deepcopy_to_fake_tensor(gm, mode)
+    fake_inputs = tree_map(
+        lambda t: mode.from_tensor(t) if isinstance(t, torch.Tensor) else t, example_inputs
+    )
+    interp = _ShapeInterpreter(fake_module, gm.graph, keep_real=False)
+    with mode:
+        interp.run(*fake_inputs)
+
+
+def _run_error(
+    exc: Exception,
+    gm: fx.GraphModule,
+    example_inputs: tuple[Any, ...],
+    source_file: str | None,
+    node: fx.Node | None,
+) -> CaptureError:
+    loc = stack_trace_location(node.stack_trace, source_file) if node is not None else None
+    if loc is None:
+        loc = user_frame(exc.__traceback__, prefer_file=source_file)
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    given = ", ".join(describe_value(v) for v in example_inputs)
+    at = f" at node '{node.name}'" if node is not None else ""
+    src = f", {_short(loc)}" if loc else ".\n"
+    return CaptureError(
+        f"Running the model on the example inputs failed{at}{src}{type(exc).__name__}: {text}\n"
+        f"The inputs were: {given}. Check the --input shapes and dtypes.",
+        loc,
+    )
+
+
+# --- reading shapes back -------------------------------------------------------------------
+
+
+def describe_value(v: Any) -> str:
+    """``2x16:float32`` for a tensor, ``repr`` for anything else."""
+    if isinstance(v, torch.Tensor):
+        dims = "x".join(str(d) for d in v.shape) or "scalar"
+        return f"{dims}:{str(v.dtype).removeprefix('torch.')}"
+    return repr(v)
+
+
+def node_shape(node: fx.Node) -> tuple[int, ...] | list[tuple[int, ...]] | None:
+    """The node's output shape (a list of shapes for a tuple of tensors), or ``None``."""
+    val = node.meta.get("val")
+    if isinstance(val, torch.Tensor):
+        return tuple(_size(d) for d in val.shape)
+    if isinstance(val, (list, tuple)) and val and all(isinstance(v, torch.Tensor) for v in val):
+        return [tuple(_size(d) for d in v.shape) for v in val]
+    tm = node.meta.get("tensor_meta")
+    if tm is not None and hasattr(tm, "shape"):
+        return tuple(_size(d) for d in tm.shape)
+    return None
+
+
+def node_dtype(node: fx.Node) -> str | None:
+    """The node's output dtype (``float32``), the Python type for non-tensors, or ``None``."""
+    val = node.meta.get("val")
+    if isinstance(val, torch.Tensor):
+        return str(val.dtype).removeprefix("torch.")
+    if isinstance(val, (list, tuple)) and val and all(isinstance(v, torch.Tensor) for v in val):
+        dtypes = {str(v.dtype).removeprefix("torch.") for v in val}
+        return dtypes.pop() if len(dtypes) == 1 else ",".join(sorted(dtypes))
+    tm = node.meta.get("tensor_meta")
+    if tm is not None and hasattr(tm, "dtype"):
+        return str(tm.dtype).removeprefix("torch.")
+    if "val" in node.meta and val is not None:
+        return type(val).__name__
+    return None
+
+
+def _size(d: Any) -> int:
+    try:
+        return int(d)
+    except (TypeError, ValueError):  # a symbolic size
+        return -1
+
+
+def format_shape(shape: tuple[int, ...] | list[tuple[int, ...]] | None) -> str:
+    """``2x16``; ``(2x8, 2x8)`` for several; ``scalar`` for 0-d; ``""`` when unknown."""
+    if shape is None:
+        return ""
+    if isinstance(shape, list):
+        return "(" + ", ".join(format_shape(s) for s in shape) + ")"
+    return "x".join("?" if d < 0 else str(d) for d in shape) or "scalar"

@@ -1,0 +1,473 @@
+"""``GraphDocument``: the one source of truth for a captured graph and how it is viewed.
+
+The document owns the ``GraphModule`` and the view state (node positions, collapsed module
+groups, pattern boxes).  Views never touch ``torch.fx.Graph`` themselves: they read rows,
+code and the module tree from the document, call document or edit functions to change it,
+and redraw from the :class:`DocumentEvent` s it emits.  Nodes are named, not pointed at:
+events carry node names, because undo may replace ``Node`` objects.
+
+Example:
+    >>> from fxstudio.core.loading import load_model
+    >>> from fxstudio.core.capture import capture
+    >>> doc = GraphDocument.from_capture(capture(load_model("examples:simple")))
+    >>> [(r.opcode, r.name, r.shape) for r in doc.rows()][:2]
+    [('placeholder', 'x', '2x16'), ('call_module', 'fc1', '2x32')]
+    >>> doc.code_line_map()["fc1"], doc.code().splitlines()[doc.code_line_map()["fc1"] - 1]
+    (2, '    fc1 = self.fc1(x);  x = None')
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from fxstudio.core.capture import Captured, format_shape, node_dtype, node_shape
+from fxstudio.core.errors import SourceLocation, stack_trace_location
+
+
+class ChangeKind(str, Enum):
+    GRAPH_REPLACED = "graph_replaced"  # everything may have changed: re-read the document
+    NODES_ADDED = "nodes_added"
+    NODES_REMOVED = "nodes_removed"
+    NODES_CHANGED = "nodes_changed"  # target, args, kwargs, name or shapes
+    VIEW_CHANGED = "view_changed"  # positions, collapsed groups or pattern boxes
+
+
+@dataclass(frozen=True)
+class DocumentEvent:
+    kind: ChangeKind
+    names: frozenset[str] = frozenset()
+
+
+Listener = Callable[[DocumentEvent], None]
+
+
+@dataclass(frozen=True)
+class NodeRow:
+    """One node as the table shows it: ``print_tabular``'s columns plus shape and module."""
+
+    opcode: str
+    name: str
+    target: str
+    args: str
+    kwargs: str
+    shape: str
+    dtype: str
+    module_path: str
+
+    COLUMNS = ("opcode", "name", "target", "args", "kwargs", "shape", "dtype", "module_path")
+
+    def values(self) -> tuple[str, ...]:
+        return tuple(getattr(self, c) for c in self.COLUMNS)
+
+
+@dataclass
+class ModuleGroup:
+    """A node of the module hierarchy (from ``nn_module_stack``): path, type, members."""
+
+    path: str  # "" for the root, "layer1.0" below it
+    type_name: str = ""
+    children: dict[str, ModuleGroup] = field(default_factory=dict)
+    nodes: list[str] = field(default_factory=list)  # nodes directly in this group
+
+    def walk(self) -> Iterator[ModuleGroup]:
+        yield self
+        for child in self.children.values():
+            yield from child.walk()
+
+    def all_nodes(self) -> list[str]:
+        return [n for g in self.walk() for n in g.nodes]
+
+
+@dataclass(frozen=True)
+class PatternBox:
+    """A box the user drew around nodes to make a pattern."""
+
+    name: str
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where the document's model came from (for titles, re-opening and saving)."""
+
+    spec: str = ""
+    frontend: str = "fx"
+    inputs: tuple[str, ...] = ()
+    seed: int = 0
+    source_file: str | None = None
+
+
+@dataclass(frozen=True)
+class DocumentSnapshot:
+    """The document at one moment, for undo.
+
+    The graph is copied (nodes, args, meta); parameters, buffers and submodules are shared
+    by reference, so a snapshot of a 1 GB model costs kilobytes.
+    """
+
+    graph: fx.Graph
+    modules: OrderedDict[str, Any]
+    parameters: OrderedDict[str, Any]
+    buffers: OrderedDict[str, Any]
+    positions: dict[str, tuple[float, float]]
+    collapsed: frozenset[str]
+    pattern_boxes: tuple[PatternBox, ...]
+
+
+class GraphDocument:
+    """The graph being edited and the state of its views."""
+
+    def __init__(
+        self,
+        graph_module: fx.GraphModule,
+        source: ModelSource | None = None,
+        example_inputs: tuple[Any, ...] = (),
+        notes: list[str] | None = None,
+    ) -> None:
+        self._gm = graph_module
+        self.source = source or ModelSource()
+        self.example_inputs = example_inputs
+        self.notes = list(notes or [])
+        self.positions: dict[str, tuple[float, float]] = {}
+        self.collapsed: set[str] = set()
+        self.pattern_boxes: list[PatternBox] = []
+        self._listeners: list[Listener] = []
+        self._cache: dict[str, Any] = {}
+
+    @classmethod
+    def from_capture(cls, cap: Captured, source: ModelSource | None = None) -> GraphDocument:
+        src = source or ModelSource(frontend=cap.frontend)
+        return cls(cap.graph_module, src, cap.example_inputs, cap.notes)
+
+    # --- events ------------------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(event)`` after every change; returns a function that unsubscribes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def emit(self, kind: ChangeKind, names: frozenset[str] | set[str] = frozenset()) -> None:
+        """Tell the listeners what changed (edits call this after they change the graph)."""
+        if kind is not ChangeKind.VIEW_CHANGED:
+            self._cache.clear()
+        event = DocumentEvent(kind, frozenset(names))
+        for listener in list(self._listeners):
+            listener(event)
+
+    # --- the graph ---------------------------------------------------------------------------
+
+    @property
+    def graph_module(self) -> fx.GraphModule:
+        return self._gm
+
+    @property
+    def graph(self) -> fx.Graph:
+        return self._gm.graph
+
+    def replace_graph_module(self, gm: fx.GraphModule) -> None:
+        """Swap in a new module (a re-capture); the view state of vanished nodes is dropped."""
+        self._gm = gm
+        self._drop_view_state_of_missing_nodes()
+        self.emit(ChangeKind.GRAPH_REPLACED)
+
+    def node(self, name: str) -> fx.Node:
+        node = self._node_index().get(name)
+        if node is None:
+            raise KeyError(f"no node named '{name}'")
+        return node
+
+    def node_names(self) -> list[str]:
+        return [n.name for n in self.graph.nodes]
+
+    def __len__(self) -> int:
+        return len(self.graph.nodes)
+
+    def _node_index(self) -> dict[str, fx.Node]:
+        if "index" not in self._cache:
+            self._cache["index"] = {n.name: n for n in self.graph.nodes}
+        return self._cache["index"]  # type: ignore[no-any-return]
+
+    def users(self, name: str) -> list[str]:
+        return [u.name for u in self.node(name).users]
+
+    def inputs(self, name: str) -> list[tuple[str, str]]:
+        """``(argument label, producer name)`` for each use of another node's value."""
+        return [(label, n.name) for label, n in input_refs(self.node(name))]
+
+    def edges(self) -> list[tuple[str, str, str]]:
+        """``(producer, user, argument label)``, one per use, in graph order."""
+        return [(src, n.name, label) for n in self.graph.nodes for label, src in self.inputs(n.name)]
+
+    # --- views of the graph ------------------------------------------------------------------
+
+    def rows(self) -> list[NodeRow]:
+        """The table: one row per node in graph order."""
+        if "rows" not in self._cache:
+            self._cache["rows"] = [make_row(n) for n in self.graph.nodes]
+        return self._cache["rows"]  # type: ignore[no-any-return]
+
+    def row(self, name: str) -> NodeRow:
+        return make_row(self.node(name))
+
+    def code(self) -> str:
+        """The generated ``forward`` (``GraphModule.code``) without its leading blank lines."""
+        return self._gm.code.lstrip("\n").rstrip() + "\n"
+
+    def code_line_map(self) -> dict[str, int]:
+        """Node name -> 1-based line in :meth:`code` where the node's value is computed.
+
+        Placeholders map to the line that binds them (the ``def`` line, or the pytree
+        unflatten line of an exported graph); the output node maps to ``return``.
+        """
+        if "lines" not in self._cache:
+            self._cache["lines"] = _line_map(self.code(), self.graph)
+        return self._cache["lines"]  # type: ignore[no-any-return]
+
+    def node_at_line(self, line: int) -> str | None:
+        """The node computed on a 1-based line of :meth:`code`, if any."""
+        if "by_line" not in self._cache:
+            by_line: dict[int, str] = {}
+            for name, ln in self.code_line_map().items():
+                by_line.setdefault(ln, name)
+            self._cache["by_line"] = by_line
+        return self._cache["by_line"].get(line)  # type: ignore[no-any-return]
+
+    def module_tree(self) -> ModuleGroup:
+        """The module hierarchy, each node placed in the innermost module that produced it."""
+        if "tree" not in self._cache:
+            self._cache["tree"] = _module_tree(self.graph)
+        return self._cache["tree"]  # type: ignore[no-any-return]
+
+    def source_location(self, name: str) -> SourceLocation | None:
+        """The line of the user's code that produced the node, from its stack trace."""
+        return stack_trace_location(self.node(name).stack_trace, self.source.source_file)
+
+    def to_json(self) -> dict[str, Any]:
+        """Nodes (op, target, args, kwargs, shape, dtype, module path) and edges, JSON-ready."""
+        nodes = []
+        for n in self.graph.nodes:
+            loc = stack_trace_location(n.stack_trace, self.source.source_file)
+            nodes.append(
+                {
+                    "name": n.name,
+                    "op": n.op,
+                    "target": format_target(n),
+                    "args": _jsonable(n.args),
+                    "kwargs": _jsonable(n.kwargs),
+                    "shape": _json_shape(node_shape(n)),
+                    "dtype": node_dtype(n),
+                    "module_path": module_path(n),
+                    "source": f"{loc.filename}:{loc.lineno}" if loc else None,
+                }
+            )
+        edges = [{"source": s, "target": t, "arg": a} for s, t, a in self.edges()]
+        return {
+            "model": self.source.spec,
+            "frontend": self.source.frontend,
+            "nodes": nodes,
+            "edges": edges,
+        }
+
+    # --- view state --------------------------------------------------------------------------
+
+    def set_positions(self, positions: dict[str, tuple[float, float]]) -> None:
+        unknown = set(positions) - set(self._node_index())
+        if unknown:
+            raise KeyError(f"no nodes named {', '.join(sorted(unknown))}")
+        self.positions.update(positions)
+        self.emit(ChangeKind.VIEW_CHANGED, set(positions))
+
+    def set_collapsed(self, group: str, collapsed: bool) -> None:
+        (self.collapsed.add if collapsed else self.collapsed.discard)(group)
+        self.emit(ChangeKind.VIEW_CHANGED)
+
+    def _drop_view_state_of_missing_nodes(self) -> None:
+        names = set(self._node_index())
+        self.positions = {k: v for k, v in self.positions.items() if k in names}
+        self.pattern_boxes = [b for b in self.pattern_boxes if set(b.nodes) <= names]
+
+    # --- undo support ------------------------------------------------------------------------
+
+    def snapshot(self) -> DocumentSnapshot:
+        """Everything an undo needs to bring the document back; weights are shared."""
+        gm = self._gm
+        return DocumentSnapshot(
+            graph=copy.deepcopy(gm.graph),
+            modules=OrderedDict(gm._modules),
+            parameters=OrderedDict(gm._parameters),
+            buffers=OrderedDict(gm._buffers),
+            positions=dict(self.positions),
+            collapsed=frozenset(self.collapsed),
+            pattern_boxes=tuple(self.pattern_boxes),
+        )
+
+    def restore(self, snap: DocumentSnapshot) -> None:
+        """Bring back a snapshot (the same ``GraphModule`` object, with its graph replaced)."""
+        gm = self._gm
+        gm._modules = OrderedDict(snap.modules)
+        gm._parameters = OrderedDict(snap.parameters)
+        gm._buffers = OrderedDict(snap.buffers)
+        gm.graph = copy.deepcopy(snap.graph)  # the setter recompiles; the snapshot stays reusable
+        self.positions = dict(snap.positions)
+        self.collapsed = set(snap.collapsed)
+        self.pattern_boxes = list(snap.pattern_boxes)
+        self.emit(ChangeKind.GRAPH_REPLACED)
+
+
+# --- helpers shared by the views ---------------------------------------------------------------
+
+
+def format_target(node: fx.Node) -> str:
+    """The target as a user reads it: ``torch.relu``, ``operator.add``, ``layer1.0.conv1``."""
+    t = node.target
+    if isinstance(t, str):
+        return t
+    if isinstance(t, torch._ops.OpOverload | torch._ops.OpOverloadPacket):
+        return f"torch.ops.{t}"
+    try:
+        name = fx.node._get_qualified_name(t)  # type: ignore[arg-type]
+    except Exception:
+        return repr(t)
+    return "operator." + name[len("_operator.") :] if name.startswith("_operator.") else name
+
+
+def format_args(value: Any) -> str:
+    """``print_tabular``'s rendering: nodes by name, the rest by ``repr``."""
+    return repr(fx.node.map_arg(value, lambda n: _NameRef(n.name)))
+
+
+class _NameRef:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def module_path(node: fx.Node) -> str:
+    """The innermost module that produced the node, from ``nn_module_stack``."""
+    stack = node.meta.get("nn_module_stack")
+    if stack:
+        return str(list(stack.values())[-1][0])
+    if node.op == "call_module":
+        return str(node.target)
+    if node.op == "get_attr" and isinstance(node.target, str):
+        return node.target.rpartition(".")[0]
+    return ""
+
+
+def make_row(n: fx.Node) -> NodeRow:
+    return NodeRow(
+        opcode=n.op,
+        name=n.name,
+        target=format_target(n),
+        args=format_args(n.args),
+        kwargs=format_args(n.kwargs),
+        shape=format_shape(node_shape(n)),
+        dtype=node_dtype(n) or "",
+        module_path=module_path(n),
+    )
+
+
+def input_refs(node: fx.Node) -> list[tuple[str, fx.Node]]:
+    """Each use of another node in ``node``'s arguments: ``("args[0]", producer)``..."""
+    out: list[tuple[str, fx.Node]] = []
+
+    def walk(value: Any, label: str) -> None:
+        if isinstance(value, fx.Node):
+            out.append((label, value))
+        elif isinstance(value, (list, tuple)):
+            for i, v in enumerate(value):
+                walk(v, f"{label}[{i}]")
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{label}[{k!r}]")
+        elif isinstance(value, slice):
+            walk((value.start, value.stop, value.step), f"{label}.slice")
+
+    for i, a in enumerate(node.args):
+        walk(a, f"args[{i}]")
+    for k, v in node.kwargs.items():
+        walk(v, k)
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, fx.Node):
+        return {"node": value.name}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return {"repr": repr(value)}
+
+
+def _json_shape(shape: Any) -> Any:
+    if shape is None:
+        return None
+    if isinstance(shape, list):
+        return [list(s) for s in shape]
+    return list(shape)
+
+
+_ASSIGN_RE = re.compile(r"^\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*,?\s*(?::\s*\"[^\"]*\"\s*)?=")
+
+
+def _line_map(code: str, graph: fx.Graph) -> dict[str, int]:
+    names = {n.name for n in graph.nodes}
+    result: dict[str, int] = {}
+    lines = code.splitlines()
+    for i, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        if stripped.startswith("def forward"):
+            for n in graph.nodes:
+                if n.op == "placeholder":
+                    result.setdefault(n.name, i)
+            continue
+        if stripped.startswith("return "):
+            for n in graph.nodes:
+                if n.op == "output":
+                    result[n.name] = i
+            continue
+        m = _ASSIGN_RE.match(line)
+        if m:
+            for target in m.group(1).split(","):
+                target = target.strip()
+                if target in names:
+                    result[target] = i  # a later re-binding (pytree flatten) wins
+    return result
+
+
+def _module_tree(graph: fx.Graph) -> ModuleGroup:
+    root = ModuleGroup("")
+    for n in graph.nodes:
+        group = root
+        stack = n.meta.get("nn_module_stack") or {}
+        if not stack and module_path(n):  # an exported get_attr: group it with its owner
+            parts = module_path(n).split(".")
+            stack = {p: (p, "") for p in (".".join(parts[: i + 1]) for i in range(len(parts)))}
+        for path, type_ in stack.values():
+            path = str(path)
+            if not path:
+                continue
+            child = group.children.get(path)
+            if child is None:
+                type_name = type_ if isinstance(type_, str) else getattr(type_, "__name__", "")
+                child = ModuleGroup(path, type_name.rpartition(".")[2])
+                group.children[path] = child
+            group = child
+        group.nodes.append(n.name)
+    return root

@@ -1,0 +1,1 @@
+"""Example models, icons and themes shipped with fxstudio (found through importlib.resources)."""

@@ -1,0 +1,1 @@
+"""Qt Designer forms shipped with fxstudio (found through importlib.resources)."""
