@@ -1,0 +1,68 @@
+# fxstudio — every target sets up what it needs, on a fresh Debian/Ubuntu machine too.
+#   make run    set up, then open the window on the built-in example
+#   make test   set up, then run the whole test suite headless
+#   make bench  set up, then run the benchmarks (JSON lines)
+#
+# Variables:
+#   PYTHON=python3.11        the interpreter the virtual environment is made from
+#   TORCH_SPEC='torch==2.13.0'  what to install when no torch is importable; for CUDA e.g.
+#                               TORCH_SPEC='torch --index-url https://download.pytorch.org/whl/cu124'
+#   MODEL=examples:resnet    what `make run` opens
+
+PYTHON ?= python3
+VENV ?= .venv
+TORCH_SPEC ?= torch==2.13.0
+MODEL ?= examples:resnet
+PY := $(VENV)/bin/python
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Debian packages: graphviz (dot) and its headers for pygraphviz, a C toolchain and Python
+# headers for packages that build from source, venv, Xvfb for a display-less `make run`, the
+# X/EGL/font libraries Qt loads, and imagemagick for screenshots of the whole screen.
+APT_PACKAGES := graphviz libgraphviz-dev pkg-config build-essential python3-dev python3-venv \
+	xvfb xauth imagemagick fonts-dejavu-core libegl1 libgl1 libglib2.0-0 libfontconfig1 \
+	libdbus-1-3 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 \
+	libxcb-shape0 libxcb-randr0 libxcb-render-util0 libxcb-xinerama0 libxcb-image0 libxcb-xkb1 \
+	libxrender1 libxi6
+
+.PHONY: setup system run test bench lint clean
+
+setup: system $(VENV)/.installed
+
+system:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing system packages:" $$missing; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml $(VENV)/bin/python
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(TORCH_SPEC)
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+run: setup
+	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then \
+		$(VENV)/bin/fxstudio $(MODEL); \
+	else \
+		echo "No display: rendering the window under Xvfb to fxstudio.png instead."; \
+		xvfb-run -a -s "-screen 0 1600x1000x24" $(VENV)/bin/fxstudio $(MODEL) --screenshot fxstudio.png && \
+		echo "Wrote fxstudio.png"; \
+	fi
+
+test: setup
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+
+bench: setup
+	$(PY) tests/bench/run.py
+
+lint: setup
+	$(VENV)/bin/ruff check fxstudio tests
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache

@@ -1,0 +1,88 @@
+"""Start the GUI: ``fxstudio [MODEL] [--screenshot OUT.png]``."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from PySide6.QtCore import QtMsgType, QTimer, qInstallMessageHandler
+from PySide6.QtWidgets import QApplication
+
+from fxstudio.core.errors import UserError
+from fxstudio.core.session import OpenRequest
+
+EXIT_OK, EXIT_BUG, EXIT_USAGE = 0, 1, 2
+
+
+_QUIET = ("This plugin does not support propagateSizeHints()",)
+
+
+def _qt_messages(kind: QtMsgType, _context: object, message: str) -> None:
+    """Drop the offscreen platform's harmless chatter; pass everything else to stderr."""
+    if message in _QUIET:
+        return
+    if kind != QtMsgType.QtDebugMsg:
+        print(f"qt: {message}", file=sys.stderr)
+
+
+def application(argv: list[str] | None = None) -> QApplication:
+    qInstallMessageHandler(_qt_messages)
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(argv if argv is not None else sys.argv[:1])
+        app.setApplicationName("fxstudio")
+        app.setOrganizationName("fxstudio")
+        app.setDesktopFileName("fxstudio")
+    assert isinstance(app, QApplication)
+    return app
+
+
+def run_gui(request: OpenRequest, screenshot: str | None = None, debug: bool = False) -> int:
+    """Open the window on ``request``; with ``screenshot``, write a PNG once shown and exit."""
+    if screenshot and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    app = application()
+    from fxstudio.qt.main_window import MainWindow
+
+    window = MainWindow(show_errors=screenshot is None)
+    window.resize(1400, 860)
+    window.show()
+    status = {"code": EXIT_OK}
+
+    if screenshot:
+        def shoot(_doc: object) -> None:
+            # Let the views lay themselves out and paint once before grabbing.
+            QTimer.singleShot(50, lambda: _save_and_quit(window, screenshot, status, app))
+
+        def fail(exc: BaseException) -> None:
+            from fxstudio.cli import report_error
+
+            status["code"] = report_error(exc, debug)
+            app.quit()
+
+        window.documentLoaded.connect(shoot)
+        window.loadFailed.connect(fail)
+    else:
+        window.loadFailed.connect(lambda exc: _log_failure(exc, debug))
+
+    window.open_model(request)
+    app.exec()
+    return status["code"]
+
+
+def _save_and_quit(window, path: str, status: dict[str, int], app: QApplication) -> None:
+    window.table_view.selectRow(1)
+    QApplication.processEvents()
+    pixmap = window.grab()
+    if not pixmap.save(path, "PNG"):
+        print(f"fxstudio: error: cannot write the screenshot to {path}; check that the folder "
+              "exists and is writable.", file=sys.stderr)
+        status["code"] = EXIT_USAGE
+    app.quit()
+
+
+def _log_failure(exc: BaseException, debug: bool) -> None:
+    if debug or not isinstance(exc, UserError):
+        from fxstudio.cli import report_error
+
+        report_error(exc, debug)

@@ -1,0 +1,37 @@
+"""Load Qt Designer forms shipped in ``fxstudio.ui`` into existing widgets."""
+
+from __future__ import annotations
+
+import importlib.resources
+
+from PySide6.QtCore import QFile, QIODevice
+from PySide6.QtUiTools import QUiLoader
+from PySide6.QtWidgets import QWidget
+
+
+class _FormLoader(QUiLoader):
+    """Builds a form's children into ``base`` instead of creating a new top-level widget."""
+
+    def __init__(self, base: QWidget) -> None:
+        super().__init__(base)
+        self._base = base
+
+    def createWidget(self, class_name: str, parent: QWidget | None = None, name: str = "") -> QWidget:  # noqa: N802
+        if parent is None:
+            return self._base
+        return super().createWidget(class_name, parent, name)
+
+
+def load_form(name: str, base: QWidget) -> None:
+    """Populate ``base`` from ``ui/<name>.ui``; children are found by ``objectName``."""
+    resource = importlib.resources.files("fxstudio.ui") / f"{name}.ui"
+    with importlib.resources.as_file(resource) as path:
+        f = QFile(str(path))
+        if not f.open(QIODevice.OpenModeFlag.ReadOnly):
+            raise FileNotFoundError(f"cannot read the form {path}")
+        try:
+            loader = _FormLoader(base)
+            if loader.load(f, None) is None:
+                raise RuntimeError(f"cannot load the form {path}: {loader.errorString()}")
+        finally:
+            f.close()

@@ -1,0 +1,267 @@
+"""The main window: node table, generated code and inspector over one ``GraphDocument``."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
+from PySide6.QtGui import QAction, QIcon
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QStatusBar,
+    QTableView,
+    QTreeWidget,
+    QWidget,
+)
+
+from fxstudio import __version__
+from fxstudio.core.document import DocumentEvent, GraphDocument
+from fxstudio.core.errors import UserError
+from fxstudio.core.session import OpenRequest, open_document
+from fxstudio.qt.bridge import DocumentBridge, SelectionModel
+from fxstudio.qt.code_view import CodeViewController
+from fxstudio.qt.forms import load_form
+from fxstudio.qt.inspector import InspectorController
+from fxstudio.qt.open_dialog import OpenDialog
+from fxstudio.qt.resources import icon
+from fxstudio.qt.table_model import NAME_ROLE, NodeFilterProxy, NodeTableModel
+from fxstudio.qt.workers import Task
+
+
+class MainWindow(QMainWindow):
+    """fxstudio's window.  ``document`` is the open :class:`GraphDocument` (or ``None``).
+
+    Signals: ``documentLoaded(document)`` once a model is shown, ``loadFailed(exception)``
+    when opening failed (the previous document stays).
+    """
+
+    documentLoaded = Signal(object)  # noqa: N815 - Qt naming for signals
+    loadFailed = Signal(object)  # noqa: N815
+
+    def __init__(self, parent: QWidget | None = None, *, show_errors: bool = True) -> None:
+        super().__init__(parent)
+        load_form("main_window", self)
+        self.setObjectName("MainWindow")
+        self.setWindowIcon(icon("fxstudio.svg"))
+        self.show_errors = show_errors
+        self.document: GraphDocument | None = None
+        self.request: OpenRequest | None = None
+        self._bridge: DocumentBridge | None = None
+        self._task: Task | None = None
+        self._started = 0.0
+
+        self.selection = SelectionModel(self)
+        self.table_view = self.findChild(QTableView, "tableView")
+        self.table_filter = self.findChild(QLineEdit, "tableFilter")
+        self.code_view = self.findChild(QPlainTextEdit, "codeView")
+        self.inspector_tree = self.findChild(QTreeWidget, "inspector")
+        self.status_bar: QStatusBar = self.findChild(QStatusBar, "statusbar")
+
+        self.table_model = NodeTableModel(self)
+        self.table_proxy = NodeFilterProxy(self)
+        self.table_proxy.setSourceModel(self.table_model)
+        self.table_view.setModel(self.table_proxy)
+        self.table_view.verticalHeader().setVisible(False)
+        self.table_view.verticalHeader().setDefaultSectionSize(22)
+        header = self.table_view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        self.table_view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)
+        self.table_filter.textChanged.connect(self.table_proxy.setFilterFixedString)
+        self.table_view.selectionModel().selectionChanged.connect(self._table_selection_changed)
+        self.selection.changed.connect(self._show_selection_in_table)
+
+        self.code = CodeViewController(self.code_view, self.selection, self)
+        self.inspector = InspectorController(self.inspector_tree, self.selection, self)
+
+        self._progress = QProgressBar(self)
+        self._progress.setRange(0, 0)
+        self._progress.setMaximumWidth(160)
+        self._progress.hide()
+        self._cancel = QPushButton("Cancel", self)
+        self._cancel.hide()
+        self._cancel.clicked.connect(self.cancel_loading)
+        self._summary = QLabel(self)
+        self.status_bar.addPermanentWidget(self._summary)
+        self.status_bar.addPermanentWidget(self._progress)
+        self.status_bar.addPermanentWidget(self._cancel)
+
+        self._action("actionOpen").triggered.connect(self.show_open_dialog)
+        self._action("actionReload").triggered.connect(self.reload)
+        self._action("actionQuit").triggered.connect(self.close)
+        self._action("actionFind").triggered.connect(self._focus_filter)
+        self._action("actionAbout").triggered.connect(self._about)
+        self._action("actionOpen").setIcon(QIcon.fromTheme("document-open"))
+        view_menu = self.findChild(QMenu, "menuView")
+        for dock in self.findChildren(QDockWidget):
+            view_menu.addAction(dock.toggleViewAction())
+        self.resizeDocks(
+            [self.findChild(QDockWidget, "codeDock"), self.findChild(QDockWidget, "inspectorDock")],
+            [560, 560], Qt.Orientation.Horizontal,
+        )
+        self.resizeDocks(
+            [self.findChild(QDockWidget, "codeDock"), self.findChild(QDockWidget, "inspectorDock")],
+            [520, 300], Qt.Orientation.Vertical,
+        )
+        self.status_bar.showMessage("Open a model with File ▸ Open model… (Ctrl+O)")
+
+    def _action(self, name: str) -> QAction:
+        action = self.findChild(QAction, name)
+        assert action is not None, name
+        return action
+
+    # --- opening -------------------------------------------------------------------------------
+
+    def show_open_dialog(self) -> None:
+        dialog = OpenDialog(self, self.request)
+        if dialog.exec() and dialog.request().spec:
+            self.open_model(dialog.request())
+
+    def reload(self) -> None:
+        if self.request is not None:
+            self.open_model(self.request)
+
+    def open_model(self, request: OpenRequest) -> None:
+        """Load and capture in a worker thread; the current document stays until it is done."""
+        self.cancel_loading()
+        task = Task(lambda: open_document(request), self)
+        task.succeeded.connect(lambda doc: self._loaded(request, doc))
+        task.failed.connect(lambda exc: self._failed(request, exc))
+        task.finished.connect(task.deleteLater)
+        self._task = task
+        self._started = time.perf_counter()
+        self._progress.show()
+        self._cancel.show()
+        self.status_bar.showMessage(f"Opening {request.spec} ({request.frontend})…")
+        task.start()
+
+    def cancel_loading(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+            self._busy(False)
+            self.status_bar.showMessage("Opening cancelled.", 5000)
+
+    def _busy(self, busy: bool) -> None:
+        self._progress.setVisible(busy)
+        self._cancel.setVisible(busy)
+
+    def _loaded(self, request: OpenRequest, document: GraphDocument) -> None:
+        self._task = None
+        self._busy(False)
+        self.request = request
+        self.set_document(document)
+        seconds = time.perf_counter() - self._started
+        note = f" — {document.notes[0]}" if document.notes else ""
+        self.status_bar.showMessage(f"Opened {request.spec} in {seconds:.2f} s{note}")
+        self.documentLoaded.emit(document)
+
+    def _failed(self, request: OpenRequest, exc: BaseException) -> None:
+        self._task = None
+        self._busy(False)
+        self.status_bar.showMessage(f"Could not open {request.spec}.", 10000)
+        if self.show_errors:
+            box = QMessageBox(self)
+            box.setIcon(QMessageBox.Icon.Warning)
+            box.setWindowTitle("Could not open the model")
+            if isinstance(exc, UserError):
+                head, _, rest = str(exc).partition("\n")
+                box.setText(head)
+                box.setInformativeText(rest)
+            else:
+                box.setText(f"fxstudio hit an internal error: {type(exc).__name__}: {exc}")
+                box.setInformativeText("This is a bug in fxstudio; please report it.")
+            box.open()
+        self.loadFailed.emit(exc)
+
+    # --- the document --------------------------------------------------------------------------
+
+    def set_document(self, document: GraphDocument | None) -> None:
+        if self._bridge is not None:
+            self._bridge.detach()
+            self._bridge.deleteLater()
+            self._bridge = None
+        self.selection.clear()
+        self.document = document
+        self.table_model.set_document(document)
+        self.code.set_document(document)
+        self.inspector.set_document(document)
+        if document is not None:
+            self._bridge = DocumentBridge(document, self)
+            self._bridge.changed.connect(self._document_changed)
+            self.table_view.resizeColumnsToContents()
+            for col in range(self.table_model.columnCount()):
+                self.table_view.setColumnWidth(col, min(self.table_view.columnWidth(col), 260))
+        self._update_summary()
+
+    def _document_changed(self, event: DocumentEvent) -> None:
+        self.table_model.on_document_changed(event)
+        self.code.on_document_changed(event)
+        self.inspector.on_document_changed(event)
+        self._update_summary()
+
+    def _update_summary(self) -> None:
+        doc = self.document
+        if doc is None:
+            self.setWindowTitle("fxstudio")
+            self._summary.clear()
+            return
+        self.setWindowTitle(f"{doc.source.spec or 'untitled'} — fxstudio")
+        groups = sum(1 for _ in doc.module_tree().walk()) - 1
+        self._summary.setText(f"{len(doc)} nodes · {groups} modules · {doc.source.frontend}")
+
+    # --- selection -----------------------------------------------------------------------------
+
+    def _table_selection_changed(self, *_args: object) -> None:
+        rows = self.table_view.selectionModel().selectedRows()
+        names = [self.table_proxy.data(i, NAME_ROLE) for i in rows]
+        if set(names) != set(self.selection.names):
+            self.selection.select(names)
+
+    def _show_selection_in_table(self, names: list[str]) -> None:
+        sm = self.table_view.selectionModel()
+        current = {self.table_proxy.data(i, NAME_ROLE) for i in sm.selectedRows()}
+        if current == set(names):
+            return
+        selection = QItemSelection()
+        last = None
+        for name in names:
+            row = self.table_model.row_of(name)
+            if row is None:
+                continue
+            src = self.table_model.index(row, 0)
+            idx = self.table_proxy.mapFromSource(src)
+            if idx.isValid():
+                right = idx.siblingAtColumn(self.table_model.columnCount() - 1)
+                selection.select(idx, right)
+                last = idx
+        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        sm.select(selection, flags)
+        if last is not None:
+            self.table_view.scrollTo(last)
+
+    def _focus_filter(self) -> None:
+        self.table_filter.setFocus()
+        self.table_filter.selectAll()
+
+    def _about(self) -> None:
+        QMessageBox.about(
+            self, "About fxstudio",
+            f"<b>fxstudio {__version__}</b><p>A desktop editor for PyTorch torch.fx graphs.</p>"
+            "<p>Opening a model file runs its code.</p>",
+        )
+
+    def closeEvent(self, event) -> None:  # noqa: N802
+        if self._task is not None:
+            self._task.cancel()
+            self._task.wait(5000)
+        super().closeEvent(event)

@@ -1,0 +1,34 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "resources" / "examples"
+
+
+@pytest.fixture
+def write_model(tmp_path):
+    """Write a model file into a temporary folder and return its path."""
+
+    def write(source: str, name: str = "model.py") -> Path:
+        path = tmp_path / name
+        path.write_text(source)
+        return path
+
+    return write
+
+
+def run_fxstudio(*args: str, cwd: Path | None = None, env: dict | None = None):
+    """Run ``python -m fxstudio ARGS`` in a real process."""
+    import subprocess
+
+    full_env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "fxstudio", *args],
+        capture_output=True, text=True, cwd=cwd or ROOT, env=full_env, timeout=600,
+    )

@@ -1,0 +1,135 @@
+import operator
+
+import pytest
+import torch
+
+from fxstudio.core.document import ChangeKind, GraphDocument, NodeRow
+from fxstudio.core.session import OpenRequest, open_document
+
+
+@pytest.fixture(scope="module")
+def resnet():
+    return open_document("examples:resnet")
+
+
+def test_rows_are_print_tabular_plus_shapes(resnet):
+    rows = resnet.rows()
+    assert [r.name for r in rows] == [n.name for n in resnet.graph.nodes]
+    assert NodeRow.COLUMNS == ("opcode", "name", "target", "args", "kwargs", "shape", "dtype", "module_path")
+    add = next(r for r in rows if r.name == "add")
+    assert add.opcode == "call_function" and add.target == "operator.add"
+    assert add.args == "(layer1_0_bn2, stem_2)"
+    assert add.shape == "1x16x32x32" and add.dtype == "float32"
+    assert add.module_path == "layer1.0"
+    conv = resnet.row("layer2_0_conv1")
+    assert (conv.opcode, conv.target, conv.module_path) == ("call_module", "layer2.0.conv1", "layer2.0.conv1")
+
+
+@pytest.mark.parametrize("frontend", ["fx", "export"])
+@pytest.mark.parametrize("name", ["resnet", "transformer", "negrelu"])
+def test_every_node_has_its_code_line(name, frontend):
+    doc = open_document(OpenRequest(f"examples:{name}", frontend))
+    lines = doc.code().splitlines()
+    line_map = doc.code_line_map()
+    assert set(line_map) == set(doc.node_names())
+    for node in doc.graph.nodes:
+        text = lines[line_map[node.name] - 1]
+        if node.op == "output":
+            assert text.strip().startswith("return")
+        elif node.op != "placeholder":
+            assert text.strip().startswith(f"{node.name} = ") or text.strip().startswith(f"{node.name}: "), text
+        assert doc.node_at_line(line_map[node.name]) is not None
+    assert doc.node_at_line(line_map["output"]) == "output"
+
+
+def test_module_tree(resnet):
+    tree = resnet.module_tree()
+    block = next(g for g in tree.walk() if g.path == "layer1.0")
+    assert block.type_name == "BasicBlock"
+    assert "add" in block.nodes
+    assert "layer1.0.conv1" in block.children
+    assert sorted(tree.all_nodes()) == sorted(resnet.node_names())
+
+
+def test_source_location_points_at_the_users_line(resnet):
+    loc = resnet.source_location("add")
+    assert loc.filename.endswith("resnet.py")
+    assert "out + identity" in loc.text
+
+
+def test_json_has_nodes_and_one_edge_per_use(resnet):
+    data = resnet.to_json()
+    assert [n["name"] for n in data["nodes"]] == resnet.node_names()
+    edges = {(e["source"], e["target"], e["arg"]) for e in data["edges"]}
+    assert ("layer1_0_bn2", "add", "args[0]") in edges and ("stem_2", "add", "args[1]") in edges
+    uses = sum(len(n.users) for n in resnet.graph.nodes)
+    assert len(data["edges"]) == uses
+    first = data["nodes"][1]
+    assert first["shape"] == [1, 16, 32, 32] and first["args"] == [{"node": "x"}]
+
+
+def test_events_are_sent_and_can_be_stopped():
+    doc = open_document("examples:simple")
+    events = []
+    stop = doc.subscribe(events.append)
+    doc.set_positions({"fc1": (10.0, 20.0)})
+    doc.set_collapsed("fc1", True)
+    assert [e.kind for e in events] == [ChangeKind.VIEW_CHANGED, ChangeKind.VIEW_CHANGED]
+    assert events[0].names == {"fc1"}
+    with pytest.raises(KeyError):
+        doc.set_positions({"nosuch": (0.0, 0.0)})
+    stop()
+    doc.set_positions({"fc2": (0.0, 0.0)})
+    assert len(events) == 2
+
+
+def _storages(module):
+    return {t.untyped_storage().data_ptr() for t in list(module.parameters()) + list(module.buffers())}
+
+
+def test_snapshot_restore_shares_weights_and_restores_code_exactly():
+    doc = open_document("examples:resnet")
+    gm = doc.graph_module
+    code_before = doc.code()
+    params_before = {k: v for k, v in gm.named_parameters()}
+    storages_before = _storages(gm)
+    x = doc.example_inputs[0]
+    with torch.no_grad():
+        out_before = gm(x)
+    events = []
+    doc.subscribe(events.append)
+    doc.set_positions({"add": (1.0, 2.0)})
+
+    snaps = [doc.snapshot() for _ in range(10)]
+    # The snapshots hold references, not copies, of every weight.
+    for snap in snaps:
+        for name, p in snap.modules["layer1"].named_parameters():
+            assert p is gm.layer1.get_parameter(name)
+
+    # Change the graph: every add becomes a mul.
+    for node in doc.graph.nodes:
+        if node.target is operator.add:
+            node.target = operator.mul
+    gm.recompile()
+    doc.positions.clear()
+    assert doc.code() != code_before
+
+    doc.restore(snaps[3])
+    assert doc.code() == code_before
+    assert doc.positions == {"add": (1.0, 2.0)}
+    assert events[-1].kind is ChangeKind.GRAPH_REPLACED
+    doc.graph.lint()
+    assert _storages(doc.graph_module) == storages_before
+    for k, v in doc.graph_module.named_parameters():
+        assert v is params_before[k]
+    with torch.no_grad():
+        torch.testing.assert_close(doc.graph_module(x), out_before)
+    doc.restore(snaps[3])  # a snapshot can be restored twice
+    assert doc.code() == code_before
+
+
+def test_from_capture_keeps_the_source():
+    doc = open_document(OpenRequest("examples:negrelu", "fx", (), 3))
+    assert isinstance(doc, GraphDocument)
+    assert doc.source.spec == "examples:negrelu" and doc.source.seed == 3
+    assert doc.source.source_file.endswith("negrelu.py")

@@ -1,0 +1,174 @@
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from fxstudio.core.errors import InputSpecError, LoadError
+from fxstudio.core.loading import (
+    InputSpec,
+    list_examples,
+    load_model,
+    make_inputs,
+    parse_input_spec,
+    parse_spec,
+)
+
+
+def test_parse_spec_kinds():
+    assert parse_spec("examples:resnet").kind == "example"
+    assert parse_spec("models/net.py:Net").kind == "file"
+    assert parse_spec("net.py:Net") == parse_spec("net.py:Net")
+    assert parse_spec("torchvision.models:resnet18").location == "torchvision.models"
+    assert parse_spec("saved/model.pt2").kind == "pt2"
+
+
+@pytest.mark.parametrize("bad", ["", "model.py", "examples:", "model.py:1abc", "pkg.mod:"])
+def test_bad_spec_says_what_to_write(bad):
+    with pytest.raises(LoadError) as info:
+        load_model(bad)
+    assert "examples" in str(info.value) or "name" in str(info.value)
+
+
+def test_builtin_examples_are_all_there():
+    assert {"simple", "negrelu", "resnet", "transformer", "branchy"} <= set(list_examples())
+
+
+@pytest.mark.parametrize("name", ["simple", "negrelu", "resnet", "transformer", "branchy"])
+def test_examples_load_with_their_inputs(name):
+    loaded = load_model(f"examples:{name}")
+    assert isinstance(loaded.module, torch.nn.Module)
+    assert loaded.example_inputs and all(isinstance(t, torch.Tensor) for t in loaded.example_inputs)
+
+
+def test_unknown_example_lists_the_examples():
+    with pytest.raises(LoadError, match="resnet"):
+        load_model("examples:nosuch")
+
+
+def test_file_spec_class_and_factory(write_model):
+    path = write_model(
+        "import torch\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self, width=3):\n"
+        "        super().__init__(); self.fc = torch.nn.Linear(width, 2)\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(x)\n"
+        "def make():\n"
+        "    return Net(5)\n"
+        "def example_inputs():\n"
+        "    return torch.ones(1, 3)\n"
+    )
+    net = load_model(f"{path}:Net")
+    assert net.module.fc.in_features == 3
+    assert net.example_inputs[0].shape == (1, 3)  # a bare tensor becomes a 1-tuple
+    made = load_model(f"{path}:make", inputs=["4x5"])
+    assert made.module.fc.in_features == 5
+    assert made.example_inputs[0].shape == (4, 5)
+
+
+def test_same_seed_same_weights_in_another_process():
+    code = (
+        "from fxstudio.core.loading import load_model\n"
+        "m = load_model('examples:simple', seed=7).module\n"
+        "print(repr(float(sum(p.detach().double().sum() for p in m.parameters()))))\n"
+    )
+    here = float(sum(p.detach().double().sum() for p in load_model("examples:simple", seed=7).module.parameters()))
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert float(other.stdout) == here
+    different = load_model("examples:simple", seed=8).module
+    assert float(sum(p.detach().double().sum() for p in different.parameters())) != here
+
+
+def test_missing_file():
+    with pytest.raises(LoadError, match="No such file: nowhere/model.py"):
+        load_model("nowhere/model.py:Net")
+
+
+def test_syntax_error_names_file_and_line(write_model):
+    path = write_model("import torch\n\nclass Net(torch.nn.Module)\n    pass\n")
+    with pytest.raises(LoadError) as info:
+        load_model(f"{path}:Net")
+    assert f"{path}:3" in str(info.value)
+    assert info.value.location.lineno == 3
+    assert "class Net(torch.nn.Module)" in str(info.value)
+
+
+def test_error_while_importing_points_at_the_line(write_model):
+    path = write_model("import torch\nx = 1\nraise ValueError('boom')\n")
+    with pytest.raises(LoadError) as info:
+        load_model(f"{path}:Net")
+    assert info.value.location.lineno == 3
+    assert "ValueError: boom" in str(info.value)
+
+
+def test_missing_name_lists_what_the_file_defines(write_model):
+    path = write_model(
+        "import torch\nclass Encoder(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+    )
+    with pytest.raises(LoadError, match="It defines: Encoder"):
+        load_model(f"{path}:Decoder")
+
+
+def test_constructor_with_required_arguments(write_model):
+    path = write_model(
+        "import torch\nclass Net(torch.nn.Module):\n"
+        "    def __init__(self, width):\n        super().__init__()\n"
+    )
+    with pytest.raises(LoadError, match="factory function"):
+        load_model(f"{path}:Net")
+
+
+def test_constructor_error_points_at_user_line(write_model):
+    path = write_model(
+        "import torch\nclass Net(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(-1, 2)\n"
+    )
+    with pytest.raises(LoadError) as info:
+        load_model(f"{path}:Net")
+    assert info.value.location.lineno == 5
+
+
+def test_factory_must_return_a_module(write_model):
+    path = write_model("def make():\n    return 42\n")
+    with pytest.raises(LoadError, match="not an nn.Module"):
+        load_model(f"{path}:make")
+
+
+def test_module_spec():
+    loaded = load_model("torch.nn:Identity", inputs=["2x2"])
+    assert isinstance(loaded.module, torch.nn.Identity)
+    with pytest.raises(LoadError, match="No module named 'not_a_package_xyz'"):
+        load_model("not_a_package_xyz.models:Net")
+
+
+def test_pt2_spec_loads_exported_program(tmp_path):
+    loaded = load_model("examples:simple")
+    ep = torch.export.export(loaded.module, loaded.example_inputs)
+    path = tmp_path / "simple.pt2"
+    torch.export.save(ep, str(path))
+    again = load_model(str(path))
+    assert again.exported is not None
+    (x,) = again.example_inputs
+    torch.testing.assert_close(again.module(x), loaded.module(x))
+    bad = tmp_path / "bad.pt2"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(LoadError, match="not a readable torch.export program"):
+        load_model(str(bad))
+
+
+def test_input_specs():
+    assert parse_input_spec("1x3x224x224") == InputSpec((1, 3, 224, 224), torch.float32)
+    assert parse_input_spec("1x16:int64") == InputSpec((1, 16), torch.int64)
+    assert parse_input_spec(":float16") == InputSpec((), torch.float16)
+    a, b, c = make_inputs(["2x3", "4:int64", "2:bool"], seed=1)
+    assert a.shape == (2, 3) and a.dtype == torch.float32
+    assert b.dtype == torch.int64 and int(b.min()) >= 0 and int(b.max()) < 10
+    assert c.dtype == torch.bool
+    torch.testing.assert_close(make_inputs(["2x3"], seed=1)[0], a)
+
+
+@pytest.mark.parametrize("bad", ["1x", "axb", "1x3:float99", "", "1x3:"])
+def test_bad_input_specs(bad):
+    with pytest.raises(InputSpecError):
+        parse_input_spec(bad)

@@ -1,0 +1,49 @@
+"""ui/ and resources/ ship inside the wheel and are found through importlib.resources."""
+
+import os
+import subprocess
+import sys
+import zipfile
+
+from tests.conftest import ROOT
+
+
+def test_wheel_contains_forms_and_resources_and_they_load(tmp_path):
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(dist), str(ROOT)],
+        check=True, capture_output=True, text=True,
+    )
+    (wheel,) = dist.glob("fxstudio-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for required in [
+        "fxstudio/ui/main_window.ui",
+        "fxstudio/ui/open_dialog.ui",
+        "fxstudio/resources/icons/fxstudio.svg",
+        "fxstudio/resources/examples/resnet.py",
+        "fxstudio/resources/examples/branchy.py",
+        "fxstudio/core/loading.py",
+        "fxstudio/qt/main_window.py",
+    ]:
+        assert required in names, required
+    assert not any(n.startswith("tests/") for n in names)
+
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        check=True, capture_output=True, text=True,
+    )
+    check = (
+        "import importlib.resources as r, fxstudio\n"
+        "assert fxstudio.__file__.startswith(%r), fxstudio.__file__\n"
+        "assert r.files('fxstudio.ui').joinpath('main_window.ui').is_file()\n"
+        "from fxstudio.core.loading import list_examples, load_model\n"
+        "assert 'resnet' in list_examples()\n"
+        "print(type(load_model('examples:resnet').module).__name__)\n" % str(target)
+    )
+    env = dict(os.environ, PYTHONPATH=str(target))
+    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
+                         cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "Model"
