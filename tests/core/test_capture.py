@@ -125,3 +125,22 @@ def test_shape_propagation_uses_no_real_compute_for_big_layers():
     cap = capture(loaded)
     out = [n for n in cap.graph_module.graph.nodes if n.op == "call_module"][0]
     assert format_shape(node_shape(out)) == "512x20000"
+
+
+@pytest.mark.parametrize("name", TRACEABLE)
+def test_fake_and_real_shape_propagation_agree(name):
+    from fxstudio.core.capture import propagate_shapes, trace_fx
+
+    loaded = load_model(f"examples:{name}")
+    shapes = {}
+    for method in ("fake", "real"):
+        gm = trace_fx(loaded.module)
+        propagate_shapes(gm, loaded.example_inputs, method=method)
+        shapes[method] = {n.name: (node_shape(n), node_dtype(n)) for n in gm.graph.nodes}
+        assert all(
+            not isinstance(v, torch.Tensor) or v.device.type == "meta" or "Fake" in type(v).__name__
+            for v in (n.meta.get("val") for n in gm.graph.nodes)
+        )
+    assert shapes["fake"] == shapes["real"]
+    params = dict(loaded.module.named_parameters())
+    assert all(type(p) is torch.nn.Parameter for p in params.values())  # weights put back

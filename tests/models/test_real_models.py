@@ -1,0 +1,84 @@
+"""Real models nobody here wrote: torchvision classifiers and transformers models."""
+
+import importlib.util
+
+import pytest
+import torch
+
+from fxstudio import cli
+from fxstudio.core.capture import CaptureOptions, capture, node_shape
+from fxstudio.core.loading import load_model
+
+HF_MODELS = "tests/models/hf_models.py"
+
+
+def _torchvision_classifiers():
+    if importlib.util.find_spec("torchvision") is None:
+        return []
+    try:
+        import torchvision.models as tvm
+    except Exception:  # torchvision built for another torch
+        return []
+    return sorted(tvm.list_models(module=tvm))
+
+
+TORCHVISION = _torchvision_classifiers()
+needs_torchvision = pytest.mark.skipif(not TORCHVISION, reason="torchvision is not importable")
+
+
+@needs_torchvision
+@pytest.mark.slow
+@pytest.mark.parametrize("name", TORCHVISION or ["none"])
+def test_torchvision_classifier(name, capsys):
+    import torchvision.models as tvm
+
+    size = {"inception_v3": 299}.get(name, 224)
+    torch.manual_seed(0)
+    reference = tvm.get_model(name, weights=None).eval()
+    try:
+        torch.fx.symbolic_trace(reference)
+    except Exception as exc:
+        pytest.skip(f"torch.fx.symbolic_trace does not accept {name}: {type(exc).__name__}")
+    spec = f"torchvision.models:{name}"
+    loaded = load_model(spec, inputs=[f"1x3x{size}x{size}"])
+    loaded.module.eval()
+    cap = capture(loaded)
+    nodes = list(cap.graph_module.graph.nodes)
+    output = nodes[-1]
+    produced = output.args[0]
+    produced = produced if isinstance(produced, torch.fx.Node) else produced[0]
+    assert node_shape(produced)[-1] == 1000
+    assert all(node_shape(n) is not None for n in nodes if n.op == "call_module")
+    assert cli.main(["show", spec, "--input", f"1x3x{size}x{size}"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == len(nodes) + 2
+
+
+needs_transformers = pytest.mark.skipif(
+    importlib.util.find_spec("transformers") is None, reason="transformers is not installed"
+)
+
+
+@needs_transformers
+@pytest.mark.parametrize("factory", ["gpt2_tiny", "bert_tiny"])
+def test_transformers_model_through_export(factory, capsys):
+    loaded = load_model(f"{HF_MODELS}:{factory}")
+    cap = capture(loaded, CaptureOptions(frontend="export"))
+    gm = cap.graph_module
+    gm.graph.lint()
+    with torch.no_grad():
+        expected = loaded.module(*loaded.example_inputs).last_hidden_state
+        got = gm(*loaded.example_inputs)
+    got = got.last_hidden_state if hasattr(got, "last_hidden_state") else got[0]
+    torch.testing.assert_close(got, expected)
+    shaped = [n for n in gm.graph.nodes if n.op == "call_function" and node_shape(n) is not None]
+    assert len(shaped) > 50
+    assert cli.main(["show", f"{HF_MODELS}:{factory}", "--frontend", "export"]) == 0
+    out = capsys.readouterr().out
+    assert "1x16x64" in out and len(out.splitlines()) == len(gm.graph.nodes) + 2
+
+
+@needs_transformers
+def test_transformers_fx_failure_is_a_clear_message(capsys):
+    assert cli.main(["show", f"{HF_MODELS}:gpt2_tiny"]) == 2
+    err = capsys.readouterr().err
+    assert "Symbolic tracing failed" in err and "--frontend export" in err

@@ -1,0 +1,113 @@
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage, QTextCursor
+
+from fxstudio.core.errors import CaptureError
+from fxstudio.core.session import OpenRequest
+from fxstudio.qt.main_window import MainWindow
+from tests.conftest import run_fxstudio
+
+
+@pytest.fixture
+def window(qtbot):
+    w = MainWindow(show_errors=False)
+    qtbot.addWidget(w)
+    w.show()
+    return w
+
+
+def open_and_wait(qtbot, window, spec, **kw):
+    with qtbot.waitSignal(window.documentLoaded, timeout=60000) as blocker:
+        window.open_model(OpenRequest(spec, **kw))
+    return blocker.args[0]
+
+
+def test_window_shows_the_examples_nodes(qtbot, window):
+    doc = open_and_wait(qtbot, window, "examples:resnet")
+    assert window.document is doc
+    assert window.objectName() == "MainWindow"
+    model = window.table_view.model()
+    assert model.rowCount() == len(doc.graph.nodes)
+    names = {model.index(r, 1).data() for r in range(model.rowCount())}
+    assert names == set(doc.node_names())
+    assert window.code_view.toPlainText() == doc.code()
+    assert "examples:resnet" in window.windowTitle()
+
+
+def test_selection_is_shared_by_table_code_and_inspector(qtbot, window):
+    doc = open_and_wait(qtbot, window, "examples:resnet")
+    row = window.table_model.row_of("add")
+    window.table_view.selectRow(window.table_proxy.mapFromSource(window.table_model.index(row, 0)).row())
+    assert window.selection.names == ["add"]
+    props = dict(window.inspector.properties())
+    assert props["name"] == "add" and props["shape"] == "1x16x32x32"
+    assert "out + identity" in props["source"]
+    assert window.inspector_tree.topLevelItemCount() == len(props)
+    line = doc.code_line_map()["add"]
+    assert window.code_view.textCursor().blockNumber() + 1 == line
+    assert window.code_view.extraSelections()
+
+    # Clicking a line of code selects its node everywhere.
+    fc_line = doc.code_line_map()["fc"]
+    cursor = QTextCursor(window.code_view.document().findBlockByNumber(fc_line - 1))
+    window.code_view.setTextCursor(cursor)
+    assert window.selection.names == ["fc"]
+    selected = window.table_view.selectionModel().selectedRows()
+    assert [i.data() for i in (s.siblingAtColumn(1) for s in selected)] == ["fc"]
+
+
+def test_filter_narrows_the_table(qtbot, window):
+    open_and_wait(qtbot, window, "examples:resnet")
+    qtbot.keyClicks(window.table_filter, "downsample")
+    model = window.table_view.model()
+    assert 0 < model.rowCount() < len(window.document.graph.nodes)
+    for r in range(model.rowCount()):
+        cells = [model.index(r, c).data() for c in range(model.columnCount())]
+        assert any("downsample" in c for c in cells), cells
+
+
+def test_a_failed_open_keeps_the_document(qtbot, window):
+    doc = open_and_wait(qtbot, window, "examples:simple")
+    with qtbot.waitSignal(window.loadFailed, timeout=60000) as blocker:
+        window.open_model(OpenRequest("examples:branchy"))
+    assert isinstance(blocker.args[0], CaptureError)
+    assert window.document is doc
+    assert window.table_view.model().rowCount() == len(doc.graph.nodes)
+
+
+def test_reload_and_export_frontend(qtbot, window):
+    open_and_wait(qtbot, window, "examples:negrelu", frontend="export")
+    assert window.document.source.frontend == "export"
+    with qtbot.waitSignal(window.documentLoaded, timeout=60000):
+        window.reload()
+    assert window.document.source.spec == "examples:negrelu"
+
+
+def test_open_dialog_builds_a_request(qtbot):
+    from fxstudio.qt.open_dialog import OpenDialog
+
+    dialog = OpenDialog(None, OpenRequest("examples:simple", "export", ("2x16",), 4))
+    qtbot.addWidget(dialog)
+    assert dialog.request() == OpenRequest("examples:simple", "export", ("2x16",), 4)
+    dialog.example_combo.setCurrentIndex(dialog.example_combo.findText("transformer"))
+    dialog.frontend_combo.setCurrentIndex(0)
+    assert dialog.request().spec == "examples:transformer"
+    assert dialog.request().frontend == "fx"
+
+
+def test_screenshot_writes_a_png_of_the_window(tmp_path):
+    out = tmp_path / "shot.png"
+    result = run_fxstudio("examples:resnet", "--screenshot", str(out))
+    assert result.returncode == 0, result.stderr
+    image = QImage(str(out))
+    assert not image.isNull() and image.width() >= 800 and image.height() >= 500
+    # Not a blank picture: many distinct colours (text, table, highlighted code).
+    colours = {image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)}
+    assert len(colours) > 20
+
+
+def test_screenshot_of_an_untraceable_model_exits_2(tmp_path):
+    result = run_fxstudio("examples:branchy", "--screenshot", str(tmp_path / "x.png"))
+    assert result.returncode == 2
+    assert "branchy.py:" in result.stderr
+    assert not (tmp_path / "x.png").exists()
