@@ -32,14 +32,28 @@ MODEL_HELP = (
 
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--frontend", choices=("fx", "export"), default="fx",
-                   help="fx: torch.fx.symbolic_trace (default); export: torch.export")
-    p.add_argument("--input", action="append", default=[], metavar="SHAPE[:DTYPE]",
-                   help="an example input, e.g. 1x3x224x224 or 1x16:int64; one per forward "
-                        "argument (default: the model's example_inputs)")
+    p.add_argument(
+        "--frontend",
+        choices=("fx", "export"),
+        default="fx",
+        help="fx: torch.fx.symbolic_trace (default); export: torch.export",
+    )
+    p.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="SHAPE[:DTYPE]",
+        help="an example input, e.g. 1x3x224x224 or 1x16:int64; one per forward "
+        "argument (default: the model's example_inputs)",
+    )
     p.add_argument("--seed", type=int, default=0, help="torch.manual_seed before building (0)")
-    p.add_argument("--leaf", action="append", default=[], metavar="MODULE",
-                   help="keep this submodule (qualified name or class name) as one node (fx)")
+    p.add_argument(
+        "--leaf",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="keep this submodule (qualified name or class name) as one node (fx)",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -47,11 +61,14 @@ def _gui_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="fxstudio",
         description="fxstudio: a desktop editor for PyTorch torch.fx graphs. "
-                    f"Commands: {', '.join(COMMANDS)} (fxstudio COMMAND --help).",
+        f"Commands: {', '.join(COMMANDS)} (fxstudio COMMAND --help).",
     )
     p.add_argument("model", nargs="?", default=DEFAULT_MODEL, help=MODEL_HELP)
-    p.add_argument("--screenshot", metavar="OUT.png",
-                   help="render the window once the model is shown, write a PNG and exit")
+    p.add_argument(
+        "--screenshot",
+        metavar="OUT.png",
+        help="render the window once the model is shown, write a PNG and exit",
+    )
     p.add_argument("--version", action="version", version=f"fxstudio {__version__}")
     _add_model_options(p)
     return p
@@ -127,13 +144,14 @@ def cmd_show(ns: argparse.Namespace) -> int:
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], width: int = 60) -> str:
     """A plain aligned text table; cells longer than ``width`` are cut with '...'."""
+
     def cut(s: str) -> str:
         s = s.replace("\n", " ")
         return s if len(s) <= width else s[: width - 3] + "..."
 
     cells = [list(header)] + [[cut(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines) + "\n"
 

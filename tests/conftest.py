@@ -30,5 +30,9 @@ def run_fxstudio(*args: str, cwd: Path | None = None, env: dict | None = None):
     full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "fxstudio", *args],
-        capture_output=True, text=True, cwd=cwd or ROOT, env=full_env, timeout=600,
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env=full_env,
+        timeout=600,
     )

@@ -11,9 +11,21 @@ from tests.conftest import ROOT
 def test_wheel_contains_forms_and_resources_and_they_load(tmp_path):
     dist = tmp_path / "dist"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(dist), str(ROOT)],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(dist),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     (wheel,) = dist.glob("fxstudio-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -31,19 +43,33 @@ def test_wheel_contains_forms_and_resources_and_they_load(tmp_path):
 
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     check = (
         "import importlib.resources as r, fxstudio\n"
-        "assert fxstudio.__file__.startswith(%r), fxstudio.__file__\n"
+        "assert fxstudio.__file__.startswith(TARGET), fxstudio.__file__\n"
         "assert r.files('fxstudio.ui').joinpath('main_window.ui').is_file()\n"
         "from fxstudio.core.loading import list_examples, load_model\n"
         "assert 'resnet' in list_examples()\n"
-        "print(type(load_model('examples:resnet').module).__name__)\n" % str(target)
+        "print(type(load_model('examples:resnet').module).__name__)\n"
     )
+    check = f"TARGET = {str(target)!r}\n" + check
     env = dict(os.environ, PYTHONPATH=str(target))
-    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
-                         cwd=tmp_path, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "Model"

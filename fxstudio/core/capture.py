@@ -139,7 +139,8 @@ def _trace_error(exc: Exception, source_file: str | None) -> CaptureError:
     if "len(" in text and "Proxy" in text:
         return CaptureError(
             f"The forward calls len() on a traced value at {where}"
-            "Symbolic tracing cannot know it.\nTry: x.size(0), the export frontend (--frontend export), or a leaf "
+            "Symbolic tracing cannot know it.\nTry: x.size(0), the export frontend "
+            "(--frontend export), or a leaf "
             "module around that code.",
             loc,
         )

@@ -205,7 +205,9 @@ class GraphDocument:
 
     def edges(self) -> list[tuple[str, str, str]]:
         """``(producer, user, argument label)``, one per use, in graph order."""
-        return [(src, n.name, label) for n in self.graph.nodes for label, src in self.inputs(n.name)]
+        return [
+            (src, n.name, label) for n in self.graph.nodes for label, src in self.inputs(n.name)
+        ]
 
     # --- views of the graph ------------------------------------------------------------------
 
@@ -423,7 +425,9 @@ def _json_shape(shape: Any) -> Any:
     return list(shape)
 
 
-_ASSIGN_RE = re.compile(r"^\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*,?\s*(?::\s*\"[^\"]*\"\s*)?=")
+_ASSIGN_RE = re.compile(
+    r"^\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*,?\s*(?::\s*\"[^\"]*\"\s*)?="
+)
 
 
 def _line_map(code: str, graph: fx.Graph) -> dict[str, int]:

@@ -92,10 +92,14 @@ def user_frame(tb: TracebackType | None, prefer_file: str | None = None) -> Sour
     return SourceLocation(chosen.filename, chosen.lineno, text.strip())
 
 
-_FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)\n(?P<text>[^\n]*)')
+_FRAME_RE = re.compile(
+    r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)\n(?P<text>[^\n]*)'
+)
 
 
-def stack_trace_location(stack_trace: str | None, prefer_file: str | None = None) -> SourceLocation | None:
+def stack_trace_location(
+    stack_trace: str | None, prefer_file: str | None = None
+) -> SourceLocation | None:
     """The user's line in a ``node.stack_trace`` (as recorded by tracing or export).
 
     Frames are listed outermost first; the innermost frame in ``prefer_file`` wins, else the

@@ -77,8 +77,10 @@ def parse_spec(text: str) -> ModelSpec:
     """
     text = text.strip()
     if not text:
-        raise LoadError("The model spec is empty. Give FILE.py:Name, package.module:Name, "
-                        "examples:NAME or FILE.pt2.")
+        raise LoadError(
+            "The model spec is empty. Give FILE.py:Name, package.module:Name, "
+            "examples:NAME or FILE.pt2."
+        )
     if text.startswith("examples:"):
         name = text.split(":", 1)[1]
         if not name:
@@ -93,8 +95,10 @@ def parse_spec(text: str) -> ModelSpec:
             "file), package.module:Name, examples:NAME or FILE.pt2."
         )
     if not name.isidentifier():
-        raise LoadError(f"'{name}' in '{text}' is not a Python name; after the colon give the "
-                        "name of an nn.Module class or a factory function.")
+        raise LoadError(
+            f"'{name}' in '{text}' is not a Python name; after the colon give the "
+            "name of an nn.Module class or a factory function."
+        )
     if location.endswith(".py") or os.sep in location or "/" in location:
         return ModelSpec("file", location, name, text)
     return ModelSpec("module", location, name, text)
@@ -141,7 +145,9 @@ def load_model(
 
 def _import_namespace(ms: ModelSpec) -> tuple[ModuleType, str | None]:
     if ms.kind == "example":
-        resource = importlib.resources.files("fxstudio.resources") / "examples" / f"{ms.location}.py"
+        resource = (
+            importlib.resources.files("fxstudio.resources") / "examples" / f"{ms.location}.py"
+        )
         if not resource.is_file():
             raise LoadError(_examples_hint(f"There is no built-in example '{ms.location}'."))
         # Examples live inside the package; in a wheel or editable install they are real files.
@@ -150,8 +156,10 @@ def _import_namespace(ms: ModelSpec) -> tuple[ModuleType, str | None]:
     if ms.kind == "file":
         path = os.path.abspath(os.path.expanduser(ms.location))
         if not os.path.exists(path):
-            raise LoadError(f"No such file: {ms.location}. Check the path (relative paths start "
-                            f"from {os.getcwd()}).")
+            raise LoadError(
+                f"No such file: {ms.location}. Check the path (relative paths start "
+                f"from {os.getcwd()})."
+            )
         if not os.path.isfile(path):
             raise LoadError(f"{ms.location} is not a file; give the path of a .py file.")
         digest = hashlib.sha1(path.encode()).hexdigest()[:10]
@@ -161,13 +169,19 @@ def _import_namespace(ms: ModelSpec) -> tuple[ModuleType, str | None]:
         mod = importlib.import_module(ms.location)
     except ModuleNotFoundError as exc:
         if exc.name and ms.location.startswith(exc.name):
-            raise LoadError(f"No module named '{exc.name}'. Install the package that provides "
-                            f"it, or give a file path (FILE.py:{ms.name}).") from exc
-        raise LoadError(f"Importing {ms.location} failed: {exc}. Install the missing package "
-                        f"'{exc.name}'.", user_frame(exc.__traceback__)) from exc
+            raise LoadError(
+                f"No module named '{exc.name}'. Install the package that provides "
+                f"it, or give a file path (FILE.py:{ms.name})."
+            ) from exc
+        raise LoadError(
+            f"Importing {ms.location} failed: {exc}. Install the missing package '{exc.name}'.",
+            user_frame(exc.__traceback__),
+        ) from exc
     except Exception as exc:
         loc = user_frame(exc.__traceback__)
-        raise LoadError(f"Importing {ms.location} failed: {type(exc).__name__}: {exc}", loc) from exc
+        raise LoadError(
+            f"Importing {ms.location} failed: {type(exc).__name__}: {exc}", loc
+        ) from exc
     return mod, getattr(mod, "__file__", None)
 
 
@@ -206,7 +220,8 @@ def _restore_module(name: str, previous: ModuleType | None) -> None:
 
 def _missing_name_message(ms: ModelSpec, namespace: ModuleType) -> str:
     candidates = sorted(
-        n for n, v in vars(namespace).items()
+        n
+        for n, v in vars(namespace).items()
         if not n.startswith("_")
         and getattr(v, "__module__", None) == namespace.__name__
         and (inspect.isclass(v) and issubclass(v, nn.Module) or inspect.isfunction(v))
@@ -219,8 +234,10 @@ def _missing_name_message(ms: ModelSpec, namespace: ModuleType) -> str:
 
 def _construct(ms: ModelSpec, obj: Any, seed: int, source_file: str | None) -> nn.Module:
     if not callable(obj):
-        raise LoadError(f"'{ms.name}' in {ms.location} is a {type(obj).__name__}, not an "
-                        "nn.Module class or a factory function.")
+        raise LoadError(
+            f"'{ms.name}' in {ms.location} is a {type(obj).__name__}, not an "
+            "nn.Module class or a factory function."
+        )
     if isinstance(obj, nn.Module):
         return obj
     torch.manual_seed(seed)
@@ -234,13 +251,15 @@ def _construct(ms: ModelSpec, obj: Any, seed: int, source_file: str | None) -> n
                 "arguments; add defaults, or write a zero-argument factory function that "
                 "returns the module and name it in the spec."
             ) from exc
-        raise LoadError(f"Building {ms.name}() failed at {loc.describe()}\n"
-                        f"TypeError: {exc}", loc) from exc
+        raise LoadError(
+            f"Building {ms.name}() failed at {loc.describe()}\nTypeError: {exc}", loc
+        ) from exc
     except Exception as exc:
         loc = user_frame(exc.__traceback__, prefer_file=source_file)
         where = f" at {loc.describe()}" if loc else ""
-        raise LoadError(f"Building {ms.name}() failed{where}\n{type(exc).__name__}: {exc}",
-                        loc) from exc
+        raise LoadError(
+            f"Building {ms.name}() failed{where}\n{type(exc).__name__}: {exc}", loc
+        ) from exc
     if not isinstance(module, nn.Module):
         raise LoadError(f"{ms.name}() returned a {type(module).__name__}, not an nn.Module.")
     return module
@@ -261,8 +280,9 @@ def _namespace_inputs(
         except Exception as exc:
             loc = user_frame(exc.__traceback__, prefer_file=source_file)
             where = f" at {loc.describe()}" if loc else ""
-            raise LoadError(f"example_inputs() failed{where}\n{type(exc).__name__}: {exc}",
-                            loc) from exc
+            raise LoadError(
+                f"example_inputs() failed{where}\n{type(exc).__name__}: {exc}", loc
+            ) from exc
     return as_input_tuple(value)
 
 
@@ -282,8 +302,10 @@ def _load_pt2(ms: ModelSpec, inputs: Sequence[str], seed: int) -> LoadedModel:
     try:
         ep = torch.export.load(path)
     except Exception as exc:
-        raise LoadError(f"{ms.location} is not a readable torch.export program "
-                        f"({type(exc).__name__}: {exc}). Save one with torch.export.save().") from exc
+        raise LoadError(
+            f"{ms.location} is not a readable torch.export program "
+            f"({type(exc).__name__}: {exc}). Save one with torch.export.save()."
+        ) from exc
     if inputs:
         example: tuple[Any, ...] = make_inputs(inputs, seed)
     else:
@@ -297,9 +319,23 @@ def _load_pt2(ms: ModelSpec, inputs: Sequence[str], seed: int) -> LoadedModel:
 _DTYPES: dict[str, torch.dtype] = {
     name: getattr(torch, name)
     for name in (
-        "float32", "float", "float64", "double", "float16", "half", "bfloat16",
-        "int64", "long", "int32", "int", "int16", "int8", "uint8", "bool",
-        "complex64", "complex128",
+        "float32",
+        "float",
+        "float64",
+        "double",
+        "float16",
+        "half",
+        "bfloat16",
+        "int64",
+        "long",
+        "int32",
+        "int",
+        "int16",
+        "int8",
+        "uint8",
+        "bool",
+        "complex64",
+        "complex128",
     )
 }
 

@@ -28,7 +28,9 @@ def open_document(request: OpenRequest | str, inputs: Sequence[str] = ()) -> Gra
     >>> [r.name for r in doc.rows()]
     ['x', 'y', 'z', 'neg', 'relu', 'add', 'mul', 'output']
     """
-    req = request if isinstance(request, OpenRequest) else OpenRequest(request, inputs=tuple(inputs))
+    req = (
+        request if isinstance(request, OpenRequest) else OpenRequest(request, inputs=tuple(inputs))
+    )
     loaded = load_model(req.spec, req.inputs, req.seed)
     cap = capture(loaded, CaptureOptions(frontend=req.frontend, leaf_modules=req.leaf_modules))
     source = ModelSource(req.spec, cap.frontend, req.inputs, req.seed, loaded.source_file)

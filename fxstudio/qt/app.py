@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from PySide6.QtCore import QtMsgType, QTimer, qInstallMessageHandler
+from PySide6.QtCore import QTimer, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
 from fxstudio.core.errors import UserError
@@ -50,6 +50,7 @@ def run_gui(request: OpenRequest, screenshot: str | None = None, debug: bool = F
     status = {"code": EXIT_OK}
 
     if screenshot:
+
         def shoot(_doc: object) -> None:
             # Let the views lay themselves out and paint once before grabbing.
             QTimer.singleShot(50, lambda: _save_and_quit(window, screenshot, status, app))
@@ -71,12 +72,19 @@ def run_gui(request: OpenRequest, screenshot: str | None = None, debug: bool = F
 
 
 def _save_and_quit(window, path: str, status: dict[str, int], app: QApplication) -> None:
-    window.table_view.selectRow(1)
+    # Show a node selected, as a user would see it: the first function call.
+    doc = window.document
+    first = next((n.name for n in doc.graph.nodes if n.op == "call_function"), None)
+    if first is not None:
+        window.selection.select([first])
     QApplication.processEvents()
     pixmap = window.grab()
     if not pixmap.save(path, "PNG"):
-        print(f"fxstudio: error: cannot write the screenshot to {path}; check that the folder "
-              "exists and is writable.", file=sys.stderr)
+        print(
+            f"fxstudio: error: cannot write the screenshot to {path}; check that the folder "
+            "exists and is writable.",
+            file=sys.stderr,
+        )
         status["code"] = EXIT_USAGE
     app.quit()
 

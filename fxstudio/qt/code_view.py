@@ -56,7 +56,9 @@ class PythonHighlighter(QSyntaxHighlighter):
 class CodeViewController(QObject):
     """Shows ``document.code()`` in a read-only editor and links lines to nodes."""
 
-    def __init__(self, view: QPlainTextEdit, selection: SelectionModel, parent: QObject | None = None) -> None:
+    def __init__(
+        self, view: QPlainTextEdit, selection: SelectionModel, parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
         self.view = view
         self.selection = selection
@@ -119,5 +121,3 @@ class CodeViewController(QObject):
                     self.view.centerCursor()
                 finally:
                     self._updating = False
-
-

@@ -16,7 +16,9 @@ class _FormLoader(QUiLoader):
         super().__init__(base)
         self._base = base
 
-    def createWidget(self, class_name: str, parent: QWidget | None = None, name: str = "") -> QWidget:  # noqa: N802
+    def createWidget(
+        self, class_name: str, parent: QWidget | None = None, name: str = ""
+    ) -> QWidget:  # noqa: N802
         if parent is None:
             return self._base
         return super().createWidget(class_name, parent, name)

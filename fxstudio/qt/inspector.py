@@ -10,7 +10,9 @@ from fxstudio.qt.bridge import SelectionModel
 
 
 class InspectorController(QObject):
-    def __init__(self, tree: QTreeWidget, selection: SelectionModel, parent: QObject | None = None) -> None:
+    def __init__(
+        self, tree: QTreeWidget, selection: SelectionModel, parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
         self.tree = tree
         self.selection = selection

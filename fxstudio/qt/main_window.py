@@ -106,11 +106,13 @@ class MainWindow(QMainWindow):
             view_menu.addAction(dock.toggleViewAction())
         self.resizeDocks(
             [self.findChild(QDockWidget, "codeDock"), self.findChild(QDockWidget, "inspectorDock")],
-            [560, 560], Qt.Orientation.Horizontal,
+            [560, 560],
+            Qt.Orientation.Horizontal,
         )
         self.resizeDocks(
             [self.findChild(QDockWidget, "codeDock"), self.findChild(QDockWidget, "inspectorDock")],
-            [520, 300], Qt.Orientation.Vertical,
+            [520, 300],
+            Qt.Orientation.Vertical,
         )
         self.status_bar.showMessage("Open a model with File ▸ Open model… (Ctrl+O)")
 
@@ -200,7 +202,7 @@ class MainWindow(QMainWindow):
             self._bridge.changed.connect(self._document_changed)
             self.table_view.resizeColumnsToContents()
             for col in range(self.table_model.columnCount()):
-                self.table_view.setColumnWidth(col, min(self.table_view.columnWidth(col), 260))
+                self.table_view.setColumnWidth(col, min(self.table_view.columnWidth(col), 180))
         self._update_summary()
 
     def _document_changed(self, event: DocumentEvent) -> None:
@@ -244,7 +246,10 @@ class MainWindow(QMainWindow):
                 right = idx.siblingAtColumn(self.table_model.columnCount() - 1)
                 selection.select(idx, right)
                 last = idx
-        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        flags = (
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows
+        )
         sm.select(selection, flags)
         if last is not None:
             self.table_view.scrollTo(last)
@@ -255,7 +260,8 @@ class MainWindow(QMainWindow):
 
     def _about(self) -> None:
         QMessageBox.about(
-            self, "About fxstudio",
+            self,
+            "About fxstudio",
             f"<b>fxstudio {__version__}</b><p>A desktop editor for PyTorch torch.fx graphs.</p>"
             "<p>Opening a model file runs its code.</p>",
         )

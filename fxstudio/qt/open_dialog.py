@@ -51,7 +51,9 @@ class OpenDialog(QDialog):
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self, "Open model file", os.getcwd(),
+            self,
+            "Open model file",
+            os.getcwd(),
             "Models (*.py *.pt2);;Python files (*.py);;Exported programs (*.pt2)",
         )
         if not path:
@@ -60,7 +62,9 @@ class OpenDialog(QDialog):
             self.spec_edit.setText(path)
             return
         name, ok = QInputDialog.getText(
-            self, "Model name", "Name of the nn.Module class or factory function in the file:",
+            self,
+            "Model name",
+            "Name of the nn.Module class or factory function in the file:",
             text="Model",
         )
         if ok and name:

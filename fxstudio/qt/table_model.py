@@ -81,10 +81,16 @@ class NodeTableModel(QAbstractTableModel):
         if role == NAME_ROLE:
             return row.name
         if role == Qt.ItemDataRole.UserRole:  # sort key: graph order for the name column
-            return index.row() if NodeRow.COLUMNS[index.column()] == "name" else row.values()[index.column()]
+            return (
+                index.row()
+                if NodeRow.COLUMNS[index.column()] == "name"
+                else row.values()[index.column()]
+            )
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:  # noqa: N802
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         if orientation == Qt.Orientation.Horizontal:

@@ -56,18 +56,33 @@ def bench_capture(nodes: int, repeats: int) -> None:
     base_med = statistics.median(base)
     common = {"bench": "capture", "nodes": graph_nodes, "repeats": repeats}
     emit(**common, what="baseline: torch.fx.symbolic_trace", median_s=round(base_med, 4))
-    emit(**common, what="fxstudio trace (symbolic_trace + stack traces)",
-         median_s=round(statistics.median(trace), 4),
-         ratio_vs_symbolic_trace=round(statistics.median(trace) / base_med, 2))
-    emit(**common, what="fxstudio shapes, auto (a real run for a model this small)",
-         median_s=round(statistics.median(shapes), 4))
-    emit(**common, what="fxstudio shapes, fake tensors (the path for large models)",
-         median_s=round(statistics.median(fake), 4))
-    emit(**common, what="baseline: symbolic_trace + ShapeProp (real tensors)",
-         median_s=round(statistics.median(real_shapes), 4))
-    emit(**common, what="fxstudio open: load + capture + shapes + document",
-         median_s=round(statistics.median(whole), 4),
-         ratio_vs_symbolic_trace=round(statistics.median(whole) / base_med, 2))
+    emit(
+        **common,
+        what="fxstudio trace (symbolic_trace + stack traces)",
+        median_s=round(statistics.median(trace), 4),
+        ratio_vs_symbolic_trace=round(statistics.median(trace) / base_med, 2),
+    )
+    emit(
+        **common,
+        what="fxstudio shapes, auto (a real run for a model this small)",
+        median_s=round(statistics.median(shapes), 4),
+    )
+    emit(
+        **common,
+        what="fxstudio shapes, fake tensors (the path for large models)",
+        median_s=round(statistics.median(fake), 4),
+    )
+    emit(
+        **common,
+        what="baseline: symbolic_trace + ShapeProp (real tensors)",
+        median_s=round(statistics.median(real_shapes), 4),
+    )
+    emit(
+        **common,
+        what="fxstudio open: load + capture + shapes + document",
+        median_s=round(statistics.median(whole), 4),
+        ratio_vs_symbolic_trace=round(statistics.median(whole) / base_med, 2),
+    )
 
 
 def main() -> None:

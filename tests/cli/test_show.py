@@ -11,7 +11,16 @@ def test_show_table_lists_every_node_with_its_shape(capsys):
     assert cli.main(["show", "examples:resnet", "--format", "table"]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert lines[0].split() == ["opcode", "name", "target", "args", "kwargs", "shape", "dtype", "module_path"]
+    assert lines[0].split() == [
+        "opcode",
+        "name",
+        "target",
+        "args",
+        "kwargs",
+        "shape",
+        "dtype",
+        "module_path",
+    ]
     doc = open_document("examples:resnet")
     body = {line.split()[1]: line for line in lines[2:]}
     assert set(body) == set(doc.node_names())
@@ -47,8 +56,11 @@ def test_show_with_explicit_inputs(capsys):
 def test_branchy_exits_2_naming_file_and_line(capsys):
     assert cli.main(["show", "examples:branchy"]) == 2
     err = capsys.readouterr().err
-    line = next(i for i, t in enumerate((EXAMPLES / "branchy.py").read_text().splitlines(), 1)
-                if t.strip() == "if x.sum() > 0:")
+    line = next(
+        i
+        for i, t in enumerate((EXAMPLES / "branchy.py").read_text().splitlines(), 1)
+        if t.strip() == "if x.sum() > 0:"
+    )
     assert f"branchy.py:{line}" in err
     assert "Traceback" not in err
 
@@ -58,7 +70,10 @@ def test_branchy_exits_2_naming_file_and_line(capsys):
     [
         (["show", "missing.py:Net"], "No such file: missing.py"),
         (["show", "not a spec"], "is not a model spec"),
-        (["show", "examples:simple", "--input", "2x5"], "mat1 and mat2 shapes cannot be multiplied"),
+        (
+            ["show", "examples:simple", "--input", "2x5"],
+            "mat1 and mat2 shapes cannot be multiplied",
+        ),
         (["show", "examples:simple", "--input", "2xq"], "is not an input spec"),
         (["show", "examples:nosuch"], "There is no built-in example 'nosuch'"),
     ],

@@ -84,7 +84,8 @@ def test_wrong_number_of_inputs():
 def test_iteration_over_a_traced_value(write_model):
     path = write_model(
         "import torch\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"
-        "        total = 0\n        for row in x:\n            total = total + row\n        return total\n"
+        "        total = 0\n        for row in x:\n"
+        "            total = total + row\n        return total\n"
     )
     with pytest.raises(CaptureError) as info:
         capture(load_model(f"{path}:Net", inputs=["2x3"]))

@@ -15,14 +15,27 @@ def resnet():
 def test_rows_are_print_tabular_plus_shapes(resnet):
     rows = resnet.rows()
     assert [r.name for r in rows] == [n.name for n in resnet.graph.nodes]
-    assert NodeRow.COLUMNS == ("opcode", "name", "target", "args", "kwargs", "shape", "dtype", "module_path")
+    assert NodeRow.COLUMNS == (
+        "opcode",
+        "name",
+        "target",
+        "args",
+        "kwargs",
+        "shape",
+        "dtype",
+        "module_path",
+    )
     add = next(r for r in rows if r.name == "add")
     assert add.opcode == "call_function" and add.target == "operator.add"
     assert add.args == "(layer1_0_bn2, stem_2)"
     assert add.shape == "1x16x32x32" and add.dtype == "float32"
     assert add.module_path == "layer1.0"
     conv = resnet.row("layer2_0_conv1")
-    assert (conv.opcode, conv.target, conv.module_path) == ("call_module", "layer2.0.conv1", "layer2.0.conv1")
+    assert (conv.opcode, conv.target, conv.module_path) == (
+        "call_module",
+        "layer2.0.conv1",
+        "layer2.0.conv1",
+    )
 
 
 @pytest.mark.parametrize("frontend", ["fx", "export"])
@@ -37,7 +50,9 @@ def test_every_node_has_its_code_line(name, frontend):
         if node.op == "output":
             assert text.strip().startswith("return")
         elif node.op != "placeholder":
-            assert text.strip().startswith(f"{node.name} = ") or text.strip().startswith(f"{node.name}: "), text
+            assert text.strip().startswith(f"{node.name} = ") or text.strip().startswith(
+                f"{node.name}: "
+            ), text
         assert doc.node_at_line(line_map[node.name]) is not None
     assert doc.node_at_line(line_map["output"]) == "output"
 
@@ -84,7 +99,9 @@ def test_events_are_sent_and_can_be_stopped():
 
 
 def _storages(module):
-    return {t.untyped_storage().data_ptr() for t in list(module.parameters()) + list(module.buffers())}
+    return {
+        t.untyped_storage().data_ptr() for t in list(module.parameters()) + list(module.buffers())
+    }
 
 
 def test_snapshot_restore_shares_weights_and_restores_code_exactly():

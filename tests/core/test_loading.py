@@ -73,7 +73,12 @@ def test_same_seed_same_weights_in_another_process():
         "m = load_model('examples:simple', seed=7).module\n"
         "print(repr(float(sum(p.detach().double().sum() for p in m.parameters()))))\n"
     )
-    here = float(sum(p.detach().double().sum() for p in load_model("examples:simple", seed=7).module.parameters()))
+    here = float(
+        sum(
+            p.detach().double().sum()
+            for p in load_model("examples:simple", seed=7).module.parameters()
+        )
+    )
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert float(other.stdout) == here
     different = load_model("examples:simple", seed=8).module
@@ -104,7 +109,8 @@ def test_error_while_importing_points_at_the_line(write_model):
 
 def test_missing_name_lists_what_the_file_defines(write_model):
     path = write_model(
-        "import torch\nclass Encoder(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
+        "import torch\nclass Encoder(torch.nn.Module):\n"
+        "    def forward(self, x):\n        return x\n"
     )
     with pytest.raises(LoadError, match="It defines: Encoder"):
         load_model(f"{path}:Decoder")
@@ -122,7 +128,8 @@ def test_constructor_with_required_arguments(write_model):
 def test_constructor_error_points_at_user_line(write_model):
     path = write_model(
         "import torch\nclass Net(torch.nn.Module):\n"
-        "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(-1, 2)\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = torch.nn.Linear(-1, 2)\n"
     )
     with pytest.raises(LoadError) as info:
         load_model(f"{path}:Net")

@@ -6,8 +6,15 @@ import torch
 def gpt2_tiny():
     from transformers import GPT2Config, GPT2Model
 
-    config = GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=128, n_positions=64,
-                        bos_token_id=0, eos_token_id=0)
+    config = GPT2Config(
+        n_layer=2,
+        n_embd=64,
+        n_head=4,
+        vocab_size=128,
+        n_positions=64,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
     config.use_cache = False
     return GPT2Model(config).eval()
 
@@ -15,8 +22,14 @@ def gpt2_tiny():
 def bert_tiny():
     from transformers import BertConfig, BertModel
 
-    config = BertConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
-                        intermediate_size=128, vocab_size=128, max_position_embeddings=64)
+    config = BertConfig(
+        num_hidden_layers=2,
+        hidden_size=64,
+        num_attention_heads=4,
+        intermediate_size=128,
+        vocab_size=128,
+        max_position_embeddings=64,
+    )
     return BertModel(config).eval()
 
 

@@ -1,5 +1,4 @@
 import pytest
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage, QTextCursor
 
 from fxstudio.core.errors import CaptureError
@@ -37,7 +36,9 @@ def test_window_shows_the_examples_nodes(qtbot, window):
 def test_selection_is_shared_by_table_code_and_inspector(qtbot, window):
     doc = open_and_wait(qtbot, window, "examples:resnet")
     row = window.table_model.row_of("add")
-    window.table_view.selectRow(window.table_proxy.mapFromSource(window.table_model.index(row, 0)).row())
+    window.table_view.selectRow(
+        window.table_proxy.mapFromSource(window.table_model.index(row, 0)).row()
+    )
     assert window.selection.names == ["add"]
     props = dict(window.inspector.properties())
     assert props["name"] == "add" and props["shape"] == "1x16x32x32"
@@ -102,7 +103,9 @@ def test_screenshot_writes_a_png_of_the_window(tmp_path):
     image = QImage(str(out))
     assert not image.isNull() and image.width() >= 800 and image.height() >= 500
     # Not a blank picture: many distinct colours (text, table, highlighted code).
-    colours = {image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)}
+    colours = {
+        image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)
+    }
     assert len(colours) > 20
 
 
