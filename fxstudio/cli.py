@@ -2,6 +2,8 @@
 
     fxstudio [MODEL] [--screenshot OUT.png]        open the window (examples:resnet by default)
     fxstudio show MODEL [--format table|code|json]  print the captured graph
+    fxstudio export MODEL -o OUT [--format F]       save it as .py, forward code, TorchScript,
+                                                   .pt2 or ONNX
 
 Exit status: 0 on success, 2 for bad input (the message says what to do), 1 for an
 fxstudio bug.
@@ -22,7 +24,7 @@ EXIT_OK = 0
 EXIT_BUG = 1
 EXIT_USAGE = 2
 DEFAULT_MODEL = "examples:resnet"
-COMMANDS = ("show",)
+COMMANDS = ("show", "export")
 
 MODEL_HELP = (
     "the model: FILE.py:Name (a class or zero-argument factory), package.module:Name, "
@@ -82,12 +84,38 @@ def _show_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _export_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="fxstudio export",
+        description="Save the captured model. The format follows OUT's suffix (.py: a "
+        "standalone module with a .safetensors file beside it; .pt: TorchScript; .pt2: "
+        "torch.export; .onnx: ONNX) unless --format says otherwise.",
+    )
+    p.add_argument("model", help=MODEL_HELP)
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="the file to write")
+    p.add_argument(
+        "--format",
+        choices=("py", "code", "torchscript", "pt2", "onnx"),
+        help="py: standalone module; code: the forward code only; torchscript; pt2; onnx",
+    )
+    p.add_argument("--force", action="store_true", help="replace files that already exist")
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="(py) import the saved module in a fresh process and compare its outputs",
+    )
+    _add_model_options(p)
+    return p
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     try:
         if args and args[0] == "show":
             return cmd_show(_show_parser().parse_args(args[1:]))
+        if args and args[0] == "export":
+            return cmd_export(_export_parser().parse_args(args[1:]))
         return cmd_gui(_gui_parser().parse_args(args))
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
@@ -139,6 +167,29 @@ def cmd_show(ns: argparse.Namespace) -> int:
         from fxstudio.core.document import NodeRow
 
         sys.stdout.write(format_table(NodeRow.COLUMNS, [r.values() for r in doc.rows()]))
+    return EXIT_OK
+
+
+def cmd_export(ns: argparse.Namespace) -> int:
+    from fxstudio.core.export import export, format_for, verify_standalone
+    from fxstudio.core.session import open_document
+
+    fmt = format_for(ns.output, ns.format)  # a bad name fails before the model is built
+    doc = open_document(_request(ns))
+    result = export(doc, ns.output, fmt, force=ns.force)
+    for path in result.paths:
+        print(f"wrote {path}")
+    for note in result.notes:
+        print(f"fxstudio: note: {note}", file=sys.stderr)
+    if ns.verify:
+        if fmt != "py":
+            print("fxstudio: note: --verify checks .py modules only", file=sys.stderr)
+            return EXIT_OK
+        check = verify_standalone(ns.output, doc)
+        print(f"verified: {check}")
+        if not check.bitwise_equal:
+            print("fxstudio: error: the saved module does not reproduce the model", file=sys.stderr)
+            return EXIT_USAGE
     return EXIT_OK
 
 

@@ -273,19 +273,38 @@ def propagate_shapes(
         )
     if method == "auto":
         method = "real" if _cheap_to_run(gm, example_inputs) else "fake"
-    if method == "fake":
+    with eval_mode(gm):
+        if method == "fake":
+            try:
+                with quiet_torch_logs():
+                    _run_fake(gm, example_inputs)
+                return
+            except Exception:  # noqa: S110 - ops that need data, or a real error: a real run tells
+                pass
+        interp = _ShapeInterpreter(gm, gm.graph, keep_real=True)
         try:
-            with quiet_torch_logs():
-                _run_fake(gm, example_inputs)
-            return
-        except Exception:  # noqa: S110 - ops that need data, or a real error: one real run tells
-            pass
-    interp = _ShapeInterpreter(gm, gm.graph, keep_real=True)
+            with torch.no_grad():
+                interp.run(*example_inputs)
+        except Exception as exc:
+            raise _run_error(exc, gm, example_inputs, source_file, interp.current) from exc
+
+
+@contextlib.contextmanager
+def eval_mode(module: nn.Module) -> Iterator[None]:
+    """Run in eval mode, then restore each submodule's flag.
+
+    Shape propagation must not change the model: in train mode a real run would update
+    batch-norm statistics and draw dropout masks (and batch norm refuses a batch of one).
+    The flags are set directly: an unlifted ``torch.export`` module refuses ``.eval()``.
+    """
+    flags = [(m, m.training) for m in module.modules()]
+    for m, _ in flags:
+        m.training = False
     try:
-        with torch.no_grad():
-            interp.run(*example_inputs)
-    except Exception as exc:
-        raise _run_error(exc, gm, example_inputs, source_file, interp.current) from exc
+        yield
+    finally:
+        for m, training in flags:
+            m.training = training
 
 
 def _cheap_to_run(gm: fx.GraphModule, example_inputs: tuple[Any, ...]) -> bool:
@@ -348,13 +367,15 @@ def describe_value(v: Any) -> str:
     return repr(v)
 
 
-def node_shape(node: fx.Node) -> tuple[int, ...] | list[tuple[int, ...]] | None:
-    """The node's output shape (a list of shapes for a tuple of tensors), or ``None``."""
+def node_shape(node: fx.Node) -> tuple[int, ...] | list[tuple[int, ...] | None] | None:
+    """The node's output shape (a list for a tuple of values, None for non-tensors in it)."""
     val = node.meta.get("val")
     if isinstance(val, torch.Tensor):
         return tuple(_size(d) for d in val.shape)
-    if isinstance(val, (list, tuple)) and val and all(isinstance(v, torch.Tensor) for v in val):
-        return [tuple(_size(d) for d in v.shape) for v in val]
+    if isinstance(val, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in val):
+        return [
+            tuple(_size(d) for d in v.shape) if isinstance(v, torch.Tensor) else None for v in val
+        ]
     tm = node.meta.get("tensor_meta")
     if tm is not None and hasattr(tm, "shape"):
         return tuple(_size(d) for d in tm.shape)
@@ -366,8 +387,8 @@ def node_dtype(node: fx.Node) -> str | None:
     val = node.meta.get("val")
     if isinstance(val, torch.Tensor):
         return str(val.dtype).removeprefix("torch.")
-    if isinstance(val, (list, tuple)) and val and all(isinstance(v, torch.Tensor) for v in val):
-        dtypes = {str(v.dtype).removeprefix("torch.") for v in val}
+    if isinstance(val, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in val):
+        dtypes = {str(v.dtype).removeprefix("torch.") for v in val if isinstance(v, torch.Tensor)}
         return dtypes.pop() if len(dtypes) == 1 else ",".join(sorted(dtypes))
     tm = node.meta.get("tensor_meta")
     if tm is not None and hasattr(tm, "dtype"):
@@ -384,10 +405,10 @@ def _size(d: Any) -> int:
         return -1
 
 
-def format_shape(shape: tuple[int, ...] | list[tuple[int, ...]] | None) -> str:
+def format_shape(shape: tuple[int, ...] | list[tuple[int, ...] | None] | None) -> str:
     """``2x16``; ``(2x8, 2x8)`` for several; ``scalar`` for 0-d; ``""`` when unknown."""
     if shape is None:
         return ""
     if isinstance(shape, list):
-        return "(" + ", ".join(format_shape(s) for s in shape) + ")"
+        return "(" + ", ".join("None" if s is None else format_shape(s) for s in shape) + ")"
     return "x".join("?" if d < 0 else str(d) for d in shape) or "scalar"

@@ -421,7 +421,7 @@ def _json_shape(shape: Any) -> Any:
     if shape is None:
         return None
     if isinstance(shape, list):
-        return [list(s) for s in shape]
+        return [None if s is None else list(s) for s in shape]
     return list(shape)
 
 

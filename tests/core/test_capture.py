@@ -145,3 +145,20 @@ def test_fake_and_real_shape_propagation_agree(name):
     assert shapes["fake"] == shapes["real"]
     params = dict(loaded.module.named_parameters())
     assert all(type(p) is torch.nn.Parameter for p in params.values())  # weights put back
+
+
+def test_shape_propagation_does_not_change_the_model(write_model):
+    path = write_model(
+        "import torch\nclass Net(torch.nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.bn = torch.nn.BatchNorm1d(4)\n"
+        "        self.drop = torch.nn.Dropout(0.5)\n"
+        "    def forward(self, x):\n        return self.drop(self.bn(x))\n"
+    )
+    loaded = load_model(f"{path}:Net", inputs=["1x4"])  # a batch of one, in train mode
+    before = {k: v.clone() for k, v in loaded.module.state_dict().items()}
+    rng = torch.get_rng_state()
+    cap = capture(loaded)
+    assert loaded.module.training and cap.graph_module.training
+    for k, v in loaded.module.state_dict().items():
+        assert torch.equal(v, before[k]), k
+    assert torch.equal(torch.get_rng_state(), rng)
