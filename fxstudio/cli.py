@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import traceback
@@ -28,7 +29,8 @@ COMMANDS = ("show", "export")
 
 MODEL_HELP = (
     "the model: FILE.py:Name (a class or zero-argument factory), package.module:Name, "
-    "examples:NAME (simple, negrelu, resnet, transformer, branchy) or FILE.pt2. "
+    "examples:NAME (simple, negrelu, resnet, transformer, branchy), FILE.pt2 or a "
+    "SESSION.fxstudio. "
     "Opening a model file runs its code."
 )
 
@@ -72,6 +74,14 @@ def _gui_parser() -> argparse.ArgumentParser:
         help="render the window once the model is shown, write a PNG and exit",
     )
     p.add_argument("--version", action="version", version=f"fxstudio {__version__}")
+    p.add_argument(
+        "--autosave",
+        type=float,
+        metavar="SECONDS",
+        default=float(os.environ.get("FXSTUDIO_AUTOSAVE_SECONDS", 60)),
+        help="write unsaved work to a recovery file this often (60; 0 turns it off)",
+    )
+    p.add_argument("--verbose", action="store_true", help="log what fxstudio does to stderr")
     _add_model_options(p)
     return p
 
@@ -210,4 +220,6 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], width: in
 def cmd_gui(ns: argparse.Namespace) -> int:
     from fxstudio.qt.app import run_gui
 
-    return run_gui(_request(ns), screenshot=ns.screenshot, debug=ns.debug)
+    if ns.verbose:
+        logging.basicConfig(level=logging.INFO, format="fxstudio: %(message)s")
+    return run_gui(_request(ns), screenshot=ns.screenshot, debug=ns.debug, autosave_s=ns.autosave)

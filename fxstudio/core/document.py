@@ -104,6 +104,7 @@ class ModelSource:
     inputs: tuple[str, ...] = ()
     seed: int = 0
     source_file: str | None = None
+    leaf_modules: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

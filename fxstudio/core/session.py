@@ -9,6 +9,8 @@ from fxstudio.core.capture import CaptureOptions, Frontend, capture
 from fxstudio.core.document import GraphDocument, ModelSource
 from fxstudio.core.loading import load_model
 
+SESSION_SUFFIX = ".fxstudio"
+
 
 @dataclass(frozen=True)
 class OpenRequest:
@@ -22,7 +24,9 @@ class OpenRequest:
 
 
 def open_document(request: OpenRequest | str, inputs: Sequence[str] = ()) -> GraphDocument:
-    """Load, capture and wrap a model.  Raises :class:`~fxstudio.core.errors.UserError`.
+    """Load, capture and wrap a model, or reopen a ``.fxstudio`` session.
+
+    Raises :class:`~fxstudio.core.errors.UserError` for bad input.
 
     >>> doc = open_document("examples:negrelu")
     >>> [r.name for r in doc.rows()]
@@ -31,7 +35,18 @@ def open_document(request: OpenRequest | str, inputs: Sequence[str] = ()) -> Gra
     req = (
         request if isinstance(request, OpenRequest) else OpenRequest(request, inputs=tuple(inputs))
     )
+    if req.spec.endswith(SESSION_SUFFIX):
+        from fxstudio.core.sessionfile import open_session
+
+        return open_session(req.spec)
+    return open_model(req)
+
+
+def open_model(req: OpenRequest) -> GraphDocument:
+    """Load, capture and wrap the model a request names."""
     loaded = load_model(req.spec, req.inputs, req.seed)
     cap = capture(loaded, CaptureOptions(frontend=req.frontend, leaf_modules=req.leaf_modules))
-    source = ModelSource(req.spec, cap.frontend, req.inputs, req.seed, loaded.source_file)
+    source = ModelSource(
+        req.spec, cap.frontend, req.inputs, req.seed, loaded.source_file, req.leaf_modules
+    )
     return GraphDocument.from_capture(cap, source)

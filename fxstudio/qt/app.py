@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QApplication
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.session import OpenRequest
+from fxstudio.qt.autosave import DEFAULT_INTERVAL_S
 
 EXIT_OK, EXIT_BUG, EXIT_USAGE = 0, 1, 2
 
@@ -37,14 +38,23 @@ def application(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def run_gui(request: OpenRequest, screenshot: str | None = None, debug: bool = False) -> int:
-    """Open the window on ``request``; with ``screenshot``, write a PNG once shown and exit."""
+def run_gui(
+    request: OpenRequest,
+    screenshot: str | None = None,
+    debug: bool = False,
+    autosave_s: float | None = None,
+) -> int:
+    """Open the window on ``request``; with ``screenshot``, write a PNG once shown and exit.
+
+    Unless taking a screenshot, a recovery file left by a crashed fxstudio is offered first.
+    """
     if screenshot and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     app = application()
     from fxstudio.qt.main_window import MainWindow
 
-    window = MainWindow(show_errors=screenshot is None)
+    interval = DEFAULT_INTERVAL_S if autosave_s is None else autosave_s
+    window = MainWindow(show_errors=screenshot is None, autosave_s=0 if screenshot else interval)
     window.resize(1400, 860)
     window.show()
     status = {"code": EXIT_OK}
@@ -66,7 +76,8 @@ def run_gui(request: OpenRequest, screenshot: str | None = None, debug: bool = F
     else:
         window.loadFailed.connect(lambda exc: _log_failure(exc, debug))
 
-    window.open_model(request)
+    if screenshot or not window.offer_recovery():
+        window.open_model(request)
     app.exec()
     return status["code"]
 

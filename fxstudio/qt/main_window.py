@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
 from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import (
     QDockWidget,
+    QFileDialog,
     QHeaderView,
     QLabel,
     QLineEdit,
@@ -26,7 +28,10 @@ from PySide6.QtWidgets import (
 from fxstudio import __version__
 from fxstudio.core.document import DocumentEvent, GraphDocument
 from fxstudio.core.errors import UserError
-from fxstudio.core.session import OpenRequest, open_document
+from fxstudio.core.export import DESCRIPTIONS, ExportResult, export, weights_path
+from fxstudio.core.session import SESSION_SUFFIX, OpenRequest, open_document
+from fxstudio.core.sessionfile import save_session
+from fxstudio.qt.autosave import DEFAULT_INTERVAL_S, Autosaver, find_recoveries, recovery_dir
 from fxstudio.qt.bridge import DocumentBridge, SelectionModel
 from fxstudio.qt.code_view import CodeViewController
 from fxstudio.qt.forms import load_form
@@ -35,6 +40,14 @@ from fxstudio.qt.open_dialog import OpenDialog
 from fxstudio.qt.resources import icon
 from fxstudio.qt.table_model import NAME_ROLE, NodeFilterProxy, NodeTableModel
 from fxstudio.qt.workers import Task
+
+_EXPORT_FILTERS = {
+    "py": (".py", "Python module (*.py)"),
+    "code": (".py", "Python file (*.py)"),
+    "torchscript": (".pt", "TorchScript (*.pt)"),
+    "pt2": (".pt2", "torch.export program (*.pt2)"),
+    "onnx": (".onnx", "ONNX (*.onnx)"),
+}
 
 
 class MainWindow(QMainWindow):
@@ -46,8 +59,18 @@ class MainWindow(QMainWindow):
 
     documentLoaded = Signal(object)  # noqa: N815 - Qt naming for signals
     loadFailed = Signal(object)  # noqa: N815
+    sessionSaved = Signal(str)  # noqa: N815
+    exported = Signal(object)  # an ExportResult
+    exportFailed = Signal(object)  # noqa: N815
 
-    def __init__(self, parent: QWidget | None = None, *, show_errors: bool = True) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        *,
+        show_errors: bool = True,
+        autosave_s: float = DEFAULT_INTERVAL_S,
+        recovery: Path | None = None,
+    ) -> None:
         super().__init__(parent)
         load_form("main_window", self)
         self.setObjectName("MainWindow")
@@ -57,7 +80,20 @@ class MainWindow(QMainWindow):
         self.request: OpenRequest | None = None
         self._bridge: DocumentBridge | None = None
         self._task: Task | None = None
+        self._save_task: Task | None = None
         self._started = 0.0
+        self.session_path: Path | None = None
+        self.modified = False  # changes no session file holds (asks before they are lost)
+        self.autosave_pending = False  # changes the recovery file does not hold yet
+        self._restored_from: Path | None = None
+        self.autosaver = Autosaver(
+            lambda: self.document,
+            lambda: self.autosave_pending,
+            self._autosaved,
+            recovery or recovery_dir(),
+            autosave_s,
+            self,
+        )
 
         self.selection = SelectionModel(self)
         self.table_view = self.findChild(QTableView, "tableView")
@@ -96,6 +132,16 @@ class MainWindow(QMainWindow):
         self.status_bar.addPermanentWidget(self._cancel)
 
         self._action("actionOpen").triggered.connect(self.show_open_dialog)
+        self._action("actionSaveSession").triggered.connect(lambda: self.save_session())
+        self._action("actionSaveSessionAs").triggered.connect(lambda: self.save_session(ask=True))
+        for action, fmt in [
+            ("actionSavePython", "py"),
+            ("actionSaveCode", "code"),
+            ("actionExportTorchScript", "torchscript"),
+            ("actionExportPt2", "pt2"),
+            ("actionExportOnnx", "onnx"),
+        ]:
+            self._action(action).triggered.connect(lambda _=False, f=fmt: self.export_dialog(f))
         self._action("actionReload").triggered.connect(self.reload)
         self._action("actionQuit").triggered.connect(self.close)
         self._action("actionFind").triggered.connect(self._focus_filter)
@@ -124,6 +170,8 @@ class MainWindow(QMainWindow):
     # --- opening -------------------------------------------------------------------------------
 
     def show_open_dialog(self) -> None:
+        if not self.maybe_save_changes():
+            return
         dialog = OpenDialog(self, self.request)
         if dialog.exec() and dialog.request().spec:
             self.open_model(dialog.request())
@@ -162,6 +210,15 @@ class MainWindow(QMainWindow):
         self._busy(False)
         self.request = request
         self.set_document(document)
+        is_session = request.spec.endswith(SESSION_SUFFIX)
+        restored = self._restored_from is not None
+        self.session_path = Path(request.spec) if is_session and not restored else None
+        self.modified = restored
+        self.autosave_pending = not is_session or restored  # no session file holds it yet
+        if restored:
+            self._restored_from.unlink(missing_ok=True)
+            self._restored_from = None
+        self._update_summary()
         seconds = time.perf_counter() - self._started
         note = f" — {document.notes[0]}" if document.notes else ""
         self.status_bar.showMessage(f"Opened {request.spec} in {seconds:.2f} s{note}")
@@ -170,19 +227,9 @@ class MainWindow(QMainWindow):
     def _failed(self, request: OpenRequest, exc: BaseException) -> None:
         self._task = None
         self._busy(False)
+        self._restored_from = None
         self.status_bar.showMessage(f"Could not open {request.spec}.", 10000)
-        if self.show_errors:
-            box = QMessageBox(self)
-            box.setIcon(QMessageBox.Icon.Warning)
-            box.setWindowTitle("Could not open the model")
-            if isinstance(exc, UserError):
-                head, _, rest = str(exc).partition("\n")
-                box.setText(head)
-                box.setInformativeText(rest)
-            else:
-                box.setText(f"fxstudio hit an internal error: {type(exc).__name__}: {exc}")
-                box.setInformativeText("This is a bug in fxstudio; please report it.")
-            box.open()
+        self._error("Could not open the model", exc)
         self.loadFailed.emit(exc)
 
     # --- the document --------------------------------------------------------------------------
@@ -206,6 +253,8 @@ class MainWindow(QMainWindow):
         self._update_summary()
 
     def _document_changed(self, event: DocumentEvent) -> None:
+        self.modified = True
+        self.autosave_pending = True
         self.table_model.on_document_changed(event)
         self.code.on_document_changed(event)
         self.inspector.on_document_changed(event)
@@ -217,7 +266,9 @@ class MainWindow(QMainWindow):
             self.setWindowTitle("fxstudio")
             self._summary.clear()
             return
-        self.setWindowTitle(f"{doc.source.spec or 'untitled'} — fxstudio")
+        name = self.session_path.name if self.session_path else (doc.source.spec or "untitled")
+        star = "*" if self.modified else ""
+        self.setWindowTitle(f"{name}{star} — fxstudio")
         groups = sum(1 for _ in doc.module_tree().walk()) - 1
         self._summary.setText(f"{len(doc)} nodes · {groups} modules · {doc.source.frontend}")
 
@@ -267,7 +318,167 @@ class MainWindow(QMainWindow):
         )
 
     def closeEvent(self, event) -> None:  # noqa: N802
+        if not self.maybe_save_changes():
+            event.ignore()
+            return
         if self._task is not None:
             self._task.cancel()
             self._task.wait(5000)
+        for task in self.findChildren(Task):
+            task.wait(30000)  # let a save that is under way finish its atomic write
+        self.autosaver.discard()
         super().closeEvent(event)
+
+    # --- saving --------------------------------------------------------------------------------
+
+    def _autosaved(self) -> None:
+        self.autosave_pending = False
+
+    def ask_save_changes(self) -> QMessageBox.StandardButton:
+        """Ask whether to save unsaved changes (Save, Discard or Cancel)."""
+        buttons = (
+            QMessageBox.StandardButton.Save
+            | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel
+        )
+        return QMessageBox.question(
+            self,
+            "Unsaved changes",
+            "The document has changes that no session file holds. Save them first?",
+            buttons,
+            QMessageBox.StandardButton.Save,
+        )
+
+    def maybe_save_changes(self) -> bool:
+        """True when it is fine to drop the document (saved, discarded or unchanged)."""
+        if self.document is None or not self.modified:
+            return True
+        answer = self.ask_save_changes()
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save_session()
+        return answer == QMessageBox.StandardButton.Discard
+
+    def save_session(self, path: str | Path | None = None, ask: bool = False) -> bool:
+        """Write the session (asking for a name when it has none); True when written."""
+        if self.document is None:
+            return False
+        target = Path(path) if path else None if ask else self.session_path
+        if target is None:
+            chosen, _ = QFileDialog.getSaveFileName(
+                self,
+                "Save session",
+                self._suggest(SESSION_SUFFIX),
+                "fxstudio sessions (*.fxstudio)",
+            )
+            if not chosen:
+                return False
+            target = Path(chosen if chosen.endswith(SESSION_SUFFIX) else chosen + SESSION_SUFFIX)
+        try:
+            save_session(self.document, target)
+        except UserError as exc:
+            self._error("Could not save the session", exc)
+            return False
+        self.session_path = target
+        self.modified = False
+        self.autosave_pending = False
+        self.autosaver.discard()
+        self._update_summary()
+        self.status_bar.showMessage(f"Saved {target}", 5000)
+        self.sessionSaved.emit(str(target))
+        return True
+
+    def _suggest(self, suffix: str) -> str:
+        doc = self.document
+        stem = "model"
+        if self.session_path is not None:
+            stem = self.session_path.stem
+        elif doc is not None and doc.source.spec:
+            stem = doc.source.spec.rpartition(":")[2] or stem
+            stem = Path(stem).stem
+        return str(Path.cwd() / f"{stem}{suffix}")
+
+    def export_dialog(self, fmt: str) -> None:
+        """Ask for a file name, then save the model in ``fmt`` in a worker thread."""
+        if self.document is None:
+            return
+        suffix, filt = _EXPORT_FILTERS[fmt]
+        chosen, _ = QFileDialog.getSaveFileName(
+            self, f"Save {DESCRIPTIONS[fmt]}", self._suggest(suffix), filt
+        )
+        if not chosen:
+            return
+        path = Path(chosen if chosen.endswith(suffix) else chosen + suffix)
+        if fmt == "py" and weights_path(path).exists() and not path.exists():
+            answer = QMessageBox.question(
+                self,
+                "Replace the weights file?",
+                f"{weights_path(path).name} already exists. Replace it with this model's weights?",
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        self.export_to(path, fmt)
+
+    def export_to(self, path: Path, fmt: str) -> None:
+        """Save in a worker thread (the file dialog has already confirmed any overwrite)."""
+        doc = self.document
+        task = Task(lambda: export(doc, path, fmt, force=True), self)
+        task.succeeded.connect(self._exported)
+        task.failed.connect(lambda exc: self._export_failed(path, exc))
+        task.finished.connect(task.deleteLater)
+        self._save_task = task
+        self.status_bar.showMessage(f"Saving {path}…")
+        self._busy(True)
+        self._cancel.hide()
+        task.start()
+
+    def _exported(self, result: ExportResult) -> None:
+        self._busy(False)
+        names = ", ".join(p.name for p in result.paths)
+        note = f" — {result.notes[0]}" if result.notes else ""
+        self.status_bar.showMessage(f"Saved {names}{note}", 10000)
+        self.exported.emit(result)
+
+    def _export_failed(self, path: Path, exc: BaseException) -> None:
+        self._busy(False)
+        self.status_bar.showMessage(f"Could not save {path.name}.", 10000)
+        self._error(f"Could not save {path.name}", exc)
+        self.exportFailed.emit(exc)
+
+    def _error(self, title: str, exc: BaseException) -> None:
+        if not self.show_errors:
+            return
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle(title)
+        if isinstance(exc, UserError):
+            head, _, rest = str(exc).partition("\n")
+            box.setText(head)
+            box.setInformativeText(rest)
+        else:
+            box.setText(f"fxstudio hit an internal error: {type(exc).__name__}: {exc}")
+            box.setInformativeText("This is a bug in fxstudio; please report it.")
+        box.open()
+
+    # --- recovery ------------------------------------------------------------------------------
+
+    def offer_recovery(self) -> bool:
+        """If a crashed fxstudio left a recovery file, offer to restore it; True if restoring."""
+        found = find_recoveries(self.autosaver.directory)
+        if not found:
+            return False
+        answer = QMessageBox.question(
+            self,
+            "Restore unsaved work?",
+            f"fxstudio quit unexpectedly and left unsaved work from "
+            f"{time.ctime(found[0].stat().st_mtime)}. Restore it?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return False
+        self.restore_recovery(found[0])
+        return True
+
+    def restore_recovery(self, path: Path) -> None:
+        """Open a recovery file; once it is shown the file is deleted (its changes stay unsaved)."""
+        self._restored_from = Path(path)
+        self.open_model(OpenRequest(str(path)))

@@ -54,11 +54,12 @@ class OpenDialog(QDialog):
             self,
             "Open model file",
             os.getcwd(),
-            "Models (*.py *.pt2);;Python files (*.py);;Exported programs (*.pt2)",
+            "Models and sessions (*.py *.pt2 *.fxstudio);;Python files (*.py);;"
+            "Exported programs (*.pt2);;fxstudio sessions (*.fxstudio)",
         )
         if not path:
             return
-        if path.endswith(".pt2"):
+        if path.endswith((".pt2", ".fxstudio")):
             self.spec_edit.setText(path)
             return
         name, ok = QInputDialog.getText(

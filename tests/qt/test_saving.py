@@ -1,0 +1,169 @@
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from fxstudio.core.export import onnx_available, run_standalone
+from fxstudio.core.session import OpenRequest
+from fxstudio.qt.autosave import find_recoveries
+from fxstudio.qt.main_window import MainWindow
+from tests.conftest import ROOT
+from tests.core.test_export import original_outputs
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    w = MainWindow(show_errors=False, autosave_s=0, recovery=tmp_path / "recovery")
+    qtbot.addWidget(w)
+    w.show()
+    yield w
+    w.modified = False  # closing at teardown must not stop at the unsaved-changes question
+
+
+def open_and_wait(qtbot, window, spec, **kw):
+    with qtbot.waitSignal(window.documentLoaded, timeout=60000):
+        window.open_model(OpenRequest(spec, **kw))
+    return window.document
+
+
+def test_save_session_then_reopen_restores_the_view(qtbot, window, tmp_path):
+    doc = open_and_wait(qtbot, window, "examples:resnet")
+    assert not window.modified
+    doc.set_positions({"add": (12.0, 34.0)})
+    assert window.modified and window.windowTitle().startswith("examples:resnet*")
+    path = tmp_path / "r.fxstudio"
+    with qtbot.waitSignal(window.sessionSaved):
+        assert window.save_session(path)
+    assert not window.modified and window.session_path == path
+    assert window.windowTitle().startswith("r.fxstudio")
+    again = open_and_wait(qtbot, window, str(path))
+    assert again.positions == {"add": (12.0, 34.0)}
+    assert window.session_path == path and not window.modified
+
+
+def test_close_with_unsaved_changes_asks(qtbot, window, monkeypatch):
+    doc = open_and_wait(qtbot, window, "examples:simple")
+    doc.set_positions({"fc1": (1.0, 1.0)})
+    answers = [QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Discard]
+    asked = []
+    monkeypatch.setattr(window, "ask_save_changes", lambda: asked.append(1) or answers.pop(0))
+    assert not window.close()  # Cancel keeps the window and the document
+    assert window.isVisible() and window.document is doc
+    assert window.close()  # Discard lets it go
+    assert len(asked) == 2
+
+
+def test_save_as_python_from_the_window(qtbot, window, tmp_path):
+    open_and_wait(qtbot, window, "examples:transformer")
+    out = tmp_path / "t.py"
+    with qtbot.waitSignal(window.exported, timeout=60000) as blocker:
+        window.export_to(out, "py")
+    assert [p.name for p in blocker.args[0].paths] == ["t.safetensors", "t.py"]
+    inputs, expected = original_outputs("examples:transformer")
+    assert run_standalone(out, inputs, expected).bitwise_equal
+
+
+@pytest.mark.parametrize("fmt, name", [("code", "f.py"), ("torchscript", "m.pt"), ("pt2", "m.pt2")])
+def test_other_formats_from_the_window(qtbot, window, tmp_path, fmt, name):
+    open_and_wait(qtbot, window, "examples:simple")
+    with qtbot.waitSignal(window.exported, timeout=60000):
+        window.export_to(tmp_path / name, fmt)
+    assert (tmp_path / name).stat().st_size > 0
+
+
+def test_a_failed_export_says_so_and_writes_nothing(qtbot, window, tmp_path, monkeypatch):
+    import fxstudio.core.export as ex
+
+    open_and_wait(qtbot, window, "examples:simple")
+    monkeypatch.setattr(ex, "onnx_available", lambda: False)
+    with qtbot.waitSignal(window.exportFailed, timeout=60000) as blocker:
+        window.export_to(tmp_path / "m.onnx", "onnx")
+    assert "pip install onnx" in str(blocker.args[0])
+    assert not (tmp_path / "m.onnx").exists()
+    assert "Could not save" in window.status_bar.currentMessage()
+
+
+@pytest.mark.skipif(not onnx_available(), reason="onnx is not installed")
+def test_onnx_from_the_window(qtbot, window, tmp_path):
+    open_and_wait(qtbot, window, "examples:simple")
+    with qtbot.waitSignal(window.exported, timeout=120000):
+        window.export_to(tmp_path / "m.onnx", "onnx")
+    assert (tmp_path / "m.onnx").stat().st_size > 0
+
+
+def test_autosave_writes_a_recovery_file_and_a_clean_close_removes_it(qtbot, window):
+    doc = open_and_wait(qtbot, window, "examples:simple")
+    with qtbot.waitSignal(window.autosaver.saved) as blocker:
+        assert window.autosaver.save_now()
+    path = blocker.args[0]
+    assert json.loads(open(path).read())["recovery"]["pid"] == os.getpid()
+    assert not window.autosaver.save_now()  # nothing new to save
+    doc.set_positions({"fc2": (3.0, 4.0)})
+    assert window.autosaver.save_now()
+    assert find_recoveries(window.autosaver.directory) == []  # this process is alive
+    window.modified = False
+    window.close()
+    assert not os.path.exists(path)
+
+
+def _wait_for_line(proc, needle, timeout):
+    deadline = time.monotonic() + timeout
+    seen = []
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stderr], [], [], deadline - time.monotonic())
+        if not ready:
+            break
+        line = proc.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        if needle in line:
+            return line
+    raise AssertionError(f"no '{needle}' from fxstudio; it said: {''.join(seen)}")
+
+
+def test_crash_then_restore(qtbot, tmp_path):
+    recovery = tmp_path / "recovery"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", FXSTUDIO_RECOVERY_DIR=str(recovery))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "fxstudio",
+            "examples:negrelu",
+            "--frontend",
+            "export",
+            "--autosave",
+            "0.2",
+            "--verbose",
+        ],
+        cwd=ROOT,
+        env=env,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        line = _wait_for_line(proc, "autosaved to", timeout=120)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        proc.stderr.close()
+    path = line.split("autosaved to", 1)[1].strip()
+    assert find_recoveries(recovery) == [type(recovery)(path)]
+
+    window = MainWindow(show_errors=False, autosave_s=0, recovery=recovery)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.documentLoaded, timeout=60000):
+        window.restore_recovery(find_recoveries(recovery)[0])
+    doc = window.document
+    assert doc.source.spec == "examples:negrelu" and doc.source.frontend == "export"
+    assert window.modified and window.session_path is None  # restored work is still unsaved
+    assert find_recoveries(recovery) == []  # restored, so the old file is gone
+    window.modified = False
