@@ -151,8 +151,11 @@ class _ModuleWriter:
         graph, notes = _plain_graph(gm)
         self.notes.extend(notes)
         code = graph.python_code(root_module="self")
-        self.imports.update(_imports(code.globals, code.src))
-        forward = textwrap.indent(code.src.strip("\n"), "    ")
+        # torch.fx puts wrap("fn") statements (for re-tracing) before the def; a class body
+        # cannot hold them, and running the module does not need them.
+        src = code.src[code.src.index("def forward") :]
+        self.imports.update(_imports(code.globals, src))
+        forward = textwrap.indent(src.strip("\n"), "    ")
         lines = [
             f"class {name}(nn.Module):",
             "    def __init__(self):",

@@ -86,9 +86,15 @@ def bench_capture(nodes: int, repeats: int) -> None:
 
 
 def main() -> None:
+    from tests.bench.bench_export import bench_export
+
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    for nodes, repeats in ((100, 7), (1000, 5), (10000, 3)):
-        bench_capture(nodes, repeats)
+    only = set(sys.argv[1:])  # e.g. `run.py export` runs one group
+    if not only or "capture" in only:
+        for nodes, repeats in ((100, 7), (1000, 5), (10000, 3)):
+            bench_capture(nodes, repeats)
+    if not only or "export" in only:
+        bench_export(emit, timed)
 
 
 if __name__ == "__main__":
