@@ -222,3 +222,12 @@ def test_export_needs_inputs_for_formats_that_run_the_model(tmp_path):
     with pytest.raises(ExportError, match="needs example inputs"):
         export(doc, tmp_path / "relu.pt2")
     export(doc, tmp_path / "relu.py")  # writing Python needs no inputs
+
+
+def test_unwritable_folder_gives_a_clear_message():
+    """/sys refuses new files even to root: a real failed write, with nothing left behind."""
+    if sys.platform != "linux" or not os.path.isdir("/sys"):
+        pytest.skip("needs Linux /sys")
+    with pytest.raises(WriteError, match="Could not write /sys/fxstudio-test.py"):
+        export(open_document("examples:simple"), "/sys/fxstudio-test.py", "code")
+    assert not os.path.exists("/sys/fxstudio-test.py")
