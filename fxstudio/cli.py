@@ -58,6 +58,11 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
         metavar="MODULE",
         help="keep this submodule (qualified name or class name) as one node (fx)",
     )
+    p.add_argument(
+        "--train",
+        action="store_true",
+        help="capture the training-mode graph (default: eval mode, the inference graph)",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
@@ -159,7 +164,7 @@ def report_error(exc: BaseException, debug: bool) -> int:
 def _request(ns: argparse.Namespace):  # -> OpenRequest
     from fxstudio.core.session import OpenRequest
 
-    return OpenRequest(ns.model, ns.frontend, tuple(ns.input), ns.seed, tuple(ns.leaf))
+    return OpenRequest(ns.model, ns.frontend, tuple(ns.input), ns.seed, tuple(ns.leaf), ns.train)
 
 
 def cmd_show(ns: argparse.Namespace) -> int:

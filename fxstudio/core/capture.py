@@ -49,6 +49,7 @@ class CaptureOptions:
     leaf_modules: tuple[str, ...] = ()  # qualified names ("layer1.0") or class names ("Block")
     concrete_args: dict[str, Any] | None = None
     propagate_shapes: bool = True
+    train: bool = False  # capture the training-mode graph (dropout, batch statistics) instead
 
 
 @dataclass
@@ -74,12 +75,18 @@ class _Tracer(fx.Tracer):
 
 
 def capture(loaded: LoadedModel, options: CaptureOptions | None = None) -> Captured:
-    """Capture ``loaded.module`` with the chosen frontend and propagate shapes."""
+    """Capture ``loaded.module`` with the chosen frontend and propagate shapes.
+
+    The module is put in eval mode first (unless ``options.train``): tracing bakes the mode
+    into the graph (``self.training`` read by a traced function is a constant), and an
+    inference graph is what is edited, timed and saved.
+    """
     opts = options or CaptureOptions()
     if loaded.exported is not None:  # a .pt2 file is already an export capture
         gm = loaded.module
         assert isinstance(gm, fx.GraphModule)
         return Captured(gm, "export", loaded.example_inputs)
+    loaded.module.train(opts.train)
     if opts.frontend == "fx":
         gm = trace_fx(loaded.module, opts.leaf_modules, opts.concrete_args, loaded.source_file)
         cap = Captured(gm, "fx", loaded.example_inputs)

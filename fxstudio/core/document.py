@@ -105,6 +105,7 @@ class ModelSource:
     seed: int = 0
     source_file: str | None = None
     leaf_modules: tuple[str, ...] = ()
+    train: bool = False
 
 
 @dataclass(frozen=True)

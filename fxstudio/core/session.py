@@ -21,6 +21,7 @@ class OpenRequest:
     inputs: tuple[str, ...] = ()
     seed: int = 0
     leaf_modules: tuple[str, ...] = field(default_factory=tuple)
+    train: bool = False
 
 
 def open_document(request: OpenRequest | str, inputs: Sequence[str] = ()) -> GraphDocument:
@@ -45,8 +46,15 @@ def open_document(request: OpenRequest | str, inputs: Sequence[str] = ()) -> Gra
 def open_model(req: OpenRequest) -> GraphDocument:
     """Load, capture and wrap the model a request names."""
     loaded = load_model(req.spec, req.inputs, req.seed)
-    cap = capture(loaded, CaptureOptions(frontend=req.frontend, leaf_modules=req.leaf_modules))
+    options = CaptureOptions(req.frontend, req.leaf_modules, train=req.train)
+    cap = capture(loaded, options)
     source = ModelSource(
-        req.spec, cap.frontend, req.inputs, req.seed, loaded.source_file, req.leaf_modules
+        req.spec,
+        cap.frontend,
+        req.inputs,
+        req.seed,
+        loaded.source_file,
+        req.leaf_modules,
+        req.train,
     )
     return GraphDocument.from_capture(cap, source)

@@ -42,6 +42,7 @@ class SessionData:
     inputs: tuple[str, ...] = ()
     seed: int = 0
     leaf_modules: tuple[str, ...] = ()
+    train: bool = False
     code: str = ""
     edits: list[dict[str, Any]] = field(default_factory=list)
     positions: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -63,6 +64,7 @@ def session_json(doc: GraphDocument, path: str | os.PathLike[str], **extra: Any)
             "inputs": list(src.inputs),
             "seed": src.seed,
             "leaf_modules": list(src.leaf_modules),
+            "train": src.train,
         },
         "graph": {"code": doc.code(), "nodes": len(doc)},
         "edits": [],  # no edit has been made to this document's graph since capture
@@ -105,6 +107,7 @@ def read_session(path: str | os.PathLike[str]) -> SessionData:
             inputs=tuple(model.get("inputs", ())),
             seed=int(model.get("seed", 0)),
             leaf_modules=tuple(model.get("leaf_modules", ())),
+            train=bool(model.get("train", False)),
             code=data.get("graph", {}).get("code", ""),
             edits=list(data.get("edits", [])),
             positions={k: (float(v[0]), float(v[1])) for k, v in view.get("positions", {}).items()},
@@ -133,7 +136,14 @@ def open_session(path: str | os.PathLike[str]) -> GraphDocument:
             f"{path} records {len(data.edits)} edit(s), which this fxstudio cannot replay; "
             "update fxstudio to open it."
         )
-    request = OpenRequest(data.spec, data.frontend, data.inputs, data.seed, data.leaf_modules)  # type: ignore[arg-type]
+    request = OpenRequest(
+        data.spec,
+        data.frontend,
+        data.inputs,
+        data.seed,
+        data.leaf_modules,
+        data.train,  # type: ignore[arg-type]
+    )
     doc = open_model(request)
     if data.code and doc.code() != data.code:
         doc.notes.append(

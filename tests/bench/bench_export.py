@@ -29,10 +29,10 @@ def bench_export(emit, timed) -> None:
         try:
             counter = iter(range(10**6))
 
-            def ours():
+            def ours(doc=doc, work=work, counter=counter):
                 export(doc, work / f"m{next(counter)}.py")
 
-            def to_folder():
+            def to_folder(gm=gm, work=work, counter=counter):
                 gm.to_folder(work / f"folder{next(counter)}", "Module")
 
             t_ours = timed(ours, repeats)

@@ -157,8 +157,24 @@ def test_shape_propagation_does_not_change_the_model(write_model):
     loaded = load_model(f"{path}:Net", inputs=["1x4"])  # a batch of one, in train mode
     before = {k: v.clone() for k, v in loaded.module.state_dict().items()}
     rng = torch.get_rng_state()
-    cap = capture(loaded)
+    cap = capture(loaded, CaptureOptions(train=True))
     assert loaded.module.training and cap.graph_module.training
     for k, v in loaded.module.state_dict().items():
         assert torch.equal(v, before[k]), k
     assert torch.equal(torch.get_rng_state(), rng)
+
+
+def test_capture_is_in_eval_mode_unless_train_is_asked(write_model):
+    path = write_model(
+        "import torch\nclass Net(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return torch.nn.functional.dropout(x, 0.5, self.training)\n"
+        "def example_inputs():\n    return (torch.ones(4, 4),)\n"
+    )
+    loaded = load_model(f"{path}:Net")
+    gm = capture(loaded).graph_module
+    assert not gm.training
+    x = loaded.example_inputs[0]
+    assert torch.equal(gm(x), x)  # training=False is baked into the graph
+    train_gm = capture(load_model(f"{path}:Net"), CaptureOptions(train=True)).graph_module
+    assert "training = True" in train_gm.code
