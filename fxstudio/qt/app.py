@@ -61,7 +61,7 @@ def run_gui(
 
     if screenshot:
 
-        def shoot(_doc: object) -> None:
+        def shoot(_layout: object) -> None:
             # Let the views lay themselves out and paint once before grabbing.
             QTimer.singleShot(50, lambda: _save_and_quit(window, screenshot, status, app))
 
@@ -71,7 +71,7 @@ def run_gui(
             status["code"] = report_error(exc, debug)
             app.quit()
 
-        window.documentLoaded.connect(shoot)
+        window.layoutShown.connect(shoot)  # the canvas is drawn: the window is complete
         window.loadFailed.connect(fail)
     else:
         window.loadFailed.connect(lambda exc: _log_failure(exc, debug))

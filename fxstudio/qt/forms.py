@@ -24,8 +24,11 @@ class _FormLoader(QUiLoader):
         return super().createWidget(class_name, parent, name)
 
 
-def load_form(name: str, base: QWidget) -> None:
-    """Populate ``base`` from ``ui/<name>.ui``; children are found by ``objectName``."""
+def load_form(name: str, base: QWidget, custom: tuple[type[QWidget], ...] = ()) -> None:
+    """Populate ``base`` from ``ui/<name>.ui``; children are found by ``objectName``.
+
+    ``custom`` are the promoted widget classes the form uses (by class name).
+    """
     resource = importlib.resources.files("fxstudio.ui") / f"{name}.ui"
     with importlib.resources.as_file(resource) as path:
         f = QFile(str(path))
@@ -33,6 +36,8 @@ def load_form(name: str, base: QWidget) -> None:
             raise FileNotFoundError(f"cannot read the form {path}")
         try:
             loader = _FormLoader(base)
+            for cls in custom:
+                loader.registerCustomWidget(cls)
             if loader.load(f, None) is None:
                 raise RuntimeError(f"cannot load the form {path}: {loader.errorString()}")
         finally:

@@ -33,6 +33,8 @@ from fxstudio.core.session import SESSION_SUFFIX, OpenRequest, open_document
 from fxstudio.core.sessionfile import save_session
 from fxstudio.qt.autosave import DEFAULT_INTERVAL_S, Autosaver, find_recoveries, recovery_dir
 from fxstudio.qt.bridge import DocumentBridge, SelectionModel
+from fxstudio.qt.canvas import CanvasView
+from fxstudio.qt.canvas_controller import CanvasController
 from fxstudio.qt.code_view import CodeViewController
 from fxstudio.qt.forms import load_form
 from fxstudio.qt.inspector import InspectorController
@@ -62,6 +64,7 @@ class MainWindow(QMainWindow):
     sessionSaved = Signal(str)  # noqa: N815
     exported = Signal(object)  # an ExportResult
     exportFailed = Signal(object)  # noqa: N815
+    layoutShown = Signal(object)  # noqa: N815 - a Layout is on the canvas
 
     def __init__(
         self,
@@ -72,7 +75,7 @@ class MainWindow(QMainWindow):
         recovery: Path | None = None,
     ) -> None:
         super().__init__(parent)
-        load_form("main_window", self)
+        load_form("main_window", self, custom=(CanvasView,))
         self.setObjectName("MainWindow")
         self.setWindowIcon(icon("fxstudio.svg"))
         self.show_errors = show_errors
@@ -116,6 +119,12 @@ class MainWindow(QMainWindow):
         self.table_view.selectionModel().selectionChanged.connect(self._table_selection_changed)
         self.selection.changed.connect(self._show_selection_in_table)
 
+        self.canvas: CanvasView = self.findChild(CanvasView, "canvas")
+        self.canvas_controller = CanvasController(self.canvas, self.selection, self)
+        self.canvas_controller.layoutDone.connect(self._layout_done)
+        self.canvas_controller.layoutFailed.connect(
+            lambda exc: self._error("Could not lay out the graph", exc)
+        )
         self.code = CodeViewController(self.code_view, self.selection, self)
         self.inspector = InspectorController(self.inspector_tree, self.selection, self)
 
@@ -146,20 +155,27 @@ class MainWindow(QMainWindow):
         self._action("actionQuit").triggered.connect(self.close)
         self._action("actionFind").triggered.connect(self._focus_filter)
         self._action("actionAbout").triggered.connect(self._about)
+        self._action("actionFit").triggered.connect(self.canvas.fit)
+        self._action("actionZoomIn").triggered.connect(self.canvas.zoom_in)
+        self._action("actionZoomOut").triggered.connect(self.canvas.zoom_out)
+        self._action("actionActualSize").triggered.connect(self.canvas.actual_size)
+        self._action("actionRelayout").triggered.connect(
+            lambda: self.canvas_controller.relayout(from_scratch=True)
+        )
+        self._action("actionExpandAll").triggered.connect(self.canvas_controller.expand_all)
+        self._action("actionCollapseAll").triggered.connect(
+            self.canvas_controller.collapse_top_level
+        )
         self._action("actionOpen").setIcon(QIcon.fromTheme("document-open"))
         view_menu = self.findChild(QMenu, "menuView")
         for dock in self.findChildren(QDockWidget):
             view_menu.addAction(dock.toggleViewAction())
-        self.resizeDocks(
-            [self.findChild(QDockWidget, "codeDock"), self.findChild(QDockWidget, "inspectorDock")],
-            [560, 560],
-            Qt.Orientation.Horizontal,
-        )
-        self.resizeDocks(
-            [self.findChild(QDockWidget, "codeDock"), self.findChild(QDockWidget, "inspectorDock")],
-            [520, 300],
-            Qt.Orientation.Vertical,
-        )
+        code_dock = self.findChild(QDockWidget, "codeDock")
+        inspector_dock = self.findChild(QDockWidget, "inspectorDock")
+        table_dock = self.findChild(QDockWidget, "tableDock")
+        self.resizeDocks([code_dock, inspector_dock], [520, 520], Qt.Orientation.Horizontal)
+        self.resizeDocks([code_dock, inspector_dock], [480, 320], Qt.Orientation.Vertical)
+        self.resizeDocks([table_dock], [220], Qt.Orientation.Vertical)
         self.status_bar.showMessage("Open a model with File ▸ Open model… (Ctrl+O)")
 
     def _action(self, name: str) -> QAction:
@@ -209,8 +225,8 @@ class MainWindow(QMainWindow):
         self._task = None
         self._busy(False)
         self.request = request
-        self.set_document(document)
         is_session = request.spec.endswith(SESSION_SUFFIX)
+        self.set_document(document, first_open=not is_session)
         restored = self._restored_from is not None
         self.session_path = Path(request.spec) if is_session and not restored else None
         self.modified = restored
@@ -234,7 +250,7 @@ class MainWindow(QMainWindow):
 
     # --- the document --------------------------------------------------------------------------
 
-    def set_document(self, document: GraphDocument | None) -> None:
+    def set_document(self, document: GraphDocument | None, first_open: bool = False) -> None:
         if self._bridge is not None:
             self._bridge.detach()
             self._bridge.deleteLater()
@@ -242,6 +258,7 @@ class MainWindow(QMainWindow):
         self.selection.clear()
         self.document = document
         self.table_model.set_document(document)
+        self.canvas_controller.set_document(document, first_open=first_open)
         self.code.set_document(document)
         self.inspector.set_document(document)
         if document is not None:
@@ -256,9 +273,15 @@ class MainWindow(QMainWindow):
         self.modified = True
         self.autosave_pending = True
         self.table_model.on_document_changed(event)
+        self.canvas_controller.on_document_changed(event)
         self.code.on_document_changed(event)
         self.inspector.on_document_changed(event)
         self._update_summary()
+
+    def _layout_done(self, layout) -> None:
+        for note in layout.notes:
+            self.status_bar.showMessage(note, 15000)
+        self.layoutShown.emit(layout)
 
     def _update_summary(self) -> None:
         doc = self.document

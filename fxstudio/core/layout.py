@@ -1,0 +1,397 @@
+"""Place the graph on a canvas: graphviz ``dot``, hierarchically by module.
+
+Plain ``dot`` over a whole flat graph is superlinear and slow on big models, so the layout
+is hierarchical: nodes are grouped by module path (``nn_module_stack``); each group is laid
+out on its own, with its child groups as single boxes (collapsed: a small box; expanded: the
+size of their own layout), and the results are cached, keyed by what the group holds.  A
+group with very many items is split into chunks laid out one under another.  Expanding or
+collapsing one group re-lays out that group and its ancestors only.
+
+When graphviz is missing or fails, a simple layered layout is used, with a note saying so.
+
+Example:
+    >>> from fxstudio.core.session import open_document
+    >>> doc = open_document("examples:resnet")
+    >>> lay = LayoutEngine().layout(doc, collapsed=top_level_groups(doc))
+    >>> sorted(lay.groups)[:3], "x" in lay.nodes, lay.engine
+    (['fc', 'layer1', 'layer2'], True, 'dot')
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fxstudio.core.capture import format_shape, node_shape
+from fxstudio.core.document import GraphDocument, ModuleGroup, format_target
+
+# Sizes in points (1/72 inch), y pointing down, as Qt draws.
+NODE_HEIGHT = 44.0
+CHAR_WIDTH = 6.6
+GROUP_PAD = 14.0
+GROUP_TITLE = 20.0
+COLLAPSED_HEIGHT = 40.0
+CHUNK = 250  # items in one dot run at most
+NODESEP, RANKSEP = 0.25, 0.4  # inches
+
+
+@dataclass(frozen=True)
+class Box:
+    x: float  # top-left
+    y: float
+    w: float
+    h: float
+
+    @property
+    def center(self) -> tuple[float, float]:
+        return (self.x + self.w / 2, self.y + self.h / 2)
+
+    def to_json(self) -> list[float]:
+        return [round(self.x, 2), round(self.y, 2), round(self.w, 2), round(self.h, 2)]
+
+
+@dataclass
+class Layout:
+    """Where everything visible goes."""
+
+    nodes: dict[str, Box] = field(default_factory=dict)  # nodes not inside a collapsed group
+    groups: dict[str, Box] = field(default_factory=dict)  # every visible group's box
+    collapsed: set[str] = field(default_factory=set)  # the visible groups drawn as one box
+    owner: dict[str, str] = field(default_factory=dict)  # hidden node -> its collapsed group
+    width: float = 0.0
+    height: float = 0.0
+    engine: str = "dot"
+    seconds: float = 0.0
+    dot_runs: int = 0
+    cache_hits: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def visible(self, name: str) -> str:
+        """The item that stands for a node: itself, or the collapsed group hiding it."""
+        return self.owner.get(name, name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "seconds": round(self.seconds, 4),
+            "size": [round(self.width, 2), round(self.height, 2)],
+            "nodes": {k: v.to_json() for k, v in self.nodes.items()},
+            "groups": {
+                k: {"box": v.to_json(), "collapsed": k in self.collapsed}
+                for k, v in self.groups.items()
+            },
+            "notes": self.notes,
+        }
+
+
+class LayoutCancelled(Exception):
+    """The caller asked the layout to stop (a newer one replaces it)."""
+
+
+def top_level_groups(doc: GraphDocument) -> set[str]:
+    """The first picture: every top-level module collapsed to one box."""
+    return {g.path for g in drawn_tree(doc).children.values()}
+
+
+def all_groups(doc: GraphDocument) -> set[str]:
+    """Every module that is drawn as a group (a module holding one node is just that node)."""
+    return {g.path for g in drawn_tree(doc).walk() if g.path}
+
+
+def drawn_tree(doc: GraphDocument) -> ModuleGroup:
+    """The module tree as drawn: a leaf module that holds one node, or only calls and no
+    weights (an activation used twice), is not a group -- its nodes join the parent's."""
+
+    def holds_weights(group: ModuleGroup) -> bool:
+        return any(doc.node(n).op == "get_attr" for n in group.nodes)
+
+    def prune(group: ModuleGroup) -> ModuleGroup:
+        out = ModuleGroup(group.path, group.type_name, {}, list(group.nodes))
+        for path, child in group.children.items():
+            if not child.children and (len(child.nodes) == 1 or not holds_weights(child)):
+                out.nodes.extend(child.nodes)
+            else:
+                out.children[path] = prune(child)
+        return out
+
+    return prune(doc.module_tree())
+
+
+def node_size(doc: GraphDocument, name: str) -> tuple[float, float]:
+    """A node's box, wide enough for its name, target and shape lines."""
+    node = doc.node(name)
+    lines = [name, format_target(node), format_shape(node_shape(node))]
+    width = max(len(s) for s in lines) * CHAR_WIDTH + 18
+    return (min(max(width, 70.0), 320.0), NODE_HEIGHT)
+
+
+def group_label(group: ModuleGroup) -> str:
+    return f"{group.path} : {group.type_name}" if group.type_name else group.path
+
+
+class LayoutEngine:
+    """Lays out documents; keeps a cache of group layouts across calls."""
+
+    def __init__(self, use_graphviz: bool = True) -> None:
+        self.use_graphviz = use_graphviz
+        self._cache: dict[Any, tuple[dict[str, tuple[float, float]], float, float]] = {}
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def layout(
+        self,
+        doc: GraphDocument,
+        collapsed: Iterable[str] = (),
+        cancelled: Callable[[], bool] = lambda: False,
+        progress: Callable[[int, int], None] = lambda done, total: None,
+    ) -> Layout:
+        """Lay out ``doc`` with the groups in ``collapsed`` drawn as single boxes."""
+        t0 = time.perf_counter()
+        tree = drawn_tree(doc)
+        collapsed_set = set(collapsed)
+        run = _Run(self, doc, tree, collapsed_set, cancelled, progress)
+        out = Layout(engine="dot" if self.use_graphviz else "fallback")
+        if not self.use_graphviz:
+            out.notes.append("graphviz is turned off: a simple layered layout is shown.")
+        w, h = run.place(tree, 0.0, 0.0, out)
+        out.width, out.height = w, h
+        out.engine = run.engine
+        out.notes.extend(run.notes)
+        out.dot_runs, out.cache_hits = run.dot_runs, run.cache_hits
+        out.seconds = time.perf_counter() - t0
+        return out
+
+
+class _Run:
+    """One layout call: sizes groups bottom-up, then places everything top-down."""
+
+    def __init__(self, engine, doc, tree, collapsed, cancelled, progress) -> None:
+        self.engine_obj: LayoutEngine = engine
+        self.doc: GraphDocument = doc
+        self.collapsed: set[str] = collapsed
+        self.cancelled = cancelled
+        self.progress = progress
+        self.engine = "dot" if engine.use_graphviz else "fallback"
+        self.notes: list[str] = []
+        self.dot_runs = 0
+        self.cache_hits = 0
+        self.chain: dict[str, list[str]] = {}  # node -> group paths from the root down
+        self.groups: dict[str, ModuleGroup] = {}
+        for g in tree.walk():
+            self.groups[g.path] = g
+        self._chains(tree, [])
+        self.edges = [(s, t) for s, t, _ in doc.edges()]
+        self.local: dict[str, tuple[dict[str, tuple[float, float]], float, float]] = {}
+        self.total = sum(1 for g in tree.walk() if not self._hidden(g.path))
+        self.done = 0
+
+    def _chains(self, group: ModuleGroup, chain: list[str]) -> None:
+        here = chain + [group.path] if group.path else chain
+        for n in group.nodes:
+            self.chain[n] = here
+        for child in group.children.values():
+            self._chains(child, here)
+
+    def _hidden(self, path: str) -> bool:
+        """Inside a collapsed group (so never drawn)."""
+        parts = path.split(".") if path else []
+        return any(".".join(parts[:i]) in self.collapsed for i in range(1, len(parts)))
+
+    # --- sizes ---------------------------------------------------------------------------------
+
+    def item_size(self, kind: str, key: str) -> tuple[float, float]:
+        if kind == "node":
+            return node_size(self.doc, key)
+        group = self.groups[key]
+        if key in self.collapsed:
+            return (max(110.0, len(group_label(group)) * CHAR_WIDTH + 24), COLLAPSED_HEIGHT)
+        _, w, h = self.group_layout(group)
+        return (w + 2 * GROUP_PAD, h + 2 * GROUP_PAD + GROUP_TITLE)
+
+    def items(self, group: ModuleGroup) -> list[tuple[str, str]]:
+        """The group's direct nodes and child groups, in graph order."""
+        order: dict[tuple[str, str], int] = {}
+        index = {n: i for i, n in enumerate(self.doc.node_names())}
+        for n in group.nodes:
+            order[("node", n)] = index[n]
+        for child in group.children.values():
+            members = child.all_nodes()
+            order[("group", child.path)] = min((index[m] for m in members), default=0)
+        return sorted(order, key=order.__getitem__)
+
+    def item_of(self, group: ModuleGroup, node: str) -> tuple[str, str] | None:
+        """The item of ``group`` that holds ``node`` (None when outside the group)."""
+        chain = self.chain[node]
+        if group.path:
+            if group.path not in chain:
+                return None
+            depth = chain.index(group.path)
+        else:
+            depth = -1
+        if len(chain) > depth + 1:
+            return ("group", chain[depth + 1])
+        return ("node", node)
+
+    # --- laying out one group ------------------------------------------------------------------
+
+    def group_layout(
+        self, group: ModuleGroup
+    ) -> tuple[dict[str, tuple[float, float]], float, float]:
+        """Item centres relative to the group's content origin, and the content size."""
+        if group.path in self.local:
+            return self.local[group.path]
+        if self.cancelled():
+            raise LayoutCancelled()
+        items = self.items(group)
+        sizes = {f"{k}:{v}": self.item_size(k, v) for k, v in items}
+        keys = [f"{k}:{v}" for k, v in items]
+        item_edges = set()
+        for s, t in self.edges:
+            a, b = self.item_of(group, s), self.item_of(group, t)
+            if a is not None and b is not None and a != b:
+                item_edges.add((f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}"))
+        cache_key = (
+            self.engine,
+            group.path,
+            tuple((k, sizes[k]) for k in keys),
+            tuple(sorted(item_edges)),
+        )
+        cached = self.engine_obj._cache.get(cache_key)
+        if cached is not None:
+            self.cache_hits += 1
+            result = cached
+        else:
+            result = self._compute(keys, sizes, item_edges)
+            self.engine_obj._cache[cache_key] = result
+        self.local[group.path] = result
+        self.done += 1
+        self.progress(self.done, self.total)
+        return result
+
+    def _compute(self, keys, sizes, edges):
+        chunks = [keys[i : i + CHUNK] for i in range(0, len(keys), CHUNK)] or [[]]
+        centres: dict[str, tuple[float, float]] = {}
+        width = height = 0.0
+        for chunk in chunks:
+            members = set(chunk)
+            sub_edges = [(a, b) for a, b in edges if a in members and b in members]
+            pos, w, h = self._layout_chunk(chunk, sizes, sub_edges)
+            offset = height + (RANKSEP * 72 if height else 0.0)
+            for k, (x, y) in pos.items():
+                centres[k] = (x, y + offset)
+            width = max(width, w)
+            height = offset + h
+        return centres, width, height
+
+    def _layout_chunk(self, keys, sizes, edges):
+        if self.engine == "dot":
+            try:
+                return self._dot(keys, sizes, edges)
+            except Exception as exc:  # graphviz missing or failing: say so, keep going
+                self.engine = "fallback"
+                self.notes.append(
+                    f"graphviz failed ({type(exc).__name__}: {str(exc).strip()[:200]}); "
+                    "a simple layered layout is shown."
+                )
+        return _layered(keys, sizes, edges)
+
+    def _dot(self, keys, sizes, edges):
+        import pygraphviz
+
+        graph = pygraphviz.AGraph(directed=True, strict=True)
+        big = len(keys) > 60
+        graph.graph_attr.update(
+            rankdir="TB",
+            nodesep=str(NODESEP),
+            ranksep=str(RANKSEP),
+            splines="false",
+            **({"nslimit": "2", "mclimit": "0.5"} if big else {}),
+        )
+        graph.node_attr.update(shape="box", fixedsize="true", label="")
+        for k in keys:
+            w, h = sizes[k]
+            graph.add_node(k, width=f"{w / 72:.3f}", height=f"{h / 72:.3f}")
+        for a, b in edges:
+            graph.add_edge(a, b)
+        graph.layout(prog="dot")
+        self.dot_runs += 1
+        bb = [float(v) for v in graph.graph_attr["bb"].split(",")]
+        height = bb[3] - bb[1]
+        pos = {}
+        for k in keys:
+            x, y = (float(v) for v in graph.get_node(k).attr["pos"].split(","))
+            pos[k] = (x - bb[0], height - (y - bb[1]))
+        return pos, bb[2] - bb[0], height
+
+    # --- placing -------------------------------------------------------------------------------
+
+    def place(self, group: ModuleGroup, ox: float, oy: float, out: Layout) -> tuple[float, float]:
+        """Put ``group``'s items at absolute positions (content origin ``ox, oy``)."""
+        centres, w, h = self.group_layout(group)
+        for kind, key in self.items(group):
+            cx, cy = centres[f"{kind}:{key}"]
+            iw, ih = self.item_size(kind, key)
+            box = Box(ox + cx - iw / 2, oy + cy - ih / 2, iw, ih)
+            if kind == "node":
+                out.nodes[key] = box
+                continue
+            out.groups[key] = box
+            child = self.groups[key]
+            if key in self.collapsed:
+                out.collapsed.add(key)
+                for n in child.all_nodes():
+                    out.owner[n] = key
+            else:
+                self.place(child, box.x + GROUP_PAD, box.y + GROUP_PAD + GROUP_TITLE, out)
+        return w, h
+
+
+def _layered(keys, sizes, edges):
+    """Longest-path layers top to bottom, items side by side in graph order."""
+    preds: dict[str, list[str]] = {k: [] for k in keys}
+    for a, b in edges:
+        preds[b].append(a)
+    rank: dict[str, int] = {}
+    for k in keys:  # keys are in graph order, so producers come first
+        rank[k] = 1 + max((rank[p] for p in preds[k] if p in rank), default=-1)
+    rows: dict[int, list[str]] = {}
+    for k in keys:
+        rows.setdefault(rank[k], []).append(k)
+    pos = {}
+    y = 0.0
+    width = 0.0
+    gap_x, gap_y = NODESEP * 72, RANKSEP * 72
+    for r in sorted(rows):
+        row = rows[r]
+        x = 0.0
+        row_h = max(sizes[k][1] for k in row)
+        for k in row:
+            w, _ = sizes[k]
+            pos[k] = (x + w / 2, y + row_h / 2)
+            x += w + gap_x
+        width = max(width, x - gap_x)
+        y += row_h + gap_y
+    return pos, width, max(y - gap_y, 0.0)
+
+
+def layout_summary(doc: GraphDocument, lay: Layout) -> dict[str, Any]:
+    return {
+        "nodes": len(doc),
+        "groups": sum(1 for g in doc.module_tree().walk() if g.path),
+        "visible_nodes": len(lay.nodes),
+        "visible_groups": len(lay.groups),
+        "collapsed": len(lay.collapsed),
+        "engine": lay.engine,
+        "dot_runs": lay.dot_runs,
+        "seconds": round(lay.seconds, 3),
+    }
+
+
+def write_layout_json(lay: Layout, path: str) -> None:
+    from fxstudio.core.files import atomic_write
+
+    atomic_write(path, json.dumps(lay.to_json(), indent=1) + "\n")
