@@ -4,6 +4,7 @@
     fxstudio show MODEL [--format table|code|json]  print the captured graph
     fxstudio export MODEL -o OUT [--format F]       save it as .py, forward code, TorchScript,
                                                    .pt2 or ONNX
+    fxstudio layout MODEL [--expanded] [--json F]   lay it out as the canvas does
 
 Exit status: 0 on success, 2 for bad input (the message says what to do), 1 for an
 fxstudio bug.
@@ -25,7 +26,7 @@ EXIT_OK = 0
 EXIT_BUG = 1
 EXIT_USAGE = 2
 DEFAULT_MODEL = "examples:resnet"
-COMMANDS = ("show", "export")
+COMMANDS = ("show", "export", "layout")
 
 MODEL_HELP = (
     "the model: FILE.py:Name (a class or zero-argument factory), package.module:Name, "
@@ -123,6 +124,24 @@ def _export_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _layout_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="fxstudio layout",
+        description="Lay the graph out as the canvas does (graphviz dot, by module) and print "
+        "node count, group count and seconds.",
+    )
+    p.add_argument("model", help=MODEL_HELP)
+    p.add_argument(
+        "--expanded",
+        action="store_true",
+        help="expand every module (default: top-level modules collapsed)",
+    )
+    p.add_argument("--json", metavar="FILE", help="write node positions and group boxes here")
+    p.add_argument("--force", action="store_true", help="replace an existing --json file")
+    _add_model_options(p)
+    return p
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
@@ -131,6 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_show(_show_parser().parse_args(args[1:]))
         if args and args[0] == "export":
             return cmd_export(_export_parser().parse_args(args[1:]))
+        if args and args[0] == "layout":
+            return cmd_layout(_layout_parser().parse_args(args[1:]))
         return cmd_gui(_gui_parser().parse_args(args))
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
@@ -205,6 +226,35 @@ def cmd_export(ns: argparse.Namespace) -> int:
         if not check.bitwise_equal:
             print("fxstudio: error: the saved module does not reproduce the model", file=sys.stderr)
             return EXIT_USAGE
+    return EXIT_OK
+
+
+def cmd_layout(ns: argparse.Namespace) -> int:
+    from fxstudio.core.files import check_writable
+    from fxstudio.core.layout import (
+        LayoutEngine,
+        layout_summary,
+        top_level_groups,
+        write_layout_json,
+    )
+    from fxstudio.core.session import open_document
+
+    if ns.json:
+        check_writable(ns.json, ns.force)
+    doc = open_document(_request(ns))
+    collapsed = set() if ns.expanded else top_level_groups(doc)
+    lay = LayoutEngine().layout(doc, collapsed)
+    summary = layout_summary(doc, lay)
+    print(
+        f"{summary['nodes']} nodes, {summary['groups']} groups "
+        f"({summary['collapsed']} collapsed, {summary['visible_nodes']} nodes shown), "
+        f"{summary['seconds']:.3f} s with {lay.engine} ({lay.dot_runs} dot runs)"
+    )
+    for note in lay.notes:
+        print(f"fxstudio: note: {note}", file=sys.stderr)
+    if ns.json:
+        write_layout_json(lay, ns.json)
+        print(f"wrote {ns.json}")
     return EXIT_OK
 
 

@@ -54,7 +54,7 @@ def run_gui(
     from fxstudio.qt.main_window import MainWindow
 
     interval = DEFAULT_INTERVAL_S if autosave_s is None else autosave_s
-    window = MainWindow(show_errors=screenshot is None, autosave_s=0 if screenshot else interval)
+    window = MainWindow(interactive=screenshot is None, autosave_s=0 if screenshot else interval)
     window.resize(1400, 860)
     window.show()
     status = {"code": EXIT_OK}

@@ -56,7 +56,10 @@ class MainWindow(QMainWindow):
     """fxstudio's window.  ``document`` is the open :class:`GraphDocument` (or ``None``).
 
     Signals: ``documentLoaded(document)`` once a model is shown, ``loadFailed(exception)``
-    when opening failed (the previous document stays).
+    when opening failed (the previous document stays), ``layoutShown(layout)`` once the
+    canvas is drawn.  A window made with ``interactive=False`` (tests, ``--screenshot``) shows
+    no dialogs: errors go out as signals, and closing it with unsaved changes keeps them in
+    the recovery file.
     """
 
     documentLoaded = Signal(object)  # noqa: N815 - Qt naming for signals
@@ -70,7 +73,7 @@ class MainWindow(QMainWindow):
         self,
         parent: QWidget | None = None,
         *,
-        show_errors: bool = True,
+        interactive: bool = True,
         autosave_s: float = DEFAULT_INTERVAL_S,
         recovery: Path | None = None,
     ) -> None:
@@ -78,7 +81,8 @@ class MainWindow(QMainWindow):
         load_form("main_window", self, custom=(CanvasView,))
         self.setObjectName("MainWindow")
         self.setWindowIcon(icon("fxstudio.svg"))
-        self.show_errors = show_errors
+        self.interactive = interactive  # False: no dialogs (tests, --screenshot)
+        self._keep_recovery = False
         self.document: GraphDocument | None = None
         self.request: OpenRequest | None = None
         self._bridge: DocumentBridge | None = None
@@ -349,7 +353,8 @@ class MainWindow(QMainWindow):
             self._task.wait(5000)
         for task in self.findChildren(Task):
             task.wait(30000)  # let a save that is under way finish its atomic write
-        self.autosaver.discard()
+        if not self._keep_recovery:
+            self.autosaver.discard()
         super().closeEvent(event)
 
     # --- saving --------------------------------------------------------------------------------
@@ -375,6 +380,10 @@ class MainWindow(QMainWindow):
     def maybe_save_changes(self) -> bool:
         """True when it is fine to drop the document (saved, discarded or unchanged)."""
         if self.document is None or not self.modified:
+            return True
+        if not self.interactive:  # nobody to ask: keep the work in the recovery file
+            self.autosave_pending = True
+            self._keep_recovery = self.autosaver.save_now()
             return True
         answer = self.ask_save_changes()
         if answer == QMessageBox.StandardButton.Save:
@@ -468,7 +477,7 @@ class MainWindow(QMainWindow):
         self.exportFailed.emit(exc)
 
     def _error(self, title: str, exc: BaseException) -> None:
-        if not self.show_errors:
+        if not self.interactive:
             return
         box = QMessageBox(self)
         box.setIcon(QMessageBox.Icon.Warning)

@@ -9,7 +9,7 @@ from tests.conftest import run_fxstudio
 
 @pytest.fixture
 def window(qtbot):
-    w = MainWindow(show_errors=False)
+    w = MainWindow(interactive=False)
     qtbot.addWidget(w)
     w.show()
     return w

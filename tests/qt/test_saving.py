@@ -19,11 +19,10 @@ from tests.core.test_export import original_outputs
 
 @pytest.fixture
 def window(qtbot, tmp_path):
-    w = MainWindow(show_errors=False, autosave_s=0, recovery=tmp_path / "recovery")
+    w = MainWindow(interactive=False, autosave_s=0, recovery=tmp_path / "recovery")
     qtbot.addWidget(w)
     w.show()
-    yield w
-    w.modified = False  # closing at teardown must not stop at the unsaved-changes question
+    return w
 
 
 def open_and_wait(qtbot, window, spec, **kw):
@@ -50,6 +49,7 @@ def test_save_session_then_reopen_restores_the_view(qtbot, window, tmp_path):
 def test_close_with_unsaved_changes_asks(qtbot, window, monkeypatch):
     doc = open_and_wait(qtbot, window, "examples:simple")
     doc.set_positions({"fc1": (1.0, 1.0)})
+    window.interactive = True
     answers = [QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Discard]
     asked = []
     monkeypatch.setattr(window, "ask_save_changes", lambda: asked.append(1) or answers.pop(0))
@@ -158,7 +158,7 @@ def test_crash_then_restore(qtbot, tmp_path):
     path = line.split("autosaved to", 1)[1].strip()
     assert find_recoveries(recovery) == [type(recovery)(path)]
 
-    window = MainWindow(show_errors=False, autosave_s=0, recovery=recovery)
+    window = MainWindow(interactive=False, autosave_s=0, recovery=recovery)
     qtbot.addWidget(window)
     with qtbot.waitSignal(window.documentLoaded, timeout=60000):
         window.restore_recovery(find_recoveries(recovery)[0])
@@ -166,4 +166,11 @@ def test_crash_then_restore(qtbot, tmp_path):
     assert doc.source.spec == "examples:negrelu" and doc.source.frontend == "export"
     assert window.modified and window.session_path is None  # restored work is still unsaved
     assert find_recoveries(recovery) == []  # restored, so the old file is gone
-    window.modified = False
+
+
+def test_closing_a_non_interactive_window_keeps_unsaved_work(qtbot, window):
+    doc = open_and_wait(qtbot, window, "examples:simple")
+    doc.set_positions({"fc1": (5.0, 6.0)})
+    assert window.close()  # nobody to ask: the work goes to the recovery file
+    (path,) = window.autosaver.directory.glob("recovery-*.fxstudio")
+    assert json.loads(path.read_text())["view"]["positions"] == {"fc1": [5.0, 6.0]}

@@ -1,0 +1,117 @@
+import json
+
+import pytest
+
+from fxstudio import cli
+from fxstudio.core.layout import (
+    GROUP_TITLE,
+    LayoutEngine,
+    all_groups,
+    drawn_tree,
+    top_level_groups,
+)
+from fxstudio.core.session import OpenRequest, open_document
+
+
+def overlaps(a, b):
+    return a.x < b.x + b.w and b.x < a.x + a.w and a.y < b.y + b.h and b.y < a.y + a.h
+
+
+def check_layout(doc, lay):
+    # Every node is drawn, or stands inside a collapsed group that is drawn.
+    for name in doc.node_names():
+        assert name in lay.nodes or lay.owner.get(name) in lay.groups, name
+    boxes = list(lay.nodes.values()) + [lay.groups[g] for g in lay.collapsed]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not overlaps(a, b), (a, b)
+    # Nodes sit inside the frames of the expanded groups that hold them.
+    tree = drawn_tree(doc)
+    for group in tree.walk():
+        if not group.path or group.path not in lay.groups or group.path in lay.collapsed:
+            continue
+        frame = lay.groups[group.path]
+        for name in group.all_nodes():
+            if name in lay.nodes:
+                box = lay.nodes[name]
+                assert frame.x <= box.x and box.x + box.w <= frame.x + frame.w + 0.01
+                assert frame.y + GROUP_TITLE <= box.y and box.y + box.h <= frame.y + frame.h + 0.01
+    # Top to bottom: a producer is drawn above its users.
+    for src, dst, _ in doc.edges():
+        a, b = lay.visible(src), lay.visible(dst)
+        if a != b and a in lay.nodes and b in lay.nodes:
+            assert lay.nodes[a].center[1] < lay.nodes[b].center[1], (a, b)
+
+
+@pytest.mark.parametrize("frontend", ["fx", "export"])
+@pytest.mark.parametrize("name", ["resnet", "transformer", "negrelu"])
+def test_expanded_and_collapsed_layouts_are_sound(name, frontend):
+    doc = open_document(OpenRequest(f"examples:{name}", frontend))
+    engine = LayoutEngine()
+    for collapsed in (set(), top_level_groups(doc)):
+        lay = engine.layout(doc, collapsed)
+        assert lay.engine == "dot" and not lay.notes
+        check_layout(doc, lay)
+
+
+def test_collapsed_groups_hide_their_nodes():
+    doc = open_document("examples:resnet")
+    lay = LayoutEngine().layout(doc, {"layer2"})
+    assert "layer2" in lay.collapsed
+    assert "layer2_0_conv1" not in lay.nodes and lay.visible("layer2_0_conv1") == "layer2"
+    assert "layer1_0_conv1" in lay.nodes
+    assert not any(g.startswith("layer2.") for g in lay.groups)
+
+
+def test_group_layouts_are_cached_and_reused():
+    doc = open_document("examples:resnet")
+    engine = LayoutEngine()
+    first = engine.layout(doc, set())
+    again = engine.layout(doc, set())
+    assert first.dot_runs > 5 and again.dot_runs == 0
+    assert again.nodes == first.nodes
+    # Collapsing one block re-lays out only that block's ancestors.
+    one = engine.layout(doc, {"layer3.1"})
+    assert 0 < one.dot_runs <= 3
+
+
+def test_fallback_layout_when_graphviz_fails(monkeypatch):
+    import pygraphviz
+
+    def broken(self, *args, **kwargs):
+        raise OSError("dot not found")
+
+    monkeypatch.setattr(pygraphviz.AGraph, "layout", broken)
+    doc = open_document("examples:resnet")
+    lay = LayoutEngine().layout(doc, set())
+    assert lay.engine == "fallback"
+    assert any("graphviz failed" in n and "dot not found" in n for n in lay.notes)
+    check_layout(doc, lay)
+
+
+def test_a_big_group_is_laid_out_in_chunks():
+    doc = open_document("tests/bench/synthetic.py:deep_1000")
+    lay = LayoutEngine().layout(doc, set())
+    assert lay.dot_runs >= 4  # 998 items at most 250 a run
+    check_layout(doc, lay)
+
+
+def test_trivial_modules_are_not_groups():
+    doc = open_document("examples:resnet")
+    groups = all_groups(doc)
+    assert "layer1.0" in groups and "layer1.0.conv1" not in groups
+    assert "layer1.0.relu" not in groups  # a ReLU called twice holds no weights
+
+
+def test_layout_cli(tmp_path, capsys):
+    out = tmp_path / "lay.json"
+    assert cli.main(["layout", "examples:resnet", "--expanded", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("54 nodes, 51 groups") and "dot" in printed
+    data = json.loads(out.read_text())
+    assert set(data["nodes"]) == set(open_document("examples:resnet").node_names())
+    assert data["groups"]["layer1.0"]["collapsed"] is False
+    assert cli.main(["layout", "examples:resnet", "--json", str(out)]) == 2  # exists: --force
+    assert cli.main(["layout", "examples:resnet", "--json", str(out), "--force"]) == 0
+    data = json.loads(out.read_text())
+    assert data["groups"]["layer1"]["collapsed"] is True

@@ -1,0 +1,104 @@
+import pytest
+
+from fxstudio.core.session import OpenRequest
+from fxstudio.qt.canvas import EdgeItem, GroupItem, NodeItem
+from fxstudio.qt.main_window import MainWindow
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    w = MainWindow(interactive=False, autosave_s=0, recovery=tmp_path)
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    w.show()
+    return w
+
+
+def open_and_draw(qtbot, window, spec, **kw):
+    with qtbot.waitSignal(window.layoutShown, timeout=60000) as blocker:
+        window.open_model(OpenRequest(spec, **kw))
+    return blocker.args[0]
+
+
+def test_canvas_draws_every_node_and_edge(qtbot, window):
+    open_and_draw(qtbot, window, "examples:resnet")
+    scene = window.canvas.scene()
+    assert window.canvas.objectName() == "canvas"
+    doc = window.document
+    assert set(scene.nodes) == set(doc.node_names())
+    assert all(isinstance(i, NodeItem) for i in scene.nodes.values())
+    pairs = {(s, t) for s, t, _ in doc.edges()}
+    assert len([i for i in scene.items() if isinstance(i, EdgeItem)]) == len(pairs)
+    edge = next(e for e in scene.edges if e.target_name == "add" and e.source_name == "stem_2")
+    assert "args[1]" in edge.toolTip()
+
+
+def test_selection_follows_between_canvas_and_table(qtbot, window):
+    open_and_draw(qtbot, window, "examples:resnet")
+    scene = window.canvas.scene()
+    scene.nodes["layer2_0_conv1"].setSelected(True)
+    assert window.selection.names == ["layer2_0_conv1"]
+    rows = window.table_view.selectionModel().selectedRows()
+    assert [r.siblingAtColumn(1).data() for r in rows] == ["layer2_0_conv1"]
+    window.table_view.selectRow(
+        window.table_proxy.mapFromSource(
+            window.table_model.index(window.table_model.row_of("fc"), 0)
+        ).row()
+    )
+    assert scene.nodes["fc"].isSelected() and not scene.nodes["layer2_0_conv1"].isSelected()
+
+
+def test_double_click_collapses_and_expands_a_group(qtbot, window):
+    open_and_draw(qtbot, window, "examples:resnet")
+    scene = window.canvas.scene()
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        scene.groupToggled.emit("layer2")
+    scene = window.canvas.scene()
+    assert window.document.collapsed == {"layer2"}
+    assert isinstance(scene.groups["layer2"], GroupItem) and scene.groups["layer2"].collapsed
+    assert "layer2_0_conv1" not in scene.nodes
+    # Selecting a hidden node selects the group that holds it.
+    window.selection.select(["layer2_0_conv1"])
+    assert scene.groups["layer2"].isSelected()
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        scene.groupToggled.emit("layer2")
+    assert "layer2_0_conv1" in window.canvas.scene().nodes
+
+
+def test_big_graphs_open_collapsed(qtbot, window, monkeypatch):
+    import fxstudio.qt.canvas_controller as cc
+
+    monkeypatch.setattr(cc, "COLLAPSE_ABOVE", 20)
+    lay = open_and_draw(qtbot, window, "examples:resnet")
+    assert lay.collapsed == {"stem", "layer1", "layer2", "layer3"}
+    assert not window.modified  # the first picture is not a change
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        window.findChild(type(window.canvas_controller.view), "canvas")  # same view
+        window.canvas_controller.expand_all()
+    assert not window.document.collapsed and len(window.canvas.scene().nodes) == 54
+
+
+def test_fallback_layout_is_announced(qtbot, window, monkeypatch):
+    import pygraphviz
+
+    def broken(self, *args, **kwargs):
+        raise OSError("dot not found")
+
+    monkeypatch.setattr(pygraphviz.AGraph, "layout", broken)
+    lay = open_and_draw(qtbot, window, "examples:simple")
+    assert lay.engine == "fallback"
+    assert "simple layered layout" in window.status_bar.currentMessage()
+    assert set(window.canvas.scene().nodes) == set(window.document.node_names())
+
+
+def test_zoom_and_fit(qtbot, window):
+    open_and_draw(qtbot, window, "examples:transformer")
+    view = window.canvas
+    before = view.transform().m11()
+    view.zoom_in()
+    assert view.transform().m11() == pytest.approx(before * 1.2)
+    view.actual_size()
+    assert view.transform().m11() == 1.0
+    view.fit()
+    rect = view.mapFromScene(view.scene().itemsBoundingRect()).boundingRect()
+    assert view.viewport().rect().adjusted(-2, -2, 2, 2).contains(rect)
