@@ -27,6 +27,7 @@ import re
 import textwrap
 import types
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -275,6 +276,14 @@ class _ModuleWriter:
 
 _SKIP_PARAMS = {"self", "device", "dtype"}
 
+#: Constructor arguments a module does not keep under their own name.
+_DERIVED: dict[str, dict[str, Callable[[nn.Module], Any]]] = {
+    "MultiheadAttention": {
+        "bias": lambda m: m.in_proj_bias is not None,
+        "add_bias_kv": lambda m: m.bias_k is not None,
+    },
+}
+
 
 def constructor_expr(m: nn.Module) -> str | None:
     """``nn.Linear(16, 32)`` for a ``torch.nn`` module we can rebuild exactly, else ``None``.
@@ -306,11 +315,14 @@ def _constructor_call(m: nn.Module, sig: inspect.Signature, compact: bool) -> st
     cls = type(m)
     positional: list[str] = []
     keywords: list[str] = []
+    derived = _DERIVED.get(cls.__name__, {})
     for p in sig.parameters.values():
         if p.name in _SKIP_PARAMS or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
-        if p.name == "bias" and isinstance(p.default, bool):
-            value: Any = getattr(m, "bias", None) is not None
+        if p.name in derived:
+            value: Any = derived[p.name](m)
+        elif p.name == "bias" and isinstance(p.default, bool):
+            value = getattr(m, "bias", None) is not None
         elif hasattr(m, p.name) and not p.name.startswith("_"):
             value = getattr(m, p.name)
         elif p.default is not p.empty:

@@ -95,6 +95,10 @@ def main() -> None:
             bench_capture(nodes, repeats)
     if not only or "export" in only:
         bench_export(emit, timed)
+    if not only or "layout" in only:
+        from tests.bench.bench_layout import bench_layout
+
+        bench_layout(emit, timed)
 
 
 if __name__ == "__main__":

@@ -74,6 +74,8 @@ def test_submodules_are_built_from_constructor_arguments(tmp_path):
         torch.nn.MaxPool2d(3, stride=2, ceil_mode=True),
         torch.nn.AdaptiveAvgPool2d((2, 3)),
         torch.nn.Linear(3, 4).to(torch.float64),
+        torch.nn.MultiheadAttention(16, 4, dropout=0.1, batch_first=True),
+        torch.nn.MultiheadAttention(16, 2, bias=False, add_bias_kv=True, kdim=8, vdim=12),
     ],
     ids=lambda m: type(m).__name__,
 )

@@ -35,3 +35,27 @@ def bert_tiny():
 
 def example_inputs():
     return (torch.randint(0, 128, (1, 16)),)
+
+
+def gpt2_layers(n: int):
+    from transformers import GPT2Config, GPT2Model
+
+    config = GPT2Config(
+        n_layer=n,
+        n_embd=64,
+        n_head=4,
+        vocab_size=128,
+        n_positions=64,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
+    config.use_cache = False
+    return GPT2Model(config).eval()
+
+
+def gpt2_12():
+    return gpt2_layers(12)
+
+
+def gpt2_48():
+    return gpt2_layers(48)
