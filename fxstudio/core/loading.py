@@ -251,15 +251,9 @@ def _construct(ms: ModelSpec, obj: Any, seed: int, source_file: str | None) -> n
                 "arguments; add defaults, or write a zero-argument factory function that "
                 "returns the module and name it in the spec."
             ) from exc
-        raise LoadError(
-            f"Building {ms.name}() failed at {loc.describe()}\nTypeError: {exc}", loc
-        ) from exc
+        raise _failed_in_user_code(f"Building {ms.name}()", exc, source_file) from exc
     except Exception as exc:
-        loc = user_frame(exc.__traceback__, prefer_file=source_file)
-        where = f" at {loc.describe()}" if loc else ""
-        raise LoadError(
-            f"Building {ms.name}() failed{where}\n{type(exc).__name__}: {exc}", loc
-        ) from exc
+        raise _failed_in_user_code(f"Building {ms.name}()", exc, source_file) from exc
     if not isinstance(module, nn.Module):
         raise LoadError(f"{ms.name}() returned a {type(module).__name__}, not an nn.Module.")
     return module
@@ -278,12 +272,15 @@ def _namespace_inputs(
         try:
             value = value()
         except Exception as exc:
-            loc = user_frame(exc.__traceback__, prefer_file=source_file)
-            where = f" at {loc.describe()}" if loc else ""
-            raise LoadError(
-                f"example_inputs() failed{where}\n{type(exc).__name__}: {exc}", loc
-            ) from exc
+            raise _failed_in_user_code("example_inputs()", exc, source_file) from exc
     return as_input_tuple(value)
+
+
+def _failed_in_user_code(what: str, exc: BaseException, source_file: str | None) -> LoadError:
+    """``what failed at file:line`` (the user's innermost frame) and the exception."""
+    loc = user_frame(exc.__traceback__, prefer_file=source_file)
+    where = f" at {loc.describe()}" if loc else ""
+    return LoadError(f"{what} failed{where}\n{type(exc).__name__}: {exc}", loc)
 
 
 def as_input_tuple(value: Any) -> tuple[Any, ...]:

@@ -4,19 +4,7 @@ import torch
 
 
 def gpt2_tiny():
-    from transformers import GPT2Config, GPT2Model
-
-    config = GPT2Config(
-        n_layer=2,
-        n_embd=64,
-        n_head=4,
-        vocab_size=128,
-        n_positions=64,
-        bos_token_id=0,
-        eos_token_id=0,
-    )
-    config.use_cache = False
-    return GPT2Model(config).eval()
+    return gpt2_layers(2)
 
 
 def bert_tiny():

@@ -1,23 +1,11 @@
 import pytest
 
-from fxstudio.core.session import OpenRequest
 from fxstudio.qt.canvas import EdgeItem, GroupItem, NodeItem
-from fxstudio.qt.main_window import MainWindow
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    w = MainWindow(interactive=False, autosave_s=0, recovery=tmp_path)
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
-    return w
+from tests.qt.conftest import open_and_wait
 
 
 def open_and_draw(qtbot, window, spec, **kw):
-    with qtbot.waitSignal(window.layoutShown, timeout=60000) as blocker:
-        window.open_model(OpenRequest(spec, **kw))
-    return blocker.args[0]
+    return open_and_wait(qtbot, window, spec, signal="layoutShown", **kw)
 
 
 def test_canvas_draws_every_node_and_edge(qtbot, window):

@@ -1,24 +1,9 @@
-import pytest
 from PySide6.QtGui import QImage, QTextCursor
 
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.session import OpenRequest
-from fxstudio.qt.main_window import MainWindow
 from tests.conftest import run_fxstudio
-
-
-@pytest.fixture
-def window(qtbot):
-    w = MainWindow(interactive=False)
-    qtbot.addWidget(w)
-    w.show()
-    return w
-
-
-def open_and_wait(qtbot, window, spec, **kw):
-    with qtbot.waitSignal(window.documentLoaded, timeout=60000) as blocker:
-        window.open_model(OpenRequest(spec, **kw))
-    return blocker.args[0]
+from tests.qt.conftest import open_and_wait
 
 
 def test_window_shows_the_examples_nodes(qtbot, window):

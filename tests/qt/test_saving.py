@@ -10,25 +10,11 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from fxstudio.core.export import onnx_available, run_standalone
-from fxstudio.core.session import OpenRequest
 from fxstudio.qt.autosave import find_recoveries
 from fxstudio.qt.main_window import MainWindow
 from tests.conftest import ROOT
 from tests.core.test_export import original_outputs
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    w = MainWindow(interactive=False, autosave_s=0, recovery=tmp_path / "recovery")
-    qtbot.addWidget(w)
-    w.show()
-    return w
-
-
-def open_and_wait(qtbot, window, spec, **kw):
-    with qtbot.waitSignal(window.documentLoaded, timeout=60000):
-        window.open_model(OpenRequest(spec, **kw))
-    return window.document
+from tests.qt.conftest import open_and_wait
 
 
 def test_save_session_then_reopen_restores_the_view(qtbot, window, tmp_path):
