@@ -283,11 +283,17 @@ class GraphDocument:
 
     # --- view state --------------------------------------------------------------------------
 
-    def set_positions(self, positions: dict[str, tuple[float, float]]) -> None:
+    def set_positions(self, positions: dict[str, tuple[float, float] | None]) -> None:
+        """Place nodes where the user put them (top-left, canvas coordinates); ``None``
+        gives a node back to the automatic layout."""
         unknown = set(positions) - set(self._node_index())
         if unknown:
             raise KeyError(f"no nodes named {', '.join(sorted(unknown))}")
-        self.positions.update(positions)
+        for name, pos in positions.items():
+            if pos is None:
+                self.positions.pop(name, None)
+            else:
+                self.positions[name] = (float(pos[0]), float(pos[1]))
         self.emit(ChangeKind.VIEW_CHANGED, set(positions))
 
     def set_collapsed(self, group: str, collapsed: bool) -> None:

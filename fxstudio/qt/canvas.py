@@ -68,11 +68,20 @@ class NodeItem(QGraphicsItem):
         self.rect = QRectF(0, 0, box.w, box.h)
         self.setPos(box.x, box.y)
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
+        self.edges: list[EdgeItem] = []
         self.setToolTip(f"{name}\n{op}: {target}\n{shape}")
         self.setZValue(2)
 
     def boundingRect(self) -> QRectF:  # noqa: N802
         return self.rect.adjusted(-2, -2, 2, 2)
+
+    def itemChange(self, change, value):  # noqa: N802
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
+            for edge in self.edges:
+                edge.update_path()
+        return super().itemChange(change, value)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         fill = QColor(OP_COLORS.get(self.op, "#f3f4f6"))
@@ -129,6 +138,7 @@ class GroupItem(QGraphicsItem):
         self.rect = QRectF(0, 0, box.w, box.h)
         self.setPos(box.x, box.y)
         self.setZValue(2 if collapsed else 0)
+        self.edges: list[EdgeItem] = []
         if collapsed:
             self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         what = "expand" if collapsed else "collapse"
@@ -180,10 +190,23 @@ class EdgeItem(QGraphicsPathItem):
 
     def __init__(self, source, target, labels: list[str], slot: tuple[int, int] = (0, 1)) -> None:
         super().__init__()
+        self.source = source
+        self.target = target
+        self.slot = slot
         self.source_name = source.name
         self.target_name = target.name
+        self.setPen(QPen(QColor("#6b7280"), 1.2))
+        self.setZValue(1)
+        self.setToolTip(f"{source.name} → {target.name}: {', '.join(labels)}")
+        self.setAcceptHoverEvents(True)
+        self.update_path()
+
+    def update_path(self) -> None:
+        """Follow the two items (after one of them moved)."""
+        self.prepareGeometryChange()
+        source, target = self.source, self.target
         start, end = source.bottom(), target.top()
-        index, count = slot  # several inputs enter the user side by side, in argument order
+        index, count = self.slot  # several inputs enter the user side by side, in argument order
         if count > 1:
             width = target.rect.width() * 0.7
             end = end + QPointF(-width / 2 + width * index / (count - 1), 0)
@@ -199,10 +222,6 @@ class EdgeItem(QGraphicsPathItem):
         self.arrow = QPolygonF(
             [end, end - back * size + side * 3.5, end - back * size - side * 3.5]
         )
-        self.setPen(QPen(QColor("#6b7280"), 1.2))
-        self.setZValue(1)
-        self.setToolTip(f"{source.name} → {target.name}: {', '.join(labels)}")
-        self.setAcceptHoverEvents(True)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         painter.setPen(self.pen())
@@ -225,6 +244,7 @@ class GraphScene(QGraphicsScene):
     """Items for one layout of one document."""
 
     groupToggled = Signal(str)  # noqa: N815 - a group was double-clicked
+    nodesMoved = Signal(dict, dict)  # noqa: N815 - a drag ended: {name: before}, {name: after}
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -255,6 +275,8 @@ class GraphScene(QGraphicsScene):
         for name, box in layout.nodes.items():
             node = doc.node(name)
             item = NodeItem(name, node.op, format_target(node), format_shape(node_shape(node)), box)
+            if name in doc.positions:  # the user put it there
+                item.setPos(*doc.positions[name])
             self.nodes[name] = item
             self.addItem(item)
         seen: dict[tuple[str, str], list[str]] = {}
@@ -271,6 +293,8 @@ class GraphScene(QGraphicsScene):
             if sa is None or sb is None:
                 continue
             edge = EdgeItem(sa, sb, labels, (inputs[b].index(a), len(inputs[b])))
+            sa.edges.append(edge)
+            sb.edges.append(edge)
             self.edges.append(edge)
             self.addItem(edge)
         margin = 40
@@ -283,6 +307,39 @@ class GraphScene(QGraphicsScene):
 
     def selected_names(self) -> list[str]:
         return [i.name for i in self.selectedItems() if isinstance(i, (NodeItem, GroupItem))]
+
+    def move_nodes(self, positions: dict[str, tuple[float, float] | None]) -> None:
+        """Show the document's positions (after a move, an undo or a redo)."""
+        layout = self.layout
+        for name, pos in positions.items():
+            item = self.nodes.get(name)
+            if item is None:
+                continue
+            if pos is None and layout is not None and name in layout.nodes:
+                pos = (layout.nodes[name].x, layout.nodes[name].y)
+            if pos is not None and (item.pos().x(), item.pos().y()) != pos:
+                item.setPos(*pos)
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802
+        super().mousePressEvent(event)
+        self._drag_start = {
+            i.name: (i.pos().x(), i.pos().y())
+            for i in self.selectedItems()
+            if isinstance(i, NodeItem)
+        }
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802
+        super().mouseReleaseEvent(event)
+        start = getattr(self, "_drag_start", {})
+        self._drag_start = {}
+        moved_from, moved_to = {}, {}
+        for name, before in start.items():
+            item = self.nodes.get(name)
+            if item is not None and (item.pos().x(), item.pos().y()) != before:
+                moved_from[name] = before
+                moved_to[name] = (item.pos().x(), item.pos().y())
+        if moved_to:
+            self.nodesMoved.emit(moved_from, moved_to)
 
     def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802
         for item in self.items(event.scenePos()):

@@ -8,6 +8,7 @@ from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.layout import Layout, LayoutCancelled, LayoutEngine, top_level_groups
 from fxstudio.qt.bridge import SelectionModel
 from fxstudio.qt.canvas import CanvasView, GraphScene, GroupItem, NodeItem
+from fxstudio.qt.commands import MoveNodesCommand
 from fxstudio.qt.workers import Task
 
 #: Graphs with more nodes than this open with their top-level modules collapsed.
@@ -41,6 +42,8 @@ class CanvasController(QObject):
         self._syncing = False
         self.scene.selectionChanged.connect(self._scene_selection)
         self.scene.groupToggled.connect(self.toggle_group)
+        self.scene.nodesMoved.connect(self._moved)
+        self.undo_stack = None  # the window's QUndoStack, for drags
         selection.changed.connect(self._show_selection)
 
     def set_document(self, document: GraphDocument | None, first_open: bool = False) -> None:
@@ -56,8 +59,12 @@ class CanvasController(QObject):
         self.relayout()
 
     def on_document_changed(self, event: DocumentEvent) -> None:
-        if event.kind in (ChangeKind.VIEW_CHANGED, ChangeKind.GRAPH_REPLACED) or event.names:
-            self.relayout()
+        doc = self.document
+        if doc is not None and event.kind is ChangeKind.VIEW_CHANGED and event.names:
+            # Positions only: move those items, no new layout.
+            self.scene.move_nodes({n: doc.positions.get(n) for n in event.names})
+            return
+        self.relayout()
 
     def relayout(self, from_scratch: bool = False) -> None:
         """Lay the document out again in a worker thread; the old picture stays until then."""
@@ -106,6 +113,18 @@ class CanvasController(QObject):
             self._fit_next = False
             self.view.first_view()
         self.layoutDone.emit(layout)
+
+    def _moved(self, before: dict, after: dict) -> None:
+        """A drag ended: record it as one undoable command (which sets the positions)."""
+        doc = self.document
+        if doc is None:
+            return
+        old = {name: doc.positions.get(name) for name in after}  # None: where layout put it
+        command = MoveNodesCommand(doc, old, after)
+        if self.undo_stack is not None:
+            self.undo_stack.push(command)
+        else:
+            command.redo()
 
     # --- groups --------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
-from PySide6.QtGui import QAction, QIcon
+from PySide6.QtGui import QAction, QIcon, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QStatusBar,
     QTableView,
     QTreeWidget,
+    QUndoView,
     QWidget,
 )
 
@@ -126,6 +127,26 @@ class MainWindow(QMainWindow):
         self.canvas: CanvasView = self.findChild(CanvasView, "canvas")
         self.canvas_controller = CanvasController(self.canvas, self.selection, self)
         self.canvas_controller.layoutDone.connect(self._layout_done)
+        self.undo_stack = QUndoStack(self)
+        self.canvas_controller.undo_stack = self.undo_stack
+        undo = self.undo_stack.createUndoAction(self, "&Undo")
+        undo.setObjectName("actionUndo")
+        undo.setShortcut(QKeySequence.StandardKey.Undo)
+        redo = self.undo_stack.createRedoAction(self, "&Redo")
+        redo.setObjectName("actionRedo")
+        redo.setShortcut(QKeySequence.StandardKey.Redo)
+        edit_menu = self.findChild(QMenu, "menuEdit")
+        first = edit_menu.actions()[0] if edit_menu.actions() else None
+        edit_menu.insertActions(first, [undo, redo])
+        edit_menu.insertSeparator(first)
+        self.undo_view = QUndoView(self.undo_stack)
+        self.undo_view.setEmptyLabel("<opened>")
+        undo_dock = QDockWidget("History", self)
+        undo_dock.setObjectName("undoDock")
+        undo_dock.setWidget(self.undo_view)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, undo_dock)
+        self.tabifyDockWidget(self.findChild(QDockWidget, "inspectorDock"), undo_dock)
+        self.findChild(QDockWidget, "inspectorDock").raise_()
         self.canvas_controller.layoutFailed.connect(
             lambda exc: self._error("Could not lay out the graph", exc)
         )
@@ -255,6 +276,7 @@ class MainWindow(QMainWindow):
     # --- the document --------------------------------------------------------------------------
 
     def set_document(self, document: GraphDocument | None, first_open: bool = False) -> None:
+        self.undo_stack.clear()  # commands belong to the document they changed
         if self._bridge is not None:
             self._bridge.detach()
             self._bridge.deleteLater()

@@ -90,3 +90,47 @@ def test_zoom_and_fit(qtbot, window):
     view.fit()
     rect = view.mapFromScene(view.scene().itemsBoundingRect()).boundingRect()
     assert view.viewport().rect().adjusted(-2, -2, 2, 2).contains(rect)
+
+
+def test_drag_is_one_undo_step_and_undo_restores_positions(qtbot, window):
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtTest import QTest
+
+    open_and_draw(qtbot, window, "examples:resnet")
+    view, scene = window.canvas, window.canvas.scene()
+    view.actual_size()
+    a, b = scene.nodes["layer1_0_conv1"], scene.nodes["layer1_0_bn1"]
+    start = {n: (i.pos().x(), i.pos().y()) for n, i in (("layer1_0_conv1", a), ("layer1_0_bn1", b))}
+    window.selection.select(["layer1_0_conv1", "layer1_0_bn1"])
+    view.centerOn(a)
+    press = view.mapFromScene(a.sceneBoundingRect().center())
+    QTest.mousePress(
+        view.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, press
+    )
+    for step in range(1, 6):
+        QTest.mouseMove(view.viewport(), press + QPoint(12 * step, 8 * step))
+    QTest.mouseRelease(
+        view.viewport(),
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+        press + QPoint(60, 40),
+    )
+    doc = window.document
+    assert window.undo_stack.count() == 1  # two nodes dragged: one step
+    assert window.undo_stack.undoText() == "Move 2 nodes"
+    moved = dict(doc.positions)
+    assert set(moved) == set(start)
+    for name, (x, y) in start.items():
+        assert moved[name][0] == pytest.approx(x + 60) and moved[name][1] == pytest.approx(y + 40)
+    assert window.modified
+    edge = next(e for e in scene.edges if e.target_name == "layer1_0_conv1")
+    assert edge.path().pointAtPercent(1).x() == pytest.approx(a.top().x())  # edges follow
+
+    window.undo_stack.undo()
+    assert doc.positions == {}
+    assert {
+        n: (i.pos().x(), i.pos().y()) for n, i in (("layer1_0_conv1", a), ("layer1_0_bn1", b))
+    } == start
+    window.undo_stack.redo()
+    assert doc.positions == moved
+    assert (a.pos().x(), a.pos().y()) == moved["layer1_0_conv1"]

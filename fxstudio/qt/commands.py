@@ -1,0 +1,26 @@
+"""Undo commands.  Each user action is one command, and a command only calls the document."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QUndoCommand
+
+from fxstudio.core.document import GraphDocument
+
+Positions = dict[str, tuple[float, float] | None]
+
+
+class MoveNodesCommand(QUndoCommand):
+    """A drag of one or many nodes: one undo step that restores every position exactly."""
+
+    def __init__(self, document: GraphDocument, before: Positions, after: Positions) -> None:
+        count = len(after)
+        super().__init__(f"Move {next(iter(after))}" if count == 1 else f"Move {count} nodes")
+        self.document = document
+        self.before = dict(before)
+        self.after = dict(after)
+
+    def redo(self) -> None:
+        self.document.set_positions(self.after)
+
+    def undo(self) -> None:
+        self.document.set_positions(self.before)
