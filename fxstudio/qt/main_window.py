@@ -38,6 +38,7 @@ from fxstudio.qt.canvas import CanvasView
 from fxstudio.qt.canvas_controller import CanvasController
 from fxstudio.qt.code_view import CodeViewController
 from fxstudio.qt.forms import load_form
+from fxstudio.qt.image_export import export_image
 from fxstudio.qt.inspector import InspectorController
 from fxstudio.qt.open_dialog import OpenDialog
 from fxstudio.qt.resources import icon
@@ -181,6 +182,7 @@ class MainWindow(QMainWindow):
         self._action("actionFind").triggered.connect(self._focus_filter)
         self._action("actionAbout").triggered.connect(self._about)
         self._action("actionFit").triggered.connect(self.canvas.fit)
+        self._action("actionExportImage").triggered.connect(self.export_image_dialog)
         self._action("actionZoomIn").triggered.connect(self.canvas.zoom_in)
         self._action("actionZoomOut").triggered.connect(self.canvas.zoom_out)
         self._action("actionActualSize").triggered.connect(self.canvas.actual_size)
@@ -512,6 +514,36 @@ class MainWindow(QMainWindow):
             box.setText(f"fxstudio hit an internal error: {type(exc).__name__}: {exc}")
             box.setInformativeText("This is a bug in fxstudio; please report it.")
         box.open()
+
+    def export_image_dialog(self) -> None:
+        if self.document is None:
+            return
+        chosen, chosen_filter = QFileDialog.getSaveFileName(
+            self,
+            "Export picture",
+            self._suggest(".png"),
+            "PNG image, whole graph (*.png);;SVG drawing, whole graph (*.svg);;"
+            "PNG image, visible area (*.png);;SVG drawing, visible area (*.svg)",
+        )
+        if not chosen:
+            return
+        suffix = ".svg" if "SVG" in chosen_filter else ".png"
+        path = Path(chosen if chosen.lower().endswith(suffix) else chosen + suffix)
+        visible = "visible" in chosen_filter
+        self.export_image(path, visible_only=visible)
+
+    def export_image(self, path: Path, visible_only: bool = False) -> bool:
+        """Save the canvas picture (PNG or SVG by suffix); True when written."""
+        area = None
+        if visible_only:
+            area = self.canvas.mapToScene(self.canvas.viewport().rect()).boundingRect()
+        try:
+            export_image(self.canvas.scene(), path, area)
+        except UserError as exc:
+            self._error(f"Could not save {path.name}", exc)
+            return False
+        self.status_bar.showMessage(f"Saved {path}", 10000)
+        return True
 
     # --- recovery ------------------------------------------------------------------------------
 

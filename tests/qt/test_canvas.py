@@ -134,3 +134,21 @@ def test_drag_is_one_undo_step_and_undo_restores_positions(qtbot, window):
     window.undo_stack.redo()
     assert doc.positions == moved
     assert (a.pos().x(), a.pos().y()) == moved["layer1_0_conv1"]
+
+
+def test_export_picture_as_png_and_svg(qtbot, window, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from PySide6.QtGui import QImage
+
+    open_and_draw(qtbot, window, "examples:negrelu")
+    assert window.export_image(tmp_path / "g.png")
+    image = QImage(str(tmp_path / "g.png"))
+    assert not image.isNull() and image.width() > 100 and image.height() > 100
+    assert window.export_image(tmp_path / "g.svg")
+    svg = (tmp_path / "g.svg").read_text()
+    ET.fromstring(svg)  # well-formed
+    assert ">neg<" in svg and ">mul<" in svg
+    assert window.export_image(tmp_path / "part.png", visible_only=True)
+    assert not window.export_image(tmp_path / "g.gif")  # refused, nothing written
+    assert not (tmp_path / "g.gif").exists()
