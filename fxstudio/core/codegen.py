@@ -74,7 +74,7 @@ def standalone_module(
     name = _identifier(class_name or type(gm).__name__.replace("GraphModuleImpl", "") or "Model")
     if name in ("GraphModule", "Module", ""):
         name = "Model"
-    writer.write_class(gm, name, top=True)
+    writer.write_class(gm, name)
     imports = _import_block(writer.imports)
     doc = textwrap.dedent(
         f'''\
@@ -142,7 +142,7 @@ class _ModuleWriter:
 
     # --- one class ---------------------------------------------------------------------------
 
-    def write_class(self, gm: fx.GraphModule, name: str, top: bool, prefix: str = "") -> str:
+    def write_class(self, gm: fx.GraphModule, name: str, prefix: str = "") -> str:
         name = self._unique_class(name)
         init: list[str] = []
         self._members(gm, "self", prefix, init)
@@ -267,9 +267,7 @@ class _ModuleWriter:
             f"{path} ({type(child).__name__}) is written as the traced class below, "
             "not built from its original class."
         )
-        return self.write_class(
-            sub, f"_{_identifier(type(child).__name__)}", top=False, prefix=f"{path}."
-        )
+        return self.write_class(sub, f"_{_identifier(type(child).__name__)}", prefix=f"{path}.")
 
 
 # --- constructors ----------------------------------------------------------------------------

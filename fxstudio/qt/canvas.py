@@ -305,9 +305,6 @@ class GraphScene(QGraphicsScene):
     def item(self, key: str):
         return self.nodes.get(key) or self.groups.get(key)
 
-    def selected_names(self) -> list[str]:
-        return [i.name for i in self.selectedItems() if isinstance(i, (NodeItem, GroupItem))]
-
     def move_nodes(self, positions: dict[str, tuple[float, float] | None]) -> None:
         """Show the document's positions (after a move, an undo or a redo)."""
         layout = self.layout
@@ -396,12 +393,6 @@ class CanvasView(QGraphicsView):
             self.scale(0.85, 0.85)
             rect = self.scene().itemsBoundingRect()
             self.centerOn(rect.center().x(), rect.top() + self.viewport().height() / 2 / 0.85)
-
-    def center_on_item(self, key: str) -> None:
-        scene = self.scene()
-        item = scene.item(key) if isinstance(scene, GraphScene) else None
-        if item is not None:
-            self.centerOn(item)
 
     def wheelEvent(self, event) -> None:  # noqa: N802
         delta = event.angleDelta().y()
