@@ -222,6 +222,23 @@ class GraphDocument:
     def row(self, name: str) -> NodeRow:
         return make_row(self.node(name))
 
+    def find(self, query: str) -> list[str]:
+        """Nodes whose name, target, op, shape or module contains ``query`` (any case), in
+        graph order.
+
+        >>> from fxstudio.core.session import open_document
+        >>> open_document("examples:negrelu").find("RELU")
+        ['relu']
+        """
+        q = query.strip().lower()
+        if not q:
+            return []
+        return [
+            r.name
+            for r in self.rows()
+            if any(q in v.lower() for v in (r.name, r.target, r.opcode, r.shape, r.module_path))
+        ]
+
     def code(self) -> str:
         """The generated ``forward`` (``GraphModule.code``) without its leading blank lines."""
         return self._gm.code.lstrip("\n").rstrip() + "\n"

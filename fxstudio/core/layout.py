@@ -14,7 +14,7 @@ Example:
     >>> doc = open_document("examples:resnet")
     >>> lay = LayoutEngine().layout(doc, collapsed=top_level_groups(doc))
     >>> sorted(lay.groups)[:3], "x" in lay.nodes, lay.engine
-    (['fc', 'layer1', 'layer2'], True, 'dot')
+    (['layer1', 'layer2', 'layer3'], True, 'dot')
 """
 
 from __future__ import annotations

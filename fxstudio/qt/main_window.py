@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QStatusBar,
     QTableView,
+    QToolBar,
     QTreeWidget,
     QUndoView,
     QWidget,
@@ -42,6 +43,7 @@ from fxstudio.qt.image_export import export_image
 from fxstudio.qt.inspector import InspectorController
 from fxstudio.qt.open_dialog import OpenDialog
 from fxstudio.qt.resources import icon
+from fxstudio.qt.search import SearchController
 from fxstudio.qt.table_model import NAME_ROLE, NodeFilterProxy, NodeTableModel
 from fxstudio.qt.workers import Task
 
@@ -179,7 +181,12 @@ class MainWindow(QMainWindow):
             self._action(action).triggered.connect(lambda _=False, f=fmt: self.export_dialog(f))
         self._action("actionReload").triggered.connect(self.reload)
         self._action("actionQuit").triggered.connect(self.close)
-        self._action("actionFind").triggered.connect(self._focus_filter)
+        search_bar = QToolBar("Find", self)
+        search_bar.setObjectName("searchBar")
+        self.addToolBarBreak()
+        self.addToolBar(search_bar)
+        self.search = SearchController(search_bar, self.selection, lambda: self.document, self)
+        self._action("actionFind").triggered.connect(self.search.show)
         self._action("actionAbout").triggered.connect(self._about)
         self._action("actionFit").triggered.connect(self.canvas.fit)
         self._action("actionExportImage").triggered.connect(self.export_image_dialog)
@@ -289,6 +296,7 @@ class MainWindow(QMainWindow):
         self.canvas_controller.set_document(document, first_open=first_open)
         self.code.set_document(document)
         self.inspector.set_document(document)
+        self.search.refresh()
         if document is not None:
             self._bridge = DocumentBridge(document, self)
             self._bridge.changed.connect(self._document_changed)
@@ -302,6 +310,7 @@ class MainWindow(QMainWindow):
         self.autosave_pending = True
         self.table_model.on_document_changed(event)
         self.canvas_controller.on_document_changed(event)
+        self.search.refresh()
         self.code.on_document_changed(event)
         self.inspector.on_document_changed(event)
         self._update_summary()
@@ -355,10 +364,6 @@ class MainWindow(QMainWindow):
         sm.select(selection, flags)
         if last is not None:
             self.table_view.scrollTo(last)
-
-    def _focus_filter(self) -> None:
-        self.table_filter.setFocus()
-        self.table_filter.selectAll()
 
     def _about(self) -> None:
         QMessageBox.about(

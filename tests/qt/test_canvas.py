@@ -152,3 +152,25 @@ def test_export_picture_as_png_and_svg(qtbot, window, tmp_path):
     assert window.export_image(tmp_path / "part.png", visible_only=True)
     assert not window.export_image(tmp_path / "g.gif")  # refused, nothing written
     assert not (tmp_path / "g.gif").exists()
+
+
+def test_find_steps_through_matches_and_jumps(qtbot, window):
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QAction
+
+    open_and_draw(qtbot, window, "examples:resnet")
+    window.findChild(QAction, "actionFind").trigger()
+    search = window.search
+    assert search.bar.isVisible()
+    qtbot.keyClicks(search.edit, "downsample")
+    assert search.matches == window.document.find("downsample") and len(search.matches) == 4
+    qtbot.keyClick(search.edit, Qt.Key.Key_Return)
+    assert window.selection.names == [search.matches[0]]
+    assert window.canvas.scene().nodes[search.matches[0]].isSelected()
+    search.next()
+    assert window.selection.names == [search.matches[1]] and search.count.text() == "2 of 4"
+    search.previous()
+    search.previous()
+    assert window.selection.names == [search.matches[3]]  # wraps around
+    search.edit.setText("no-such-node")
+    assert search.count.text() == "no match"
