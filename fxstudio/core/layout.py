@@ -184,6 +184,14 @@ class _Run:
         for g in tree.walk():
             self.groups[g.path] = g
         self._chains(tree, [])
+        self.index = {n: i for i, n in enumerate(doc.node_names())}
+        self.first: dict[str, int] = {}  # group path -> graph index of its first node
+        for node, chain in self.chain.items():
+            for path in chain:
+                i = self.index[node]
+                if i < self.first.get(path, len(self.index)):
+                    self.first[path] = i
+        self._items: dict[str, list[tuple[str, str]]] = {}
         self.edges = [(s, t) for s, t, _ in doc.edges()]
         self.local: dict[str, tuple[dict[str, tuple[float, float]], float, float]] = {}
         self.total = sum(1 for g in tree.walk() if not self._hidden(g.path))
@@ -213,15 +221,14 @@ class _Run:
         return (w + 2 * GROUP_PAD, h + 2 * GROUP_PAD + GROUP_TITLE)
 
     def items(self, group: ModuleGroup) -> list[tuple[str, str]]:
-        """The group's direct nodes and child groups, in graph order."""
-        order: dict[tuple[str, str], int] = {}
-        index = {n: i for i, n in enumerate(self.doc.node_names())}
-        for n in group.nodes:
-            order[("node", n)] = index[n]
-        for child in group.children.values():
-            members = child.all_nodes()
-            order[("group", child.path)] = min((index[m] for m in members), default=0)
-        return sorted(order, key=order.__getitem__)
+        """The group's direct nodes and child groups, in graph order (computed once a group)."""
+        cached = self._items.get(group.path)
+        if cached is None:
+            order: dict[tuple[str, str], int] = {("node", n): self.index[n] for n in group.nodes}
+            for child in group.children.values():
+                order[("group", child.path)] = self.first[child.path]
+            cached = self._items[group.path] = sorted(order, key=order.__getitem__)
+        return cached
 
     def item_of(self, group: ModuleGroup, node: str) -> tuple[str, str] | None:
         """The item of ``group`` that holds ``node`` (None when outside the group)."""
