@@ -17,7 +17,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
 
-from fxstudio.core.document import GraphDocument
+from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.qt.bridge import SelectionModel
 
 
@@ -82,8 +82,9 @@ class CodeViewController(QObject):
             self._updating = False
         self._show_selection(self.selection.names)
 
-    def on_document_changed(self, _event: object) -> None:
-        self.refresh()
+    def on_document_changed(self, event: DocumentEvent) -> None:
+        if event.kind is not ChangeKind.VIEW_CHANGED:  # moves and collapses leave code alone
+            self.refresh()
 
     def line_of(self, name: str) -> int | None:
         return self.document.code_line_map().get(name) if self.document else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
 
-from fxstudio.core.document import GraphDocument
+from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.qt.bridge import SelectionModel
 
 
@@ -25,8 +25,9 @@ class InspectorController(QObject):
         self.document = document
         self.refresh()
 
-    def on_document_changed(self, _event: object) -> None:
-        self.refresh()
+    def on_document_changed(self, event: DocumentEvent) -> None:
+        if event.kind is not ChangeKind.VIEW_CHANGED:
+            self.refresh()
 
     def properties(self) -> list[tuple[str, str]]:
         """What the inspector shows for the current node, as (label, value) pairs."""

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio import __version__
-from fxstudio.core.document import DocumentEvent, GraphDocument
+from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.export import DESCRIPTIONS, ExportResult, export, weights_path
 from fxstudio.core.session import SESSION_SUFFIX, OpenRequest, open_document
@@ -310,7 +310,8 @@ class MainWindow(QMainWindow):
         self.autosave_pending = True
         self.table_model.on_document_changed(event)
         self.canvas_controller.on_document_changed(event)
-        self.search.refresh()
+        if event.kind is not ChangeKind.VIEW_CHANGED:  # a drag keeps the search position
+            self.search.refresh()
         self.code.on_document_changed(event)
         self.inspector.on_document_changed(event)
         self._update_summary()
