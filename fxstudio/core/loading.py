@@ -26,7 +26,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Literal
 
@@ -64,7 +64,6 @@ class LoadedModel:
     source_file: str | None = None  # the user's file, for error locations
     exported: Any = None  # the ExportedProgram, for .pt2 specs
     seed: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 def parse_spec(text: str) -> ModelSpec:
@@ -345,10 +344,6 @@ class InputSpec:
 
     shape: tuple[int, ...]
     dtype: torch.dtype = torch.float32
-
-    def __str__(self) -> str:
-        dims = "x".join(str(d) for d in self.shape) or "scalar"
-        return f"{dims}:{str(self.dtype).removeprefix('torch.')}"
 
 
 def parse_input_spec(text: str) -> InputSpec:

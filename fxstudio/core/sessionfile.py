@@ -30,7 +30,6 @@ from fxstudio.core.errors import LoadError
 from fxstudio.core.files import atomic_write
 from fxstudio.core.loading import parse_spec
 
-SUFFIX = ".fxstudio"
 FORMAT = "fxstudio-session"
 VERSION = 1
 

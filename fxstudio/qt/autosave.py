@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
+from fxstudio.core.session import SESSION_SUFFIX
 from fxstudio.core.sessionfile import save_session
 
 log = logging.getLogger("fxstudio.autosave")
@@ -53,7 +54,7 @@ def find_recoveries(directory: Path | None = None) -> list[Path]:
     if not folder.is_dir():
         return []
     found = []
-    for path in folder.glob("recovery-*.fxstudio"):
+    for path in folder.glob(f"recovery-*{SESSION_SUFFIX}"):
         try:
             pid = int(path.stem.split("-", 1)[1])
         except ValueError:
@@ -76,7 +77,7 @@ class Autosaver(QObject):
         self._pending = pending
         self._mark_saved = mark_saved
         self.directory = directory
-        self.path = directory / f"recovery-{os.getpid()}.fxstudio"
+        self.path = directory / f"recovery-{os.getpid()}{SESSION_SUFFIX}"
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.save_now)
         if interval_s > 0:
