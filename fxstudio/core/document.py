@@ -178,7 +178,7 @@ class GraphDocument:
     def replace_graph_module(self, gm: fx.GraphModule) -> None:
         """Swap in a new module (a re-capture); the view state of vanished nodes is dropped."""
         self._gm = gm
-        self._drop_view_state_of_missing_nodes()
+        self.drop_missing_view_state()
         self.emit(ChangeKind.GRAPH_REPLACED)
 
     def node(self, name: str) -> fx.Node:
@@ -301,11 +301,11 @@ class GraphDocument:
     # --- view state --------------------------------------------------------------------------
 
     def set_positions(self, positions: dict[str, tuple[float, float] | None]) -> None:
-        """Place nodes where the user put them (top-left, canvas coordinates); ``None``
-        gives a node back to the automatic layout."""
-        unknown = set(positions) - set(self._node_index())
+        """Place nodes (by name) and collapsed groups (by ``group_key(path)``) where the user
+        put them (top-left, canvas coordinates); ``None`` gives one back to the layout."""
+        unknown = set(positions) - self._placeable()
         if unknown:
-            raise KeyError(f"no nodes named {', '.join(sorted(unknown))}")
+            raise KeyError(f"no nodes or groups named {', '.join(sorted(unknown))}")
         for name, pos in positions.items():
             if pos is None:
                 self.positions.pop(name, None)
@@ -317,9 +317,16 @@ class GraphDocument:
         (self.collapsed.add if collapsed else self.collapsed.discard)(group)
         self.emit(ChangeKind.VIEW_CHANGED)
 
-    def _drop_view_state_of_missing_nodes(self) -> None:
+    def _placeable(self) -> set[str]:
+        keys = set(self._node_index())
+        keys.update(group_key(g.path) for g in self.module_tree().walk() if g.path)
+        return keys
+
+    def drop_missing_view_state(self) -> None:
+        """Forget positions and pattern boxes of nodes and groups the graph no longer has."""
         names = set(self._node_index())
-        self.positions = {k: v for k, v in self.positions.items() if k in names}
+        keys = self._placeable()
+        self.positions = {k: v for k, v in self.positions.items() if k in keys}
         self.pattern_boxes = [b for b in self.pattern_boxes if set(b.nodes) <= names]
 
     # --- undo support ------------------------------------------------------------------------
@@ -351,6 +358,11 @@ class GraphDocument:
 
 
 # --- helpers shared by the views ---------------------------------------------------------------
+
+
+def group_key(path: str) -> str:
+    """The key of a module group's position (node names never contain a colon)."""
+    return f"group:{path}"
 
 
 def format_target(node: fx.Node) -> str:
@@ -482,12 +494,13 @@ def _line_map(code: str, graph: fx.Graph) -> dict[str, int]:
 
 def _module_tree(graph: fx.Graph) -> ModuleGroup:
     root = ModuleGroup("")
+    owned: list[tuple[fx.Node, str]] = []
     for n in graph.nodes:
         group = root
         stack = n.meta.get("nn_module_stack") or {}
-        if not stack and module_path(n):  # an exported get_attr: group it with its owner
-            parts = module_path(n).split(".")
-            stack = {p: (p, "") for p in (".".join(parts[: i + 1]) for i in range(len(parts)))}
+        if not stack and module_path(n):  # an exported get_attr: placed once the tree is built
+            owned.append((n, module_path(n)))
+            continue
         for path, type_ in stack.values():
             path = str(path)
             if not path:
@@ -497,6 +510,24 @@ def _module_tree(graph: fx.Graph) -> ModuleGroup:
                 type_name = type_ if isinstance(type_, str) else getattr(type_, "__name__", "")
                 child = ModuleGroup(path, type_name.rpartition(".")[2])
                 group.children[path] = child
+            group = child
+        group.nodes.append(n.name)
+    for n, path in owned:
+        # Into the innermost module that owns it (a ModuleList such as ``h`` is never on the
+        # call stack, so ``h.0.attn.weight`` belongs to the group ``h.0``, not to ``h``).
+        group = root
+        while True:
+            inner = next(
+                (c for p, c in group.children.items() if path == p or path.startswith(p + ".")),
+                None,
+            )
+            if inner is None:
+                break
+            group = inner
+        if group.path != path:
+            child = group.children.get(path)
+            if child is None:
+                child = group.children[path] = ModuleGroup(path)
             group = child
         group.nodes.append(n.name)
     return root

@@ -35,6 +35,7 @@ GROUP_PAD = 14.0
 GROUP_TITLE = 20.0
 COLLAPSED_HEIGHT = 40.0
 CHUNK = 250  # items in one dot run at most
+SHARED_ITEMS, SHARED_SPAN = 3, 100  # a value used by this many items this far apart is shared
 NODESEP, RANKSEP = 0.25, 0.4  # inches
 
 
@@ -61,6 +62,7 @@ class Layout:
     groups: dict[str, Box] = field(default_factory=dict)  # every visible group's box
     collapsed: set[str] = field(default_factory=set)  # the visible groups drawn as one box
     owner: dict[str, str] = field(default_factory=dict)  # hidden node -> its collapsed group
+    shared: set[str] = field(default_factory=set)  # values drawn as stubs at their users
     width: float = 0.0
     height: float = 0.0
     engine: str = "dot"
@@ -83,6 +85,7 @@ class Layout:
                 k: {"box": v.to_json(), "collapsed": k in self.collapsed}
                 for k, v in self.groups.items()
             },
+            "shared": sorted(self.shared),
             "notes": self.notes,
         }
 
@@ -162,6 +165,7 @@ class LayoutEngine:
         out.engine = run.engine
         out.notes.extend(run.notes)
         out.dot_runs, out.cache_hits = run.dot_runs, run.cache_hits
+        out.shared = run.shared
         out.seconds = time.perf_counter() - t0
         return out
 
@@ -192,7 +196,17 @@ class _Run:
                 if i < self.first.get(path, len(self.index)):
                     self.first[path] = i
         self._items: dict[str, list[tuple[str, str]]] = {}
-        self.edges = [(s, t) for s, t, _ in doc.edges()]
+        self.shared = self._shared_values(doc)
+        # Of a shared value's edges only the one to its first user steers the layout; the
+        # others are drawn as stubs.
+        self.edges = []
+        first_use: set[str] = set()
+        for s, t, _ in doc.edges():
+            if s in self.shared:
+                if s in first_use:
+                    continue
+                first_use.add(s)
+            self.edges.append((s, t))
         self.local: dict[str, tuple[dict[str, tuple[float, float]], float, float]] = {}
         self.total = sum(1 for g in tree.walk() if not self._hidden(g.path))
         self.done = 0
@@ -203,6 +217,34 @@ class _Run:
             self.chain[n] = here
         for child in group.children.values():
             self._chains(child, here)
+
+    def _shared_values(self, doc: GraphDocument) -> set[str]:
+        """Values (masks, position ids, shared weights) used by several items of their own
+        group that lie far apart in the graph: edges to all of them would cross the picture."""
+        users: dict[str, list[str]] = {}
+        for s, t, _ in doc.edges():
+            users.setdefault(s, []).append(t)
+        shared = set()
+        for s, ts in users.items():
+            if len(ts) < SHARED_ITEMS:
+                continue
+            span = max(self.index[t] for t in ts) - min(self.index[t] for t in ts)
+            if span < SHARED_SPAN:
+                continue
+            # The innermost group holding the value and all its users: its items are what
+            # the edges would connect.
+            common = self.chain[s]
+            for t in ts:
+                chain = self.chain[t]
+                k = 0
+                while k < min(len(common), len(chain)) and common[k] == chain[k]:
+                    k += 1
+                common = common[:k]
+            group = self.groups[common[-1] if common else ""]
+            items = {self.item_of(group, t) for t in ts} - {self.item_of(group, s)}
+            if len(items) >= SHARED_ITEMS:
+                shared.add(s)
+        return shared
 
     def _hidden(self, path: str) -> bool:
         """Inside a collapsed group (so never drawn)."""

@@ -148,10 +148,10 @@ def open_session(path: str | os.PathLike[str]) -> GraphDocument:
         doc.notes.append(
             "The model's code changed since this session was saved; its graph is the new one."
         )
-    names = set(doc.node_names())
-    doc.positions = {k: v for k, v in data.positions.items() if k in names}
+    doc.positions = dict(data.positions)
     doc.collapsed = set(data.collapsed)
-    doc.pattern_boxes = [b for b in data.pattern_boxes if set(b.nodes) <= names]
+    doc.pattern_boxes = list(data.pattern_boxes)
+    doc.drop_missing_view_state()  # the model file may have changed since
     return doc
 
 

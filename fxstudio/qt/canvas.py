@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.capture import format_shape, node_shape
-from fxstudio.core.document import GraphDocument, format_target
-from fxstudio.core.layout import Box, Layout, drawn_tree, group_label
+from fxstudio.core.document import GraphDocument, ModuleGroup, format_target, group_key
+from fxstudio.core.layout import GROUP_PAD, GROUP_TITLE, Box, Layout, drawn_tree, group_label
 
 OP_COLORS = {
     "placeholder": "#d1fae5",
@@ -53,26 +53,39 @@ OP_BORDERS = {
 DETAIL_SCALE = 0.45  # below this zoom, nodes are drawn as plain shapes without text
 
 
+_FONTS: dict[tuple[float, bool, bool], QFont] = {}
+
+
+def _font(size: float, bold: bool = False, italic: bool = False) -> QFont:
+    """A font made once; never derived from the painter's, which may carry another item's
+    (the view does not save painter state between items)."""
+    key = (size, bold, italic)
+    font = _FONTS.get(key)
+    if font is None:
+        font = _FONTS[key] = QFont()
+        font.setPointSizeF(size)
+        font.setBold(bold)
+        font.setItalic(italic)
+    return font
+
+
 def _lod(option: QStyleOptionGraphicsItem, painter: QPainter) -> float:
     return option.levelOfDetailFromTransform(painter.worldTransform())
 
 
-class NodeItem(QGraphicsItem):
-    """One node: a rounded box coloured by op, with name, target and output shape."""
+class BoxItem(QGraphicsItem):
+    """Something edges attach to: a node, or a collapsed group standing for its nodes.
 
-    def __init__(self, name: str, op: str, target: str, shape: str, box: Box) -> None:
+    ``key`` is its key in the document's positions; moving it moves its edges and refits the
+    frames around it.
+    """
+
+    key: str
+    rect: QRectF
+
+    def __init__(self) -> None:
         super().__init__()
-        self.name = name
-        self.op = op
-        self.lines = [name, target if target != name else "", shape]
-        self.rect = QRectF(0, 0, box.w, box.h)
-        self.setPos(box.x, box.y)
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable)
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
         self.edges: list[EdgeItem] = []
-        self.setToolTip(f"{name}\n{op}: {target}\n{shape}")
-        self.setZValue(2)
 
     def boundingRect(self) -> QRectF:  # noqa: N802
         return self.rect.adjusted(-2, -2, 2, 2)
@@ -81,7 +94,32 @@ class NodeItem(QGraphicsItem):
         if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
             for edge in self.edges:
                 edge.update_path()
+            scene = self.scene()
+            if isinstance(scene, GraphScene):
+                scene.moved(self.key)
         return super().itemChange(change, value)
+
+    def top(self) -> QPointF:
+        return self.pos() + QPointF(self.rect.width() / 2, 0)
+
+    def bottom(self) -> QPointF:
+        return self.pos() + QPointF(self.rect.width() / 2, self.rect.height())
+
+
+class NodeItem(BoxItem):
+    """One node: a rounded box coloured by op, with name, target and output shape."""
+
+    def __init__(self, name: str, op: str, target: str, shape: str, box: Box) -> None:
+        super().__init__()
+        self.name = self.key = name
+        self.op = op
+        self.lines = [name, target if target != name else "", shape]
+        self.rect = QRectF(0, 0, box.w, box.h)
+        self.setPos(box.x, box.y)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
+        self.setToolTip(f"{name}\n{op}: {target}\n{shape}")
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         fill = QColor(OP_COLORS.get(self.op, "#f3f4f6"))
@@ -93,19 +131,14 @@ class NodeItem(QGraphicsItem):
             painter.drawRect(self.rect)
             return
         painter.drawRoundedRect(self.rect, 6, 6)
-        font = QFont(painter.font())
-        font.setPointSizeF(8.5)
-        font.setBold(True)
-        painter.setFont(font)
+        painter.setFont(_font(8.5, bold=True))
         painter.setPen(QColor("#111827"))
         r = self.rect.adjusted(6, 2, -6, -2)
         third = r.height() / 3
         painter.drawText(
             QRectF(r.x(), r.y(), r.width(), third), Qt.AlignmentFlag.AlignCenter, self.lines[0]
         )
-        font.setBold(False)
-        font.setPointSizeF(7.5)
-        painter.setFont(font)
+        painter.setFont(_font(7.5))
         painter.setPen(QColor("#374151"))
         painter.drawText(
             QRectF(r.x(), r.y() + third, r.width(), third),
@@ -119,33 +152,72 @@ class NodeItem(QGraphicsItem):
             self.lines[2],
         )
 
-    def top(self) -> QPointF:
-        return self.pos() + QPointF(self.rect.width() / 2, 0)
 
-    def bottom(self) -> QPointF:
-        return self.pos() + QPointF(self.rect.width() / 2, self.rect.height())
+class GroupItem(BoxItem):
+    """A module: a frame around its nodes, or (collapsed) one box standing for all of them.
 
-
-class GroupItem(QGraphicsItem):
-    """A module: a frame around its nodes, or (collapsed) one box standing for all of them."""
+    A collapsed group moves like a node.  An expanded one is dragged by its title bar and
+    takes everything inside along; its frame follows what it holds.
+    """
 
     def __init__(self, path: str, label: str, box: Box, collapsed: bool, members: int) -> None:
         super().__init__()
         self.path = path
         self.name = path  # collapsed groups stand in for nodes: the same key as NodeItem
+        self.key = group_key(path)
         self.label = label
         self.collapsed = collapsed
         self.rect = QRectF(0, 0, box.w, box.h)
         self.setPos(box.x, box.y)
-        self.setZValue(2 if collapsed else 0)
-        self.edges: list[EdgeItem] = []
+        self._drag: tuple[QPointF, dict[BoxItem, QPointF]] | None = None
         if collapsed:
             self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
-        what = "expand" if collapsed else "collapse"
-        self.setToolTip(f"{label}\n{members} nodes — double-click to {what}")
+            self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable)
+            self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
+            self.setToolTip(f"{label}\n{members} nodes — double-click to expand")
+        else:
+            self.setAcceptHoverEvents(True)
+            self.setToolTip(
+                f"{label}\n{members} nodes — drag the title to move, double-click to collapse"
+            )
 
-    def boundingRect(self) -> QRectF:  # noqa: N802
-        return self.rect.adjusted(-2, -2, 2, 2)
+    def in_title(self, pos: QPointF) -> bool:
+        return pos.y() <= GROUP_PAD + GROUP_TITLE
+
+    def hoverMoveEvent(self, event) -> None:  # noqa: N802
+        title = self.in_title(event.pos())
+        self.setCursor(Qt.CursorShape.OpenHandCursor if title else Qt.CursorShape.ArrowCursor)
+        super().hoverMoveEvent(event)
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802
+        scene = self.scene()
+        if (
+            self.collapsed
+            or event.button() != Qt.MouseButton.LeftButton
+            or not self.in_title(event.pos())
+            or not isinstance(scene, GraphScene)
+        ):
+            super().mousePressEvent(event)
+            if not self.collapsed:
+                event.ignore()  # the background: the view pans
+            return
+        members = scene.members(self.path)
+        self._drag = (event.scenePos(), {item: item.pos() for item in members})
+        scene.group_drag = {item.key for item in members}
+        event.accept()
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+        if self._drag is None:
+            super().mouseMoveEvent(event)
+            return
+        start, origins = self._drag
+        delta = event.scenePos() - start
+        for item, origin in origins.items():
+            item.setPos(origin + delta)
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802
+        self._drag = None
+        super().mouseReleaseEvent(event)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         detailed = _lod(option, painter) >= DETAIL_SCALE * 0.5
@@ -158,10 +230,7 @@ class GroupItem(QGraphicsItem):
             painter.drawRoundedRect(self.rect, 8, 8)
             if detailed:
                 painter.setPen(QColor("#4c1d95"))
-                font = QFont(painter.font())
-                font.setPointSizeF(8.5)
-                font.setBold(True)
-                painter.setFont(font)
+                painter.setFont(_font(8.5, bold=True))
                 painter.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, f"▸ {self.label}")
             return
         painter.setPen(QPen(QColor("#a78bfa"), 1, Qt.PenStyle.DashLine))
@@ -169,35 +238,47 @@ class GroupItem(QGraphicsItem):
         painter.drawRoundedRect(self.rect, 8, 8)
         if detailed:
             painter.setPen(QColor("#6d28d9"))
-            font = QFont(painter.font())
-            font.setPointSizeF(7.5)
-            painter.setFont(font)
+            painter.setFont(_font(7.5))
             painter.drawText(
                 self.rect.adjusted(8, 3, -8, 0),
                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
                 f"▾ {self.label}",
             )
 
-    def top(self) -> QPointF:
-        return self.pos() + QPointF(self.rect.width() / 2, 0)
-
-    def bottom(self) -> QPointF:
-        return self.pos() + QPointF(self.rect.width() / 2, self.rect.height())
-
 
 class EdgeItem(QGraphicsPathItem):
-    """Producer -> user, a curve with an arrowhead; its tooltip says which argument it feeds."""
+    """Producer -> user, a curve with an arrowhead; its tooltip says which argument it feeds.
 
-    def __init__(self, source, target, labels: list[str], slot: tuple[int, int] = (0, 1)) -> None:
+    An edge from a shared value (a mask or position ids used by every layer) is a *stub*: a
+    short labelled arrow into the user instead of a line across the picture; clicking it
+    selects the value.
+    """
+
+    STUB_LENGTH = 20.0
+
+    def __init__(
+        self,
+        source: BoxItem,
+        target: BoxItem,
+        labels: list[str],
+        slot: tuple[int, int] = (0, 1),
+        stub: str | None = None,
+    ) -> None:
         super().__init__()
         self.source = source
         self.target = target
         self.slot = slot
+        self.stub = stub  # the shared value's name
         self.source_name = source.name
         self.target_name = target.name
-        self.setPen(QPen(QColor("#6b7280"), 1.2))
-        self.setZValue(1)
-        self.setToolTip(f"{source.name} → {target.name}: {', '.join(labels)}")
+        self.setPen(
+            QPen(QColor("#6b7280"), 1.2, Qt.PenStyle.DashLine if stub else Qt.PenStyle.SolidLine)
+        )
+        tip = f"{source.name} → {target.name}: {', '.join(labels)}"
+        if stub:
+            tip += "\nshared value, drawn as a stub — click to select it"
+            self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setToolTip(tip)
         self.setAcceptHoverEvents(True)
         self.update_path()
 
@@ -205,14 +286,23 @@ class EdgeItem(QGraphicsPathItem):
         """Follow the two items (after one of them moved)."""
         self.prepareGeometryChange()
         source, target = self.source, self.target
-        start, end = source.bottom(), target.top()
+        end = target.top()
         index, count = self.slot  # several inputs enter the user side by side, in argument order
         if count > 1:
             width = target.rect.width() * 0.7
             end = end + QPointF(-width / 2 + width * index / (count - 1), 0)
-        path = QPainterPath(start)
-        dy = max(abs(end.y() - start.y()) * 0.5, 20.0)
-        path.cubicTo(start + QPointF(0, dy), end - QPointF(0, dy), end)
+        if self.stub:
+            start = end - QPointF(0, self.STUB_LENGTH)
+            path = QPainterPath(start)
+            path.lineTo(end)
+            # The name sits beside the stub, in the gap between ranks (never over a node).
+            width = 6.0 * len(self.stub) + 8
+            self.label_rect = QRectF(start.x() + 3, start.y(), width, 13)
+        else:
+            start = source.bottom()
+            path = QPainterPath(start)
+            dy = max(abs(end.y() - start.y()) * 0.5, 20.0)
+            path.cubicTo(start + QPointF(0, dy), end - QPointF(0, dy), end)
         self.setPath(path)
         # The arrowhead points along the curve's last tangent, into the user.
         angle = math.radians(-path.angleAtPercent(1.0))
@@ -230,21 +320,43 @@ class EdgeItem(QGraphicsPathItem):
         if _lod(option, painter) >= DETAIL_SCALE * 0.5:
             painter.setBrush(self.pen().color())
             painter.drawPolygon(self.arrow)
+            if self.stub:
+                painter.setPen(QPen(QColor("#9ca3af"), 0.8))
+                painter.setBrush(QColor("#f9fafb"))
+                painter.drawRoundedRect(self.label_rect, 4, 4)
+                painter.setFont(_font(7, italic=True))
+                painter.setPen(QColor("#374151"))
+                painter.drawText(self.label_rect, Qt.AlignmentFlag.AlignCenter, self.stub)
 
     def boundingRect(self) -> QRectF:  # noqa: N802
-        return super().boundingRect().united(self.arrow.boundingRect()).adjusted(-2, -2, 2, 2)
+        rect = super().boundingRect().united(self.arrow.boundingRect())
+        if self.stub:
+            rect = rect.united(self.label_rect)
+        return rect.adjusted(-2, -2, 2, 2)
 
     def shape(self) -> QPainterPath:
         stroker = QPainterPathStroker()
         stroker.setWidth(8)
-        return stroker.createStroke(self.path())
+        path = stroker.createStroke(self.path())
+        if self.stub:
+            path.addRect(self.label_rect)
+        return path
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802
+        scene = self.scene()
+        if self.stub and isinstance(scene, GraphScene):
+            scene.jumpRequested.emit(self.stub)
+            event.accept()
+            return
+        super().mousePressEvent(event)
 
 
 class GraphScene(QGraphicsScene):
     """Items for one layout of one document."""
 
     groupToggled = Signal(str)  # noqa: N815 - a group was double-clicked
-    nodesMoved = Signal(dict, dict)  # noqa: N815 - a drag ended: {name: before}, {name: after}
+    nodesMoved = Signal(dict, dict)  # noqa: N815 - a drag ended: {key: before}, {key: after}
+    jumpRequested = Signal(str)  # noqa: N815 - show this node (a stub was clicked)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -252,6 +364,11 @@ class GraphScene(QGraphicsScene):
         self.groups: dict[str, GroupItem] = {}
         self.edges: list[EdgeItem] = []
         self.layout: Layout | None = None
+        self.tree: dict[str, ModuleGroup] = {}
+        self.parent_of: dict[str, str] = {}  # item key -> path of the frame around it
+        self.group_drag: set[str] = set()  # keys taken along by a group's title drag
+        self._dirty: set[str] = set()  # frames to fit to what they hold
+        self._drag_start: dict[str, tuple[float, float]] = {}
         self.setBackgroundBrush(QColor("#fafafa"))
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
 
@@ -259,82 +376,179 @@ class GraphScene(QGraphicsScene):
         self.clear()
         self.nodes, self.groups, self.edges = {}, {}, []
         self.layout = None
+        self.tree, self.parent_of, self._dirty = {}, {}, set()
 
     def build(self, doc: GraphDocument, layout: Layout) -> None:
-        self.clear()
-        self.nodes, self.groups, self.edges = {}, {}, []
+        self.build_empty()
         self.layout = layout
-        tree = {g.path: g for g in drawn_tree(doc).walk()}
+        self.tree = {g.path: g for g in drawn_tree(doc).walk()}
+        for path, group in self.tree.items():
+            for child in group.children:
+                self.parent_of[group_key(child)] = path
+            for name in group.nodes:
+                self.parent_of[name] = path
         for path, box in layout.groups.items():
-            group = tree.get(path)
+            group = self.tree.get(path)
             label = group_label(group) if group else path
             members = len(group.all_nodes()) if group else 0
             item = GroupItem(path, label, box, path in layout.collapsed, members)
+            if item.collapsed and item.key in doc.positions:
+                item.setPos(*doc.positions[item.key])
             self.groups[path] = item
-            self.addItem(item)
+            self._add(item, 2 if item.collapsed else 0)
         for name, box in layout.nodes.items():
             node = doc.node(name)
             item = NodeItem(name, node.op, format_target(node), format_shape(node_shape(node)), box)
             if name in doc.positions:  # the user put it there
                 item.setPos(*doc.positions[name])
             self.nodes[name] = item
-            self.addItem(item)
+            self._add(item, 2)
         seen: dict[tuple[str, str], list[str]] = {}
+        stubs: dict[tuple[str, str], list[str]] = {}
+        first_use: set[str] = set()
         for src, dst, label in doc.edges():
             a, b = layout.visible(src), layout.visible(dst)
             if a == b:
                 continue
-            seen.setdefault((a, b), []).append(label if (a, b) == (src, dst) else f"{src} → {dst}")
-        inputs: dict[str, list[str]] = {}
+            if src in layout.shared and (src in first_use or first_use.add(src)):
+                # A shared value: one edge to its first user (as laid out), stubs elsewhere.
+                stubs.setdefault((src, b), []).append(label if b == dst else dst)
+            else:
+                seen.setdefault((a, b), []).append(
+                    label if (a, b) == (src, dst) else f"{src} → {dst}"
+                )
+        inputs: dict[str, list[tuple[str, bool]]] = {}
         for a, b in seen:
-            inputs.setdefault(b, []).append(a)
+            inputs.setdefault(b, []).append((a, False))
+        for src, b in stubs:
+            inputs.setdefault(b, []).append((src, True))
         for (a, b), labels in seen.items():
-            sa, sb = self.item(a), self.item(b)
-            if sa is None or sb is None:
-                continue
-            edge = EdgeItem(sa, sb, labels, (inputs[b].index(a), len(inputs[b])))
-            sa.edges.append(edge)
-            sb.edges.append(edge)
-            self.edges.append(edge)
-            self.addItem(edge)
+            self._add_edge(
+                self.item(a), self.item(b), labels, inputs[b].index((a, False)), len(inputs[b])
+            )
+        for (src, b), labels in stubs.items():
+            self._add_edge(
+                self.item(layout.visible(src)),
+                self.item(b),
+                labels,
+                inputs[b].index((src, True)),
+                len(inputs[b]),
+                stub=src,
+            )
+        self._dirty = {self.parent_of[k] for k in doc.positions if k in self.parent_of}
+        self.refit_frames()
         margin = 40
         self.setSceneRect(
             QRectF(-margin, -margin, layout.width + 2 * margin, layout.height + 2 * margin)
         )
 
+    def _add_edge(self, sa, sb, labels, index, count, stub=None) -> None:
+        if sa is None or sb is None:
+            return
+        edge = EdgeItem(sa, sb, labels, (index, count), stub)
+        sa.edges.append(edge)
+        sb.edges.append(edge)
+        self.edges.append(edge)
+        self._add(edge, 1)
+
+    def _add(self, item: QGraphicsItem, z: float) -> None:
+        """Frames (0) under edges (1) under nodes and collapsed groups (2)."""
+        self.addItem(item)
+        item.setZValue(z)
+
     def item(self, key: str):
         return self.nodes.get(key) or self.groups.get(key)
+
+    def item_by_key(self, key: str) -> BoxItem | None:
+        if key.startswith("group:"):
+            return self.groups.get(key[len("group:") :])
+        return self.nodes.get(key)
+
+    def members(self, path: str) -> list[BoxItem]:
+        """The movable items drawn inside an expanded group (at any depth)."""
+        out: list[BoxItem] = []
+        group = self.tree.get(path)
+        if group is None:
+            return out
+        for g in group.walk():
+            item = self.groups.get(g.path)
+            if g.path != path and item is not None and item.collapsed:
+                out.append(item)
+            out.extend(self.nodes[n] for n in g.nodes if n in self.nodes)
+        return out
+
+    def moved(self, key: str) -> None:
+        """An item moved: the frames around it must fit again (see :meth:`refit_frames`)."""
+        parent = self.parent_of.get(key)
+        if parent:
+            self._dirty.add(parent)
+
+    def refit_frames(self) -> None:
+        """Fit each dirty expanded frame to what it holds, innermost first."""
+        while self._dirty:
+            path = max(self._dirty, key=lambda p: p.count("."))
+            self._dirty.discard(path)
+            frame = self.groups.get(path)
+            group = self.tree.get(path)
+            if frame is None or frame.collapsed or group is None:
+                continue
+            inside = [self.nodes[n] for n in group.nodes if n in self.nodes]
+            inside += [self.groups[c] for c in group.children if c in self.groups]
+            if not inside:
+                continue
+            rect = QRectF()
+            for item in inside:
+                rect = rect.united(item.rect.translated(item.pos()))
+            rect = rect.adjusted(-GROUP_PAD, -GROUP_PAD - GROUP_TITLE, GROUP_PAD, GROUP_PAD)
+            if rect.size() != frame.rect.size():
+                frame.prepareGeometryChange()
+                frame.rect = QRectF(0, 0, rect.width(), rect.height())
+            if frame.pos() != rect.topLeft():
+                frame.setPos(rect.topLeft())
+            parent = self.parent_of.get(frame.key)
+            if parent:
+                self._dirty.add(parent)
 
     def move_nodes(self, positions: dict[str, tuple[float, float] | None]) -> None:
         """Show the document's positions (after a move, an undo or a redo)."""
         layout = self.layout
-        for name, pos in positions.items():
-            item = self.nodes.get(name)
+        for key, pos in positions.items():
+            item = self.item_by_key(key)
             if item is None:
                 continue
-            if pos is None and layout is not None and name in layout.nodes:
-                pos = (layout.nodes[name].x, layout.nodes[name].y)
+            if pos is None and layout is not None:
+                box = layout.groups.get(item.name) if isinstance(item, GroupItem) else None
+                box = box or layout.nodes.get(key)
+                pos = (box.x, box.y) if box is not None else None
             if pos is not None and (item.pos().x(), item.pos().y()) != pos:
                 item.setPos(*pos)
+        self.refit_frames()
+
+    def _movable_selection(self) -> list[BoxItem]:
+        return [i for i in self.selectedItems() if isinstance(i, BoxItem)]
 
     def mousePressEvent(self, event) -> None:  # noqa: N802
+        self.group_drag = set()
         super().mousePressEvent(event)
-        self._drag_start = {
-            i.name: (i.pos().x(), i.pos().y())
-            for i in self.selectedItems()
-            if isinstance(i, NodeItem)
-        }
+        if self.group_drag:
+            items = [self.item_by_key(k) for k in self.group_drag]
+        else:
+            items = self._movable_selection()
+        self._drag_start = {i.key: (i.pos().x(), i.pos().y()) for i in items if i is not None}
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+        super().mouseMoveEvent(event)
+        self.refit_frames()
 
     def mouseReleaseEvent(self, event) -> None:  # noqa: N802
         super().mouseReleaseEvent(event)
-        start = getattr(self, "_drag_start", {})
-        self._drag_start = {}
+        start, self._drag_start, self.group_drag = self._drag_start, {}, set()
         moved_from, moved_to = {}, {}
-        for name, before in start.items():
-            item = self.nodes.get(name)
+        for key, before in start.items():
+            item = self.item_by_key(key)
             if item is not None and (item.pos().x(), item.pos().y()) != before:
-                moved_from[name] = before
-                moved_to[name] = (item.pos().x(), item.pos().y())
+                moved_from[key] = before
+                moved_to[key] = (item.pos().x(), item.pos().y())
         if moved_to:
             self.nodesMoved.emit(moved_from, moved_to)
 

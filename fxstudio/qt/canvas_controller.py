@@ -43,6 +43,7 @@ class CanvasController(QObject):
         self.scene.selectionChanged.connect(self._scene_selection)
         self.scene.groupToggled.connect(self.toggle_group)
         self.scene.nodesMoved.connect(self._moved)
+        self.scene.jumpRequested.connect(lambda name: self.selection.select([name]))
         self.undo_stack = None  # the window's QUndoStack, for drags
         selection.changed.connect(self._show_selection)
 

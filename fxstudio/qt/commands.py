@@ -10,11 +10,12 @@ Positions = dict[str, tuple[float, float] | None]
 
 
 class MoveNodesCommand(QUndoCommand):
-    """A drag of one or many nodes: one undo step that restores every position exactly."""
+    """A drag of nodes and groups: one undo step that restores every position exactly."""
 
     def __init__(self, document: GraphDocument, before: Positions, after: Positions) -> None:
         count = len(after)
-        super().__init__(f"Move {next(iter(after))}" if count == 1 else f"Move {count} nodes")
+        first = next(iter(after)).removeprefix("group:")
+        super().__init__(f"Move {first}" if count == 1 else f"Move {count} items")
         self.document = document
         self.before = dict(before)
         self.after = dict(after)

@@ -150,3 +150,45 @@ def test_from_capture_keeps_the_source():
     assert isinstance(doc, GraphDocument)
     assert doc.source.spec == "examples:negrelu" and doc.source.seed == 3
     assert doc.source.source_file.endswith("negrelu.py")
+
+
+def test_positions_of_nodes_and_groups_and_nothing_else():
+    from fxstudio.core.document import group_key
+
+    doc = open_document("examples:resnet")
+    doc.set_positions({"fc": (1, 2), group_key("layer1"): (3, 4)})
+    assert doc.positions == {"fc": (1.0, 2.0), "group:layer1": (3.0, 4.0)}
+    with pytest.raises(KeyError, match="group:nowhere"):
+        doc.set_positions({group_key("nowhere"): (0, 0)})
+    assert doc.positions == {"fc": (1.0, 2.0), "group:layer1": (3.0, 4.0)}
+    doc.set_positions({group_key("layer1"): None})
+    assert doc.positions == {"fc": (1.0, 2.0)}
+
+
+def test_exported_weights_sit_in_the_module_that_owns_them(tmp_path):
+    # A ModuleList (GPT-2's ``h``) is never on the call stack: its layers' weights belong to
+    # the layers, not to a second tree under ``h``.
+    model = tmp_path / "stack.py"
+    model.write_text(
+        "import torch\n"
+        "from torch import nn\n"
+        "class Layer(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(4, 4)\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(x).relu()\n"
+        "class Model(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.h = nn.ModuleList([Layer(), Layer()])\n"
+        "    def forward(self, x):\n"
+        "        for layer in self.h:\n"
+        "            x = layer(x)\n"
+        "        return x\n"
+    )
+    doc = open_document(OpenRequest(f"{model}:Model", "export", inputs=("2x4",)))
+    tree = doc.module_tree()
+    assert set(tree.children) == {"h.0", "h.1"}
+    fc = tree.children["h.0"].children["h.0.fc"]
+    assert {"h_0_fc_weight", "h_0_fc_bias"} <= set(fc.nodes)

@@ -115,3 +115,17 @@ def test_layout_cli(tmp_path, capsys):
     assert cli.main(["layout", "examples:resnet", "--json", str(out), "--force"]) == 0
     data = json.loads(out.read_text())
     assert data["groups"]["layer1"]["collapsed"] is True
+
+
+def test_values_shared_by_far_apart_layers_do_not_steer_the_layout():
+    doc = open_document(OpenRequest("tests/models/shared_mask.py:Model"))
+    lay = LayoutEngine().layout(doc, set())
+    assert lay.shared == {"float_1", "arange"}  # the mask and the position ids
+    check_layout(doc, lay)
+    # Each stays next to its first user; its other users get stubs, not edges.
+    first = lay.groups["layers.0"]
+    for name in lay.shared:
+        assert 0 < first.y - lay.nodes[name].y < 300
+    # A value used by a few nearby nodes keeps its edges.
+    local = open_document(OpenRequest("examples:resnet"))
+    assert LayoutEngine().layout(local, set()).shared == set()

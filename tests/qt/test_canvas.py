@@ -117,7 +117,7 @@ def test_drag_is_one_undo_step_and_undo_restores_positions(qtbot, window):
     )
     doc = window.document
     assert window.undo_stack.count() == 1  # two nodes dragged: one step
-    assert window.undo_stack.undoText() == "Move 2 nodes"
+    assert window.undo_stack.undoText() == "Move 2 items"
     moved = dict(doc.positions)
     assert set(moved) == set(start)
     for name, (x, y) in start.items():
@@ -174,3 +174,96 @@ def test_find_steps_through_matches_and_jumps(qtbot, window):
     assert window.selection.names == [search.matches[3]]  # wraps around
     search.edit.setText("no-such-node")
     assert search.count.text() == "no match"
+
+
+def test_shared_values_are_drawn_as_stubs_that_select_the_value(qtbot, window):
+    open_and_draw(qtbot, window, "tests/models/shared_mask.py:Model")
+    scene = window.canvas.scene()
+    from_mask = [e for e in scene.edges if e.source_name == "float_1"]
+    assert len(from_mask) == 6  # one use in each layer
+    stubs = [e for e in from_mask if e.stub]
+    assert len(stubs) == 5 and all(e.stub == "float_1" for e in stubs)
+    for e in stubs:  # short, ending at the user
+        assert e.path().length() == pytest.approx(e.STUB_LENGTH)
+        assert e.path().pointAtPercent(1).y() == pytest.approx(e.target.top().y())
+    scene.jumpRequested.emit(stubs[-1].stub)
+    assert window.selection.names == ["float_1"] and scene.nodes["float_1"].isSelected()
+
+
+def drag(view, item, dx, dy, at=None):
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtTest import QTest
+
+    view.centerOn(item)
+    point = at if at is not None else item.sceneBoundingRect().center()
+    press = view.mapFromScene(point)
+    vp = view.viewport()
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, press)
+    for step in range(1, 5):
+        QTest.mouseMove(vp, press + QPoint(dx * step // 4, dy * step // 4))
+    QTest.mouseRelease(
+        vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, press + QPoint(dx, dy)
+    )
+
+
+def test_dragging_a_group_title_moves_all_it_holds_as_one_step(qtbot, window):
+    from PySide6.QtCore import QPointF
+
+    open_and_draw(qtbot, window, "examples:resnet")
+    view, scene = window.canvas, window.canvas.scene()
+    view.actual_size()
+    frame = scene.groups["layer1"]
+    inside = scene.members("layer1")
+    assert {i.name for i in inside} == {
+        n for n in window.document.module_tree().children["layer1"].all_nodes()
+    }
+    before = {i.key: (i.pos().x(), i.pos().y()) for i in inside}
+    frame_before = frame.sceneBoundingRect()
+    title = frame.mapToScene(QPointF(frame.rect.width() / 2, 8))
+    drag(view, frame, 80, 40, at=title)
+    assert window.undo_stack.count() == 1
+    after = window.document.positions
+    assert set(after) == set(before)
+    for key, (x, y) in before.items():
+        assert after[key] == (pytest.approx(x + 80), pytest.approx(y + 40))
+    moved = frame.sceneBoundingRect()
+    assert moved.x() == pytest.approx(frame_before.x() + 80, abs=0.1)  # the frame follows
+    assert moved.width() == pytest.approx(frame_before.width(), abs=0.1)
+    window.undo_stack.undo()
+    assert window.document.positions == {}
+    assert {i.key: (i.pos().x(), i.pos().y()) for i in inside} == before
+    assert frame.sceneBoundingRect().x() == pytest.approx(frame_before.x(), abs=0.1)
+
+
+def test_a_frame_grows_around_a_node_dragged_out_and_pressing_inside_pans(qtbot, window):
+    open_and_draw(qtbot, window, "examples:resnet")
+    view, scene = window.canvas, window.canvas.scene()
+    view.actual_size()
+    frame, node = scene.groups["layer1.0"], scene.nodes["layer1_0_conv1"]
+    outer = scene.groups["layer1"]
+    drag(view, node, 300, 0)
+    assert frame.sceneBoundingRect().contains(node.sceneBoundingRect())
+    assert outer.sceneBoundingRect().contains(frame.sceneBoundingRect())
+    # Pressing inside a frame, away from its title and nodes, does not move anything.
+    count = window.undo_stack.count()
+    rect = frame.sceneBoundingRect()
+    empty = rect.bottomRight() - frame.rect.bottomRight() * 0 - type(rect.center())(6, 6)
+    assert all(not hasattr(i, "key") or i is frame or i is outer for i in scene.items(empty))
+    drag(view, frame, 50, 50, at=empty)
+    assert window.undo_stack.count() == count
+
+
+def test_a_collapsed_group_moves_and_keeps_its_place(qtbot, window):
+    open_and_draw(qtbot, window, "examples:resnet")
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        window.canvas.scene().groupToggled.emit("layer2")
+    view, scene = window.canvas, window.canvas.scene()
+    view.actual_size()
+    box = scene.groups["layer2"]
+    x, y = box.pos().x(), box.pos().y()
+    drag(view, box, 120, 0)
+    assert window.document.positions == {"group:layer2": (pytest.approx(x + 120), pytest.approx(y))}
+    assert window.undo_stack.undoText() == "Move layer2"
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        window.canvas.scene().groupToggled.emit("layer3")  # a new layout, a new scene
+    assert window.canvas.scene().groups["layer2"].pos().x() == pytest.approx(x + 120)
