@@ -565,6 +565,7 @@ class CanvasView(QGraphicsView):
     """Zoom with the wheel or +/-, pan by dragging the background or with the middle button."""
 
     ZOOM_STEP = 1.2
+    viewChanged = Signal()  # noqa: N815 - scrolled, zoomed or resized
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -579,6 +580,7 @@ class CanvasView(QGraphicsView):
         scale = self.transform().m11() * factor
         if 0.02 <= scale <= 8:
             self.scale(factor, factor)
+            self.viewChanged.emit()
 
     def zoom_in(self) -> None:
         self.zoom(self.ZOOM_STEP)
@@ -588,6 +590,7 @@ class CanvasView(QGraphicsView):
 
     def actual_size(self) -> None:
         self.resetTransform()
+        self.viewChanged.emit()
 
     def fit(self) -> None:
         """Show the whole graph (never magnified past 150%)."""
@@ -597,6 +600,7 @@ class CanvasView(QGraphicsView):
             if self.transform().m11() > 1.5:
                 self.resetTransform()
                 self.scale(1.5, 1.5)
+            self.viewChanged.emit()
 
     def first_view(self) -> None:
         """The view of a freshly opened graph: all of it if that stays readable, else its top
@@ -607,6 +611,15 @@ class CanvasView(QGraphicsView):
             self.scale(0.85, 0.85)
             rect = self.scene().itemsBoundingRect()
             self.centerOn(rect.center().x(), rect.top() + self.viewport().height() / 2 / 0.85)
+            self.viewChanged.emit()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
+        super().scrollContentsBy(dx, dy)
+        self.viewChanged.emit()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.viewChanged.emit()
 
     def wheelEvent(self, event) -> None:  # noqa: N802
         delta = event.angleDelta().y()

@@ -9,6 +9,7 @@ from fxstudio.core.layout import Layout, LayoutCancelled, LayoutEngine, top_leve
 from fxstudio.qt.bridge import SelectionModel
 from fxstudio.qt.canvas import CanvasView, GraphScene, GroupItem, NodeItem
 from fxstudio.qt.commands import MoveNodesCommand
+from fxstudio.qt.minimap import Minimap
 from fxstudio.qt.workers import Task
 
 #: Graphs with more nodes than this open with their top-level modules collapsed.
@@ -45,6 +46,8 @@ class CanvasController(QObject):
         self.scene.nodesMoved.connect(self._moved)
         self.scene.jumpRequested.connect(lambda name: self.selection.select([name]))
         self.undo_stack = None  # the window's QUndoStack, for drags
+        self.minimap = Minimap(view)
+        self.minimap_enabled = True
         selection.changed.connect(self._show_selection)
 
     def set_document(self, document: GraphDocument | None, first_open: bool = False) -> None:
@@ -52,6 +55,7 @@ class CanvasController(QObject):
         self.document = document
         self.layout = None
         self.scene.build_empty()
+        self.minimap.refresh()
         if document is None:
             return
         if first_open and len(document) > COLLAPSE_ABOVE and not document.collapsed:
@@ -64,6 +68,8 @@ class CanvasController(QObject):
         if doc is not None and event.kind is ChangeKind.VIEW_CHANGED and event.names:
             # Positions only: move those items, no new layout.
             self.scene.move_nodes({n: doc.positions.get(n) for n in event.names})
+            if self.minimap_enabled:
+                self.minimap.schedule_refresh()
             return
         self.relayout()
 
@@ -113,6 +119,7 @@ class CanvasController(QObject):
         if self._fit_next:
             self._fit_next = False
             self.view.first_view()
+        self.show_minimap(self.minimap_enabled)
         self.layoutDone.emit(layout)
 
     def _moved(self, before: dict, after: dict) -> None:
@@ -126,6 +133,13 @@ class CanvasController(QObject):
             self.undo_stack.push(command)
         else:
             command.redo()
+
+    def show_minimap(self, on: bool) -> None:
+        self.minimap_enabled = on
+        if on:
+            self.minimap.refresh()
+        else:
+            self.minimap.hide()
 
     # --- groups --------------------------------------------------------------------------------
 

@@ -196,6 +196,7 @@ class MainWindow(QMainWindow):
         self._action("actionRelayout").triggered.connect(
             lambda: self.canvas_controller.relayout(from_scratch=True)
         )
+        self._action("actionMinimap").toggled.connect(self.canvas_controller.show_minimap)
         self._action("actionExpandAll").triggered.connect(self.canvas_controller.expand_all)
         self._action("actionCollapseAll").triggered.connect(
             self.canvas_controller.collapse_top_level

@@ -267,3 +267,31 @@ def test_a_collapsed_group_moves_and_keeps_its_place(qtbot, window):
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
         window.canvas.scene().groupToggled.emit("layer3")  # a new layout, a new scene
     assert window.canvas.scene().groups["layer2"].pos().x() == pytest.approx(x + 120)
+
+
+def test_overview_map_shows_the_visible_area_and_moves_the_view(qtbot, window):
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtGui import QAction
+
+    from fxstudio.qt.minimap import Minimap
+
+    open_and_draw(qtbot, window, "examples:resnet")
+    view = window.canvas
+    minimap = view.findChild(Minimap, "minimap")
+    assert minimap.isVisible() and minimap.image is not None
+    view.actual_size()
+    view.centerOn(view.scene().nodes["x"])
+    top = minimap.visible_area().center().y()
+    # A click near the bottom of the map brings the bottom of the graph into view.
+    qtbot.mouseClick(
+        minimap, Qt.MouseButton.LeftButton, pos=QPoint(minimap.width() // 2, minimap.height() - 3)
+    )
+    assert minimap.visible_area().center().y() > top
+    shown = view.mapToScene(view.viewport().rect()).boundingRect()
+    assert shown.center().y() == pytest.approx(
+        minimap.scene_point(QPoint(0, minimap.height() - 3).toPointF()).y(), abs=shown.height()
+    )
+    window.findChild(QAction, "actionMinimap").trigger()
+    assert not minimap.isVisible()
+    window.findChild(QAction, "actionMinimap").trigger()
+    assert minimap.isVisible()

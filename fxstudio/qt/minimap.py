@@ -1,0 +1,137 @@
+"""The overview in the canvas corner: the whole graph small, the visible area as a frame.
+
+Click or drag in it to move the view there.  The picture is drawn from the items' boxes (one
+pass, no item painting) after each layout or move; between those, scrolling and zooming only
+move the frame.  A graph much taller than wide (a deep model) is shown at a readable width and
+the overview scrolls with the view, as an editor's minimap does.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
+from PySide6.QtGui import QColor, QImage, QPainter, QPen
+from PySide6.QtWidgets import QWidget
+
+from fxstudio.qt.canvas import OP_BORDERS, CanvasView, GraphScene
+
+
+class Minimap(QWidget):
+    MAX_W, MAX_H, MIN_W = 180, 220, 90
+    MARGIN = 10
+
+    def __init__(self, view: CanvasView) -> None:
+        super().__init__(view)
+        self.setObjectName("minimap")
+        self.view = view
+        self.image: QImage | None = None
+        self.scale = 1.0
+        self.origin = QPointF()  # scene point drawn at the image's (0, 0)
+        self.offset = 0.0  # image rows scrolled out of sight (tall graphs)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setToolTip("Overview — click or drag to move the view")
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(150)
+        self._timer.timeout.connect(self.refresh)
+        view.viewChanged.connect(self._view_changed)
+        self.hide()
+
+    def schedule_refresh(self) -> None:
+        """Redraw the picture soon (several moves in a row make one redraw)."""
+        self._timer.start()
+
+    def refresh(self) -> None:
+        scene = self.view.scene()
+        if not isinstance(scene, GraphScene) or not (scene.nodes or scene.groups):
+            self.image = None
+            self.hide()
+            return
+        rect = scene.itemsBoundingRect()
+        w, h = max(rect.width(), 1.0), max(rect.height(), 1.0)
+        self.scale = min(self.MAX_W / w, self.MAX_H / h)
+        if w * self.scale < self.MIN_W:  # tall and thin: readable width, scrolls with the view
+            self.scale = self.MIN_W / w
+        self.origin = rect.topLeft()
+        image = QImage(
+            max(int(w * self.scale), 1), max(int(h * self.scale), 1), QImage.Format.Format_RGB32
+        )
+        image.fill(QColor("#f3f4f6"))
+        painter = QPainter(image)
+        painter.scale(self.scale, self.scale)
+        painter.translate(-self.origin)
+        painter.setPen(QPen(QColor("#c4b5fd"), 0))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRects([g.sceneBoundingRect() for g in scene.groups.values() if not g.collapsed])
+        painter.setPen(Qt.PenStyle.NoPen)
+        by_colour: dict[str, list[QRectF]] = {}
+        for item in scene.nodes.values():
+            by_colour.setdefault(OP_BORDERS.get(item.op, "#6b7280"), []).append(
+                item.rect.translated(item.pos())
+            )
+        by_colour["#7c3aed"] = [
+            g.rect.translated(g.pos()) for g in scene.groups.values() if g.collapsed
+        ]
+        for colour, rects in by_colour.items():
+            painter.setBrush(QColor(colour))
+            painter.drawRects(rects)
+        painter.end()
+        self.image = image
+        self.resize(image.width(), min(image.height(), self.MAX_H))
+        self._place()
+        self._view_changed()
+        self.show()
+
+    def _place(self) -> None:
+        view = self.view
+        bar = view.verticalScrollBar()
+        right = view.width() - (bar.width() if bar.isVisible() else 0) - self.MARGIN
+        hbar = view.horizontalScrollBar()
+        bottom = view.height() - (hbar.height() if hbar.isVisible() else 0) - self.MARGIN
+        self.move(right - self.width(), bottom - self.height())
+
+    def visible_area(self) -> QRectF:
+        """The scene area the view shows, in image coordinates."""
+        area = self.view.mapToScene(self.view.viewport().rect()).boundingRect()
+        return QRectF(
+            (area.x() - self.origin.x()) * self.scale,
+            (area.y() - self.origin.y()) * self.scale,
+            area.width() * self.scale,
+            area.height() * self.scale,
+        )
+
+    def _view_changed(self) -> None:
+        if self.image is None:
+            return
+        self._place()
+        # A tall picture scrolls so that the visible area stays in the middle.
+        spare = self.image.height() - self.height()
+        centre = self.visible_area().center().y()
+        self.offset = min(max(centre - self.height() / 2, 0.0), float(max(spare, 0)))
+        self.update()
+
+    def paintEvent(self, event) -> None:  # noqa: N802
+        if self.image is None:
+            return
+        painter = QPainter(self)
+        painter.drawImage(0, 0, self.image, 0, int(self.offset))
+        painter.setPen(QPen(QColor("#f59e0b"), 2))
+        painter.setBrush(QColor(245, 158, 11, 40))
+        painter.drawRect(self.visible_area().translated(0, -self.offset))
+        painter.setPen(QPen(QColor("#9ca3af"), 1))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRect(self.rect().adjusted(0, 0, -1, -1))
+
+    def scene_point(self, pos: QPointF) -> QPointF:
+        return QPointF(
+            pos.x() / self.scale + self.origin.x(),
+            (pos.y() + self.offset) / self.scale + self.origin.y(),
+        )
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802
+        self.view.centerOn(self.scene_point(event.position()))
+        event.accept()
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+        if event.buttons() & Qt.MouseButton.LeftButton:
+            self.view.centerOn(self.scene_point(event.position()))
+        event.accept()
