@@ -89,7 +89,9 @@ def main() -> None:
     from tests.bench.bench_export import bench_export
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    only = set(sys.argv[1:])  # e.g. `run.py export` runs one group
+    only = set(
+        sys.argv[1:]
+    )  # e.g. `run.py export` runs one group (capture, export, layout, canvas)
     if not only or "capture" in only:
         for nodes, repeats in ((100, 7), (1000, 5), (10000, 3)):
             bench_capture(nodes, repeats)
@@ -99,6 +101,10 @@ def main() -> None:
         from tests.bench.bench_layout import bench_layout
 
         bench_layout(emit, timed)
+    if not only or "canvas" in only:
+        from tests.bench.bench_canvas import bench_canvas
+
+        bench_canvas(emit, timed)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,105 @@
+"""Canvas benchmarks: building the scene and repainting the view, against stock Qt items
+(a QGraphicsRectItem per node, a QGraphicsLineItem per edge, at the same places) in the same
+run.  Repaints render the real view offscreen (``viewport().grab()``: a full paint event)."""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+
+from fxstudio.core.layout import LayoutEngine
+from fxstudio.core.session import OpenRequest, open_document
+from tests.bench.bench_layout import ROOT
+
+CASES = [
+    ("GPT-2 12 layers (transformers, export)", "tests/models/hf_models.py:gpt2_12", "export"),
+    ("GPT-2 48 layers (transformers, export)", "tests/models/hf_models.py:gpt2_48", "export"),
+    ("synthetic residual MLP", "tests/bench/synthetic.py:deep_10000", "fx"),
+]
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def bench_canvas(emit, timed) -> None:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QLineF, QRectF
+    from PySide6.QtWidgets import QApplication, QGraphicsScene, QGraphicsView
+
+    from fxstudio.qt.canvas import CanvasView, GraphScene
+
+    app = QApplication.instance() or QApplication([])
+    for label, spec, frontend in CASES:
+        try:
+            doc = open_document(OpenRequest(str(ROOT / spec), frontend))
+        except Exception as exc:  # transformers missing
+            emit(bench="canvas", model=label, skipped=f"{type(exc).__name__}: {exc}"[:200])
+            continue
+        layout = LayoutEngine().layout(doc, set())
+        common = {"bench": "canvas", "model": label, "nodes": len(doc)}
+
+        rss0 = _rss_mb()
+        scene = GraphScene()
+        build = timed(lambda s=scene, d=doc, lay=layout: s.build(d, lay), 3)
+        rss1 = _rss_mb()
+
+        def stock_build(target: QGraphicsScene, doc=doc, layout=layout) -> None:
+            target.clear()
+            rects = {}
+            for name, box in layout.nodes.items():
+                rects[name] = target.addRect(QRectF(box.x, box.y, box.w, box.h))
+            for src, dst, _ in doc.edges():
+                a, b = rects.get(src), rects.get(dst)
+                if a is not None and b is not None:
+                    ra, rb = a.rect(), b.rect()
+                    target.addLine(QLineF(ra.center().x(), ra.bottom(), rb.center().x(), rb.top()))
+
+        stock = QGraphicsScene()
+        stock_times = timed(lambda s=stock: stock_build(s), 3)
+        emit(
+            **common,
+            what="scene build, fully expanded",
+            median_s=round(statistics.median(build), 4),
+            baseline_stock_items_s=round(statistics.median(stock_times), 4),
+            ratio=round(statistics.median(build) / statistics.median(stock_times), 2),
+            items=len(scene.items()),
+            peak_rss_growth_mb=round(rss1 - rss0, 1),
+            peak_rss_mb=round(rss1, 1),
+        )
+
+        measured: dict[str, dict[str, list[float]]] = {}
+        for name, target in (("fxstudio", scene), ("stock", stock)):
+            view = CanvasView() if name == "fxstudio" else QGraphicsView()
+            view.resize(1600, 1000)
+            view.setScene(target)
+            view.show()
+            app.processEvents()
+            results = measured[name] = {}
+            for zoom_label, zoom in (("zoomed out (2%)", 0.02), ("100%", 1.0)):
+                view.resetTransform()
+                view.scale(zoom, zoom)
+                view.centerOn(target.itemsBoundingRect().center())
+                app.processEvents()
+                results[zoom_label] = timed(lambda v=view: v.viewport().grab(), 7)
+            bar = view.verticalScrollBar()
+
+            def pan(v=view, b=bar) -> None:
+                b.setValue(b.value() + 40)
+                v.viewport().grab()
+
+            results["pan step at 100%"] = timed(pan, 7)
+            view.close()
+        for what, runs in measured["fxstudio"].items():
+            ours = statistics.median(runs)
+            base = statistics.median(measured["stock"][what])
+            emit(
+                **common,
+                what=f"repaint of the 1600x1000 view, {what}",
+                median_ms=round(ours * 1000, 2),
+                baseline_stock_items_ms=round(base * 1000, 2),
+                ratio=round(ours / base, 2),
+            )
+        scene.clear()
+        stock.clear()
