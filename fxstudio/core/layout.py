@@ -19,7 +19,9 @@ Example:
 
 from __future__ import annotations
 
+import ctypes
 import json
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -366,7 +368,7 @@ class _Run:
             graph.add_node(k, width=f"{w / 72:.3f}", height=f"{h / 72:.3f}")
         for a, b in edges:
             graph.add_edge(a, b)
-        graph.layout(prog="dot")
+        run_dot(graph)
         self.dot_runs += 1
         bb = [float(v) for v in graph.graph_attr["bb"].split(",")]
         height = bb[3] - bb[1]
@@ -397,6 +399,52 @@ class _Run:
             else:
                 self.place(child, box.x + GROUP_PAD, box.y + GROUP_PAD + GROUP_TITLE, out)
         return w, h
+
+
+_DOT_LOCK = threading.Lock()  # graphviz keeps global state: one layout at a time
+_GVC: Any = None  # ctypes handle on the libgvc pygraphviz loaded, once found
+
+
+def _libgvc() -> Any:
+    """The graphviz library pygraphviz uses, for calls that release the GIL (ctypes does;
+    pygraphviz's own wrappers hold it, freezing the window for as long as ``dot`` runs).
+    ``False`` where it cannot be found (not Linux, or an unusual build)."""
+    global _GVC
+    if _GVC is None:
+        _GVC = False
+        try:
+            with open("/proc/self/maps") as maps:
+                paths = sorted({line.split()[-1] for line in maps if "/libgvc" in line})
+            if paths:
+                lib = ctypes.CDLL(paths[0])
+                ptr = ctypes.c_void_p
+                lib.gvLayout.argtypes = [ptr, ptr, ctypes.c_char_p]
+                lib.gvRender.argtypes = [ptr, ptr, ctypes.c_char_p, ptr]
+                lib.gvFreeLayout.argtypes = [ptr, ptr]
+                _GVC = lib
+        except (OSError, AttributeError):
+            _GVC = False
+    return _GVC
+
+
+def run_dot(graph: Any) -> None:
+    """``graph.layout(prog="dot")``, without holding the GIL while graphviz works."""
+    from pygraphviz import graphviz as gv
+
+    with _DOT_LOCK:
+        lib = _libgvc()
+        if not lib:
+            graph.layout(prog="dot")
+            return
+        gvc = gv.gvContextWithBuiltins()
+        try:
+            if lib.gvLayout(int(gvc), int(graph.handle), b"dot") != 0:
+                raise RuntimeError("graphviz dot could not lay out the graph")
+            lib.gvRender(int(gvc), int(graph.handle), b"dot", None)  # positions -> attributes
+            lib.gvFreeLayout(int(gvc), int(graph.handle))
+        finally:
+            gv.gvFreeContext(gvc)
+        graph.has_layout = True
 
 
 def _layered(keys, sizes, edges):

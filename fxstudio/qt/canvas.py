@@ -8,9 +8,9 @@ it, which lays the graph out again (in a worker thread) and rebuilds the scene.
 
 from __future__ import annotations
 
-import math
+from collections.abc import Iterator
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QBrush,
     QColor,
@@ -51,6 +51,9 @@ OP_BORDERS = {
     "output": "#4b5563",
 }
 DETAIL_SCALE = 0.45  # below this zoom, nodes are drawn as plain shapes without text
+MOVABLE = (
+    QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+)
 
 
 _FONTS: dict[tuple[float, bool, bool], QFont] = {}
@@ -69,6 +72,17 @@ def _font(size: float, bold: bool = False, italic: bool = False) -> QFont:
     return font
 
 
+_PENS: dict[bool, QPen] = {}
+
+
+def _edge_pen(dashed: bool) -> QPen:
+    pen = _PENS.get(dashed)
+    if pen is None:
+        style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
+        pen = _PENS[dashed] = QPen(QColor("#6b7280"), 1.2, style)
+    return pen
+
+
 def _lod(option: QStyleOptionGraphicsItem, painter: QPainter) -> float:
     return option.levelOfDetailFromTransform(painter.worldTransform())
 
@@ -76,8 +90,10 @@ def _lod(option: QStyleOptionGraphicsItem, painter: QPainter) -> float:
 class BoxItem(QGraphicsItem):
     """Something edges attach to: a node, or a collapsed group standing for its nodes.
 
-    ``key`` is its key in the document's positions; moving it moves its edges and refits the
-    frames around it.
+    ``key`` is its key in the document's positions.  Whoever moves it calls :meth:`follow`
+    (the scene, for drags; :meth:`GraphScene.move_nodes`, for the document's positions): an
+    ``itemChange`` override would cost a Python call for each of a dozen changes per item
+    while a scene of thousands is built.
     """
 
     key: str
@@ -90,14 +106,13 @@ class BoxItem(QGraphicsItem):
     def boundingRect(self) -> QRectF:  # noqa: N802
         return self.rect.adjusted(-2, -2, 2, 2)
 
-    def itemChange(self, change, value):  # noqa: N802
-        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged:
-            for edge in self.edges:
-                edge.update_path()
-            scene = self.scene()
-            if isinstance(scene, GraphScene):
-                scene.moved(self.key)
-        return super().itemChange(change, value)
+    def follow(self) -> None:
+        """It moved: bring its edges along and let the frames around it fit again."""
+        for edge in self.edges:
+            edge.update_path()
+        scene = self.scene()
+        if isinstance(scene, GraphScene):
+            scene.moved(self.key)
 
     def top(self) -> QPointF:
         return self.pos() + QPointF(self.rect.width() / 2, 0)
@@ -116,9 +131,7 @@ class NodeItem(BoxItem):
         self.lines = [name, target if target != name else "", shape]
         self.rect = QRectF(0, 0, box.w, box.h)
         self.setPos(box.x, box.y)
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable)
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
+        self.setFlags(MOVABLE)
         self.setToolTip(f"{name}\n{op}: {target}\n{shape}")
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
@@ -171,9 +184,7 @@ class GroupItem(BoxItem):
         self.setPos(box.x, box.y)
         self._drag: tuple[QPointF, dict[BoxItem, QPointF]] | None = None
         if collapsed:
-            self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
-            self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsMovable)
-            self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges)
+            self.setFlags(MOVABLE)
             self.setToolTip(f"{label}\n{members} nodes — double-click to expand")
         else:
             self.setAcceptHoverEvents(True)
@@ -213,7 +224,7 @@ class GroupItem(BoxItem):
         start, origins = self._drag
         delta = event.scenePos() - start
         for item, origin in origins.items():
-            item.setPos(origin + delta)
+            item.setPos(origin + delta)  # the scene calls follow() after this event
 
     def mouseReleaseEvent(self, event) -> None:  # noqa: N802
         self._drag = None
@@ -271,9 +282,7 @@ class EdgeItem(QGraphicsPathItem):
         self.stub = stub  # the shared value's name
         self.source_name = source.name
         self.target_name = target.name
-        self.setPen(
-            QPen(QColor("#6b7280"), 1.2, Qt.PenStyle.DashLine if stub else Qt.PenStyle.SolidLine)
-        )
+        self.setPen(_edge_pen(bool(stub)))
         tip = f"{source.name} → {target.name}: {', '.join(labels)}"
         if stub:
             tip += "\nshared value, drawn as a stub — click to select it"
@@ -304,14 +313,9 @@ class EdgeItem(QGraphicsPathItem):
             dy = max(abs(end.y() - start.y()) * 0.5, 20.0)
             path.cubicTo(start + QPointF(0, dy), end - QPointF(0, dy), end)
         self.setPath(path)
-        # The arrowhead points along the curve's last tangent, into the user.
-        angle = math.radians(-path.angleAtPercent(1.0))
-        size = 7.0
-        back = QPointF(math.cos(angle), math.sin(angle))
-        side = QPointF(-back.y(), back.x())
-        self.arrow = QPolygonF(
-            [end, end - back * size + side * 3.5, end - back * size - side * 3.5]
-        )
+        # Curves and stubs both end going straight down, so the arrowhead points down.
+        x, y = end.x(), end.y()
+        self.arrow = QPolygonF([end, QPointF(x - 3.5, y - 7.0), QPointF(x + 3.5, y - 7.0)])
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         painter.setPen(self.pen())
@@ -369,6 +373,10 @@ class GraphScene(QGraphicsScene):
         self.group_drag: set[str] = set()  # keys taken along by a group's title drag
         self._dirty: set[str] = set()  # frames to fit to what they hold
         self._drag_start: dict[str, tuple[float, float]] = {}
+        self._drag_last: dict[str, tuple[float, float]] = {}
+        self._overview: Overview | None = None
+        self._bounds = QRectF()  # what the items cover, kept up to date as they move
+        self.selectionChanged.connect(self._forget_overview)
         self.setBackgroundBrush(QColor("#fafafa"))
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
 
@@ -377,9 +385,20 @@ class GraphScene(QGraphicsScene):
         self.nodes, self.groups, self.edges = {}, {}, []
         self.layout = None
         self.tree, self.parent_of, self._dirty = {}, {}, set()
+        self._overview = None
+        self._bounds = QRectF()
 
     def build(self, doc: GraphDocument, layout: Layout) -> None:
+        """Make the items for ``layout`` (all at once)."""
+        for _ in self.build_steps(doc, layout):
+            pass
+
+    def build_steps(self, doc: GraphDocument, layout: Layout, chunk: int = 2000) -> Iterator[float]:
+        """Make the items for ``layout``, pausing (yielding the fraction done) after every
+        ``chunk`` items, so that a caller can keep the window responsive."""
         self.build_empty()
+        total = max(len(layout.groups) + len(layout.nodes) + len(doc), 1)
+        made = 0
         self.layout = layout
         self.tree = {g.path: g for g in drawn_tree(doc).walk()}
         for path, group in self.tree.items():
@@ -396,6 +415,9 @@ class GraphScene(QGraphicsScene):
                 item.setPos(*doc.positions[item.key])
             self.groups[path] = item
             self._add(item, 2 if item.collapsed else 0)
+            made += 1
+            if made % chunk == 0:
+                yield made / total
         for name, box in layout.nodes.items():
             node = doc.node(name)
             item = NodeItem(name, node.op, format_target(node), format_shape(node_shape(node)), box)
@@ -403,6 +425,9 @@ class GraphScene(QGraphicsScene):
                 item.setPos(*doc.positions[name])
             self.nodes[name] = item
             self._add(item, 2)
+            made += 1
+            if made % chunk == 0:
+                yield made / total
         seen: dict[tuple[str, str], list[str]] = {}
         stubs: dict[tuple[str, str], list[str]] = {}
         first_use: set[str] = set()
@@ -426,6 +451,9 @@ class GraphScene(QGraphicsScene):
             self._add_edge(
                 self.item(a), self.item(b), labels, inputs[b].index((a, False)), len(inputs[b])
             )
+            made += 1
+            if made % chunk == 0:
+                yield min(made / total, 0.99)
         for (src, b), labels in stubs.items():
             self._add_edge(
                 self.item(layout.visible(src)),
@@ -435,6 +463,11 @@ class GraphScene(QGraphicsScene):
                 len(inputs[b]),
                 stub=src,
             )
+        self._bounds = QRectF(0, 0, layout.width, layout.height)
+        for key in doc.positions:
+            item = self.item_by_key(key)
+            if item is not None:
+                self._bounds = self._bounds.united(item.sceneBoundingRect())
         self._dirty = {self.parent_of[k] for k in doc.positions if k in self.parent_of}
         self.refit_frames()
         margin = 40
@@ -477,8 +510,26 @@ class GraphScene(QGraphicsScene):
             out.extend(self.nodes[n] for n in g.nodes if n in self.nodes)
         return out
 
+    def overview(self) -> Overview:
+        """The zoomed-out picture of the scene as it is now."""
+        if self._overview is None:
+            self._overview = Overview(self)
+        return self._overview
+
+    def _forget_overview(self) -> None:
+        self._overview = None
+
+    def content_rect(self) -> QRectF:
+        """What the items cover (like ``itemsBoundingRect()``, without asking each of
+        thousands of items for its box)."""
+        return QRectF(self._bounds)
+
     def moved(self, key: str) -> None:
         """An item moved: the frames around it must fit again (see :meth:`refit_frames`)."""
+        self._overview = None
+        item = self.item_by_key(key)
+        if item is not None:
+            self._bounds = self._bounds.united(item.sceneBoundingRect())
         parent = self.parent_of.get(key)
         if parent:
             self._dirty.add(parent)
@@ -505,6 +556,7 @@ class GraphScene(QGraphicsScene):
                 frame.rect = QRectF(0, 0, rect.width(), rect.height())
             if frame.pos() != rect.topLeft():
                 frame.setPos(rect.topLeft())
+            self._overview = None
             parent = self.parent_of.get(frame.key)
             if parent:
                 self._dirty.add(parent)
@@ -522,6 +574,7 @@ class GraphScene(QGraphicsScene):
                 pos = (box.x, box.y) if box is not None else None
             if pos is not None and (item.pos().x(), item.pos().y()) != pos:
                 item.setPos(*pos)
+                item.follow()
         self.refit_frames()
 
     def _movable_selection(self) -> list[BoxItem]:
@@ -535,9 +588,15 @@ class GraphScene(QGraphicsScene):
         else:
             items = self._movable_selection()
         self._drag_start = {i.key: (i.pos().x(), i.pos().y()) for i in items if i is not None}
+        self._drag_last = dict(self._drag_start)
 
     def mouseMoveEvent(self, event) -> None:  # noqa: N802
         super().mouseMoveEvent(event)
+        for key in self._drag_start:
+            item = self.item_by_key(key)
+            if item is not None and (item.pos().x(), item.pos().y()) != self._drag_last.get(key):
+                self._drag_last[key] = (item.pos().x(), item.pos().y())
+                item.follow()
         self.refit_frames()
 
     def mouseReleaseEvent(self, event) -> None:  # noqa: N802
@@ -561,10 +620,99 @@ class GraphScene(QGraphicsScene):
         super().mouseDoubleClickEvent(event)
 
 
+class Overview:
+    """The zoomed-out picture, drawn without the items: coloured boxes and straight edges.
+
+    Far out, a view shows thousands of items, and a Python ``paint`` per item costs more than
+    a frame.  This draws the same shapes the items draw at that zoom (boxes without text) in
+    a few batched calls, culled to the visible area with arrays.  The scene makes a new one
+    whenever something moved or the selection changed.
+    """
+
+    def __init__(self, scene: GraphScene) -> None:
+        import numpy as np
+
+        self.frames = [g.rect.translated(g.pos()) for g in scene.groups.values() if not g.collapsed]
+        boxes: list[QRectF] = []
+        fills: list[str] = []
+        borders: list[str] = []
+        selected: list[bool] = []
+        for item in scene.nodes.values():
+            boxes.append(item.rect.translated(item.pos()))
+            fills.append(OP_COLORS.get(item.op, "#f3f4f6"))
+            borders.append(OP_BORDERS.get(item.op, "#6b7280"))
+            selected.append(item.isSelected())
+        for group in scene.groups.values():
+            if group.collapsed:
+                boxes.append(group.rect.translated(group.pos()))
+                fills.append("#ede9fe")
+                borders.append("#7c3aed")
+                selected.append(group.isSelected())
+        self.boxes, self.selected = boxes, selected
+        self.style = [(f, b) for f, b in zip(fills, borders, strict=True)]
+        self.lines = []
+        for edge in scene.edges:
+            path = edge.path()
+            self.lines.append(QLineF(path.pointAtPercent(0), path.pointAtPercent(1)))
+
+        def extent(rects):
+            return np.array(
+                [(r.left(), r.top(), r.right(), r.bottom()) for r in rects] or np.zeros((0, 4)),
+                dtype=float,
+            ).reshape(-1, 4)
+
+        self._boxes = extent(boxes)
+        self._lines = np.array(
+            [
+                (min(a.x1(), a.x2()), min(a.y1(), a.y2()), max(a.x1(), a.x2()), max(a.y1(), a.y2()))
+                for a in self.lines
+            ]
+            or np.zeros((0, 4)),
+            dtype=float,
+        ).reshape(-1, 4)
+        self._np = np
+
+    def _visible(self, extents, area: QRectF):
+        e = extents
+        hit = (
+            (e[:, 0] <= area.right())
+            & (e[:, 2] >= area.left())
+            & (e[:, 1] <= area.bottom())
+            & (e[:, 3] >= area.top())
+        )
+        return self._np.flatnonzero(hit)
+
+    def draw(self, painter: QPainter, area: QRectF) -> None:
+        painter.setPen(QPen(QColor("#a78bfa"), 0, Qt.PenStyle.DashLine))
+        painter.setBrush(QColor(245, 243, 255, 120))
+        painter.drawRects([f for f in self.frames if f.intersects(area)])
+        painter.setPen(QPen(QColor("#6b7280"), 0))
+        painter.drawLines([self.lines[i] for i in self._visible(self._lines, area)])
+        groups: dict[tuple[str, str], list[QRectF]] = {}
+        chosen: list[QRectF] = []
+        for i in self._visible(self._boxes, area):
+            (chosen if self.selected[i] else groups.setdefault(self.style[i], [])).append(
+                self.boxes[i]
+            )
+        for (fill, border), rects in groups.items():
+            painter.setPen(QPen(QColor(border), 0))
+            painter.setBrush(QColor(fill))
+            painter.drawRects(rects)
+        if chosen:
+            painter.setPen(QPen(QColor("#f59e0b"), 0))
+            painter.setBrush(QColor("#f59e0b"))
+            painter.drawRects(chosen)
+
+
+def _content(scene: QGraphicsScene) -> QRectF:
+    return scene.content_rect() if isinstance(scene, GraphScene) else scene.itemsBoundingRect()
+
+
 class CanvasView(QGraphicsView):
     """Zoom with the wheel or +/-, pan by dragging the background or with the middle button."""
 
     ZOOM_STEP = 1.2
+    OVERVIEW_SCALE = 0.2  # below this zoom the scene is drawn by its Overview, not its items
     viewChanged = Signal()  # noqa: N815 - scrolled, zoomed or resized
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -595,7 +743,7 @@ class CanvasView(QGraphicsView):
     def fit(self) -> None:
         """Show the whole graph (never magnified past 150%)."""
         if self.scene() is not None:
-            rect = self.scene().itemsBoundingRect().adjusted(-20, -20, 20, 20)
+            rect = _content(self.scene()).adjusted(-20, -20, 20, 20)
             self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
             if self.transform().m11() > 1.5:
                 self.resetTransform()
@@ -609,9 +757,21 @@ class CanvasView(QGraphicsView):
         if self.transform().m11() < 0.6 and self.scene() is not None:
             self.resetTransform()
             self.scale(0.85, 0.85)
-            rect = self.scene().itemsBoundingRect()
+            rect = _content(self.scene())
             self.centerOn(rect.center().x(), rect.top() + self.viewport().height() / 2 / 0.85)
             self.viewChanged.emit()
+
+    def paintEvent(self, event) -> None:  # noqa: N802
+        scene = self.scene()
+        if not isinstance(scene, GraphScene) or self.transform().m11() >= self.OVERVIEW_SCALE:
+            super().paintEvent(event)
+            return
+        painter = QPainter(self.viewport())
+        painter.fillRect(event.rect(), scene.backgroundBrush())
+        painter.setTransform(self.viewportTransform())
+        area = self.mapToScene(event.rect()).boundingRect()
+        scene.overview().draw(painter, area)
+        painter.end()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
         super().scrollContentsBy(dx, dy)

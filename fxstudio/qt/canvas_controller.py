@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Signal
+from collections.abc import Iterator
+
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.layout import Layout, LayoutCancelled, LayoutEngine, top_level_groups
@@ -14,6 +16,8 @@ from fxstudio.qt.workers import Task
 
 #: Graphs with more nodes than this open with their top-level modules collapsed.
 COLLAPSE_ABOVE = 300
+#: Items made per turn of the event loop when a scene is built (about 80 ms of work).
+BUILD_CHUNK = 1500
 
 
 class CanvasController(QObject):
@@ -34,21 +38,27 @@ class CanvasController(QObject):
         self.view = view
         self.selection = selection
         self.engine = LayoutEngine()
-        self.scene = GraphScene(self)
+        self.scene = self._new_scene()
         view.setScene(self.scene)
         self.document: GraphDocument | None = None
         self.layout: Layout | None = None
         self._task: Task | None = None
         self._fit_next = False
         self._syncing = False
-        self.scene.selectionChanged.connect(self._scene_selection)
-        self.scene.groupToggled.connect(self.toggle_group)
-        self.scene.nodesMoved.connect(self._moved)
-        self.scene.jumpRequested.connect(lambda name: self.selection.select([name]))
+        self._building: tuple[GraphScene, Iterator[float], GraphDocument, Layout] | None = None
+        self._generation = 0  # of scene builds: a newer one makes older steps stale
         self.undo_stack = None  # the window's QUndoStack, for drags
         self.minimap = Minimap(view)
         self.minimap_enabled = True
         selection.changed.connect(self._show_selection)
+
+    def _new_scene(self) -> GraphScene:
+        scene = GraphScene(self)
+        scene.selectionChanged.connect(self._scene_selection)
+        scene.groupToggled.connect(self.toggle_group)
+        scene.nodesMoved.connect(self._moved)
+        scene.jumpRequested.connect(lambda name: self.selection.select([name]))
+        return scene
 
     def set_document(self, document: GraphDocument | None, first_open: bool = False) -> None:
         self.cancel()
@@ -67,6 +77,8 @@ class CanvasController(QObject):
         doc = self.document
         if doc is not None and event.kind is ChangeKind.VIEW_CHANGED and event.names:
             # Positions only: move those items, no new layout.
+            if self._building is not None:  # the scene being made must read them again
+                self._build(doc, self._building[3])
             self.scene.move_nodes({n: doc.positions.get(n) for n in event.names})
             if self.minimap_enabled:
                 self.minimap.schedule_refresh()
@@ -99,6 +111,8 @@ class CanvasController(QObject):
         if self._task is not None:
             self._task.cancel()
             self._task = None
+        self._generation += 1
+        self._building = None
 
     def _failed(self, exc: BaseException) -> None:
         self._task = None
@@ -109,12 +123,37 @@ class CanvasController(QObject):
         self._task = None
         if doc is not self.document:
             return
+        self._build(doc, layout)
+
+    def _build(self, doc: GraphDocument, layout: Layout) -> None:
+        """Make the items in a new scene, a chunk per turn of the event loop (a big graph
+        takes about a second), while the old picture stays on screen and usable."""
+        self._generation += 1
+        scene = self._new_scene()
+        self._building = (scene, scene.build_steps(doc, layout, BUILD_CHUNK), doc, layout)
+        self._build_step(self._generation)
+
+    def _build_step(self, generation: int) -> None:
+        if generation != self._generation or self._building is None:
+            return  # replaced by a newer layout or build
+        scene, steps, doc, layout = self._building
+        try:
+            next(steps)
+        except StopIteration:
+            self._building = None
+            self._finish(scene, doc, layout)
+            return
+        QTimer.singleShot(0, lambda: self._build_step(generation))
+
+    def _finish(self, scene: GraphScene, doc: GraphDocument, layout: Layout) -> None:
+        old, self.scene = self.scene, scene
         self.layout = layout
         self._syncing = True
         try:
-            self.scene.build(doc, layout)
+            self.view.setScene(scene)
         finally:
             self._syncing = False
+        old.deleteLater()
         self._show_selection(self.selection.names)
         if self._fit_next:
             self._fit_next = False

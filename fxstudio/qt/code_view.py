@@ -10,15 +10,20 @@ from PySide6.QtGui import (
     QFont,
     QFontDatabase,
     QSyntaxHighlighter,
+    QTextBlock,
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
     QTextFormat,
+    QTextLayout,
 )
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.qt.bridge import SelectionModel
+
+#: Code with more lines than this is coloured as it scrolls into view, not all at once.
+HIGHLIGHT_ALL_BELOW = 1500
 
 
 def _fmt(color: str, bold: bool = False, italic: bool = False) -> QTextCharFormat:
@@ -31,9 +36,14 @@ def _fmt(color: str, bold: bool = False, italic: bool = False) -> QTextCharForma
 
 
 class PythonHighlighter(QSyntaxHighlighter):
-    """Keywords, builtins-ish names, numbers, strings and comments."""
+    """Keywords, builtins-ish names, numbers, strings and comments.
 
-    def __init__(self, document: QTextDocument) -> None:
+    Attached to a document it colours every line as the text changes: a second or more for
+    a 10,000-line ``forward``.  For code that long the view leaves it detached and colours the
+    lines that scroll into view with :meth:`colour_block`.
+    """
+
+    def __init__(self, document: QTextDocument | None) -> None:
         super().__init__(document)
         kw = r"\b(" + "|".join(keyword.kwlist) + r")\b"
         self._rules = [
@@ -45,12 +55,28 @@ class PythonHighlighter(QSyntaxHighlighter):
             (QRegularExpression(r"#[^\n]*"), _fmt("#6b7280", italic=True)),
         ]
 
-    def highlightBlock(self, text: str) -> None:  # noqa: N802
+    def spans(self, text: str) -> list[tuple[int, int, QTextCharFormat]]:
+        out = []
         for rx, fmt in self._rules:
             it = rx.globalMatch(text)
             while it.hasNext():
                 m = it.next()
-                self.setFormat(m.capturedStart(), m.capturedLength(), fmt)
+                out.append((m.capturedStart(), m.capturedLength(), fmt))
+        return out
+
+    def highlightBlock(self, text: str) -> None:  # noqa: N802
+        for start, length, fmt in self.spans(text):
+            self.setFormat(start, length, fmt)
+
+    def colour_block(self, block: QTextBlock) -> None:
+        """Colour one block of a document this highlighter is not attached to."""
+        ranges = []
+        for start, length, fmt in self.spans(block.text()):
+            r = QTextLayout.FormatRange()
+            r.start, r.length, r.format = start, length, fmt
+            ranges.append(r)
+        block.layout().setFormats(ranges)
+        block.document().markContentsDirty(block.position(), block.length())
 
 
 class CodeViewController(QObject):
@@ -66,8 +92,12 @@ class CodeViewController(QObject):
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         view.setFont(font)
         self._highlighter = PythonHighlighter(view.document())
+        self._coloured: set[int] | None = None  # blocks coloured so far (long code only)
+        self._colouring = False
         self._updating = False
         view.cursorPositionChanged.connect(self._on_cursor_moved)
+        view.verticalScrollBar().valueChanged.connect(self._highlight_visible)
+        view.updateRequest.connect(lambda *_: self._highlight_visible())
         selection.changed.connect(self._show_selection)
 
     def set_document(self, document: GraphDocument | None) -> None:
@@ -76,11 +106,41 @@ class CodeViewController(QObject):
 
     def refresh(self) -> None:
         self._updating = True
+        code = self.document.code() if self.document else ""
+        long_code = code.count("\n") > HIGHLIGHT_ALL_BELOW
+        self._coloured = set() if long_code else None
+        self._highlighter.setDocument(None if long_code else self.view.document())
         try:
-            self.view.setPlainText(self.document.code() if self.document else "")
+            self.view.setPlainText(code)
         finally:
             self._updating = False
         self._show_selection(self.selection.names)
+        self._highlight_visible()
+
+    def _highlight_visible(self) -> None:
+        """Colour the lines on screen (and a screenful either side) not coloured yet."""
+        coloured = self._coloured
+        if coloured is None or self._colouring:
+            return
+        self._colouring = True
+        try:
+            self._colour_around(coloured)
+        finally:
+            self._colouring = False
+
+    def _colour_around(self, coloured: set[int]) -> None:
+        block = self.view.firstVisibleBlock()
+        page = max(self.view.viewport().height() // max(self.view.fontMetrics().height(), 1), 20)
+        first = max(block.blockNumber() - page, 0)
+        block = self.view.document().findBlockByNumber(first)
+        for _ in range(3 * page):
+            if not block.isValid():
+                break
+            number = block.blockNumber()
+            if number not in coloured:
+                coloured.add(number)
+                self._highlighter.colour_block(block)
+            block = block.next()
 
     def on_document_changed(self, event: DocumentEvent) -> None:
         if event.kind is not ChangeKind.VIEW_CHANGED:  # moves and collapses leave code alone

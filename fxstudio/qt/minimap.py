@@ -46,7 +46,7 @@ class Minimap(QWidget):
             self.image = None
             self.hide()
             return
-        rect = scene.itemsBoundingRect()
+        rect = scene.content_rect()
         w, h = max(rect.width(), 1.0), max(rect.height(), 1.0)
         self.scale = min(self.MAX_W / w, self.MAX_H / h)
         if w * self.scale < self.MIN_W:  # tall and thin: readable width, scrolls with the view

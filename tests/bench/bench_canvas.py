@@ -28,7 +28,7 @@ def bench_canvas(emit, timed) -> None:
     from PySide6.QtCore import QLineF, QRectF
     from PySide6.QtWidgets import QApplication, QGraphicsScene, QGraphicsView
 
-    from fxstudio.qt.canvas import CanvasView, GraphScene
+    from fxstudio.qt.canvas import CanvasView, GraphScene, Overview
 
     app = QApplication.instance() or QApplication([])
     for label, spec, frontend in CASES:
@@ -77,7 +77,7 @@ def bench_canvas(emit, timed) -> None:
             view.show()
             app.processEvents()
             results = measured[name] = {}
-            for zoom_label, zoom in (("zoomed out (2%)", 0.02), ("100%", 1.0)):
+            for zoom_label, zoom in (("zoomed out (2%)", 0.02), ("25%", 0.25), ("100%", 1.0)):
                 view.resetTransform()
                 view.scale(zoom, zoom)
                 view.centerOn(target.itemsBoundingRect().center())
@@ -101,5 +101,76 @@ def bench_canvas(emit, timed) -> None:
                 baseline_stock_items_ms=round(base * 1000, 2),
                 ratio=round(ours / base, 2),
             )
+        rebuild = timed(lambda s=scene: Overview(s), 5)
+        emit(
+            **common,
+            what="zoomed-out picture rebuilt after a move or a selection change",
+            median_ms=round(statistics.median(rebuild) * 1000, 2),
+        )
         scene.clear()
         stock.clear()
+
+
+def bench_responsiveness(emit) -> None:
+    """The longest the window's event loop is held up (a 5 ms timer's largest gap) while a big
+    graph opens and while all its modules are expanded; the rule is 100 ms."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication([])
+    for label, spec, frontend in CASES[1:]:
+        _responsiveness(emit, app, label, spec, frontend)
+
+
+def _responsiveness(emit, app, label: str, spec: str, frontend: str) -> None:
+    import time
+
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    from fxstudio.qt.main_window import MainWindow
+
+    window = MainWindow(interactive=False)
+    window.resize(1600, 1000)
+    window.show()
+    gaps: list[float] = []
+    last = [time.perf_counter()]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(tick)
+    loop = QEventLoop()
+    window.layoutShown.connect(lambda *_: loop.quit())
+    window.loadFailed.connect(lambda *_: loop.quit())
+
+    def run(start, what: str) -> None:
+        gaps.clear()
+        last[0] = time.perf_counter()
+        timer.start()
+        t0 = time.perf_counter()
+        start()
+        loop.exec()
+        timer.stop()
+        emit(
+            bench="responsiveness",
+            model=label,
+            nodes=len(window.document) if window.document else None,
+            what=what,
+            seconds=round(time.perf_counter() - t0, 3),
+            longest_stall_ms=round(max(gaps, default=0.0) * 1000, 1),
+            stalls_over_100ms=sum(1 for g in gaps if g > 0.1),
+        )
+
+    run(
+        lambda: window.open_model(OpenRequest(str(ROOT / spec), frontend)),
+        "open (model build, capture, shapes, first collapsed picture)",
+    )
+    if window.document is not None and window.document.collapsed:
+        run(window.canvas_controller.expand_all, "expand all modules (layout + scene)")
+    window.close()
+    window.deleteLater()
+    app.processEvents()

@@ -102,9 +102,10 @@ def main() -> None:
 
         bench_layout(emit, timed)
     if not only or "canvas" in only:
-        from tests.bench.bench_canvas import bench_canvas
+        from tests.bench.bench_canvas import bench_canvas, bench_responsiveness
 
         bench_canvas(emit, timed)
+        bench_responsiveness(emit)
 
 
 if __name__ == "__main__":

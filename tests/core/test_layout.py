@@ -76,12 +76,12 @@ def test_group_layouts_are_cached_and_reused():
 
 
 def test_fallback_layout_when_graphviz_fails(monkeypatch):
-    import pygraphviz
+    from pygraphviz import graphviz
 
-    def broken(self, *args, **kwargs):
+    def broken(*args, **kwargs):
         raise OSError("dot not found")
 
-    monkeypatch.setattr(pygraphviz.AGraph, "layout", broken)
+    monkeypatch.setattr(graphviz, "gvContextWithBuiltins", broken)  # as pygraphviz calls it
     doc = open_document("examples:resnet")
     lay = LayoutEngine().layout(doc, set())
     assert lay.engine == "fallback"
@@ -129,3 +129,29 @@ def test_values_shared_by_far_apart_layers_do_not_steer_the_layout():
     # A value used by a few nearby nodes keeps its edges.
     local = open_document(OpenRequest("examples:resnet"))
     assert LayoutEngine().layout(local, set()).shared == set()
+
+
+def test_dot_runs_outside_the_gil_on_linux():
+    # pygraphviz's own layout() holds the GIL for as long as dot runs, so a layout in a worker
+    # thread froze the window; fxstudio calls the same libgvc through ctypes instead.
+    import sys
+    import threading
+
+    import pygraphviz
+
+    from fxstudio.core import layout
+
+    graph = pygraphviz.AGraph(directed=True)
+    for i in range(30):
+        graph.add_edge(f"n{i}", f"n{i + 1}")
+    if sys.platform.startswith("linux"):
+        assert layout._libgvc(), "libgvc was not found in this process"
+    done = []
+    worker = threading.Thread(target=lambda: done.append(layout.run_dot(graph)))
+    worker.start()
+    worker.join()
+    assert done and graph.has_layout
+    assert len(graph.get_node("n30").attr["pos"].split(",")) == 2
+    assert float(graph.get_node("n0").attr["pos"].split(",")[1]) > float(
+        graph.get_node("n30").attr["pos"].split(",")[1]
+    )  # dot puts the source on top (y grows upwards in graphviz)

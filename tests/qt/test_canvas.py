@@ -67,12 +67,12 @@ def test_big_graphs_open_collapsed(qtbot, window, monkeypatch):
 
 
 def test_fallback_layout_is_announced(qtbot, window, monkeypatch):
-    import pygraphviz
+    from pygraphviz import graphviz
 
-    def broken(self, *args, **kwargs):
+    def broken(*args, **kwargs):
         raise OSError("dot not found")
 
-    monkeypatch.setattr(pygraphviz.AGraph, "layout", broken)
+    monkeypatch.setattr(graphviz, "gvContextWithBuiltins", broken)  # as pygraphviz calls it
     lay = open_and_draw(qtbot, window, "examples:simple")
     assert lay.engine == "fallback"
     assert "simple layered layout" in window.status_bar.currentMessage()
@@ -295,3 +295,28 @@ def test_overview_map_shows_the_visible_area_and_moves_the_view(qtbot, window):
     assert not minimap.isVisible()
     window.findChild(QAction, "actionMinimap").trigger()
     assert minimap.isVisible()
+
+
+def test_far_out_the_canvas_draws_the_boxes_without_the_items(qtbot, window):
+    from PySide6.QtGui import QColor
+
+    from fxstudio.qt.canvas import OP_COLORS
+
+    open_and_draw(qtbot, window, "examples:resnet")
+    view, scene = window.canvas, window.canvas.scene()
+    view.resetTransform()
+    view.scale(0.15, 0.15)
+    node = scene.nodes["layer2_0_conv1"]
+    view.centerOn(node)
+    first = scene.overview()
+    image = view.viewport().grab().toImage()
+    centre = view.mapFromScene(node.sceneBoundingRect().center())
+    assert image.pixelColor(centre) == QColor(OP_COLORS["call_module"])
+    # The picture follows moves and the selection.
+    window.selection.select(["layer2_0_conv1"])
+    image = view.viewport().grab().toImage()
+    assert image.pixelColor(centre) == QColor("#f59e0b")
+    assert scene.overview() is not first
+    window.document.set_positions({"layer2_0_conv1": (node.x() + 400, node.y())})
+    image = view.viewport().grab().toImage()
+    assert image.pixelColor(centre) != QColor("#f59e0b")
