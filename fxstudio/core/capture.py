@@ -356,11 +356,14 @@ def _run_error(
     given = ", ".join(describe_value(v) for v in example_inputs)
     at = f" at node '{node.name}'" if node is not None else ""
     src = f", {_short(loc)}" if loc else ".\n"
-    return CaptureError(
+    err = CaptureError(
         f"Running the model on the example inputs failed{at}{src}{type(exc).__name__}: {text}\n"
         f"The inputs were: {given}. Check the --input shapes and dtypes.",
         loc,
     )
+    err.node = node.name if node is not None else None  # type: ignore[attr-defined]
+    err.detail = text  # type: ignore[attr-defined]
+    return err
 
 
 # --- reading shapes back -------------------------------------------------------------------

@@ -142,6 +142,8 @@ class GraphDocument:
         self.positions: dict[str, tuple[float, float]] = {}
         self.collapsed: set[str] = set()
         self.pattern_boxes: list[PatternBox] = []
+        self.history: list[dict[str, Any]] = []  # the edits applied since capture, as records
+        self.shape_problem: tuple[str, str] | None = None  # (node, error) after an edit
         self._listeners: list[Listener] = []
         self._cache: dict[str, Any] = {}
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fxstudio.core import edits
 from fxstudio.core.document import GraphDocument, PatternBox
 from fxstudio.core.errors import LoadError
 from fxstudio.core.files import atomic_write
@@ -66,7 +67,7 @@ def session_json(doc: GraphDocument, path: str | os.PathLike[str], **extra: Any)
             "train": src.train,
         },
         "graph": {"code": doc.code(), "nodes": len(doc)},
-        "edits": [],  # no edit has been made to this document's graph since capture
+        "edits": [edits.encode_record(r) for r in doc.history],  # replayed on opening
         "view": {
             "positions": {k: list(v) for k, v in doc.positions.items()},
             "collapsed": sorted(doc.collapsed),
@@ -130,11 +131,6 @@ def open_session(path: str | os.PathLike[str]) -> GraphDocument:
     from fxstudio.core.session import OpenRequest, open_model
 
     data = read_session(path)
-    if data.edits:
-        raise LoadError(
-            f"{path} records {len(data.edits)} edit(s), which this fxstudio cannot replay; "
-            "update fxstudio to open it."
-        )
     request = OpenRequest(
         data.spec,
         data.frontend,
@@ -144,6 +140,15 @@ def open_session(path: str | os.PathLike[str]) -> GraphDocument:
         data.train,  # type: ignore[arg-type]
     )
     doc = open_model(request)
+    for i, record in enumerate(data.edits, 1):
+        try:
+            edits.replay(doc, [edits.decode_record(record)])
+        except (edits.EditError, KeyError, TypeError) as exc:
+            doc.notes.append(
+                f"Edit {i} of {len(data.edits)} ({record.get('edit', '?')}) could not be made "
+                f"again ({exc}); the graph shows the edits before it."
+            )
+            break
     if data.code and doc.code() != data.code:
         doc.notes.append(
             "The model's code changed since this session was saved; its graph is the new one."

@@ -1,0 +1,926 @@
+"""Every change to the graph: each edit all-or-nothing, undoable, and recorded.
+
+An edit is a list of small reversible steps (create a node, erase one, set a node's inputs,
+its target or its name, add or drop a submodule).  :func:`commit` applies them, then checks
+the result -- ``Graph.lint()``, the targets, the argument counts, ``recompile()`` -- and puts
+everything back if any step or check fails, raising :class:`EditError` with a message for the
+user.  The returned :class:`Edit` undoes and redoes exactly (the generated code comes back
+character for character), re-propagates shapes, and emits one document event.
+
+Nodes are named, never held: steps refer to nodes by name and arguments use :class:`Ref`, so
+an undo that re-creates a node (a new ``fx.Node`` object) is still followed correctly.
+
+Example:
+    >>> from fxstudio.core.session import open_document
+    >>> doc = open_document("examples:negrelu")
+    >>> e = set_target(doc, "relu", "torch.nn.functional.gelu")
+    >>> "gelu" in doc.code(), e.label
+    (True, 'Change relu to torch.nn.functional.gelu')
+    >>> e.undo(); "gelu" in doc.code()
+    False
+    >>> set_inputs(doc, "neg", [Ref("mul")])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fxstudio.core.edits.EditError: 'neg' would use 'mul', which comes after it in the graph ...
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import importlib
+import inspect
+import keyword
+import operator
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.fx as fx
+from torch import nn
+from torch.fx.node import map_aggregate
+
+from fxstudio.core.capture import CaptureError, propagate_shapes
+from fxstudio.core.document import ChangeKind, GraphDocument, format_target
+from fxstudio.core.errors import UserError
+
+
+class EditError(UserError):
+    """An edit that would make the graph invalid.  Nothing was changed."""
+
+
+@dataclass(frozen=True)
+class Ref:
+    """An argument that is another node's value, by name."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return f"%{self.name}"
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """Everything needed to create a node again exactly."""
+
+    name: str
+    op: str
+    target: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    type: Any = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    after: str | None = None  # the node it comes after (None: first in the graph)
+
+
+def node_of(doc: GraphDocument, name: str) -> fx.Node:
+    try:
+        return doc.node(name)
+    except KeyError:
+        raise EditError(f"There is no node named '{name}'.") from None
+
+
+# --- converting between fx arguments and named references ---------------------------------------
+
+
+def to_refs(value: Any) -> Any:
+    """``fx.Node`` objects inside ``value`` replaced by :class:`Ref`."""
+    return map_aggregate(value, lambda v: Ref(v.name) if isinstance(v, fx.Node) else v)
+
+
+def from_refs(doc: GraphDocument, value: Any) -> Any:
+    """:class:`Ref` objects inside ``value`` replaced by the document's nodes."""
+
+    def resolve(v: Any) -> Any:
+        if isinstance(v, Ref):
+            try:
+                return doc.node(v.name)
+            except KeyError:
+                raise EditError(f"There is no node named '{v.name}'.") from None
+        return v
+
+    return map_aggregate(value, resolve)
+
+
+def refs_in(value: Any) -> list[str]:
+    found: list[str] = []
+    map_aggregate(value, lambda v: found.append(v.name) if isinstance(v, Ref) else v)
+    return found
+
+
+# --- the reversible steps ----------------------------------------------------------------------
+
+
+class Step:
+    """One reversible change; ``inverse()`` is built from the state before ``apply``."""
+
+    def apply(self, doc: GraphDocument) -> None:
+        raise NotImplementedError
+
+    def inverse(self) -> Step:
+        raise NotImplementedError
+
+    def touched(self) -> set[str]:
+        return set()
+
+
+@dataclass
+class CreateNode(Step):
+    spec: NodeSpec
+
+    def apply(self, doc: GraphDocument) -> None:
+        graph, s = doc.graph, self.spec
+        names = doc._node_index()
+        if s.name in names:
+            raise EditError(f"There is already a node named '{s.name}'.")
+        # A name is never handed out twice by fx, even after its node is erased; an undo
+        # brings back the very name, so it must be free again.
+        graph._graph_namespace._used_names.discard(s.name)
+        where = (
+            graph.inserting_after(names[s.after])
+            if s.after is not None
+            else graph.inserting_before(next(iter(graph.nodes), None))
+        )
+        with where:
+            node = graph.create_node(
+                s.op,
+                s.target,
+                from_refs(doc, s.args),
+                from_refs(doc, s.kwargs),
+                name=s.name,
+                type_expr=s.type,
+            )
+        node.meta = dict(s.meta)
+        doc._cache.clear()
+        if node.name != s.name:  # fx refused the name (a Python builtin or keyword)
+            raise EditError(f"'{s.name}' cannot name a node: Python reserves it.")
+
+    def inverse(self) -> Step:
+        return EraseNode(self.spec.name, self.spec)
+
+    def touched(self) -> set[str]:
+        return {self.spec.name}
+
+
+@dataclass
+class EraseNode(Step):
+    name: str
+    spec: NodeSpec | None = None  # filled in on apply, for the inverse
+
+    def apply(self, doc: GraphDocument) -> None:
+        node = doc.node(self.name)
+        if node.users:
+            users = ", ".join(u.name for u in node.users)
+            raise EditError(f"'{self.name}' is still used by {users}.")
+        self.spec = spec_of(node)
+        doc.graph.erase_node(node)
+        doc._cache.clear()
+
+    def inverse(self) -> Step:
+        assert self.spec is not None
+        return CreateNode(self.spec)
+
+
+@dataclass
+class SetInputs(Step):
+    name: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    old: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+
+    def apply(self, doc: GraphDocument) -> None:
+        node = doc.node(self.name)
+        self.old = (to_refs(node.args), to_refs(dict(node.kwargs)))
+        node.args = from_refs(doc, tuple(self.args))
+        node.kwargs = from_refs(doc, dict(self.kwargs))
+
+    def inverse(self) -> Step:
+        assert self.old is not None
+        return SetInputs(self.name, self.old[0], self.old[1])
+
+    def touched(self) -> set[str]:
+        return {self.name}
+
+
+@dataclass
+class SetTarget(Step):
+    name: str
+    target: Any
+    old: Any = None
+
+    def apply(self, doc: GraphDocument) -> None:
+        node = doc.node(self.name)
+        self.old = node.target
+        node.target = self.target
+
+    def inverse(self) -> Step:
+        return SetTarget(self.name, self.old)
+
+    def touched(self) -> set[str]:
+        return {self.name}
+
+
+@dataclass
+class RenameNode(Step):
+    old: str
+    new: str
+
+    def apply(self, doc: GraphDocument) -> None:
+        check_name(doc, self.new)
+        node = doc.node(self.old)
+        doc.graph._graph_namespace._used_names.discard(self.new)
+        node._rename(self.new)
+        if node.name != self.new:
+            raise EditError(f"'{self.new}' cannot name a node: Python reserves it.")
+        if self.old in doc.positions:
+            doc.positions[self.new] = doc.positions.pop(self.old)
+        doc._cache.clear()
+
+    def inverse(self) -> Step:
+        return RenameNode(self.new, self.old)
+
+    def touched(self) -> set[str]:
+        return {self.new}
+
+
+@dataclass
+class SetSubmodule(Step):
+    """Add (``module``) or remove (``None``) a submodule; the inverse keeps the object, so an
+    undo brings back the very weights."""
+
+    path: str
+    module: nn.Module | None
+    old: nn.Module | None = None
+
+    def apply(self, doc: GraphDocument) -> None:
+        gm = doc.graph_module
+        self.old = _get_submodule(gm, self.path)
+        if self.module is None:
+            gm.delete_submodule(self.path)
+        else:
+            gm.add_submodule(self.path, self.module)
+        doc._cache.clear()
+
+    def inverse(self) -> Step:
+        return SetSubmodule(self.path, self.old)
+
+
+def _get_submodule(gm: nn.Module, path: str) -> nn.Module | None:
+    try:
+        return gm.get_submodule(path)
+    except AttributeError:
+        return None
+
+
+def spec_of(node: fx.Node) -> NodeSpec:
+    return NodeSpec(
+        name=node.name,
+        op=node.op,
+        target=node.target,
+        args=to_refs(node.args),
+        kwargs=to_refs(dict(node.kwargs)),
+        type=node.type,
+        meta=dict(node.meta),
+        after=node.prev.name if node.prev.op != "root" else None,
+    )
+
+
+# --- edits ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Edit:
+    """Applied steps that can be undone and redone; ``record`` says how to replay them."""
+
+    doc: GraphDocument
+    label: str
+    steps: list[Step]
+    kind: ChangeKind
+    names: set[str]
+    record: dict[str, Any] = field(default_factory=dict)
+
+    def undo(self) -> None:
+        inverses = [s.inverse() for s in reversed(self.steps)]
+        _run(self.doc, inverses, self.label)
+        self.doc.history.pop()
+        _finish(self.doc, _undo_kind(self.kind), self.names)
+
+    def redo(self) -> None:
+        self.steps = _fresh(self.steps)
+        _run(self.doc, self.steps, self.label)
+        self.doc.history.append(self.record)
+        _finish(self.doc, self.kind, self.names)
+
+
+def _fresh(steps: list[Step]) -> list[Step]:
+    return [copy.copy(s) for s in steps]
+
+
+def _undo_kind(kind: ChangeKind) -> ChangeKind:
+    return {
+        ChangeKind.NODES_ADDED: ChangeKind.NODES_REMOVED,
+        ChangeKind.NODES_REMOVED: ChangeKind.NODES_ADDED,
+    }.get(kind, kind)
+
+
+def commit(
+    doc: GraphDocument,
+    label: str,
+    steps: Sequence[Step],
+    kind: ChangeKind,
+    record: dict[str, Any] | None = None,
+) -> Edit:
+    """Apply ``steps`` as one edit, or none of them (raising :class:`EditError`)."""
+    steps = list(steps)
+    _run(doc, steps, label)
+    names = set().union(*(s.touched() for s in steps)) if steps else set()
+    edit = Edit(doc, label, steps, kind, names, record or {})
+    doc.history.append(edit.record)
+    _finish(doc, kind, names)
+    return edit
+
+
+def _run(doc: GraphDocument, steps: list[Step], label: str) -> None:
+    done: list[Step] = []
+    try:
+        for step in steps:
+            step.apply(doc)
+            done.append(step)
+        _validate(doc, set().union(*(s.touched() for s in steps)) if steps else set())
+    except Exception as exc:
+        for step in reversed(done):
+            step.inverse().apply(doc)
+        doc._cache.clear()
+        doc.graph_module.recompile()
+        if isinstance(exc, EditError):
+            raise
+        raise EditError(f"{label} was refused: {type(exc).__name__}: {exc}") from exc
+
+
+def _validate(doc: GraphDocument, touched: set[str]) -> None:
+    """The checks every edit passes before it is kept."""
+    graph = doc.graph
+    try:
+        graph.lint()
+    except RuntimeError as exc:
+        text = str(exc)
+        m = re.search(r"Argument '(\w+)' of Node '(\w+)' was used before it has been defined", text)
+        if m:
+            raise EditError(
+                f"'{m.group(2)}' would use '{m.group(1)}', which comes after it in the graph "
+                "(a value must be computed before it is used, and no cycle is possible)."
+            ) from None
+        raise EditError(f"The graph would not be valid: {text}") from None
+    names = doc._node_index()
+    for name in touched:
+        node = names.get(name)
+        if node is not None:
+            check_call(doc, node)
+    doc.graph_module.recompile()
+
+
+def check_call(doc: GraphDocument, node: fx.Node) -> None:
+    """Refuse a non-callable target or arguments its signature cannot take."""
+    if node.op == "call_function":
+        if not callable(node.target):
+            raise EditError(f"'{node.target}' is not a function: '{node.name}' cannot call it.")
+        fn = node.target
+    elif node.op == "call_method":
+        if not isinstance(node.target, str) or not hasattr(torch.Tensor, node.target):
+            raise EditError(f"Tensors have no method '{node.target}'.")
+        return
+    elif node.op == "call_module":
+        module = _get_submodule(doc.graph_module, str(node.target))
+        if module is None:
+            raise EditError(f"The model has no submodule '{node.target}'.")
+        fn = module.forward
+    else:
+        return
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return  # a builtin without a signature: shapes will tell
+    try:
+        sig.bind(*node.args, **node.kwargs)
+    except TypeError as exc:
+        raise EditError(
+            f"'{node.name}' cannot call {format_target(node)} that way: {exc}."
+        ) from None
+
+
+def _finish(doc: GraphDocument, kind: ChangeKind, names: set[str]) -> None:
+    recheck_shapes(doc)
+    doc.emit(kind, names)
+
+
+def recheck_shapes(doc: GraphDocument) -> None:
+    """Propagate shapes again; a node that no longer fits is recorded, not refused."""
+    doc.shape_problem = None
+    if not doc.example_inputs:
+        return
+    try:
+        propagate_shapes(doc.graph_module, doc.example_inputs)
+    except CaptureError as exc:
+        doc.shape_problem = (getattr(exc, "node", None) or "", getattr(exc, "detail", str(exc)))
+
+
+# --- names and targets ---------------------------------------------------------------------------
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def check_name(doc: GraphDocument, name: str) -> None:
+    if not _IDENT.match(name):
+        raise EditError(
+            f"'{name}' is not a valid name: use letters, digits and _, not starting with a digit."
+        )
+    if keyword.iskeyword(name) or hasattr(builtins, name) or name in ("self", "torch"):
+        raise EditError(f"'{name}' cannot name a node: Python reserves it.")
+    if name in doc._node_index():
+        raise EditError(f"There is already a node named '{name}'.")
+
+
+def unique_name(doc: GraphDocument, base: str) -> str:
+    base = re.sub(r"\W", "_", base).strip("_") or "node"
+    if base[0].isdigit():
+        base = f"_{base}"
+    taken = set(doc._node_index()) | doc.graph._graph_namespace._used_names
+    if base not in taken and not keyword.iskeyword(base) and not hasattr(builtins, base):
+        return base
+    i = 1
+    while f"{base}_{i}" in taken:
+        i += 1
+    return f"{base}_{i}"
+
+
+def resolve_function(text: str) -> Callable[..., Any]:
+    """``"torch.relu"``, ``"torch.nn.functional.gelu"``, ``"operator.add"`` -> the callable."""
+    text = text.strip()
+    if text.startswith("F."):
+        text = "torch.nn.functional." + text[2:]
+    parts = text.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[i:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            break
+        if callable(obj):
+            return obj  # type: ignore[no-any-return]
+        raise EditError(f"'{text}' is not a function.")
+    if len(parts) == 1 and hasattr(operator, text):
+        return getattr(operator, text)  # type: ignore[no-any-return]
+    raise EditError(
+        f"There is no function '{text}'. Write its full name, e.g. torch.relu, "
+        "torch.nn.functional.gelu or operator.add."
+    )
+
+
+# --- the edits users make ------------------------------------------------------------------------
+
+
+def rename(doc: GraphDocument, name: str, new: str) -> Edit:
+    """Give a node a new name (a valid identifier no other node has)."""
+    node_of(doc, name)
+    check_name(doc, new)
+    return commit(
+        doc,
+        f"Rename {name} to {new}",
+        [RenameNode(name, new)],
+        ChangeKind.GRAPH_REPLACED,
+        {"edit": "rename", "name": name, "new": new},
+    )
+
+
+def set_target(doc: GraphDocument, name: str, target: str) -> Edit:
+    """Call another function (``call_function``), method (``call_method``) or submodule."""
+    node = node_of(doc, name)
+    if node.op == "call_function":
+        value: Any = resolve_function(target)
+    elif node.op in ("call_method", "call_module", "get_attr"):
+        value = target
+    else:
+        raise EditError(f"A {node.op} node has no target to change.")
+    return commit(
+        doc,
+        f"Change {name} to {target}",
+        [SetTarget(name, value)],
+        ChangeKind.NODES_CHANGED,
+        {"edit": "set_target", "name": name, "target": target},
+    )
+
+
+def set_inputs(
+    doc: GraphDocument,
+    name: str,
+    args: Sequence[Any] | None = None,
+    kwargs: dict[str, Any] | None = None,
+) -> Edit:
+    """Set a node's arguments; other nodes' values are written as :class:`Ref`."""
+    node = node_of(doc, name)
+    new_args = tuple(args) if args is not None else to_refs(node.args)
+    new_kwargs = dict(kwargs) if kwargs is not None else to_refs(dict(node.kwargs))
+    if name in refs_in((new_args, new_kwargs)):
+        raise EditError(f"'{name}' cannot use its own value (that would be a cycle).")
+    return commit(
+        doc,
+        f"Set the inputs of {name}",
+        [SetInputs(name, new_args, new_kwargs)],
+        ChangeKind.NODES_CHANGED,
+        {"edit": "set_inputs", "name": name, "args": new_args, "kwargs": new_kwargs},
+    )
+
+
+def insert(
+    doc: GraphDocument,
+    op: str,
+    target: str,
+    args: Sequence[Any] = (),
+    kwargs: dict[str, Any] | None = None,
+    after: str | None = None,
+    name: str | None = None,
+) -> Edit:
+    """A new ``call_function`` / ``call_method`` / ``get_attr`` node after ``after`` (default:
+    after the last node its arguments use)."""
+    if op == "call_function":
+        value: Any = resolve_function(target)
+        base = getattr(value, "__name__", "call")
+    elif op == "call_method":
+        value, base = target, target
+    elif op == "get_attr":
+        if _get_attr(doc.graph_module, target) is None:
+            raise EditError(f"The model has no parameter or buffer '{target}'.")
+        value, base = target, target.replace(".", "_")
+    else:
+        raise EditError(f"Insert a call_function, call_method or get_attr node, not {op}.")
+    spec = _new_spec(doc, op, value, tuple(args), dict(kwargs or {}), after, base, name)
+    return commit(
+        doc,
+        f"Insert {spec.name}",
+        [CreateNode(spec)],
+        ChangeKind.NODES_ADDED,
+        {
+            "edit": "insert",
+            "op": op,
+            "target": target,
+            "args": spec.args,
+            "kwargs": spec.kwargs,
+            "after": spec.after,
+            "name": spec.name,
+        },
+    )
+
+
+def insert_module(
+    doc: GraphDocument,
+    constructor: str,
+    args: Sequence[Any] = (),
+    after: str | None = None,
+    name: str | None = None,
+    seed: int = 0,
+) -> Edit:
+    """A new submodule built from ``constructor`` (``"nn.LeakyReLU(0.1)"``,
+    ``"nn.Linear(16, 8)"``) under a unique name, and a ``call_module`` node calling it.
+    Its weights come from ``seed``, so a replayed session builds the same ones."""
+    module = build_module(constructor, seed)
+    base = _snake(type(module).__name__)
+    if name is not None and hasattr(doc.graph_module, name):
+        raise EditError(f"The model already has an attribute '{name}'.")
+    path = name or _unique_attr(doc.graph_module, unique_name(doc, base))
+    spec = _new_spec(doc, "call_module", path, tuple(args), {}, after, path, name)
+    return commit(
+        doc,
+        f"Insert {constructor}",
+        [SetSubmodule(path, module), CreateNode(spec)],
+        ChangeKind.NODES_ADDED,
+        {
+            "edit": "insert_module",
+            "constructor": constructor,
+            "args": spec.args,
+            "after": spec.after,
+            "name": path,
+            "seed": seed,
+        },
+    )
+
+
+def splice(
+    doc: GraphDocument, producer: str, user: str, op: str, target: str, extra: Sequence[Any] = ()
+) -> Edit:
+    """Insert ``target(producer, *extra)`` on the edge from ``producer`` to ``user``: the new
+    node takes the producer's value and the user takes the new node's."""
+    if producer not in [n for _, n in doc.inputs(user)]:
+        raise EditError(f"'{user}' does not use '{producer}'.")
+    if op == "call_module":
+        module = build_module(target, 0)
+        base = _snake(type(module).__name__)
+        path = _unique_attr(doc.graph_module, unique_name(doc, base))
+        spec = _new_spec(doc, op, path, (Ref(producer), *extra), {}, producer, path, path)
+        pre: list[Step] = [SetSubmodule(path, module)]
+    else:
+        value = resolve_function(target) if op == "call_function" else target
+        base = getattr(value, "__name__", str(target))
+        spec = _new_spec(doc, op, value, (Ref(producer), *extra), {}, producer, base)
+        pre = []
+    node = node_of(doc, user)
+    swap = lambda v: Ref(spec.name) if v == Ref(producer) else v  # noqa: E731
+    args = map_aggregate(to_refs(node.args), swap)
+    kwargs = map_aggregate(to_refs(dict(node.kwargs)), swap)
+    return commit(
+        doc,
+        f"Insert {spec.name} between {producer} and {user}",
+        [*pre, CreateNode(spec), SetInputs(user, args, kwargs)],
+        ChangeKind.NODES_ADDED,
+        {
+            "edit": "splice",
+            "producer": producer,
+            "user": user,
+            "op": op,
+            "target": target,
+            "extra": tuple(extra),
+        },
+    )
+
+
+def delete(doc: GraphDocument, names: Iterable[str]) -> Edit:
+    """Delete nodes.  A node whose value is still used by a node outside the selection is
+    bypassed (its users take its first input) when that input is a value of the same kind,
+    else the deletion is refused.  A submodule no node calls any more goes with it (and
+    comes back with its weights on undo)."""
+    chosen = list(dict.fromkeys(names))
+    for name in chosen:
+        node = node_of(doc, name)
+        if node.op == "output":
+            raise EditError("The output node cannot be deleted; choose what the graph returns.")
+        if node.op == "placeholder" and node.users:
+            raise EditError(f"The input '{name}' is used; remove its uses first.")
+    order = {n: i for i, n in enumerate(doc.node_names())}
+    chosen.sort(key=order.__getitem__)
+    gone = set(chosen)
+    steps: list[Step] = []
+    replaced: dict[str, Any] = {}  # deleted node -> what its users use instead
+    for name in chosen:
+        node = doc.node(name)
+        source = _bypass_source(node, replaced, gone)
+        if source is not None:
+            replaced[name] = source
+            continue
+        outside = [u for u in node.users if u.name not in gone]
+        if outside:
+            users = ", ".join(u.name for u in outside)
+            raise EditError(
+                f"'{name}' cannot be deleted: {users} use its value, and it has no input "
+                "of the same kind to pass on in its place. Delete or rewire those first."
+            )
+    users_done: set[str] = set()
+    for name in chosen:
+        for user in doc.node(name).users:
+            if user.name in gone or user.name in users_done:
+                continue
+            users_done.add(user.name)
+
+            def swap(v: Any) -> Any:
+                while isinstance(v, Ref) and v.name in replaced:
+                    v = replaced[v.name]
+                return v
+
+            steps.append(
+                SetInputs(
+                    user.name,
+                    map_aggregate(to_refs(user.args), swap),
+                    map_aggregate(to_refs(dict(user.kwargs)), swap),
+                )
+            )
+    steps += [EraseNode(name) for name in reversed(chosen)]
+    calls = {n.target for n in doc.graph.nodes if n.op == "call_module" and n.name not in gone}
+    for name in chosen:
+        node = doc.node(name)
+        if node.op == "call_module" and node.target not in calls:
+            steps.append(SetSubmodule(str(node.target), None))
+            calls.add(node.target)
+    label = f"Delete {chosen[0]}" if len(chosen) == 1 else f"Delete {len(chosen)} nodes"
+    return commit(doc, label, steps, ChangeKind.NODES_REMOVED, {"edit": "delete", "names": chosen})
+
+
+def _bypass_source(node: fx.Node, replaced: dict[str, Any], gone: set[str]) -> Any:
+    """The input that can stand in for ``node``: its first node argument (not deleted with
+    it, or itself replaced) when it has the node's shape and dtype (or both are unknown)."""
+    for arg in node.all_input_nodes:
+        if arg.op == "get_attr" or (arg.name in gone and arg.name not in replaced):
+            continue
+        mine, theirs = node.meta.get("val"), arg.meta.get("val")
+        if isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor):
+            if mine.shape != theirs.shape or mine.dtype != theirs.dtype:
+                return None
+        elif (mine is None) != (theirs is None) or type(mine) is not type(theirs):
+            return None
+        return replaced.get(arg.name, Ref(arg.name))
+    return None
+
+
+def add_input(
+    doc: GraphDocument, name: str, type_expr: Any = None, default: Any = inspect.Signature.empty
+) -> Edit:
+    """A new placeholder after the others (``Graph.placeholder(name, type_expr, default)``)."""
+    check_name(doc, name)
+    last = [n for n in doc.graph.nodes if n.op == "placeholder"]
+    args = () if default is inspect.Signature.empty else (default,)
+    required_after = [n for n in last if not n.args]
+    if args == () and len(required_after) != len(last):
+        raise EditError(f"'{name}' needs a default value: the inputs before it have defaults.")
+    spec = NodeSpec(
+        name, "placeholder", name, args, {}, type_expr, {}, last[-1].name if last else None
+    )
+    record: dict[str, Any] = {"edit": "add_input", "name": name}
+    if args:
+        record["default"] = default
+    if type_expr is not None:
+        record["type"] = getattr(type_expr, "__name__", str(type_expr))
+    return commit(doc, f"Add input {name}", [CreateNode(spec)], ChangeKind.NODES_ADDED, record)
+
+
+def set_outputs(doc: GraphDocument, names: Sequence[str]) -> Edit:
+    """Choose what the graph returns: one value, or a tuple of several."""
+    out = next(n for n in doc.graph.nodes if n.op == "output")
+    for n in names:
+        node_of(doc, n)
+    value: Any = Ref(names[0]) if len(names) == 1 else tuple(Ref(n) for n in names)
+    return commit(
+        doc,
+        "Return " + ", ".join(names),
+        [SetInputs(out.name, (value,), {})],
+        ChangeKind.NODES_CHANGED,
+        {"edit": "set_outputs", "names": list(names)},
+    )
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _snake(name: str) -> str:
+    """``Linear`` -> ``linear``, ``BatchNorm2d`` -> ``batch_norm2d``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def _get_attr(gm: nn.Module, path: str) -> Any:
+    obj: Any = gm
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def _unique_attr(gm: nn.Module, base: str) -> str:
+    base = re.sub(r"\W", "_", base) or "module"
+    if not hasattr(gm, base):
+        return base
+    i = 1
+    while hasattr(gm, f"{base}_{i}"):
+        i += 1
+    return f"{base}_{i}"
+
+
+def _new_spec(
+    doc: GraphDocument,
+    op: str,
+    target: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    after: str | None,
+    base: str,
+    name: str | None = None,
+) -> NodeSpec:
+    """A node to create; ``name`` is taken as given (checked), else made from ``base``."""
+    if name is not None:
+        check_name(doc, name)
+    used = refs_in((args, kwargs))
+    for ref in used:
+        node_of(doc, ref)
+    if after is None:
+        order = {n: i for i, n in enumerate(doc.node_names())}
+        after = max(used, key=order.__getitem__) if used else _last_placeholder(doc)
+    anchor = node_of(doc, after)
+    if anchor.op == "output":
+        raise EditError("Nothing can come after the output node.")
+    meta = {}
+    stack = anchor.meta.get("nn_module_stack")
+    if stack:  # drawn in the same module as the node it follows
+        meta["nn_module_stack"] = dict(stack)
+    return NodeSpec(name or unique_name(doc, base), op, target, args, kwargs, None, meta, after)
+
+
+def _last_placeholder(doc: GraphDocument) -> str | None:
+    last = None
+    for n in doc.graph.nodes:
+        if n.op == "placeholder":
+            last = n.name
+    return last
+
+
+_MODULE_SCOPE = {"nn": nn, "torch": torch}
+
+
+def build_module(constructor: str, seed: int = 0) -> nn.Module:
+    """``"nn.Linear(16, 8)"`` -> a module, its weights drawn from ``seed``."""
+    text = constructor.strip()
+    if not re.match(r"^(nn|torch\.nn)\.[A-Za-z_][\w.]*\(.*\)$", text, re.S):
+        raise EditError(
+            f"'{constructor}' is not a module constructor. Write e.g. nn.LeakyReLU(0.1) or "
+            "nn.Linear(16, 8)."
+        )
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            module = eval(text, {"__builtins__": {}}, dict(_MODULE_SCOPE))  # noqa: S307
+    except Exception as exc:
+        raise EditError(f"{constructor} failed: {type(exc).__name__}: {exc}") from None
+    if not isinstance(module, nn.Module):
+        raise EditError(f"{constructor} is not an nn.Module.")
+    return module
+
+
+# --- replay (sessions) ---------------------------------------------------------------------------
+
+
+def replay(doc: GraphDocument, records: Iterable[dict[str, Any]]) -> None:
+    """Apply recorded edits again (opening a session)."""
+    for rec in records:
+        kind = rec.get("edit")
+        fn = _REPLAY.get(str(kind))
+        if fn is None:
+            raise EditError(f"Unknown edit '{kind}' in the session.")
+        fn(doc, rec)
+
+
+_REPLAY: dict[str, Callable[[GraphDocument, dict[str, Any]], Any]] = {
+    "rename": lambda d, r: rename(d, r["name"], r["new"]),
+    "set_target": lambda d, r: set_target(d, r["name"], r["target"]),
+    "set_inputs": lambda d, r: set_inputs(d, r["name"], r["args"], r["kwargs"]),
+    "insert": lambda d, r: insert(
+        d, r["op"], r["target"], r["args"], r["kwargs"], r["after"], r["name"]
+    ),
+    "insert_module": lambda d, r: insert_module(
+        d, r["constructor"], r["args"], r["after"], r["name"], r["seed"]
+    ),
+    "splice": lambda d, r: splice(d, r["producer"], r["user"], r["op"], r["target"], r["extra"]),
+    "delete": lambda d, r: delete(d, r["names"]),
+    "add_input": lambda d, r: add_input(
+        d, r["name"], None, r.get("default", inspect.Signature.empty)
+    ),
+    "set_outputs": lambda d, r: set_outputs(d, r["names"]),
+}
+
+
+def encode_record(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: encode(v) for k, v in record.items()}
+
+
+def decode_record(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: decode(v) for k, v in record.items()}
+
+
+def encode(value: Any) -> Any:
+    """A recorded edit as JSON (tuples, refs and dtypes kept apart from lists and strings)."""
+    if isinstance(value, Ref):
+        return {"ref": value.name}
+    if isinstance(value, tuple):
+        return {"tuple": [encode(v) for v in value]}
+    if isinstance(value, list):
+        return [encode(v) for v in value]
+    if isinstance(value, dict):
+        return {"dict": {k: encode(v) for k, v in value.items()}}
+    if isinstance(value, torch.dtype):
+        return {"dtype": str(value).removeprefix("torch.")}
+    if isinstance(value, slice):
+        return {"slice": [encode(value.start), encode(value.stop), encode(value.step)]}
+    if value is Ellipsis:
+        return {"ellipsis": True}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise EditError(f"A value of type {type(value).__name__} cannot be saved in a session.")
+
+
+def decode(value: Any) -> Any:
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if isinstance(value, dict):
+        if "ref" in value:
+            return Ref(value["ref"])
+        if "tuple" in value:
+            return tuple(decode(v) for v in value["tuple"])
+        if "dict" in value:
+            return {k: decode(v) for k, v in value["dict"].items()}
+        if "dtype" in value:
+            return getattr(torch, value["dtype"])
+        if "slice" in value:
+            return slice(*(decode(v) for v in value["slice"]))
+        if "ellipsis" in value:
+            return Ellipsis
+    return value

@@ -1,0 +1,189 @@
+"""Edits: each one valid or refused whole, undone exactly, replayed from a session."""
+
+import pytest
+import torch
+
+from fxstudio.core import edits
+from fxstudio.core.edits import EditError, Ref
+from fxstudio.core.session import open_document
+from fxstudio.core.sessionfile import open_session, save_session
+
+
+def outputs(doc):
+    with torch.no_grad():
+        out = doc.graph_module(*doc.example_inputs)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def same(a, b):
+    return len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
+
+
+def state(doc):
+    return doc.code(), list(doc.history), sorted(dict(doc.graph_module.named_modules()))
+
+
+def check_round_trip(doc, make):
+    """Apply, check the graph, undo to the exact start, redo to the exact edited state."""
+    before, out_before = state(doc), outputs(doc)
+    edit = make(doc)
+    doc.graph.lint()
+    after = state(doc)
+    assert after[0] != before[0]
+    edit.undo()
+    assert state(doc) == before
+    assert same(outputs(doc), out_before)
+    edit.redo()
+    assert state(doc) == after
+    return edit
+
+
+def test_change_target_rename_and_inputs():
+    doc = open_document("examples:negrelu")
+    check_round_trip(doc, lambda d: edits.set_target(d, "relu", "torch.nn.functional.gelu"))
+    check_round_trip(doc, lambda d: edits.rename(d, "neg", "negated"))
+    assert "negated = torch.neg(x)" in doc.code()
+    check_round_trip(doc, lambda d: edits.set_inputs(d, "add", [Ref("negated"), Ref("z")]))
+    assert "add = negated + z" in doc.code()
+
+
+def test_rename_carries_the_position():
+    doc = open_document("examples:negrelu")
+    doc.set_positions({"neg": (5.0, 6.0)})
+    edit = edits.rename(doc, "neg", "negated")
+    assert doc.positions == {"negated": (5.0, 6.0)}
+    edit.undo()
+    assert doc.positions == {"neg": (5.0, 6.0)}
+
+
+def test_insert_function_and_method_nodes_next_to_their_inputs():
+    doc = open_document("examples:negrelu")
+    e = check_round_trip(
+        doc, lambda d: edits.insert(d, "call_function", "torch.sigmoid", [Ref("neg")])
+    )
+    assert e.label == "Insert sigmoid"
+    names = doc.node_names()
+    assert names.index("sigmoid") == names.index("neg") + 1
+    check_round_trip(doc, lambda d: edits.insert(d, "call_method", "abs", [Ref("relu")]))
+    assert "abs_1 = relu.abs()" in doc.code()
+
+
+def test_splice_onto_an_edge():
+    doc = open_document("examples:negrelu")
+    check_round_trip(doc, lambda d: edits.splice(d, "neg", "add", "call_function", "torch.tanh"))
+    assert "tanh = torch.tanh(neg)" in doc.code() and "add = tanh + relu" in doc.code()
+    check_round_trip(
+        doc, lambda d: edits.splice(d, "relu", "add", "call_module", "nn.LeakyReLU(0.1)")
+    )
+    assert isinstance(doc.graph_module.leaky_re_lu, torch.nn.LeakyReLU)
+
+
+def test_a_module_inserted_then_deleted_comes_back_with_its_weights():
+    doc = open_document("examples:negrelu")
+    edits.insert_module(doc, "nn.Linear(8, 8)", [Ref("neg")], name="proj")
+    weight = doc.graph_module.proj.weight
+    edits.set_inputs(doc, "add", [Ref("proj"), Ref("relu")])
+    delete = edits.delete(doc, ["proj"])  # bypassed: add takes neg again
+    assert not hasattr(doc.graph_module, "proj")
+    assert "add = neg + relu" in doc.code()
+    delete.undo()
+    assert doc.graph_module.proj.weight is weight
+
+
+def test_delete_bypasses_or_refuses():
+    doc = open_document("examples:negrelu")
+    check_round_trip(doc, lambda d: edits.delete(d, ["relu"]))
+    assert "add = neg + y" in doc.code()
+    resnet = open_document("examples:resnet")
+    code = resnet.code()
+    with pytest.raises(EditError, match="'fc' cannot be deleted: output use"):
+        edits.delete(resnet, ["fc"])  # its input (flatten) has another shape
+    assert resnet.code() == code and resnet.history == []
+    check_round_trip(resnet, lambda d: edits.delete(d, ["layer1_0_relu", "layer1_0_conv2"]))
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda d: edits.set_inputs(d, "neg", [Ref("mul")]), "comes after it"),
+        (lambda d: edits.set_inputs(d, "neg", [Ref("neg")]), "cycle"),
+        (lambda d: edits.rename(d, "neg", "relu"), "already a node named 'relu'"),
+        (lambda d: edits.rename(d, "neg", "2x"), "not a valid name"),
+        (lambda d: edits.rename(d, "neg", "list"), "Python reserves it"),
+        (lambda d: edits.set_target(d, "neg", "torch.nn"), "not a function"),
+        (lambda d: edits.set_target(d, "neg", "torch.no_such_thing"), "no function"),
+        (
+            lambda d: edits.insert(
+                d, "call_function", "torch.nn.functional.dropout", [Ref("x"), 0.5, True, False, 1]
+            ),
+            "cannot call",
+        ),
+        (lambda d: edits.insert(d, "call_method", "no_such_method", [Ref("x")]), "no method"),
+        (lambda d: edits.set_inputs(d, "neg", [Ref("ghost")]), "no node named 'ghost'"),
+        (lambda d: edits.delete(d, ["output"]), "output node cannot be deleted"),
+        (lambda d: edits.delete(d, ["x"]), "input 'x' is used"),
+        (lambda d: edits.insert_module(d, "os.system('true')"), "not a module constructor"),
+    ],
+)
+def test_invalid_edits_are_refused_and_change_nothing(make, message):
+    doc = open_document("examples:negrelu")
+    before = state(doc)
+    events = []
+    doc.subscribe(events.append)
+    with pytest.raises(EditError, match=message):
+        make(doc)
+    assert state(doc) == before and events == []
+    doc.graph.lint()
+
+
+def test_wrong_argument_count_for_a_module_is_refused():
+    doc = open_document("examples:simple")
+    with pytest.raises(EditError, match="cannot call fc1 that way"):
+        edits.set_inputs(doc, "fc1", [Ref("x"), Ref("x")])
+
+
+def test_a_shape_mismatch_is_kept_and_named_not_refused():
+    doc = open_document("examples:simple")
+    edit = edits.set_inputs(doc, "fc2", [Ref("x")])  # fc2 takes 32 features, x has 16
+    node, text = doc.shape_problem
+    assert node == "fc2" and "mat1 and mat2 shapes cannot be multiplied (2x16 and 32x4)" in text
+    edit.undo()
+    assert doc.shape_problem is None
+
+
+def test_inputs_and_outputs():
+    doc = open_document("examples:negrelu")
+    check_round_trip(doc, lambda d: edits.add_input(d, "scale", default=2.0))
+    assert "def forward(self, x, y, z, scale = 2.0)" in doc.code()
+    check_round_trip(doc, lambda d: edits.set_inputs(d, "mul", [Ref("add"), Ref("scale")]))
+    check_round_trip(doc, lambda d: edits.set_outputs(d, ["mul", "neg"]))
+    assert "return (mul, neg)" in doc.code()
+    with pytest.raises(EditError, match="needs a default"):
+        edits.add_input(doc, "more")
+    edits.set_inputs(doc, "mul", [Ref("add"), Ref("z")])
+    check_round_trip(doc, lambda d: edits.delete(d, ["scale"]))
+
+
+def test_events_name_what_changed():
+    doc = open_document("examples:negrelu")
+    events = []
+    doc.subscribe(events.append)
+    e = edits.insert(doc, "call_function", "torch.sigmoid", [Ref("neg")])
+    assert events[-1].kind.name == "NODES_ADDED" and events[-1].names == {"sigmoid"}
+    e.undo()
+    assert events[-1].kind.name == "NODES_REMOVED"
+
+
+def test_a_session_replays_its_edits(tmp_path):
+    doc = open_document("examples:negrelu")
+    edits.set_target(doc, "relu", "torch.nn.functional.gelu")
+    edits.splice(doc, "neg", "add", "call_module", "nn.Linear(8, 8)")
+    edits.insert(doc, "call_method", "view", [Ref("mul"), (4, 8)])
+    edits.set_outputs(doc, ["view"])
+    edits.rename(doc, "view", "flat")
+    path = tmp_path / "s.fxstudio"
+    save_session(doc, path)
+    again = open_session(path)
+    assert again.code() == doc.code()
+    assert not again.notes
+    assert same(outputs(again), outputs(doc))  # same weights: the same seed
