@@ -102,10 +102,16 @@ def bench_canvas(emit, timed) -> None:
                 ratio=round(ours / base, 2),
             )
         rebuild = timed(lambda s=scene: Overview(s), 5)
+        overview = scene.overview()
+        some = list(scene.nodes.values())[:: max(1, len(scene.nodes) // 5)]
+        reselect = timed(lambda o=overview, items=some: o.select(items), 7)
+        moved = timed(lambda o=overview, item=some[0]: o.moved(item), 7)
         emit(
             **common,
-            what="zoomed-out picture rebuilt after a move or a selection change",
-            median_ms=round(statistics.median(rebuild) * 1000, 2),
+            what="zoomed-out picture: made once a layout / kept up to date on select / on a move",
+            made_ms=round(statistics.median(rebuild) * 1000, 2),
+            select_ms=round(statistics.median(reselect) * 1000, 3),
+            move_ms=round(statistics.median(moved) * 1000, 3),
         )
         scene.clear()
         stock.clear()
