@@ -289,9 +289,12 @@ def propagate_shapes(
             except Exception:  # noqa: S110 - ops that need data, or a real error: a real run tells
                 pass
         interp = _ShapeInterpreter(gm, gm.graph, keep_real=True)
+        # Copies: an in-place op (ReLU(inplace=True)) reading an input must not change the
+        # document's example inputs.
+        copies = tree_map(lambda v: v.clone() if isinstance(v, torch.Tensor) else v, example_inputs)
         try:
             with torch.no_grad():
-                interp.run(*example_inputs)
+                interp.run(*copies)
         except Exception as exc:
             raise _run_error(exc, gm, example_inputs, source_file, interp.current) from exc
 

@@ -187,3 +187,12 @@ def test_a_session_replays_its_edits(tmp_path):
     assert again.code() == doc.code()
     assert not again.notes
     assert same(outputs(again), outputs(doc))  # same weights: the same seed
+
+
+def test_an_in_place_op_moved_onto_an_input_does_not_change_the_example_inputs():
+    # resnet's ReLUs are in place: rewired to read the input, the shape check's run must
+    # not write into the document's example inputs (found by the stateful test).
+    doc = open_document("examples:resnet")
+    start = doc.example_inputs[0].clone()
+    edits.set_inputs(doc, "layer1_1_relu_1", [Ref("x")])
+    assert torch.equal(doc.example_inputs[0], start)
