@@ -91,7 +91,7 @@ def main() -> None:
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     only = set(
         sys.argv[1:]
-    )  # e.g. `run.py export` runs one group (capture, export, layout, canvas)
+    )  # e.g. `run.py export` runs one group (capture, export, layout, edits, canvas)
     if not only or "capture" in only:
         for nodes, repeats in ((100, 7), (1000, 5), (10000, 3)):
             bench_capture(nodes, repeats)
@@ -101,6 +101,10 @@ def main() -> None:
         from tests.bench.bench_layout import bench_layout
 
         bench_layout(emit, timed)
+    if not only or "edits" in only:
+        from tests.bench.bench_edits import bench_edits
+
+        bench_edits(emit, timed)
     if not only or "canvas" in only:
         from tests.bench.bench_canvas import bench_canvas, bench_responsiveness
 
