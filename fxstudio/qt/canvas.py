@@ -72,7 +72,7 @@ def _font(size: float, bold: bool = False, italic: bool = False) -> QFont:
     return font
 
 
-_PENS: dict[bool, QPen] = {}
+_PENS: dict[object, QPen] = {}
 
 
 def _edge_pen(dashed: bool) -> QPen:
@@ -80,6 +80,13 @@ def _edge_pen(dashed: bool) -> QPen:
     if pen is None:
         style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
         pen = _PENS[dashed] = QPen(QColor("#6b7280"), 1.2, style)
+    return pen
+
+
+def _selected_pen() -> QPen:
+    pen = _PENS.get("selected")
+    if pen is None:
+        pen = _PENS["selected"] = QPen(QColor("#f59e0b"), 3)
     return pen
 
 
@@ -124,21 +131,26 @@ class BoxItem(QGraphicsItem):
 class NodeItem(BoxItem):
     """One node: a rounded box coloured by op, with name, target and output shape."""
 
-    def __init__(self, name: str, op: str, target: str, shape: str, box: Box) -> None:
+    def __init__(
+        self, name: str, op: str, target: str, shape: str, box: Box, problem: str | None = None
+    ) -> None:
         super().__init__()
         self.name = self.key = name
         self.op = op
+        self.problem = problem  # the shape error an edit left here
         self.lines = [name, target if target != name else "", shape]
         self.rect = QRectF(0, 0, box.w, box.h)
         self.setPos(box.x, box.y)
         self.setFlags(MOVABLE)
-        self.setToolTip(f"{name}\n{op}: {target}\n{shape}")
+        tip = f"{name}\n{op}: {target}\n{shape}"
+        self.setToolTip(f"{tip}\n\nShapes do not fit here: {problem}" if problem else tip)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         fill = QColor(OP_COLORS.get(self.op, "#f3f4f6"))
-        border = QColor(OP_BORDERS.get(self.op, "#6b7280"))
+        border = QColor("#dc2626" if self.problem else OP_BORDERS.get(self.op, "#6b7280"))
         selected = self.isSelected()
-        painter.setPen(QPen(QColor("#f59e0b") if selected else border, 3 if selected else 1.2))
+        wide = selected or self.problem
+        painter.setPen(QPen(QColor("#f59e0b") if selected else border, 3 if wide else 1.2))
         painter.setBrush(QBrush(fill))
         if _lod(option, painter) < DETAIL_SCALE:
             painter.drawRect(self.rect)
@@ -164,6 +176,23 @@ class NodeItem(BoxItem):
             Qt.AlignmentFlag.AlignCenter,
             self.lines[2],
         )
+        if self.problem:  # the error, in red, to the right of the node
+            painter.setFont(_font(7.5, bold=True))
+            painter.setPen(QColor("#dc2626"))
+            painter.drawText(
+                self.problem_rect(),
+                Qt.AlignmentFlag.AlignLeft
+                | Qt.AlignmentFlag.AlignVCenter
+                | Qt.TextFlag.TextWordWrap,
+                f"⚠ {self.problem}",
+            )
+
+    def problem_rect(self) -> QRectF:
+        return QRectF(self.rect.right() + 8, -6, 260, self.rect.height() + 12)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        rect = self.rect.adjusted(-2, -2, 2, 2)
+        return rect.united(self.problem_rect()) if self.problem else rect
 
 
 class GroupItem(BoxItem):
@@ -289,6 +318,7 @@ class EdgeItem(QGraphicsPathItem):
             self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setToolTip(tip)
         self.setAcceptHoverEvents(True)
+        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)  # to insert on it
         self.update_path()
 
     def update_path(self) -> None:
@@ -318,11 +348,12 @@ class EdgeItem(QGraphicsPathItem):
         self.arrow = QPolygonF([end, QPointF(x - 3.5, y - 7.0), QPointF(x + 3.5, y - 7.0)])
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        painter.setPen(self.pen())
+        pen = _selected_pen() if self.isSelected() else self.pen()
+        painter.setPen(pen)
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawPath(self.path())
         if _lod(option, painter) >= DETAIL_SCALE * 0.5:
-            painter.setBrush(self.pen().color())
+            painter.setBrush(pen.color())
             painter.drawPolygon(self.arrow)
             if self.stub:
                 painter.setPen(QPen(QColor("#9ca3af"), 0.8))
@@ -418,9 +449,13 @@ class GraphScene(QGraphicsScene):
             made += 1
             if made % chunk == 0:
                 yield made / total
+        bad = doc.shape_problem or ("", "")  # (node, error) an edit left
         for name, box in layout.nodes.items():
             node = doc.node(name)
-            item = NodeItem(name, node.op, format_target(node), format_shape(node_shape(node)), box)
+            problem = bad[1] if bad[0] == name else None
+            item = NodeItem(
+                name, node.op, format_target(node), format_shape(node_shape(node)), box, problem
+            )
             if name in doc.positions:  # the user put it there
                 item.setPos(*doc.positions[name])
             self.nodes[name] = item

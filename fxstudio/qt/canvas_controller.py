@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.layout import Layout, LayoutCancelled, LayoutEngine, top_level_groups
 from fxstudio.qt.bridge import SelectionModel
-from fxstudio.qt.canvas import CanvasView, GraphScene, GroupItem, NodeItem
+from fxstudio.qt.canvas import BoxItem, CanvasView, EdgeItem, GraphScene, GroupItem, NodeItem
 from fxstudio.qt.commands import MoveNodesCommand
 from fxstudio.qt.minimap import Minimap
 from fxstudio.qt.workers import Task
@@ -100,8 +100,9 @@ class CanvasController(QObject):
             self,
         )
         holder["t"] = task
-        task.succeeded.connect(lambda lay: self._show(doc, lay))
-        task.failed.connect(self._failed)
+        # A result that arrives after a newer request (the graph changed again) is dropped.
+        task.succeeded.connect(lambda lay: self._show(doc, lay) if task is self._task else None)
+        task.failed.connect(lambda exc: self._failed(exc) if task is self._task else None)
         task.finished.connect(task.deleteLater)
         self._task = task
         self.layoutStarted.emit()
@@ -173,6 +174,15 @@ class CanvasController(QObject):
         else:
             command.redo()
 
+    def selected_edge(self) -> tuple[str, str] | None:
+        """The selected edge between two drawn nodes, as (producer, user) node names."""
+        for item in self.scene.selectedItems():
+            if isinstance(item, EdgeItem) and isinstance(item.target, NodeItem):
+                source = item.stub or item.source_name
+                if item.stub or isinstance(item.source, NodeItem):
+                    return (source, item.target_name)
+        return None
+
     def show_minimap(self, on: bool) -> None:
         self.minimap_enabled = on
         if on:
@@ -210,7 +220,7 @@ class CanvasController(QObject):
         if self.layout is None:
             return
         wanted = {self.layout.visible(n) for n in names}
-        current = {i.name for i in self.scene.selectedItems()}
+        current = {i.name for i in self.scene.selectedItems() if isinstance(i, BoxItem)}
         if wanted == current:
             return
         self._syncing = True

@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtGui import QUndoCommand
 
 from fxstudio.core.document import GraphDocument
+from fxstudio.core.edits import Edit
 
 Positions = dict[str, tuple[float, float] | None]
 
@@ -25,3 +26,21 @@ class MoveNodesCommand(QUndoCommand):
 
     def undo(self) -> None:
         self.document.set_positions(self.before)
+
+
+class EditCommand(QUndoCommand):
+    """A core edit (already applied when pushed): undo and redo call the edit, nothing else."""
+
+    def __init__(self, edit: Edit) -> None:
+        super().__init__(edit.label)
+        self.edit = edit
+        self._pushed = False
+
+    def redo(self) -> None:
+        if not self._pushed:  # QUndoStack.push calls redo(); the edit is already made
+            self._pushed = True
+            return
+        self.edit.redo()
+
+    def undo(self) -> None:
+        self.edit.undo()

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
     QHeaderView,
+    QInputDialog,
     QLabel,
     QLineEdit,
     QMainWindow,
@@ -28,7 +29,8 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio import __version__
-from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.catalogue import catalogue
+from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument, format_target
 from fxstudio.core.errors import UserError
 from fxstudio.core.export import DESCRIPTIONS, ExportResult, export, weights_path
 from fxstudio.core.session import SESSION_SUFFIX, OpenRequest, open_document
@@ -38,10 +40,12 @@ from fxstudio.qt.bridge import DocumentBridge, SelectionModel
 from fxstudio.qt.canvas import CanvasView
 from fxstudio.qt.canvas_controller import CanvasController
 from fxstudio.qt.code_view import CodeViewController
+from fxstudio.qt.edit_controller import EditController
 from fxstudio.qt.forms import load_form
 from fxstudio.qt.image_export import export_image
 from fxstudio.qt.inspector import InspectorController
 from fxstudio.qt.open_dialog import OpenDialog
+from fxstudio.qt.palette import InsertPalette
 from fxstudio.qt.resources import icon
 from fxstudio.qt.search import SearchController
 from fxstudio.qt.table_model import NAME_ROLE, NodeFilterProxy, NodeTableModel
@@ -153,6 +157,15 @@ class MainWindow(QMainWindow):
         self.canvas_controller.layoutFailed.connect(
             lambda exc: self._error("Could not lay out the graph", exc)
         )
+        self.edits = EditController(
+            lambda: self.document,
+            self.selection,
+            self.undo_stack,
+            self.canvas_controller.selected_edge,
+            self,
+        )
+        self.edits.refused.connect(self._edit_refused)
+        self.edits.applied.connect(self._edit_applied)
         self.code = CodeViewController(self.code_view, self.selection, self)
         self.inspector = InspectorController(self.inspector_tree, self.selection, self)
 
@@ -188,6 +201,13 @@ class MainWindow(QMainWindow):
         self.search = SearchController(search_bar, self.selection, lambda: self.document, self)
         self._action("actionFind").triggered.connect(self.search.show)
         self._action("actionAbout").triggered.connect(self._about)
+        self._action("actionInsert").triggered.connect(self.insert_dialog)
+        self._action("actionDelete").triggered.connect(self.edits.delete_selection)
+        self._action("actionRename").triggered.connect(self.rename_dialog)
+        self._action("actionChangeTarget").triggered.connect(self.change_target_dialog)
+        self._action("actionReturnSelected").triggered.connect(
+            lambda: self.edits.set_outputs(list(self.selection.names))
+        )
         self._action("actionFit").triggered.connect(self.canvas.fit)
         self._action("actionExportImage").triggered.connect(self.export_image_dialog)
         self._action("actionZoomIn").triggered.connect(self.canvas.zoom_in)
@@ -515,6 +535,67 @@ class MainWindow(QMainWindow):
         self.status_bar.showMessage(f"Could not save {path.name}.", 10000)
         self._error(f"Could not save {path.name}", exc)
         self.exportFailed.emit(exc)
+
+    # --- editing -------------------------------------------------------------------------------
+
+    def _edit_refused(self, message: str) -> None:
+        self.status_bar.showMessage(f"Not done: {message}", 15000)
+        if self.interactive:
+            QMessageBox.warning(self, "Edit refused", message)
+
+    def _edit_applied(self, edit) -> None:
+        problem = self.document.shape_problem if self.document else None
+        if problem:
+            self.status_bar.showMessage(
+                f"{edit.label}. The shapes no longer fit at {problem[0]}: {problem[1]}", 20000
+            )
+        else:
+            self.status_bar.showMessage(edit.label, 5000)
+
+    def insert_dialog(self) -> None:
+        """The insert palette (after the selected node, or on the selected edge)."""
+        if self.document is None or not self.interactive:
+            return
+        edge = self.canvas_controller.selected_edge()
+        current = self.selection.current
+        where = (
+            f"On the edge {edge[0]} → {edge[1]}."
+            if edge
+            else f"After {current}, which it takes as its first argument."
+            if current
+            else "Select a node or an edge first to feed the new node."
+        )
+        palette = InsertPalette(catalogue(self.document), where, self)
+        if palette.exec() and palette.chosen() is not None:
+            self.edits.insert(palette.chosen(), palette.arguments())
+
+    def rename_dialog(self) -> None:
+        name = self.selection.current
+        if name is None or not self.interactive:
+            return
+        new, ok = QInputDialog.getText(self, "Rename node", f"New name for {name}:", text=name)
+        if ok and new and new != name:
+            self.edits.rename(name, new.strip())
+
+    def change_target_dialog(self) -> None:
+        name = self.selection.current
+        if name is None or self.document is None or not self.interactive:
+            return
+        node = self.document.node(name)
+        what = {
+            "call_function": "function (e.g. torch.nn.functional.gelu)",
+            "call_method": "Tensor method (e.g. sigmoid)",
+            "call_module": "submodule path (e.g. layer1.0.relu)",
+        }.get(node.op)
+        if what is None:
+            self.edits.refused.emit(f"A {node.op} node has no target to change.")
+            return
+        current = format_target(node)
+        target, ok = QInputDialog.getText(
+            self, "Change target", f"New {what} for {name}:", text=current
+        )
+        if ok and target and target != current:
+            self.edits.change_target(name, target.strip())
 
     def _error(self, title: str, exc: BaseException) -> None:
         if not self.interactive:

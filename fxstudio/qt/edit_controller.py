@@ -1,0 +1,147 @@
+"""The window's edit commands: each user action calls one function of :mod:`fxstudio.core.edits`
+and pushes the result on the undo stack as one step; a refused edit is reported, and nothing
+changes."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoStack
+
+from fxstudio.core import edits
+from fxstudio.core.catalogue import Entry
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.edits import Edit, EditError, Ref
+from fxstudio.qt.bridge import SelectionModel
+from fxstudio.qt.commands import EditCommand
+
+
+class EditController(QObject):
+    """``refused(message)`` when an edit was not made; ``applied(edit)`` when it was."""
+
+    refused = Signal(str)
+    applied = Signal(object)
+
+    def __init__(
+        self,
+        document: Callable[[], GraphDocument | None],
+        selection: SelectionModel,
+        undo_stack: QUndoStack,
+        selected_edge: Callable[[], tuple[str, str] | None],
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._document = document
+        self.selection = selection
+        self.undo_stack = undo_stack
+        self.selected_edge = selected_edge
+
+    @property
+    def document(self) -> GraphDocument | None:
+        return self._document()
+
+    def apply(self, make: Callable[[GraphDocument], Edit]) -> Edit | None:
+        """Make one edit and push it as one undo step; report a refusal instead."""
+        doc = self.document
+        if doc is None:
+            return None
+        try:
+            edit = make(doc)
+        except EditError as exc:
+            self.refused.emit(str(exc))
+            return None
+        self.undo_stack.push(EditCommand(edit))
+        self.applied.emit(edit)
+        return edit
+
+    # --- the actions ---------------------------------------------------------------------------
+
+    def delete_selection(self) -> Edit | None:
+        names = list(self.selection.names)
+        if not names:
+            self.refused.emit("Select the nodes to delete first.")
+            return None
+        return self.apply(lambda d: edits.delete(d, names))
+
+    def rename(self, name: str, new: str) -> Edit | None:
+        edit = self.apply(lambda d: edits.rename(d, name, new))
+        if edit is not None:
+            self.selection.select([new])
+        return edit
+
+    def change_target(self, name: str, target: str) -> Edit | None:
+        return self.apply(lambda d: edits.set_target(d, name, target))
+
+    def set_outputs(self, names: list[str]) -> Edit | None:
+        if not names:
+            self.refused.emit("Select the values the graph should return first.")
+            return None
+        return self.apply(lambda d: edits.set_outputs(d, names))
+
+    def insert(self, entry: Entry, arguments: str = "") -> Edit | None:
+        """Insert ``entry``: spliced onto the selected edge, else fed by the selected node
+        (``arguments``: more arguments as Python, e.g. ``1, dim=-1``; for a module, its
+        constructor's arguments, e.g. ``0.1``)."""
+        doc = self.document
+        if doc is None:
+            return None
+        try:
+            extra, kwargs = (
+                parse_arguments(doc, arguments) if entry.op != "call_module" else ((), {})
+            )
+        except EditError as exc:
+            self.refused.emit(str(exc))
+            return None
+        edge = self.selected_edge()
+        selected = self.selection.current
+        if entry.op == "get_attr":
+            edit = self.apply(lambda d: edits.insert(d, "get_attr", entry.target))
+        elif entry.op == "call_module":
+            ctor = f"{entry.target}({arguments})"
+            if edge is not None:
+                edit = self.apply(lambda d: edits.splice(d, *edge, "call_module", ctor))
+            else:
+                feed = [Ref(selected)] if selected else []
+                edit = self.apply(lambda d: edits.insert_module(d, ctor, feed, after=selected))
+        elif edge is not None:
+            edit = self.apply(lambda d: edits.splice(d, *edge, entry.op, entry.target, extra))
+        else:
+            feed = [Ref(selected)] if selected else []
+            edit = self.apply(
+                lambda d: edits.insert(d, entry.op, entry.target, [*feed, *extra], kwargs)
+            )
+        if edit is not None and edit.names:
+            self.selection.select(sorted(edit.names))
+        return edit
+
+
+def parse_arguments(doc: GraphDocument, text: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``"1, dim=-1, x"`` -> ``((1, Ref("x")), {"dim": -1})``: Python literals, and node names
+    for other nodes' values."""
+    text = text.strip()
+    if not text:
+        return (), {}
+    try:
+        call = ast.parse(f"f({text})", mode="eval").body
+        assert isinstance(call, ast.Call)
+
+        def value(node: ast.expr) -> Any:
+            if isinstance(node, ast.Name):
+                if node.id in doc._node_index():
+                    return Ref(node.id)
+                if node.id in ("None", "True", "False"):
+                    return ast.literal_eval(node)
+                raise EditError(f"'{node.id}' is neither a node nor a Python value.")
+            return ast.literal_eval(node)
+
+        return tuple(value(a) for a in call.args), {
+            k.arg: value(k.value) for k in call.keywords if k.arg is not None
+        }
+    except (SyntaxError, ValueError, AssertionError) as exc:
+        raise EditError(
+            f"'{text}' are not arguments fxstudio can read: write Python values and node "
+            f"names separated by commas, e.g. 1, dim=-1 ({type(exc).__name__})."
+        ) from None

@@ -1,0 +1,117 @@
+"""Editing in the window: each action one undo step, refusals reported, the canvas redrawn."""
+
+from PySide6.QtGui import QAction
+
+from fxstudio.core.catalogue import Entry, catalogue
+from tests.qt.conftest import open_and_wait
+
+
+def draw(qtbot, window, spec):
+    return open_and_wait(qtbot, window, spec, signal="layoutShown")
+
+
+def relaid(qtbot, window, action):
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        action()
+    return window.canvas.scene()
+
+
+def test_delete_is_one_undo_step_and_the_canvas_follows(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    window.selection.select(["relu"])
+    scene = relaid(qtbot, window, window.findChild(QAction, "actionDelete").trigger)
+    assert "relu" not in scene.nodes and "add = neg + y" in window.document.code()
+    assert window.undo_stack.count() == 1 and window.undo_stack.undoText() == "Delete relu"
+    assert "add = neg + y" in window.code_view.toPlainText()  # the code view follows
+    assert window.table_model.row_of("relu") is None  # and the table
+    scene = relaid(qtbot, window, window.undo_stack.undo)
+    assert "relu" in scene.nodes and "add = neg + relu" in window.code_view.toPlainText()
+    scene = relaid(qtbot, window, window.undo_stack.redo)
+    assert "relu" not in scene.nodes
+
+
+def test_a_refused_edit_says_why_and_changes_nothing(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    code = window.document.code()
+    window.selection.select(["x"])
+    with qtbot.waitSignal(window.edits.refused) as refused:
+        window.findChild(QAction, "actionDelete").trigger()
+    assert "input 'x' is used" in refused.args[0]
+    assert "input 'x' is used" in window.status_bar.currentMessage()
+    assert window.document.code() == code and window.undo_stack.count() == 0
+
+
+def test_insert_after_the_selected_node_and_on_the_selected_edge(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    entries = {e.text: e for e in catalogue(window.document)}
+    window.selection.select(["neg"])
+    scene = relaid(qtbot, window, lambda: window.edits.insert(entries["torch.sigmoid"]))
+    assert "sigmoid = torch.sigmoid(neg)" in window.document.code()
+    assert "sigmoid" in scene.nodes and window.selection.names == ["sigmoid"]
+    edge = next(e for e in scene.edges if (e.source_name, e.target_name) == ("relu", "add"))
+    scene.clearSelection()
+    edge.setSelected(True)
+    assert window.canvas_controller.selected_edge() == ("relu", "add")
+    relaid(qtbot, window, lambda: window.edits.insert(entries["nn.LeakyReLU"], "0.2"))
+    code = window.document.code()
+    assert "leaky_re_lu = self.leaky_re_lu(relu)" in code and "add = neg + leaky_re_lu" in code
+    assert window.document.graph_module.leaky_re_lu.negative_slope == 0.2
+    assert window.undo_stack.count() == 2
+
+
+def test_insert_with_arguments_and_a_weight(qtbot, window):
+    draw(qtbot, window, "examples:simple")
+    window.selection.select(["fc1"])
+    method = Entry("Tensor.softmax", "call_method", "softmax", "method")
+    relaid(qtbot, window, lambda: window.edits.insert(method, "dim=-1"))
+    assert "softmax = fc1.softmax(dim = -1)" in window.document.code()
+    weight = next(e for e in catalogue(window.document) if e.text == "fc2.weight")
+    relaid(qtbot, window, lambda: window.edits.insert(weight))
+    assert "fc2_weight = self.fc2.weight" in window.document.code()
+    bad = window.edits.insert(method, "dim=")
+    assert bad is None and "not arguments" in window.status_bar.currentMessage()
+
+
+def test_rename_change_target_and_outputs(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    relaid(qtbot, window, lambda: window.edits.rename("relu", "act"))
+    assert window.selection.names == ["act"] and "act" in window.canvas.scene().nodes
+    relaid(qtbot, window, lambda: window.edits.change_target("act", "torch.tanh"))
+    assert "act = torch.tanh(y)" in window.document.code()
+    window.selection.select(["mul", "neg"])
+    relaid(qtbot, window, window.findChild(QAction, "actionReturnSelected").trigger)
+    assert "return (mul, neg)" in window.document.code()
+    assert window.undo_stack.count() == 3
+    for _ in range(3):
+        window.undo_stack.undo()
+    assert "act" not in window.document.code() and "return mul" in window.document.code()
+
+
+def test_a_node_whose_shapes_no_longer_fit_is_marked(qtbot, window):
+    from fxstudio.core.edits import Ref, set_inputs
+
+    draw(qtbot, window, "examples:simple")
+    scene = relaid(
+        qtbot, window, lambda: window.edits.apply(lambda d: set_inputs(d, "fc2", [Ref("x")]))
+    )
+    item = scene.nodes["fc2"]
+    assert "mat1 and mat2 shapes cannot be multiplied" in item.problem
+    assert "fc2" in window.status_bar.currentMessage()
+    assert "shapes cannot be multiplied" in item.toolTip()
+    scene = relaid(qtbot, window, window.undo_stack.undo)
+    assert scene.nodes["fc2"].problem is None
+
+
+def test_the_palette_searches_the_catalogue(qtbot, window):
+    from fxstudio.qt.palette import InsertPalette
+
+    draw(qtbot, window, "examples:resnet")
+    palette = InsertPalette(catalogue(window.document), "After x.", window)
+    qtbot.addWidget(palette)
+    qtbot.keyClicks(palette.filter_edit, "leaky")
+    texts = [palette.list.item(i).text().split()[0] for i in range(palette.list.count())]
+    assert "nn.LeakyReLU" in texts and "torch.nn.functional.leaky_relu" in texts
+    palette.filter_edit.setText("layer1.0.conv1.weight")
+    assert palette.chosen().op == "get_attr"
+    palette.filter_edit.setText("matmul")
+    assert palette.chosen().text == "torch.matmul"
