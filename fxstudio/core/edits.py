@@ -423,7 +423,14 @@ def recheck_shapes(doc: GraphDocument) -> None:
     try:
         propagate_shapes(doc.graph_module, doc.example_inputs)
     except CaptureError as exc:
-        doc.shape_problem = (getattr(exc, "node", None) or "", getattr(exc, "detail", str(exc)))
+        bad = getattr(exc, "node", None) or ""
+        doc.shape_problem = (bad, getattr(exc, "detail", str(exc)))
+        # From that node on, the recorded shapes are those of the graph before the edit.
+        stale = False
+        for node in doc.graph.nodes:
+            stale = stale or node.name == bad
+            if stale:
+                node.meta.pop("val", None)
 
 
 # --- names and targets ---------------------------------------------------------------------------
@@ -810,9 +817,13 @@ def _new_spec(
     if anchor.op == "output":
         raise EditError("Nothing can come after the output node.")
     meta = {}
-    stack = anchor.meta.get("nn_module_stack")
+    stack = dict(anchor.meta.get("nn_module_stack") or {})
+    if anchor.op == "call_module" and stack:  # not inside the module the anchor calls
+        last = next(reversed(stack))
+        if str(stack[last][0]) == str(anchor.target):
+            del stack[last]
     if stack:  # drawn in the same module as the node it follows
-        meta["nn_module_stack"] = dict(stack)
+        meta["nn_module_stack"] = stack
     return NodeSpec(name or unique_name(doc, base), op, target, args, kwargs, None, meta, after)
 
 

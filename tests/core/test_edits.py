@@ -147,8 +147,9 @@ def test_a_shape_mismatch_is_kept_and_named_not_refused():
     edit = edits.set_inputs(doc, "fc2", [Ref("x")])  # fc2 takes 32 features, x has 16
     node, text = doc.shape_problem
     assert node == "fc2" and "mat1 and mat2 shapes cannot be multiplied (2x16 and 32x4)" in text
+    assert doc.row("fc2").shape == "" and doc.row("fc1").shape == "2x32"  # no stale shapes
     edit.undo()
-    assert doc.shape_problem is None
+    assert doc.shape_problem is None and doc.row("fc2").shape == "2x4"
 
 
 def test_inputs_and_outputs():
