@@ -5,6 +5,8 @@
     fxstudio export MODEL -o OUT [--format F]       save it as .py, forward code, TorchScript,
                                                    .pt2 or ONNX
     fxstudio layout MODEL [--expanded] [--json F]   lay it out as the canvas does
+    fxstudio edit MODEL -e EDIT... [-o S.fxstudio]  edit the graph headless, print its code,
+                                                   save the edits as a session
 
 Exit status: 0 on success, 2 for bad input (the message says what to do), 1 for an
 fxstudio bug.
@@ -26,7 +28,7 @@ EXIT_OK = 0
 EXIT_BUG = 1
 EXIT_USAGE = 2
 DEFAULT_MODEL = "examples:resnet"
-COMMANDS = ("show", "export", "layout")
+COMMANDS = ("show", "export", "layout", "edit")
 
 MODEL_HELP = (
     "the model: FILE.py:Name (a class or zero-argument factory), package.module:Name, "
@@ -142,6 +144,26 @@ def _layout_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _edit_parser() -> argparse.ArgumentParser:
+    from fxstudio.core.edits import COMMANDS as EDITS
+
+    p = argparse.ArgumentParser(
+        prog="fxstudio edit",
+        description="Edit the graph without a window, as the window's Edit menu does: each "
+        "-e is one edit, checked as in the window (a refused edit stops with a message and "
+        "writes nothing). Prints the forward code after the edits; -o saves them as a "
+        "session, which `fxstudio export` and the window open.",
+        epilog="edits:\n" + EDITS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("model", help=MODEL_HELP)
+    p.add_argument("-e", "--edit", action="append", required=True, metavar="EDIT")
+    p.add_argument("-o", "--output", metavar="OUT.fxstudio", help="save a session here")
+    p.add_argument("--force", action="store_true", help="replace an existing session file")
+    _add_model_options(p)
+    return p
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
@@ -152,6 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_export(_export_parser().parse_args(args[1:]))
         if args and args[0] == "layout":
             return cmd_layout(_layout_parser().parse_args(args[1:]))
+        if args and args[0] == "edit":
+            return cmd_edit(_edit_parser().parse_args(args[1:]))
         return cmd_gui(_gui_parser().parse_args(args))
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
@@ -255,6 +279,34 @@ def cmd_layout(ns: argparse.Namespace) -> int:
     if ns.json:
         write_layout_json(lay, ns.json)
         print(f"wrote {ns.json}")
+    return EXIT_OK
+
+
+def cmd_edit(ns: argparse.Namespace) -> int:
+    from fxstudio.core.edits import EditError, run_command
+    from fxstudio.core.files import check_writable
+    from fxstudio.core.session import SESSION_SUFFIX, open_document
+    from fxstudio.core.sessionfile import save_session
+
+    if ns.output:
+        if not ns.output.endswith(SESSION_SUFFIX):
+            print(f"fxstudio: error: save the session as a {SESSION_SUFFIX} file", file=sys.stderr)
+            return EXIT_USAGE
+        check_writable(ns.output, ns.force)
+    doc = open_document(_request(ns))
+    for i, text in enumerate(ns.edit, 1):
+        try:
+            edit = run_command(doc, text)
+        except EditError as exc:
+            raise EditError(f"edit {i} ({text}) was refused: {exc}") from exc
+        print(f"fxstudio: {edit.label}", file=sys.stderr)
+        if doc.shape_problem:
+            node, problem = doc.shape_problem
+            print(f"fxstudio: note: the shapes no longer fit at {node}: {problem}", file=sys.stderr)
+    sys.stdout.write(doc.code())
+    if ns.output:
+        save_session(doc, ns.output)
+        print(f"wrote {ns.output}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -4,9 +4,7 @@ changes."""
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
@@ -14,7 +12,7 @@ from PySide6.QtGui import QUndoStack
 from fxstudio.core import edits
 from fxstudio.core.catalogue import Entry
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.edits import Edit, EditError, Ref
+from fxstudio.core.edits import Edit, EditError, Ref, parse_arguments
 from fxstudio.qt.bridge import SelectionModel
 from fxstudio.qt.commands import EditCommand
 
@@ -116,32 +114,3 @@ class EditController(QObject):
         if edit is not None and edit.names:
             self.selection.select(sorted(edit.names))
         return edit
-
-
-def parse_arguments(doc: GraphDocument, text: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """``"1, dim=-1, x"`` -> ``((1, Ref("x")), {"dim": -1})``: Python literals, and node names
-    for other nodes' values."""
-    text = text.strip()
-    if not text:
-        return (), {}
-    try:
-        call = ast.parse(f"f({text})", mode="eval").body
-        assert isinstance(call, ast.Call)
-
-        def value(node: ast.expr) -> Any:
-            if isinstance(node, ast.Name):
-                if node.id in doc._node_index():
-                    return Ref(node.id)
-                if node.id in ("None", "True", "False"):
-                    return ast.literal_eval(node)
-                raise EditError(f"'{node.id}' is neither a node nor a Python value.")
-            return ast.literal_eval(node)
-
-        return tuple(value(a) for a in call.args), {
-            k.arg: value(k.value) for k in call.keywords if k.arg is not None
-        }
-    except (SyntaxError, ValueError, AssertionError) as exc:
-        raise EditError(
-            f"'{text}' are not arguments fxstudio can read: write Python values and node "
-            f"names separated by commas, e.g. 1, dim=-1 ({type(exc).__name__})."
-        ) from None

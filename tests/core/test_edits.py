@@ -197,3 +197,22 @@ def test_an_in_place_op_moved_onto_an_input_does_not_change_the_example_inputs()
     start = doc.example_inputs[0].clone()
     edits.set_inputs(doc, "layer1_1_relu_1", [Ref("x")])
     assert torch.equal(doc.example_inputs[0], start)
+
+
+def test_edit_commands_as_text():
+    doc = open_document("examples:negrelu")
+    edits.run_command(doc, "insert neg torch.clamp min=0.0")
+    assert "clamp = torch.clamp(neg, min = 0.0)" in doc.code()
+    edits.run_command(doc, "input scale 2.0")
+    edits.run_command(doc, "args mul add, scale")
+    assert "mul = add * scale" in doc.code()
+    edits.run_command(doc, "delete clamp")
+    for bad, message in [
+        ("rename neg", "not a complete edit"),
+        ("input more x y", "not a Python value"),
+        ("args mul add, nowhere", "neither a node nor a Python value"),
+        ("args mul add, =", "not arguments fxstudio can read"),
+        ("args mul add,", "cannot call operator.mul that way"),
+    ]:
+        with pytest.raises(EditError, match=message):
+            edits.run_command(doc, bad)
