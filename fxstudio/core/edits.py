@@ -303,6 +303,9 @@ class Edit:
     record: dict[str, Any] = field(default_factory=dict)
 
     def undo(self) -> None:
+        """Undo this edit, which must be the last one made (undo is a stack)."""
+        if not self.doc.history or self.doc.history[-1] is not self.record:
+            raise EditError(f"Undo the edits made after '{self.label}' first.")
         inverses = [s.inverse() for s in reversed(self.steps)]
         _run(self.doc, inverses, self.label)
         self.doc.history.pop()

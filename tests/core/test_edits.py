@@ -216,3 +216,12 @@ def test_edit_commands_as_text():
     ]:
         with pytest.raises(EditError, match=message):
             edits.run_command(doc, bad)
+
+
+def test_undo_is_a_stack():
+    doc = open_document("examples:negrelu")
+    first = edits.rename(doc, "neg", "a")
+    edits.rename(doc, "a", "b")
+    with pytest.raises(EditError, match="Undo the edits made after 'Rename neg to a' first"):
+        first.undo()
+    assert "b = torch.neg(x)" in doc.code()
