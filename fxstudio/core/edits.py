@@ -453,11 +453,14 @@ def check_name(doc: GraphDocument, name: str) -> None:
         raise EditError(f"There is already a node named '{name}'.")
 
 
-def unique_name(doc: GraphDocument, base: str) -> str:
+def unique_name(
+    doc: GraphDocument, base: str, also: set[str] | frozenset[str] = frozenset()
+) -> str:
+    """``base``, or ``base_N``: a name no node has (nor had: fx never reuses one), nor ``also``."""
     base = re.sub(r"\W", "_", base).strip("_") or "node"
     if base[0].isdigit():
         base = f"_{base}"
-    taken = set(doc._node_index()) | doc.graph._graph_namespace._used_names
+    taken = set(doc._node_index()) | doc.graph._graph_namespace._used_names | set(also)
     if base not in taken and not keyword.iskeyword(base) and not hasattr(builtins, base):
         return base
     i = 1
@@ -735,6 +738,52 @@ def _bypass_source(node: fx.Node, replaced: dict[str, Any], gone: set[str]) -> A
     return None
 
 
+def paste(doc: GraphDocument, names: Sequence[str]) -> Edit:
+    """Copies of the named nodes (new unique names), placed after the last of them.  Inside
+    the copy, arguments point at the copies; values from outside stay shared.  A copied
+    ``call_module`` calls the same submodule (the same weights)."""
+    order = {n: i for i, n in enumerate(doc.node_names())}
+    chosen = sorted(dict.fromkeys(names), key=lambda n: order.get(n, -1))
+    if not chosen:
+        raise EditError("Copy some nodes first.")
+    for name in chosen:
+        node = node_of(doc, name)
+        if node.op in ("placeholder", "output"):
+            raise EditError(
+                f"'{name}' is an {'input' if node.op == 'placeholder' else 'output'}; "
+                "inputs and the output cannot be pasted."
+            )
+    renamed: dict[str, str] = {}
+    steps: list[Step] = []
+    after = chosen[-1]
+    for name in chosen:
+        spec = spec_of(doc.node(name))
+        new = unique_name(doc, re.sub(r"_\d+$", "", name), set(renamed.values()))
+        renamed[name] = new
+
+        def swap(v: Any) -> Any:
+            return Ref(renamed[v.name]) if isinstance(v, Ref) and v.name in renamed else v
+
+        meta = {k: v for k, v in spec.meta.items() if k in ("nn_module_stack", "stack_trace")}
+        steps.append(
+            CreateNode(
+                NodeSpec(
+                    new,
+                    spec.op,
+                    spec.target,
+                    map_aggregate(spec.args, swap),
+                    map_aggregate(spec.kwargs, swap),
+                    spec.type,
+                    meta,
+                    after,
+                )
+            )
+        )
+        after = new
+    label = f"Paste {len(chosen)} node{'s' if len(chosen) > 1 else ''}"
+    return commit(doc, label, steps, ChangeKind.NODES_ADDED, {"edit": "paste", "names": chosen})
+
+
 def add_input(
     doc: GraphDocument, name: str, type_expr: Any = None, default: Any = inspect.Signature.empty
 ) -> Edit:
@@ -890,6 +939,28 @@ def parse_arguments(doc: GraphDocument, text: str) -> tuple[tuple[Any, ...], dic
         ) from None
 
 
+def parse_kwargs(doc: GraphDocument, text: str) -> dict[str, Any]:
+    """``"dim=-1, keepdim=True"`` or ``"{'dim': -1}"`` -> ``{"dim": -1, ...}``."""
+    text = text.strip()
+    if text.startswith("{") and text.endswith("}"):
+        try:
+            tree = ast.parse(text, mode="eval").body
+        except SyntaxError:
+            raise EditError(f"'{text}' is not a dictionary fxstudio can read.") from None
+        if not isinstance(tree, ast.Dict) or not all(
+            isinstance(k, ast.Constant) for k in tree.keys
+        ):
+            raise EditError(f"'{text}' is not a dictionary of names to values.")
+        text = ", ".join(
+            f"{k.value}={ast.get_source_segment(text, v)}"  # type: ignore[union-attr]
+            for k, v in zip(tree.keys, tree.values, strict=True)
+        )
+    args, kwargs = parse_arguments(doc, text)
+    if args:
+        raise EditError("Write keyword arguments as name=value, e.g. dim=-1.")
+    return kwargs
+
+
 COMMANDS = """\
 delete NODE [NODE ...]            delete (users take the node's input when it fits)
 rename NODE NEW                   give a node a new name
@@ -899,7 +970,8 @@ insert NODE TARGET [ARGUMENTS]    a new node fed by NODE: torch.sigmoid, .softma
                                   nn.Linear(16, 8), or a weight such as fc1.weight
 splice PRODUCER USER TARGET       insert TARGET on the edge from PRODUCER to USER
 input NAME [DEFAULT]              a new input
-outputs NODE [NODE ...]           what the graph returns"""
+outputs NODE [NODE ...]           what the graph returns
+paste NODE [NODE ...]             copies of the nodes (new names), after the last of them"""
 
 
 def run_command(doc: GraphDocument, text: str) -> Edit:
@@ -956,6 +1028,9 @@ def run_command(doc: GraphDocument, text: str) -> Edit:
                 raise EditError(f"'{text.split(None, 2)[2]}' is not a Python value.") from None
             return add_input(doc, rest[0], default=default)
         return add_input(doc, rest[0])
+    if verb == "paste":
+        need(1)
+        return paste(doc, text.split()[1:])
     if verb == "outputs":
         need(1)
         return set_outputs(doc, text.split()[1:])
@@ -987,6 +1062,7 @@ _REPLAY: dict[str, Callable[[GraphDocument, dict[str, Any]], Any]] = {
     ),
     "splice": lambda d, r: splice(d, r["producer"], r["user"], r["op"], r["target"], r["extra"]),
     "delete": lambda d, r: delete(d, r["names"]),
+    "paste": lambda d, r: paste(d, r["names"]),
     "add_input": lambda d, r: add_input(
         d, r["name"], None, r.get("default", inspect.Signature.empty)
     ),

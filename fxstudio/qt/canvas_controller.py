@@ -154,6 +154,7 @@ class CanvasController(QObject):
             self.view.setScene(scene)
         finally:
             self._syncing = False
+        old.blockSignals(True)  # its items going must not read as the user deselecting
         old.deleteLater()
         self._show_selection(self.selection.names)
         if self._fit_next:

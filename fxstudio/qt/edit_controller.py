@@ -36,6 +36,7 @@ class EditController(QObject):
         self.selection = selection
         self.undo_stack = undo_stack
         self.selected_edge = selected_edge
+        self.clipboard: list[str] = []  # node names copied (pasted as new copies)
 
     @property
     def document(self) -> GraphDocument | None:
@@ -64,6 +65,19 @@ class EditController(QObject):
             return None
         return self.apply(lambda d: edits.delete(d, names))
 
+    def copy_selection(self) -> None:
+        self.clipboard = list(self.selection.names)
+
+    def paste(self) -> Edit | None:
+        if not self.clipboard:
+            self.refused.emit("Copy some nodes first (Ctrl+C).")
+            return None
+        names = list(self.clipboard)
+        edit = self.apply(lambda d: edits.paste(d, names))
+        if edit is not None:
+            self.selection.select(sorted(edit.names))
+        return edit
+
     def rename(self, name: str, new: str) -> Edit | None:
         edit = self.apply(lambda d: edits.rename(d, name, new))
         if edit is not None:
@@ -72,6 +86,28 @@ class EditController(QObject):
 
     def change_target(self, name: str, target: str) -> Edit | None:
         return self.apply(lambda d: edits.set_target(d, name, target))
+
+    def set_property(self, name: str, prop: str, text: str) -> Edit | None:
+        """An inspector edit: ``name``, ``target``, ``args`` or ``kwargs`` typed as text."""
+        text = text.strip()
+        if prop == "name":
+            return self.rename(name, text)
+        if prop == "target":
+            return self.change_target(name, text)
+        if prop == "args":
+
+            def make(d: GraphDocument) -> Edit:
+                args, kwargs = parse_arguments(d, text)
+                if kwargs:
+                    raise EditError("Keyword arguments go in the kwargs row.")
+                return edits.set_inputs(d, name, args)
+
+            return self.apply(make)
+        if prop == "kwargs":
+            return self.apply(
+                lambda d: edits.set_inputs(d, name, None, edits.parse_kwargs(d, text))
+            )
+        return None
 
     def set_outputs(self, names: list[str]) -> Edit | None:
         if not names:

@@ -2,24 +2,44 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.qt.bridge import SelectionModel
 
+#: The properties a user can edit in place (double-click the value), and what they mean.
+EDITABLE = {
+    "name": "a new name",
+    "target": "another function, method or submodule",
+    "args": "arguments as Python: node names and values, e.g. x, 2.0",
+    "kwargs": "keyword arguments, e.g. dim=-1",
+}
+
 
 class InspectorController(QObject):
+    """Shows the current node; ``edit(name, property, text)`` is called when the user edits
+    an editable value (the window turns it into one undoable edit)."""
+
     def __init__(
-        self, tree: QTreeWidget, selection: SelectionModel, parent: QObject | None = None
+        self,
+        tree: QTreeWidget,
+        selection: SelectionModel,
+        parent: QObject | None = None,
+        edit: Callable[[str, str, str], object] | None = None,
     ) -> None:
         super().__init__(parent)
         self.tree = tree
         self.selection = selection
         self.document: GraphDocument | None = None
+        self.edit = edit
+        self._filling = False
         tree.setHeaderLabels(["Property", "Value"])
         tree.setColumnWidth(0, 110)
         selection.changed.connect(lambda _names: self.refresh())
+        tree.itemChanged.connect(self._changed)
 
     def set_document(self, document: GraphDocument | None) -> None:
         self.document = document
@@ -56,8 +76,36 @@ class InspectorController(QObject):
         return props
 
     def refresh(self) -> None:
-        self.tree.clear()
-        items = [QTreeWidgetItem([label, value]) for label, value in self.properties()]
-        for item in items:
-            item.setToolTip(1, item.text(1))
-        self.tree.addTopLevelItems(items)
+        self._filling = True
+        try:
+            self.tree.clear()
+            items = [QTreeWidgetItem([label, value]) for label, value in self.properties()]
+            node = self.document.node(self.selection.current) if items else None
+            for item in items:
+                label = item.text(0)
+                item.setToolTip(1, item.text(1))
+                if self.edit is not None and label in EDITABLE and _editable(node, label):
+                    item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+                    item.setToolTip(1, f"{item.text(1)}\nDouble-click to change: {EDITABLE[label]}")
+                    if label in ("args", "kwargs"):  # edited without the brackets
+                        item.setText(1, item.text(1)[1:-1].rstrip(","))
+            self.tree.addTopLevelItems(items)
+        finally:
+            self._filling = False
+
+    def _changed(self, item: QTreeWidgetItem, column: int) -> None:
+        if self._filling or self.edit is None or self.selection.current is None:
+            return
+        if column == 1:
+            self.edit(self.selection.current, item.text(0), item.text(1))
+        self.refresh()  # shows the document: the edit, or the old value after a refusal
+
+
+def _editable(node, label: str) -> bool:
+    if node is None:
+        return False
+    if node.op == "output":  # what the graph returns
+        return label == "args"
+    if label == "target":
+        return node.op in ("call_function", "call_method", "call_module")
+    return node.op != "placeholder" or label == "name"

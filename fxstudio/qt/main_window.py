@@ -167,7 +167,9 @@ class MainWindow(QMainWindow):
         self.edits.refused.connect(self._edit_refused)
         self.edits.applied.connect(self._edit_applied)
         self.code = CodeViewController(self.code_view, self.selection, self)
-        self.inspector = InspectorController(self.inspector_tree, self.selection, self)
+        self.inspector = InspectorController(
+            self.inspector_tree, self.selection, self, edit=self.edits.set_property
+        )
 
         self._progress = QProgressBar(self)
         self._progress.setRange(0, 0)
@@ -203,6 +205,8 @@ class MainWindow(QMainWindow):
         self._action("actionAbout").triggered.connect(self._about)
         self._action("actionInsert").triggered.connect(self.insert_dialog)
         self._action("actionDelete").triggered.connect(self.edits.delete_selection)
+        self._action("actionCopy").triggered.connect(self.edits.copy_selection)
+        self._action("actionPaste").triggered.connect(self.edits.paste)
         self._action("actionRename").triggered.connect(self.rename_dialog)
         self._action("actionChangeTarget").triggered.connect(self.change_target_dialog)
         self._action("actionReturnSelected").triggered.connect(

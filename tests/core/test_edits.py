@@ -225,3 +225,18 @@ def test_undo_is_a_stack():
     with pytest.raises(EditError, match="Undo the edits made after 'Rename neg to a' first"):
         first.undo()
     assert "b = torch.neg(x)" in doc.code()
+
+
+def test_paste_copies_a_selection_with_new_names():
+    doc = open_document("examples:resnet")
+    block = ["layer1_0_conv1", "layer1_0_bn1", "layer1_0_relu"]
+    edit = check_round_trip(doc, lambda d: edits.paste(d, block))
+    assert edit.label == "Paste 3 nodes"
+    code = doc.code()
+    # the copy reads the same outside value, and its own copies inside
+    assert 'layer1_0_conv1_1 = getattr(self.layer1, "0").conv1(stem_2)' in code
+    assert 'layer1_0_bn1_1 = getattr(self.layer1, "0").bn1(layer1_0_conv1_1)' in code
+    names = doc.node_names()
+    assert names.index("layer1_0_conv1_1") == names.index("layer1_0_relu") + 1
+    with pytest.raises(EditError, match="inputs and the output cannot be pasted"):
+        edits.paste(doc, ["x"])

@@ -115,3 +115,43 @@ def test_the_palette_searches_the_catalogue(qtbot, window):
     assert palette.chosen().op == "get_attr"
     palette.filter_edit.setText("matmul")
     assert palette.chosen().text == "torch.matmul"
+
+
+def test_copy_and_paste(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    window.selection.select(["neg", "add"])
+    window.findChild(QAction, "actionCopy").trigger()
+    scene = relaid(qtbot, window, window.findChild(QAction, "actionPaste").trigger)
+    assert {"neg_1", "add_1"} <= set(scene.nodes)
+    assert "add_1 = neg_1 + relu" in window.document.code()
+    assert sorted(window.selection.names) == ["add_1", "neg_1"]
+    assert window.undo_stack.undoText() == "Paste 2 nodes"
+
+
+def test_the_inspector_edits_name_target_args_and_kwargs(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    tree = window.inspector_tree
+    window.selection.select(["add"])
+
+    def row(label):
+        return next(
+            tree.topLevelItem(i)
+            for i in range(tree.topLevelItemCount())
+            if tree.topLevelItem(i).text(0) == label
+        )
+
+    assert row("args").text(1) == "neg, relu"  # edited without the brackets
+    assert row("op").flags() & row("args").flags() != row("args").flags()  # op: read-only
+    relaid(qtbot, window, lambda: row("args").setText(1, "neg, z"))
+    assert "add = neg + z" in window.document.code()
+    relaid(qtbot, window, lambda: row("target").setText(1, "torch.sub"))
+    assert "add = torch.sub(neg, z)" in window.document.code()
+    relaid(qtbot, window, lambda: row("kwargs").setText(1, "alpha=2"))
+    assert "add = torch.sub(neg, z, alpha = 2)" in window.document.code()
+    relaid(qtbot, window, lambda: row("name").setText(1, "diff"))
+    assert window.selection.names == ["diff"] and row("name").text(1) == "diff"
+    assert window.undo_stack.count() == 4
+    # A refused edit puts the document's value back.
+    row("args").setText(1, "neg, mul")
+    assert "comes after it" in window.status_bar.currentMessage()
+    assert row("args").text(1) == "neg, z" and window.undo_stack.count() == 4
