@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -205,6 +206,7 @@ sys.meta_path.insert(0, NoFxstudio())
 import torch
 import torch.utils._pytree as pytree
 from safetensors.torch import load_file
+torch.set_num_threads(1)  # as the reference was computed: the same order of float sums
 py_path, data_path = sys.argv[1], sys.argv[2]
 spec = importlib.util.spec_from_file_location("exported_model", py_path)
 mod = importlib.util.module_from_spec(spec)
@@ -240,10 +242,23 @@ class Verification:
         return f"the saved module's outputs differ from the editor's ({diff})"
 
 
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Run torch on one thread: bit-for-bit comparisons between processes need the same
+    order of floating-point sums, which several threads do not promise."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def reference_outputs(doc: GraphDocument) -> list[torch.Tensor]:
     """The document's model run in eval mode on its example inputs: tensor leaves, in order."""
     gm = doc.graph_module
-    with eval_mode(gm), torch.no_grad():
+    doc.ensure_compiled()
+    with eval_mode(gm), torch.no_grad(), one_thread():
         out = gm(*doc.example_inputs)
     return [t for t in pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
 

@@ -12,6 +12,7 @@ from fxstudio.core.errors import UserError
 from fxstudio.core.export import (
     ExportError,
     export,
+    one_thread,
     onnx_available,
     run_standalone,
     verify_standalone,
@@ -26,7 +27,7 @@ EXAMPLES = ["simple", "negrelu", "resnet", "transformer"]
 def original_outputs(spec, seed=0, inputs=()):
     """The model as the user's code builds it, in eval mode: the ground truth."""
     loaded = load_model(spec, inputs, seed)
-    with eval_mode(loaded.module), torch.no_grad():
+    with eval_mode(loaded.module), torch.no_grad(), one_thread():
         out = loaded.module(*loaded.example_inputs)
     return loaded.example_inputs, [
         t for t in pytree.tree_leaves(out) if isinstance(t, torch.Tensor)
