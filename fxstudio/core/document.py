@@ -38,6 +38,7 @@ class ChangeKind(str, Enum):
     NODES_ADDED = "nodes_added"
     NODES_REMOVED = "nodes_removed"
     NODES_CHANGED = "nodes_changed"  # target, args, kwargs, name or shapes
+    SHAPES_CHANGED = "shapes_changed"  # shapes propagated again after deferred edits
     VIEW_CHANGED = "view_changed"  # positions, collapsed groups or pattern boxes
 
 
@@ -144,6 +145,11 @@ class GraphDocument:
         self.pattern_boxes: list[PatternBox] = []
         self.history: list[dict[str, Any]] = []  # the edits applied since capture, as records
         self.shape_problem: tuple[str, str] | None = None  # (node, error) after an edit
+        # A big graph's editor defers recompile() and shape propagation past the moment an
+        # edit is drawn (see fxstudio.core.edits.catch_up); code() recompiles when needed.
+        self.defer_heavy = False
+        self.compiled = True
+        self.shapes_stale = False
         self._listeners: list[Listener] = []
         self._cache: dict[str, Any] = {}
 
@@ -241,8 +247,16 @@ class GraphDocument:
             if any(q in v.lower() for v in (r.name, r.target, r.opcode, r.shape, r.module_path))
         ]
 
+    def ensure_compiled(self) -> None:
+        """Recompile if an edit left that for later (always before code is shown, saved or
+        run)."""
+        if not self.compiled:
+            self._gm.recompile()
+            self.compiled = True
+
     def code(self) -> str:
         """The generated ``forward`` (``GraphModule.code``) without its leading blank lines."""
+        self.ensure_compiled()
         return self._gm.code.lstrip("\n").rstrip() + "\n"
 
     def code_line_map(self) -> dict[str, int]:

@@ -357,7 +357,7 @@ def _run(doc: GraphDocument, steps: list[Step], label: str) -> None:
         for step in reversed(done):
             step.inverse().apply(doc)
         doc._cache.clear()
-        doc.graph_module.recompile()
+        _recompile(doc)
         if isinstance(exc, EditError):
             raise
         raise EditError(f"{label} was refused: {type(exc).__name__}: {exc}") from exc
@@ -382,7 +382,15 @@ def _validate(doc: GraphDocument, touched: set[str]) -> None:
         node = names.get(name)
         if node is not None:
             check_call(doc, node)
-    doc.graph_module.recompile()
+    _recompile(doc)
+
+
+def _recompile(doc: GraphDocument) -> None:
+    if doc.defer_heavy:
+        doc.compiled = False  # done by catch_up(), or by doc.code() when code is wanted
+    else:
+        doc.graph_module.recompile()
+        doc.compiled = True
 
 
 def check_call(doc: GraphDocument, node: fx.Node) -> None:
@@ -415,8 +423,26 @@ def check_call(doc: GraphDocument, node: fx.Node) -> None:
 
 
 def _finish(doc: GraphDocument, kind: ChangeKind, names: set[str]) -> None:
-    recheck_shapes(doc)
+    if doc.defer_heavy:
+        doc.shapes_stale = True
+    else:
+        recheck_shapes(doc)
     doc.emit(kind, names)
+
+
+def catch_up(doc: GraphDocument) -> bool:
+    """Do what deferred edits left for later: recompile, propagate shapes, and tell the views
+    (one ``SHAPES_CHANGED`` event).  False when there was nothing to do."""
+    if doc.compiled and not doc.shapes_stale:
+        return False
+    before = doc.shape_problem
+    doc.ensure_compiled()
+    if doc.shapes_stale:
+        recheck_shapes(doc)
+        doc.shapes_stale = False
+    names = {p[0] for p in (before, doc.shape_problem) if p}
+    doc.emit(ChangeKind.SHAPES_CHANGED, names)
+    return True
 
 
 def recheck_shapes(doc: GraphDocument) -> None:

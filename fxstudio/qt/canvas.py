@@ -8,8 +8,9 @@ it, which lays the graph out again (in a worker thread) and rebuilds the scene.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
+import torch.fx as fx
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QBrush,
@@ -32,7 +33,15 @@ from PySide6.QtWidgets import (
 
 from fxstudio.core.capture import format_shape, node_shape
 from fxstudio.core.document import GraphDocument, ModuleGroup, format_target, group_key
-from fxstudio.core.layout import GROUP_PAD, GROUP_TITLE, Box, Layout, drawn_tree, group_label
+from fxstudio.core.layout import (
+    GROUP_PAD,
+    GROUP_TITLE,
+    Box,
+    Layout,
+    drawn_tree,
+    group_label,
+    node_size,
+)
 
 OP_COLORS = {
     "placeholder": "#d1fae5",
@@ -51,6 +60,8 @@ OP_BORDERS = {
     "output": "#4b5563",
 }
 DETAIL_SCALE = 0.45  # below this zoom, nodes are drawn as plain shapes without text
+PATCH_LIMIT = 200  # an edit touching more nodes than this is shown by a new layout
+NODE_GAP = 30.0
 MOVABLE = (
     QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
 )
@@ -518,6 +529,150 @@ class GraphScene(QGraphicsScene):
         sb.edges.append(edge)
         self.edges.append(edge)
         self._add(edge, 1)
+
+    # --- one edit at a time, without a new layout --------------------------------------------
+
+    def patch(self, doc: GraphDocument, names: Iterable[str], shapes: bool = True) -> bool:
+        """Show an edit of a few nodes in place: items for removed nodes go, new and changed
+        nodes get new items (new ones next to their first input), and only their edges are
+        redrawn.  False when the change needs a new layout (a node inside a collapsed
+        group, or too much changed); nothing is changed then."""
+        layout = self.layout
+        if layout is None:
+            return False
+        index = doc._node_index()
+        removed = [n for n in self.nodes if n not in index]
+        redo = {n for n in names if n in index} | {n for n in index if n not in self.nodes}
+        redo -= set(layout.owner)  # hidden inside a collapsed group: nothing drawn
+        if doc.shape_problem and doc.shape_problem[0] in self.nodes:
+            redo.add(doc.shape_problem[0])
+        redo |= {n for n, item in self.nodes.items() if item.problem and n in index}
+        if len(removed) + len(redo) > PATCH_LIMIT:
+            return False
+        for name in redo:
+            if name not in self.nodes and self._hidden_group(doc.node(name)) is not None:
+                return False  # it belongs inside a collapsed group: lay out again
+        old_pos: dict[str, QPointF] = {}
+        for name in [*removed, *redo]:
+            item = self.nodes.pop(name, None)
+            if item is None:
+                continue
+            old_pos[name] = item.pos()
+            for edge in list(item.edges):
+                self._drop_edge(edge)
+            self.moved(name)
+            group = self.tree.get(self.parent_of.pop(name, ""))
+            if group is not None and name in group.nodes:
+                group.nodes.remove(name)
+            self.removeItem(item)
+        bad = doc.shape_problem or ("", "")
+        order = {n: i for i, n in enumerate(index)}
+        for name in sorted(redo, key=order.__getitem__):
+            node = index[name]
+            w, h = node_size(doc, name)
+            item = NodeItem(
+                name,
+                node.op,
+                format_target(node),
+                format_shape(node_shape(node)),
+                Box(0, 0, w, h),
+                bad[1] if bad[0] == name else None,
+            )
+            item.setPos(old_pos.get(name) or self._place_new(doc, node, layout))
+            self.nodes[name] = item
+            parent = self.parent_of[name] = self._drawn_group(node)
+            if parent in self.tree:  # its frame fits around it
+                self.tree[parent].nodes.append(name)
+            self._add(item, 2)
+            self.moved(name)
+        # The edges of every node made again: all its inputs and all its users.
+        pairs: dict[tuple[str, str], list[str]] = {}
+        for name in redo:
+            for label, src in doc.inputs(name):
+                pairs.setdefault((layout.visible(src), name), []).append(label)
+            for user in doc.users(name):
+                if user not in redo:
+                    b = layout.visible(user)
+                    pairs.setdefault((name, b), []).append(f"{name} → {user}")
+        targets = set()
+        for (a, b), labels in pairs.items():
+            sa, sb = self.item(a), self.item(b)
+            if sa is None or sb is None or sa is sb:
+                continue
+            stub = a if a in layout.shared and a in self.nodes else None
+            self._add_edge(sa, sb, labels, 0, 1, stub)
+            targets.add(b)
+        for b in targets:  # inputs enter side by side in argument order
+            self._reslot(doc, layout, b)
+        if shapes:  # (not while shapes wait to be propagated again: they are as they were)
+            self._refresh_shapes(doc)
+        self.refit_frames()
+        self._overview = None
+        return True
+
+    def _drop_edge(self, edge: EdgeItem) -> None:
+        for end in (edge.source, edge.target):
+            if edge in end.edges:
+                end.edges.remove(edge)
+        if edge in self.edges:
+            self.edges.remove(edge)
+        self.removeItem(edge)
+
+    def _reslot(self, doc: GraphDocument, layout: Layout, key: str) -> None:
+        item = self.item(key)
+        if not isinstance(item, NodeItem):
+            return
+        order = []
+        for _label, src in doc.inputs(key):
+            a = layout.visible(src)
+            if a not in order:
+                order.append(a)
+        incoming = [e for e in item.edges if e.target is item]
+        for edge in incoming:
+            a = edge.stub or edge.source_name
+            a = layout.visible(a) if edge.stub else a
+            i = order.index(a) if a in order else 0
+            edge.slot = (i, max(len(order), 1))
+            edge.update_path()
+
+    def _refresh_shapes(self, doc: GraphDocument) -> None:
+        """An edit can change the shapes downstream: keep the labels true."""
+        index = doc._node_index()
+        for name, item in self.nodes.items():
+            node = index.get(name)
+            if node is not None:
+                shape = format_shape(node_shape(node))
+                if shape != item.lines[2]:
+                    item.lines[2] = shape
+                    item.update()
+
+    def _hidden_group(self, node: fx.Node) -> str | None:
+        """The collapsed group a node would be inside, if any."""
+        layout = self.layout
+        for path, _type in (node.meta.get("nn_module_stack") or {}).values():
+            if layout is not None and str(path) in layout.collapsed:
+                return str(path)
+        return None
+
+    def _drawn_group(self, node: fx.Node) -> str:
+        """The innermost drawn frame a node sits in ("" for none)."""
+        inner = ""
+        for path, _type in (node.meta.get("nn_module_stack") or {}).values():
+            if str(path) in self.groups and not self.groups[str(path)].collapsed:
+                inner = str(path)
+        return inner
+
+    def _place_new(self, doc: GraphDocument, node: fx.Node, layout: Layout) -> QPointF:
+        """Where a node without a place goes: where the layout had it (an undone delete), or
+        beside its first drawn input, a little lower."""
+        if node.name in layout.nodes:
+            box = layout.nodes[node.name]
+            return QPointF(box.x, box.y)
+        for arg in node.all_input_nodes:
+            item = self.item(layout.visible(arg.name))
+            if item is not None:
+                return item.pos() + QPointF(item.rect.width() + 30, NODE_GAP)
+        return QPointF(0, 0)
 
     def _add(self, item: QGraphicsItem, z: float) -> None:
         """Frames (0) under edges (1) under nodes and collapsed groups (2)."""

@@ -16,6 +16,13 @@ from fxstudio.qt.workers import Task
 
 #: Graphs with more nodes than this open with their top-level modules collapsed.
 COLLAPSE_ABOVE = 300
+#: Changes shown by updating a few items instead of a new layout.
+PATCHABLE = (
+    ChangeKind.NODES_ADDED,
+    ChangeKind.NODES_REMOVED,
+    ChangeKind.NODES_CHANGED,
+    ChangeKind.SHAPES_CHANGED,
+)
 #: Items made per turn of the event loop when a scene is built (about 80 ms of work).
 BUILD_CHUNK = 1500
 
@@ -83,6 +90,26 @@ class CanvasController(QObject):
             if self.minimap_enabled:
                 self.minimap.schedule_refresh()
             return
+        if (
+            doc is not None
+            and event.kind in PATCHABLE
+            and self._task is None
+            and self._building is None
+            and self.layout is not None
+        ):
+            # A few nodes changed: update those items in place, no new layout.
+            self._syncing = True
+            try:
+                shapes = event.kind is ChangeKind.SHAPES_CHANGED or not doc.shapes_stale
+                patched = self.scene.patch(doc, event.names, shapes)
+            finally:
+                self._syncing = False
+            if patched:
+                self._show_selection(self.selection.names)
+                if self.minimap_enabled:
+                    self.minimap.schedule_refresh()
+                self.layoutDone.emit(self.layout)
+                return
         self.relayout()
 
     def relayout(self, from_scratch: bool = False) -> None:

@@ -143,11 +143,14 @@ class CodeViewController(QObject):
             block = block.next()
 
     def on_document_changed(self, event: DocumentEvent) -> None:
-        if event.kind is not ChangeKind.VIEW_CHANGED:  # moves and collapses leave code alone
+        if event.kind not in (ChangeKind.VIEW_CHANGED, ChangeKind.SHAPES_CHANGED):  # same code
             self.refresh()
 
     def line_of(self, name: str) -> int | None:
-        return self.document.code_line_map().get(name) if self.document else None
+        doc = self.document
+        if doc is None or not doc.compiled:  # the code shown is being brought up to date
+            return None
+        return doc.code_line_map().get(name)
 
     def _on_cursor_moved(self) -> None:
         if self._updating or self.document is None:

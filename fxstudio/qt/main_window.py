@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio import __version__
+from fxstudio.core import edits
 from fxstudio.core.catalogue import catalogue
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument, format_target
 from fxstudio.core.errors import UserError
@@ -50,6 +51,11 @@ from fxstudio.qt.resources import icon
 from fxstudio.qt.search import SearchController
 from fxstudio.qt.table_model import NAME_ROLE, NodeFilterProxy, NodeTableModel
 from fxstudio.qt.workers import Task
+
+#: Graphs with more nodes than this show an edit on the canvas first and let recompile(),
+#: shapes, the table and the code view catch up DEFER_MS later.
+DEFER_ABOVE = 2000
+DEFER_MS = 30
 
 _EXPORT_FILTERS = {
     "py": (".py", "Python module (*.py)"),
@@ -76,6 +82,7 @@ class MainWindow(QMainWindow):
     exported = Signal(object)  # an ExportResult
     exportFailed = Signal(object)  # noqa: N815
     layoutShown = Signal(object)  # noqa: N815 - a Layout is on the canvas
+    caughtUp = Signal()  # noqa: N815 - a big graph's deferred recompile and shapes are done
 
     def __init__(
         self,
@@ -90,6 +97,8 @@ class MainWindow(QMainWindow):
         self.setObjectName("MainWindow")
         self.setWindowIcon(icon("fxstudio.svg"))
         self.interactive = interactive  # False: no dialogs (tests, --screenshot)
+        self._pending: dict[str, object] = {}
+        self._timers: dict[str, QTimer] = {}
         self._keep_recovery = False
         self.document: GraphDocument | None = None
         self.request: OpenRequest | None = None
@@ -317,6 +326,8 @@ class MainWindow(QMainWindow):
             self._bridge = None
         self.selection.clear()
         self.document = document
+        if document is not None:
+            document.defer_heavy = len(document) > DEFER_ABOVE
         self.table_model.set_document(document)
         self.canvas_controller.set_document(document, first_open=first_open)
         self.code.set_document(document)
@@ -342,13 +353,41 @@ class MainWindow(QMainWindow):
     def _document_changed(self, event: DocumentEvent) -> None:
         self.modified = True
         self.autosave_pending = True
-        self.table_model.on_document_changed(event)
+        doc = self.document
+        big = doc is not None and doc.defer_heavy
+        # The canvas and the inspector show an edit at once; on a big graph the table, the
+        # code (which needs recompile()) and the shapes catch up a moment later, once the
+        # canvas has been painted.
         self.canvas_controller.on_document_changed(event)
-        if event.kind is not ChangeKind.VIEW_CHANGED:  # a drag keeps the search position
-            self.search.refresh()
-        self.code.on_document_changed(event)
         self.inspector.on_document_changed(event)
+        if big and event.kind is not ChangeKind.VIEW_CHANGED:
+            self._later("table", lambda: self.table_model.on_document_changed(event))
+            if event.kind is not ChangeKind.SHAPES_CHANGED:
+                self._later("code", lambda: self.code.on_document_changed(event))
+            self._later("search", self.search.refresh)
+            if not doc.compiled or doc.shapes_stale:
+                self._later("catch up", self._catch_up)
+        else:
+            self.table_model.on_document_changed(event)
+            if event.kind is not ChangeKind.VIEW_CHANGED:  # a drag keeps the search position
+                self.search.refresh()
+            self.code.on_document_changed(event)
         self._update_summary()
+
+    def _later(self, key: str, fn, ms: int = DEFER_MS) -> None:
+        """Run ``fn`` once, ``ms`` from now (a later request for ``key`` replaces it)."""
+        self._pending[key] = fn
+        if key not in self._timers:
+            timer = QTimer(self)
+            timer.setSingleShot(True)
+            timer.timeout.connect(lambda k=key: self._pending.pop(k, lambda: None)())
+            self._timers[key] = timer
+        self._timers[key].start(ms)
+
+    def _catch_up(self) -> None:
+        if self.document is not None:
+            edits.catch_up(self.document)
+        self.caughtUp.emit()
 
     def _layout_done(self, layout) -> None:
         for note in layout.notes:

@@ -78,3 +78,75 @@ def bench_edits(emit, timed) -> None:
 
 def _first(doc, prefix: str) -> str:
     return next(n for n in doc.node_names() if n.startswith(prefix))
+
+
+def bench_window_edits(emit) -> None:
+    """The same edit made in the window at 10,000 nodes: how long each view takes to show it
+    (the core edit, then canvas, table, code view and inspector, all on the GUI thread)."""
+    import os
+    import time
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QEventLoop
+    from PySide6.QtWidgets import QApplication
+
+    from fxstudio.core.catalogue import catalogue
+    from fxstudio.core.session import OpenRequest
+    from fxstudio.qt.main_window import MainWindow
+
+    QApplication.instance() or QApplication([])
+    window = MainWindow(interactive=False)
+    window.resize(1600, 1000)
+    window.show()
+    loop = QEventLoop()
+    window.layoutShown.connect(lambda *_: loop.quit())
+    window.open_model(OpenRequest(str(SYNTHETIC) + ":deep_10000"))
+    loop.exec()
+    spent: dict[str, list[float]] = {}
+
+    def timed_view(name, fn):
+        def wrapper(event):
+            t0 = time.perf_counter()
+            fn(event)
+            spent.setdefault(name, []).append(time.perf_counter() - t0)
+
+        return wrapper
+
+    window.canvas_controller.on_document_changed = timed_view(
+        "canvas", window.canvas_controller.on_document_changed
+    )
+    window.table_model.on_document_changed = timed_view(
+        "table", window.table_model.on_document_changed
+    )
+    window.code.on_document_changed = timed_view("code view", window.code.on_document_changed)
+    window.inspector.on_document_changed = timed_view(
+        "inspector", window.inspector.on_document_changed
+    )
+    entry = next(e for e in catalogue(window.document) if e.text == "torch.sigmoid")
+    node = window.document.node_names()[len(window.document) // 2]
+    shown, caught, undone = [], [], []
+    done = QEventLoop()
+    window.caughtUp.connect(done.quit)
+    for _ in range(5):
+        window.selection.select([node])
+        t0 = time.perf_counter()
+        window.edits.insert(entry)  # returns once the canvas and inspector show it
+        t1 = time.perf_counter()
+        done.exec()  # recompile, shapes, table and code view
+        t2 = time.perf_counter()
+        window.undo_stack.undo()
+        t3 = time.perf_counter()
+        done.exec()
+        shown.append(t1 - t0)
+        caught.append(t2 - t0)
+        undone.append(t3 - t2)
+    emit(
+        bench="edits",
+        nodes=len(window.document),
+        what="window: insert a node; canvas + inspector show it / everything caught up",
+        shown_s=round(statistics.median(shown), 4),
+        caught_up_s=round(statistics.median(caught), 4),
+        undo_shown_s=round(statistics.median(undone), 4),
+        **{f"{k}_s": round(statistics.median(v), 4) for k, v in spent.items()},
+    )
+    window.close()

@@ -102,9 +102,10 @@ def main() -> None:
 
         bench_layout(emit, timed)
     if not only or "edits" in only:
-        from tests.bench.bench_edits import bench_edits
+        from tests.bench.bench_edits import bench_edits, bench_window_edits
 
         bench_edits(emit, timed)
+        bench_window_edits(emit)
     if not only or "canvas" in only:
         from tests.bench.bench_canvas import bench_canvas, bench_responsiveness
 

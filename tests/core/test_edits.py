@@ -240,3 +240,18 @@ def test_paste_copies_a_selection_with_new_names():
     assert names.index("layer1_0_conv1_1") == names.index("layer1_0_relu") + 1
     with pytest.raises(EditError, match="inputs and the output cannot be pasted"):
         edits.paste(doc, ["x"])
+
+
+def test_deferred_recompile_and_shapes_for_big_graphs():
+    doc = open_document("examples:simple")
+    doc.defer_heavy = True
+    events = []
+    doc.subscribe(events.append)
+    edits.set_inputs(doc, "fc2", [Ref("x")])
+    assert not doc.compiled and doc.shapes_stale and doc.shape_problem is None
+    assert "fc2 = self.fc2(x)" in doc.code()  # code is never shown stale
+    assert doc.compiled
+    assert edits.catch_up(doc) and not doc.shapes_stale
+    assert doc.shape_problem[0] == "fc2"
+    assert events[-1].kind.name == "SHAPES_CHANGED" and events[-1].names == {"fc2"}
+    assert not edits.catch_up(doc)  # nothing left

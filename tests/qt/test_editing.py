@@ -155,3 +155,61 @@ def test_the_inspector_edits_name_target_args_and_kwargs(qtbot, window):
     row("args").setText(1, "neg, mul")
     assert "comes after it" in window.status_bar.currentMessage()
     assert row("args").text(1) == "neg, z" and window.undo_stack.count() == 4
+
+
+def test_a_one_node_edit_updates_the_canvas_in_place(qtbot, window):
+    draw(qtbot, window, "examples:resnet")
+    scene = window.canvas.scene()
+    started = []
+    window.canvas_controller.layoutStarted.connect(lambda: started.append(1))
+    conv = scene.nodes["layer1_0_conv1"]
+    window.selection.select(["layer1_0_conv1"])
+    entry = next(e for e in catalogue(window.document) if e.text == "torch.sigmoid")
+    window.edits.insert(entry)
+    assert window.canvas.scene() is scene and not started  # no new layout, same scene
+    new = scene.nodes["sigmoid"]
+    assert new.pos().x() > conv.pos().x() + conv.rect.width()  # beside its input
+    edge = next(e for e in scene.edges if e.target_name == "sigmoid")
+    assert edge.source is conv
+    frame = scene.groups["layer1.0"]
+    assert frame.sceneBoundingRect().contains(new.sceneBoundingRect())  # the frame grew
+    window.undo_stack.undo()
+    assert "sigmoid" not in scene.nodes and not any(e.target_name == "sigmoid" for e in scene.edges)
+    window.selection.select(["layer1_0_relu"])
+    window.findChild(QAction, "actionDelete").trigger()  # bypassed: conv2 takes bn1
+    assert "layer1_0_relu" not in scene.nodes
+    assert any(
+        (e.source_name, e.target_name) == ("layer1_0_bn1", "layer1_0_conv2") for e in scene.edges
+    )
+    window.undo_stack.undo()  # back where the layout had it, with its edges
+    assert "layer1_0_relu" in scene.nodes and not started
+    pairs = {(e.source_name, e.target_name) for e in scene.edges}
+    assert ("layer1_0_bn1", "layer1_0_relu") in pairs and (
+        "layer1_0_relu",
+        "layer1_0_conv2",
+    ) in pairs
+    assert ("layer1_0_bn1", "layer1_0_conv2") not in pairs
+    assert len(scene.edges) == len({(s, t) for s, t, _ in window.document.edges()})
+
+
+def test_a_big_graph_shows_the_edit_first_and_catches_up_after(qtbot, window, monkeypatch):
+    import fxstudio.qt.main_window as mw
+
+    monkeypatch.setattr(mw, "DEFER_ABOVE", 3)  # treat the small example as big
+    draw(qtbot, window, "examples:simple")
+    doc = window.document
+    assert doc.defer_heavy
+    from fxstudio.core.edits import Ref, set_inputs
+
+    with qtbot.waitSignal(window.caughtUp, timeout=30000):
+        window.edits.apply(lambda d: set_inputs(d, "fc2", [Ref("x")]))
+        # Drawn at once; recompile, shapes, code and table come a moment later.
+        assert "fc2" in window.canvas.scene().nodes and not doc.compiled
+        assert "fc2(x)" not in window.code_view.toPlainText()
+    assert doc.compiled and not doc.shapes_stale
+    assert "fc2 = self.fc2(x)" in window.code_view.toPlainText()
+    assert "shapes cannot be multiplied" in window.canvas.scene().nodes["fc2"].problem
+    with qtbot.waitSignal(window.caughtUp, timeout=30000):
+        window.undo_stack.undo()
+    assert window.canvas.scene().nodes["fc2"].problem is None
+    assert "fc2 = self.fc2(act)" in window.code_view.toPlainText()
