@@ -831,6 +831,41 @@ def add_input(
     return commit(doc, f"Add input {name}", [CreateNode(spec)], ChangeKind.NODES_ADDED, record)
 
 
+def rewire(doc: GraphDocument, user: str, label: str, source: str) -> Edit:
+    """Make the argument ``label`` of ``user`` (``"args[1]"``, ``"dim"``, ``"args[0][2]"``,
+    as the inspector's inputs list them) the value of ``source``.  A node that uses no other
+    node's value yet takes ``source`` as its first argument."""
+    node = node_of(doc, user)
+    node_of(doc, source)
+    args, kwargs = to_refs(node.args), to_refs(dict(node.kwargs))
+    found = [False]
+
+    def walk(value: Any, here: str) -> Any:
+        if here == label:
+            found[0] = True
+            return Ref(source)
+        if isinstance(value, (list, tuple)):
+            items = [walk(v, f"{here}[{i}]") for i, v in enumerate(value)]
+            return type(value)(items) if isinstance(value, list) else tuple(items)
+        if isinstance(value, dict):
+            return {k: walk(v, f"{here}[{k!r}]") for k, v in value.items()}
+        return value
+
+    new_args = tuple(walk(a, f"args[{i}]") for i, a in enumerate(args))
+    new_kwargs = {k: walk(v, k) for k, v in kwargs.items()}
+    if not found[0]:
+        if label != "args[0]":
+            raise EditError(f"'{user}' has no argument {label}.")
+        new_args = (Ref(source), *new_args[1:])
+    return commit(
+        doc,
+        f"Connect {source} to {user}.{label}",
+        [SetInputs(user, new_args, new_kwargs)],
+        ChangeKind.NODES_CHANGED,
+        {"edit": "rewire", "user": user, "label": label, "source": source},
+    )
+
+
 def set_outputs(doc: GraphDocument, names: Sequence[str]) -> Edit:
     """Choose what the graph returns: one value, or a tuple of several."""
     out = next(n for n in doc.graph.nodes if n.op == "output")
@@ -995,6 +1030,8 @@ args NODE ARGUMENTS               set the arguments, e.g.: args add x, 2.0
 insert NODE TARGET [ARGUMENTS]    a new node fed by NODE: torch.sigmoid, .softmax dim=-1,
                                   nn.Linear(16, 8), or a weight such as fc1.weight
 splice PRODUCER USER TARGET       insert TARGET on the edge from PRODUCER to USER
+connect SOURCE USER [ARGUMENT]    USER's argument (args[1], dim; args[0] by default) takes
+                                  SOURCE's value
 input NAME [DEFAULT]              a new input
 outputs NODE [NODE ...]           what the graph returns
 paste NODE [NODE ...]             copies of the nodes (new names), after the last of them"""
@@ -1054,6 +1091,9 @@ def run_command(doc: GraphDocument, text: str) -> Edit:
                 raise EditError(f"'{text.split(None, 2)[2]}' is not a Python value.") from None
             return add_input(doc, rest[0], default=default)
         return add_input(doc, rest[0])
+    if verb == "connect":
+        need(2)
+        return rewire(doc, rest[1], rest[2] if len(rest) > 2 else "args[0]", rest[0])
     if verb == "paste":
         need(1)
         return paste(doc, text.split()[1:])
@@ -1088,6 +1128,7 @@ _REPLAY: dict[str, Callable[[GraphDocument, dict[str, Any]], Any]] = {
     ),
     "splice": lambda d, r: splice(d, r["producer"], r["user"], r["op"], r["target"], r["extra"]),
     "delete": lambda d, r: delete(d, r["names"]),
+    "rewire": lambda d, r: rewire(d, r["user"], r["label"], r["source"]),
     "paste": lambda d, r: paste(d, r["names"]),
     "add_input": lambda d, r: add_input(
         d, r["name"], None, r.get("default", inspect.Signature.empty)

@@ -24,6 +24,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QGraphicsItem,
+    QGraphicsLineItem,
     QGraphicsPathItem,
     QGraphicsScene,
     QGraphicsView,
@@ -60,6 +61,7 @@ OP_BORDERS = {
     "output": "#4b5563",
 }
 DETAIL_SCALE = 0.45  # below this zoom, nodes are drawn as plain shapes without text
+PORT = 6.0  # radius of a node's output port, where a wire drag starts
 PATCH_LIMIT = 200  # an edit touching more nodes than this is shown by a new layout
 NODE_GAP = 30.0
 MOVABLE = (
@@ -92,6 +94,10 @@ def _edge_pen(dashed: bool) -> QPen:
         style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
         pen = _PENS[dashed] = QPen(QColor("#6b7280"), 1.2, style)
     return pen
+
+
+def _wire_pen() -> QPen:
+    return QPen(QColor("#f59e0b"), 2, Qt.PenStyle.DashLine)
 
 
 def _selected_pen() -> QPen:
@@ -187,6 +193,10 @@ class NodeItem(BoxItem):
             Qt.AlignmentFlag.AlignCenter,
             self.lines[2],
         )
+        if self.op != "output":  # the output port: drag from here to connect
+            painter.setPen(QPen(border, 1.2))
+            painter.setBrush(QColor("#ffffff"))
+            painter.drawEllipse(QPointF(self.rect.width() / 2, self.rect.height()), 3.5, 3.5)
         if self.problem:  # the error, in red, to the right of the node
             painter.setFont(_font(7.5, bold=True))
             painter.setPen(QColor("#dc2626"))
@@ -202,7 +212,7 @@ class NodeItem(BoxItem):
         return QRectF(self.rect.right() + 8, -6, 260, self.rect.height() + 12)
 
     def boundingRect(self) -> QRectF:  # noqa: N802
-        rect = self.rect.adjusted(-2, -2, 2, 2)
+        rect = self.rect.adjusted(-2, -2, 2, 5)  # (the port sticks out below)
         return rect.united(self.problem_rect()) if self.problem else rect
 
 
@@ -403,6 +413,8 @@ class GraphScene(QGraphicsScene):
     groupToggled = Signal(str)  # noqa: N815 - a group was double-clicked
     nodesMoved = Signal(dict, dict)  # noqa: N815 - a drag ended: {key: before}, {key: after}
     jumpRequested = Signal(str)  # noqa: N815 - show this node (a stub was clicked)
+    # a wire was dragged from a node's output port onto a node, dropped this far across it
+    rewireRequested = Signal(str, str, float)  # noqa: N815
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -416,6 +428,7 @@ class GraphScene(QGraphicsScene):
         self._dirty: set[str] = set()  # frames to fit to what they hold
         self._drag_start: dict[str, tuple[float, float]] = {}
         self._drag_last: dict[str, tuple[float, float]] = {}
+        self._wire: tuple[NodeItem, QGraphicsLineItem] | None = None
         self._overview: Overview | None = None
         self._bounds = QRectF()  # what the items cover, kept up to date as they move
         self.selectionChanged.connect(self._selection_changed)
@@ -773,8 +786,32 @@ class GraphScene(QGraphicsScene):
     def _movable_selection(self) -> list[BoxItem]:
         return [i for i in self.selectedItems() if isinstance(i, BoxItem)]
 
+    # --- the wiring tool: drag from a node's output port onto another node -------------------
+
+    def port_at(self, pos: QPointF) -> NodeItem | None:
+        """The node whose output port (the dot under it) is at ``pos``."""
+        for item in self.items(QRectF(pos.x() - PORT, pos.y() - PORT, 2 * PORT, 2 * PORT)):
+            if isinstance(item, NodeItem) and item.op != "output":
+                if QLineF(item.bottom(), pos).length() <= PORT:
+                    return item
+        return None
+
+    def _wire_to(self, pos: QPointF) -> None:
+        if self._wire is not None:
+            source, line = self._wire
+            line.setLine(QLineF(source.bottom(), pos))
+
     def mousePressEvent(self, event) -> None:  # noqa: N802
         self.group_drag = set()
+        source = (
+            self.port_at(event.scenePos()) if event.button() == Qt.MouseButton.LeftButton else None
+        )
+        if source is not None:
+            line = self.addLine(QLineF(source.bottom(), event.scenePos()), _wire_pen())
+            line.setZValue(5)
+            self._wire = (source, line)
+            event.accept()
+            return
         super().mousePressEvent(event)
         if self.group_drag:
             items = [self.item_by_key(k) for k in self.group_drag]
@@ -784,6 +821,9 @@ class GraphScene(QGraphicsScene):
         self._drag_last = dict(self._drag_start)
 
     def mouseMoveEvent(self, event) -> None:  # noqa: N802
+        if self._wire is not None:
+            self._wire_to(event.scenePos())
+            return
         super().mouseMoveEvent(event)
         for key in self._drag_start:
             item = self.item_by_key(key)
@@ -793,6 +833,22 @@ class GraphScene(QGraphicsScene):
         self.refit_frames()
 
     def mouseReleaseEvent(self, event) -> None:  # noqa: N802
+        if self._wire is not None:
+            source, line = self._wire
+            self._wire = None
+            self.removeItem(line)
+            target = next(
+                (
+                    i
+                    for i in self.items(event.scenePos())
+                    if isinstance(i, NodeItem) and i is not source and i.op != "placeholder"
+                ),
+                None,
+            )
+            if target is not None:
+                x = target.mapFromScene(event.scenePos()).x() / max(target.rect.width(), 1.0)
+                self.rewireRequested.emit(source.name, target.name, min(max(x, 0.0), 1.0))
+            return
         super().mouseReleaseEvent(event)
         start, self._drag_start, self.group_drag = self._drag_start, {}, set()
         moved_from, moved_to = {}, {}

@@ -37,6 +37,7 @@ class CanvasController(QObject):
     layoutDone = Signal(object)  # noqa: N815
     layoutFailed = Signal(object)  # noqa: N815
     layoutStarted = Signal()  # noqa: N815
+    rewireRequested = Signal(str, str, float)  # noqa: N815 - see GraphScene
 
     def __init__(
         self, view: CanvasView, selection: SelectionModel, parent: QObject | None = None
@@ -65,6 +66,7 @@ class CanvasController(QObject):
         scene.groupToggled.connect(self.toggle_group)
         scene.nodesMoved.connect(self._moved)
         scene.jumpRequested.connect(lambda name: self.selection.select([name]))
+        scene.rewireRequested.connect(self.rewireRequested)
         return scene
 
     def set_document(self, document: GraphDocument | None, first_open: bool = False) -> None:

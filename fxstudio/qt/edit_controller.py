@@ -87,6 +87,19 @@ class EditController(QObject):
     def change_target(self, name: str, target: str) -> Edit | None:
         return self.apply(lambda d: edits.set_target(d, name, target))
 
+    def connect_wire(self, source: str, user: str, across: float) -> Edit | None:
+        """A wire dropped on ``user``, ``across`` (0..1) of its width: the argument whose
+        edge enters there takes ``source``'s value (the first argument, when none does)."""
+        doc = self.document
+        if doc is None:
+            return None
+        labels = [label for label, _ in doc.inputs(user)]
+        label = "args[0]"
+        if labels:
+            spot = min(max((across - 0.15) / 0.7, 0.0), 1.0)
+            label = labels[round(spot * (len(labels) - 1))]
+        return self.apply(lambda d: edits.rewire(d, user, label, source))
+
     def set_property(self, name: str, prop: str, text: str) -> Edit | None:
         """An inspector edit: ``name``, ``target``, ``args`` or ``kwargs`` typed as text."""
         text = text.strip()

@@ -174,6 +174,7 @@ class MainWindow(QMainWindow):
             self,
         )
         self.edits.refused.connect(self._edit_refused)
+        self.canvas_controller.rewireRequested.connect(self.edits.connect_wire)
         self.edits.applied.connect(self._edit_applied)
         self.code = CodeViewController(self.code_view, self.selection, self)
         self.inspector = InspectorController(

@@ -207,6 +207,8 @@ def test_edit_commands_as_text():
     edits.run_command(doc, "args mul add, scale")
     assert "mul = add * scale" in doc.code()
     edits.run_command(doc, "delete clamp")
+    edits.run_command(doc, "connect y add args[1]")
+    assert "add = neg + y" in doc.code()
     for bad, message in [
         ("rename neg", "not a complete edit"),
         ("input more x y", "not a Python value"),
@@ -255,3 +257,16 @@ def test_deferred_recompile_and_shapes_for_big_graphs():
     assert doc.shape_problem[0] == "fc2"
     assert events[-1].kind.name == "SHAPES_CHANGED" and events[-1].names == {"fc2"}
     assert not edits.catch_up(doc)  # nothing left
+
+
+def test_rewire_one_argument():
+    doc = open_document("examples:negrelu")
+    check_round_trip(doc, lambda d: edits.rewire(d, "add", "args[1]", "x"))
+    assert "add = neg + x" in doc.code()
+    transformer = open_document("examples:transformer")
+    edits.rewire(transformer, "view", "args[1]", "size_1")  # a non-tensor value works too
+    assert "view = getitem.view(size_1, size_1, 4, floordiv)" in transformer.code()
+    with pytest.raises(EditError, match="has no argument args\\[5\\]"):
+        edits.rewire(doc, "add", "args[5]", "x")
+    with pytest.raises(EditError, match="comes after it"):
+        edits.rewire(doc, "neg", "args[0]", "mul")

@@ -213,3 +213,27 @@ def test_a_big_graph_shows_the_edit_first_and_catches_up_after(qtbot, window, mo
         window.undo_stack.undo()
     assert window.canvas.scene().nodes["fc2"].problem is None
     assert "fc2 = self.fc2(act)" in window.code_view.toPlainText()
+
+
+def test_drag_a_wire_from_an_output_port_to_an_input(qtbot, window):
+    from PySide6.QtCore import QPointF, Qt
+    from PySide6.QtTest import QTest
+
+    draw(qtbot, window, "examples:negrelu")
+    view, scene = window.canvas, window.canvas.scene()
+    view.actual_size()
+    source, target = scene.nodes["x"], scene.nodes["add"]
+    view.centerOn(QPointF((source.x() + target.x()) / 2, (source.y() + target.y()) / 2))
+    assert scene.port_at(source.bottom()) is source
+    press = view.mapFromScene(source.bottom())
+    drop = view.mapFromScene(target.mapToScene(QPointF(target.rect.width() * 0.85, 10)))
+    vp = view.viewport()
+    with qtbot.waitSignal(window.layoutShown, timeout=30000):
+        QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, press)
+        QTest.mouseMove(vp, (press + drop) / 2)
+        QTest.mouseMove(vp, drop)
+        QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, drop)
+    assert "add = neg + x" in window.document.code()  # the right-hand input took x
+    assert window.undo_stack.undoText() == "Connect x to add.args[1]"
+    assert source.pos() == scene.nodes["x"].pos()  # the node itself did not move
+    assert not any(type(i).__name__ == "QGraphicsLineItem" for i in scene.items())
