@@ -247,6 +247,30 @@ class RenameNode(Step):
 
 
 @dataclass
+class MoveNode(Step):
+    """Move a node to just after another (``None``: to the front)."""
+
+    name: str
+    after: str | None
+    old: str | None = None
+
+    def apply(self, doc: GraphDocument) -> None:
+        node = doc.node(self.name)
+        self.old = node.prev.name if node.prev.op != "root" else None
+        if self.after is None:
+            next(iter(doc.graph.nodes)).prepend(node)
+        else:
+            doc.node(self.after).append(node)
+        doc._cache.clear()
+
+    def inverse(self) -> Step:
+        return MoveNode(self.name, self.old)
+
+    def touched(self) -> set[str]:
+        return {self.name}
+
+
+@dataclass
 class SetSubmodule(Step):
     """Add (``module``) or remove (``None``) a submodule; the inverse keeps the object, so an
     undo brings back the very weights."""
@@ -866,6 +890,28 @@ def rewire(doc: GraphDocument, user: str, label: str, source: str) -> Edit:
     )
 
 
+def move_input(doc: GraphDocument, name: str, position: int) -> Edit:
+    """Put the input ``name`` at ``position`` among the inputs (0: first)."""
+    node = node_of(doc, name)
+    if node.op != "placeholder":
+        raise EditError(f"'{name}' is not an input of the graph.")
+    others = [n.name for n in doc.graph.nodes if n.op == "placeholder" and n.name != name]
+    if not 0 <= position <= len(others):
+        raise EditError(f"There is no input position {position}; there are {len(others) + 1}.")
+    after = others[position - 1] if position > 0 else None
+    order = [*others[:position], name, *others[position:]]
+    defaults = [bool(doc.node(n).args) for n in order]
+    if any(d and not later for i, d in enumerate(defaults) for later in defaults[i + 1 :]):
+        raise EditError("Inputs with a default value must come after those without one.")
+    return commit(
+        doc,
+        f"Move input {name} to position {position + 1}",
+        [MoveNode(name, after)],
+        ChangeKind.NODES_CHANGED,
+        {"edit": "move_input", "name": name, "position": position},
+    )
+
+
 def set_outputs(doc: GraphDocument, names: Sequence[str]) -> Edit:
     """Choose what the graph returns: one value, or a tuple of several."""
     out = next(n for n in doc.graph.nodes if n.op == "output")
@@ -1128,6 +1174,7 @@ _REPLAY: dict[str, Callable[[GraphDocument, dict[str, Any]], Any]] = {
     ),
     "splice": lambda d, r: splice(d, r["producer"], r["user"], r["op"], r["target"], r["extra"]),
     "delete": lambda d, r: delete(d, r["names"]),
+    "move_input": lambda d, r: move_input(d, r["name"], r["position"]),
     "rewire": lambda d, r: rewire(d, r["user"], r["label"], r["source"]),
     "paste": lambda d, r: paste(d, r["names"]),
     "add_input": lambda d, r: add_input(

@@ -4,6 +4,7 @@ changes."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
@@ -86,6 +87,32 @@ class EditController(QObject):
 
     def change_target(self, name: str, target: str) -> Edit | None:
         return self.apply(lambda d: edits.set_target(d, name, target))
+
+    def add_input(self, name: str, default: str = "") -> Edit | None:
+        """A new input; ``default`` is a Python value written as text ("" for none)."""
+
+        def make(d: GraphDocument) -> Edit:
+            if not default.strip():
+                return edits.add_input(d, name)
+            try:
+                value = ast.literal_eval(default.strip())
+            except (ValueError, SyntaxError):
+                raise EditError(f"'{default}' is not a Python value.") from None
+            return edits.add_input(d, name, default=value)
+
+        edit = self.apply(make)
+        if edit is not None:
+            self.selection.select([name])
+        return edit
+
+    def move_input(self, step: int) -> Edit | None:
+        """Move the selected input one place earlier (-1) or later (+1)."""
+        doc, name = self.document, self.selection.current
+        if doc is None or name is None or doc.node(name).op != "placeholder":
+            self.refused.emit("Select an input of the graph first.")
+            return None
+        inputs = [n.name for n in doc.graph.nodes if n.op == "placeholder"]
+        return self.apply(lambda d: edits.move_input(d, name, inputs.index(name) + step))
 
     def connect_wire(self, source: str, user: str, across: float) -> Edit | None:
         """A wire dropped on ``user``, ``across`` (0..1) of its width: the argument whose

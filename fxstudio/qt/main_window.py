@@ -219,6 +219,9 @@ class MainWindow(QMainWindow):
         self._action("actionPaste").triggered.connect(self.edits.paste)
         self._action("actionRename").triggered.connect(self.rename_dialog)
         self._action("actionChangeTarget").triggered.connect(self.change_target_dialog)
+        self._action("actionAddInput").triggered.connect(self.add_input_dialog)
+        self._action("actionInputEarlier").triggered.connect(lambda: self.edits.move_input(-1))
+        self._action("actionInputLater").triggered.connect(lambda: self.edits.move_input(+1))
         self._action("actionReturnSelected").triggered.connect(
             lambda: self.edits.set_outputs(list(self.selection.names))
         )
@@ -612,6 +615,18 @@ class MainWindow(QMainWindow):
         palette = InsertPalette(catalogue(self.document), where, self)
         if palette.exec() and palette.chosen() is not None:
             self.edits.insert(palette.chosen(), palette.arguments())
+
+    def add_input_dialog(self) -> None:
+        if self.document is None or not self.interactive:
+            return
+        text, ok = QInputDialog.getText(
+            self,
+            "Add input",
+            "Name, optionally = a default value (e.g. scale = 1.0):",
+        )
+        if ok and text.strip():
+            name, _, default = text.partition("=")
+            self.edits.add_input(name.strip(), default)
 
     def rename_dialog(self) -> None:
         name = self.selection.current

@@ -270,3 +270,15 @@ def test_rewire_one_argument():
         edits.rewire(doc, "add", "args[5]", "x")
     with pytest.raises(EditError, match="comes after it"):
         edits.rewire(doc, "neg", "args[0]", "mul")
+
+
+def test_move_an_input():
+    doc = open_document("examples:negrelu")
+    check_round_trip(doc, lambda d: edits.move_input(d, "z", 0))
+    assert "def forward(self, z, x, y)" in doc.code()
+    check_round_trip(doc, lambda d: edits.move_input(d, "z", 2))
+    assert "def forward(self, x, y, z)" in doc.code()
+    edits.add_input(doc, "scale", default=2.0)
+    with pytest.raises(EditError, match="default value must come after"):
+        edits.move_input(doc, "scale", 0)
+    assert "def forward(self, x, y, z, scale = 2.0)" in doc.code()

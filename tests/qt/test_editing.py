@@ -237,3 +237,18 @@ def test_drag_a_wire_from_an_output_port_to_an_input(qtbot, window):
     assert window.undo_stack.undoText() == "Connect x to add.args[1]"
     assert source.pos() == scene.nodes["x"].pos()  # the node itself did not move
     assert not any(type(i).__name__ == "QGraphicsLineItem" for i in scene.items())
+
+
+def test_add_and_move_inputs(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    relaid(qtbot, window, lambda: window.edits.add_input("scale", "2.0"))
+    assert "def forward(self, x, y, z, scale = 2.0)" in window.document.code()
+    assert "scale" in window.canvas.scene().nodes and window.selection.names == ["scale"]
+    window.selection.select(["z"])
+    relaid(qtbot, window, window.findChild(QAction, "actionInputEarlier").trigger)
+    assert "def forward(self, x, z, y, scale = 2.0)" in window.document.code()
+    window.selection.select(["y"])
+    window.findChild(QAction, "actionInputLater").trigger()  # past scale: refused
+    assert "default value must come after" in window.status_bar.currentMessage()
+    assert window.edits.add_input("bad", "not python") is None
+    assert window.undo_stack.count() == 2
