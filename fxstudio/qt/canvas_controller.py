@@ -38,6 +38,8 @@ class CanvasController(QObject):
     layoutFailed = Signal(object)  # noqa: N815
     layoutStarted = Signal()  # noqa: N815
     rewireRequested = Signal(str, str, float)  # noqa: N815 - see GraphScene
+    layoutProgress = Signal(int, int)  # noqa: N815 - groups laid out, of how many
+    layoutStopped = Signal()  # noqa: N815 - stop_layout(): the old picture stays
 
     def __init__(
         self, view: CanvasView, selection: SelectionModel, parent: QObject | None = None
@@ -125,17 +127,32 @@ class CanvasController(QObject):
         collapsed = set(doc.collapsed)
         holder: dict[str, Task] = {}
         task = Task(
-            lambda: self.engine.layout(doc, collapsed, cancelled=lambda: holder["t"].cancelled),
+            lambda: self.engine.layout(
+                doc,
+                collapsed,
+                cancelled=lambda: holder["t"].cancelled,
+                progress=lambda done, total: holder["t"].report(done, total),
+            ),
             self,
         )
         holder["t"] = task
         # A result that arrives after a newer request (the graph changed again) is dropped.
         task.succeeded.connect(lambda lay: self._show(doc, lay) if task is self._task else None)
         task.failed.connect(lambda exc: self._failed(exc) if task is self._task else None)
+        task.progress.connect(
+            lambda done, total: (
+                self.layoutProgress.emit(done, total) if task is self._task else None
+            )
+        )
         task.finished.connect(task.deleteLater)
         self._task = task
         self.layoutStarted.emit()
         task.start()
+
+    def stop_layout(self) -> None:
+        """The user stopped a long layout: the picture on screen stays."""
+        self.cancel()
+        self.layoutStopped.emit()
 
     def cancel(self) -> None:
         if self._task is not None:

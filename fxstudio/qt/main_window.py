@@ -188,8 +188,30 @@ class MainWindow(QMainWindow):
         self._cancel = QPushButton("Cancel", self)
         self._cancel.hide()
         self._cancel.clicked.connect(self.cancel_loading)
+        # A layout that takes a while shows its progress and can be stopped.
+        self._layout_progress = QProgressBar(self)
+        self._layout_progress.setMaximumWidth(160)
+        self._layout_progress.setFormat("layout %v/%m")
+        self._layout_progress.hide()
+        self._layout_stop = QPushButton("Stop layout", self)
+        self._layout_stop.hide()
+        self._layout_stop.clicked.connect(self.canvas_controller.stop_layout)
+        self._layout_timer = QTimer(self)
+        self._layout_timer.setSingleShot(True)
+        self._layout_timer.timeout.connect(self._layout_progress.show)
+        self._layout_timer.timeout.connect(self._layout_stop.show)
+        self.canvas_controller.layoutStarted.connect(lambda: self._layout_timer.start(300))
+        self.canvas_controller.layoutProgress.connect(self._layout_progressed)
+        for signal in (
+            self.canvas_controller.layoutDone,
+            self.canvas_controller.layoutFailed,
+            self.canvas_controller.layoutStopped,
+        ):
+            signal.connect(self._layout_finished)
         self._summary = QLabel(self)
         self.status_bar.addPermanentWidget(self._summary)
+        self.status_bar.addPermanentWidget(self._layout_progress)
+        self.status_bar.addPermanentWidget(self._layout_stop)
         self.status_bar.addPermanentWidget(self._progress)
         self.status_bar.addPermanentWidget(self._cancel)
 
@@ -288,6 +310,15 @@ class MainWindow(QMainWindow):
             self._task = None
             self._busy(False)
             self.status_bar.showMessage("Opening cancelled.", 5000)
+
+    def _layout_progressed(self, done: int, total: int) -> None:
+        self._layout_progress.setRange(0, max(total, 1))
+        self._layout_progress.setValue(done)
+
+    def _layout_finished(self, *_args) -> None:
+        self._layout_timer.stop()
+        self._layout_progress.hide()
+        self._layout_stop.hide()
 
     def _busy(self, busy: bool) -> None:
         self._progress.setVisible(busy)

@@ -17,6 +17,7 @@ class Task(QThread):
 
     succeeded = Signal(object)
     failed = Signal(object)
+    progress = Signal(int, int)  # done, total: emitted by fn through report()
 
     def __init__(self, fn: Callable[[], Any], parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -25,6 +26,10 @@ class Task(QThread):
 
     def cancel(self) -> None:
         self.cancelled = True
+
+    def report(self, done: int, total: int) -> None:
+        """For ``fn`` to call from the worker thread; delivered on the GUI thread."""
+        self.progress.emit(done, total)
 
     def run(self) -> None:
         try:

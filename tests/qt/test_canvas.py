@@ -320,3 +320,28 @@ def test_far_out_the_canvas_draws_the_boxes_without_the_items(qtbot, window):
     window.document.set_positions({"layer2_0_conv1": (node.x() + 400, node.y())})
     image = view.viewport().grab().toImage()
     assert image.pixelColor(centre) != QColor("#f59e0b")
+
+
+def test_layout_reports_progress_and_can_be_stopped(qtbot, window):
+    from PySide6.QtWidgets import QApplication
+
+    from fxstudio.qt.workers import Task
+
+    open_and_draw(qtbot, window, "examples:resnet")
+    controller = window.canvas_controller
+    scene = window.canvas.scene()
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        with qtbot.waitSignal(controller.layoutProgress, timeout=60000) as progress:
+            controller.relayout(from_scratch=True)
+    done, total = progress.args
+    assert 0 < done <= total
+    scene = window.canvas.scene()
+    shown = []
+    window.layoutShown.connect(shown.append)
+    with qtbot.waitSignal(controller.layoutStopped):
+        controller.relayout(from_scratch=True)
+        window._layout_stop.click()
+    # The stopped worker runs to its end; what it made must be dropped.
+    qtbot.waitUntil(lambda: not any(t.isRunning() for t in controller.findChildren(Task)))
+    QApplication.processEvents()
+    assert window.canvas.scene() is scene and not shown
