@@ -61,6 +61,7 @@ OP_BORDERS = {
     "output": "#4b5563",
 }
 DETAIL_SCALE = 0.45  # below this zoom, nodes are drawn as plain shapes without text
+EdgeKey = tuple[str, str, "str | None", bool]  # source, target, argument (one use), stub
 PORT = 6.0  # radius of a node's output port, where a wire drag starts
 PATCH_LIMIT = 200  # an edit touching more nodes than this is shown by a new layout
 NODE_GAP = 30.0
@@ -330,6 +331,7 @@ class EdgeItem(QGraphicsPathItem):
         self.target = target
         self.slot = slot
         self.stub = stub  # the shared value's name
+        self.label: str | None = None  # the argument it feeds, when it is one use
         self.source_name = source.name
         self.target_name = target.name
         self.setPen(_edge_pen(bool(stub)))
@@ -487,8 +489,9 @@ class GraphScene(QGraphicsScene):
             made += 1
             if made % chunk == 0:
                 yield made / total
-        seen: dict[tuple[str, str], list[str]] = {}
-        stubs: dict[tuple[str, str], list[str]] = {}
+        # One edge per use between two drawn nodes (x * x: two edges); one edge per pair
+        # where a collapsed group stands for several nodes; stubs for shared values.
+        keys: dict[EdgeKey, list[str]] = {}
         first_use: set[str] = set()
         for src, dst, label in doc.edges():
             a, b = layout.visible(src), layout.visible(dst)
@@ -496,32 +499,29 @@ class GraphScene(QGraphicsScene):
                 continue
             if src in layout.shared and (src in first_use or first_use.add(src)):
                 # A shared value: one edge to its first user (as laid out), stubs elsewhere.
-                stubs.setdefault((src, b), []).append(label if b == dst else dst)
+                keys.setdefault((src, b, None, True), []).append(label if b == dst else dst)
+            elif (a, b) == (src, dst):
+                keys.setdefault((a, b, label, False), []).append(label)
             else:
-                seen.setdefault((a, b), []).append(
-                    label if (a, b) == (src, dst) else f"{src} → {dst}"
-                )
-        inputs: dict[str, list[tuple[str, bool]]] = {}
-        for a, b in seen:
-            inputs.setdefault(b, []).append((a, False))
-        for src, b in stubs:
-            inputs.setdefault(b, []).append((src, True))
-        for (a, b), labels in seen.items():
+                keys.setdefault((a, b, None, False), []).append(f"{src} → {dst}")
+        inputs: dict[str, list[EdgeKey]] = {}
+        for key in keys:
+            inputs.setdefault(key[1], []).append(key)
+        for key, labels in keys.items():
+            a, b, label, stub = key
+            slots = inputs[b]
             self._add_edge(
-                self.item(a), self.item(b), labels, inputs[b].index((a, False)), len(inputs[b])
+                self.item(layout.visible(a)),
+                self.item(b),
+                labels,
+                slots.index(key),
+                len(slots),
+                stub=a if stub else None,
+                label=label,
             )
             made += 1
             if made % chunk == 0:
                 yield min(made / total, 0.99)
-        for (src, b), labels in stubs.items():
-            self._add_edge(
-                self.item(layout.visible(src)),
-                self.item(b),
-                labels,
-                inputs[b].index((src, True)),
-                len(inputs[b]),
-                stub=src,
-            )
         self._bounds = QRectF(0, 0, layout.width, layout.height)
         for key in doc.positions:
             item = self.item_by_key(key)
@@ -534,10 +534,11 @@ class GraphScene(QGraphicsScene):
             QRectF(-margin, -margin, layout.width + 2 * margin, layout.height + 2 * margin)
         )
 
-    def _add_edge(self, sa, sb, labels, index, count, stub=None) -> None:
+    def _add_edge(self, sa, sb, labels, index, count, stub=None, label=None) -> None:
         if sa is None or sb is None:
             return
         edge = EdgeItem(sa, sb, labels, (index, count), stub)
+        edge.label = label  # the argument it feeds (a use between two drawn nodes)
         sa.edges.append(edge)
         sb.edges.append(edge)
         self.edges.append(edge)
@@ -599,21 +600,29 @@ class GraphScene(QGraphicsScene):
             self._add(item, 2)
             self.moved(name)
         # The edges of every node made again: all its inputs and all its users.
-        pairs: dict[tuple[str, str], list[str]] = {}
+        keys: dict[EdgeKey, list[str]] = {}
         for name in redo:
             for label, src in doc.inputs(name):
-                pairs.setdefault((layout.visible(src), name), []).append(label)
+                a = layout.visible(src)
+                keys.setdefault((a, name, label if a == src else None, False), []).append(label)
             for user in doc.users(name):
-                if user not in redo:
-                    b = layout.visible(user)
-                    pairs.setdefault((name, b), []).append(f"{name} → {user}")
+                if user in redo:
+                    continue
+                b = layout.visible(user)
+                for label, src in doc.inputs(user):
+                    if src == name:
+                        direct = b == user
+                        text = label if direct else f"{name} → {user}"
+                        keys.setdefault((name, b, label if direct else None, False), []).append(
+                            text
+                        )
         targets = set()
-        for (a, b), labels in pairs.items():
+        for (a, b, label, _stub), labels in keys.items():
             sa, sb = self.item(a), self.item(b)
             if sa is None or sb is None or sa is sb:
                 continue
             stub = a if a in layout.shared and a in self.nodes else None
-            self._add_edge(sa, sb, labels, 0, 1, stub)
+            self._add_edge(sa, sb, labels, 0, 1, stub, label)
             targets.add(b)
         for b in targets:  # inputs enter side by side in argument order
             self._reslot(doc, layout, b)
@@ -635,16 +644,16 @@ class GraphScene(QGraphicsScene):
         item = self.item(key)
         if not isinstance(item, NodeItem):
             return
-        order = []
-        for _label, src in doc.inputs(key):
+        order: list[tuple[str, str | None]] = []
+        for label, src in doc.inputs(key):
             a = layout.visible(src)
-            if a not in order:
-                order.append(a)
+            entry = (a, label if a == src else None)
+            if entry not in order:
+                order.append(entry)
         incoming = [e for e in item.edges if e.target is item]
         for edge in incoming:
-            a = edge.stub or edge.source_name
-            a = layout.visible(a) if edge.stub else a
-            i = order.index(a) if a in order else 0
+            entry = (edge.stub or edge.source_name, edge.label)
+            i = order.index(entry) if entry in order else 0
             edge.slot = (i, max(len(order), 1))
             edge.update_path()
 

@@ -15,8 +15,8 @@ def test_canvas_draws_every_node_and_edge(qtbot, window):
     doc = window.document
     assert set(scene.nodes) == set(doc.node_names())
     assert all(isinstance(i, NodeItem) for i in scene.nodes.values())
-    pairs = {(s, t) for s, t, _ in doc.edges()}
-    assert len([i for i in scene.items() if isinstance(i, EdgeItem)]) == len(pairs)
+    uses = doc.edges()  # one edge per use
+    assert len([i for i in scene.items() if isinstance(i, EdgeItem)]) == len(uses)
     edge = next(e for e in scene.edges if e.target_name == "add" and e.source_name == "stem_2")
     assert "args[1]" in edge.toolTip()
 
@@ -345,3 +345,18 @@ def test_layout_reports_progress_and_can_be_stopped(qtbot, window):
     qtbot.waitUntil(lambda: not any(t.isRunning() for t in controller.findChildren(Task)))
     QApplication.processEvents()
     assert window.canvas.scene() is scene and not shown
+
+
+def test_a_value_used_twice_by_one_node_gets_two_edges(qtbot, window):
+    from fxstudio.core.edits import Ref, set_inputs
+
+    open_and_draw(qtbot, window, "examples:negrelu")
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        window.edits.apply(lambda d: set_inputs(d, "mul", [Ref("add"), Ref("add")]))
+    edges = [e for e in window.canvas.scene().edges if e.target_name == "mul"]
+    assert sorted(e.label for e in edges) == ["args[0]", "args[1]"]
+    assert len({e.path().pointAtPercent(1).x() for e in edges}) == 2  # side by side
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        window.canvas_controller.relayout(from_scratch=True)
+    edges = [e for e in window.canvas.scene().edges if e.target_name == "mul"]
+    assert len(edges) == 2 and len({e.path().pointAtPercent(1).x() for e in edges}) == 2
