@@ -834,11 +834,29 @@ def paste(doc: GraphDocument, names: Sequence[str]) -> Edit:
     return commit(doc, label, steps, ChangeKind.NODES_ADDED, {"edit": "paste", "names": chosen})
 
 
+#: Type annotations an input can have, by the name a user writes.
+INPUT_TYPES: dict[str, Any] = {
+    "Tensor": torch.Tensor,
+    "torch.Tensor": torch.Tensor,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "str": str,
+}
+
+
 def add_input(
     doc: GraphDocument, name: str, type_expr: Any = None, default: Any = inspect.Signature.empty
 ) -> Edit:
-    """A new placeholder after the others (``Graph.placeholder(name, type_expr, default)``)."""
+    """A new placeholder after the others (``Graph.placeholder(name, type_expr, default)``);
+    ``type_expr`` may be a type or its name (``"Tensor"``, ``"int"``, ``"float"``...)."""
     check_name(doc, name)
+    if isinstance(type_expr, str):
+        if type_expr not in INPUT_TYPES:
+            raise EditError(
+                f"'{type_expr}' is not a type fxstudio knows; use {', '.join(INPUT_TYPES)}."
+            )
+        type_expr = INPUT_TYPES[type_expr]
     last = [n for n in doc.graph.nodes if n.op == "placeholder"]
     args = () if default is inspect.Signature.empty else (default,)
     required_after = [n for n in last if not n.args]
@@ -1078,7 +1096,7 @@ insert NODE TARGET [ARGUMENTS]    a new node fed by NODE: torch.sigmoid, .softma
 splice PRODUCER USER TARGET       insert TARGET on the edge from PRODUCER to USER
 connect SOURCE USER [ARGUMENT]    USER's argument (args[1], dim; args[0] by default) takes
                                   SOURCE's value
-input NAME [DEFAULT]              a new input
+input NAME[:TYPE] [DEFAULT]       a new input, e.g.: input scale:float 1.0
 outputs NODE [NODE ...]           what the graph returns
 paste NODE [NODE ...]             copies of the nodes (new names), after the last of them"""
 
@@ -1130,13 +1148,15 @@ def run_command(doc: GraphDocument, text: str) -> Edit:
         return splice(doc, rest[0], rest[1], op, target)
     if verb == "input":
         need(1)
+        name, _, type_name = rest[0].partition(":")
+        annotation = type_name or None
         if len(rest) > 1:
             try:
                 default = ast.literal_eval(text.split(None, 2)[2])
             except (ValueError, SyntaxError):
                 raise EditError(f"'{text.split(None, 2)[2]}' is not a Python value.") from None
-            return add_input(doc, rest[0], default=default)
-        return add_input(doc, rest[0])
+            return add_input(doc, name, annotation, default)
+        return add_input(doc, name, annotation)
     if verb == "connect":
         need(2)
         return rewire(doc, rest[1], rest[2] if len(rest) > 2 else "args[0]", rest[0])
@@ -1178,7 +1198,7 @@ _REPLAY: dict[str, Callable[[GraphDocument, dict[str, Any]], Any]] = {
     "rewire": lambda d, r: rewire(d, r["user"], r["label"], r["source"]),
     "paste": lambda d, r: paste(d, r["names"]),
     "add_input": lambda d, r: add_input(
-        d, r["name"], None, r.get("default", inspect.Signature.empty)
+        d, r["name"], r.get("type"), r.get("default", inspect.Signature.empty)
     ),
     "set_outputs": lambda d, r: set_outputs(d, r["names"]),
 }

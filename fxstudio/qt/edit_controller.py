@@ -88,17 +88,19 @@ class EditController(QObject):
     def change_target(self, name: str, target: str) -> Edit | None:
         return self.apply(lambda d: edits.set_target(d, name, target))
 
-    def add_input(self, name: str, default: str = "") -> Edit | None:
-        """A new input; ``default`` is a Python value written as text ("" for none)."""
+    def add_input(self, name: str, default: str = "", type_name: str = "") -> Edit | None:
+        """A new input; ``default`` is a Python value written as text ("" for none),
+        ``type_name`` its annotation ("float", "Tensor"; "" for none)."""
 
         def make(d: GraphDocument) -> Edit:
+            annotation = type_name.strip() or None
             if not default.strip():
-                return edits.add_input(d, name)
+                return edits.add_input(d, name, annotation)
             try:
                 value = ast.literal_eval(default.strip())
             except (ValueError, SyntaxError):
                 raise EditError(f"'{default}' is not a Python value.") from None
-            return edits.add_input(d, name, default=value)
+            return edits.add_input(d, name, annotation, value)
 
         edit = self.apply(make)
         if edit is not None:

@@ -653,11 +653,12 @@ class MainWindow(QMainWindow):
         text, ok = QInputDialog.getText(
             self,
             "Add input",
-            "Name, optionally = a default value (e.g. scale = 1.0):",
+            "Name, optionally : a type and = a default value (e.g. scale: float = 1.0):",
         )
         if ok and text.strip():
-            name, _, default = text.partition("=")
-            self.edits.add_input(name.strip(), default)
+            head, _, default = text.partition("=")
+            name, _, type_name = head.partition(":")
+            self.edits.add_input(name.strip(), default, type_name)
 
     def rename_dialog(self) -> None:
         name = self.selection.current

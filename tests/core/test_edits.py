@@ -154,8 +154,10 @@ def test_a_shape_mismatch_is_kept_and_named_not_refused():
 
 def test_inputs_and_outputs():
     doc = open_document("examples:negrelu")
-    check_round_trip(doc, lambda d: edits.add_input(d, "scale", default=2.0))
-    assert "def forward(self, x, y, z, scale = 2.0)" in doc.code()
+    check_round_trip(doc, lambda d: edits.add_input(d, "scale", "float", 2.0))
+    assert "def forward(self, x, y, z, scale : float = 2.0)" in doc.code()
+    with pytest.raises(EditError, match="not a type fxstudio knows"):
+        edits.add_input(doc, "other", "Widget", 1)
     check_round_trip(doc, lambda d: edits.set_inputs(d, "mul", [Ref("add"), Ref("scale")]))
     check_round_trip(doc, lambda d: edits.set_outputs(d, ["mul", "neg"]))
     assert "return (mul, neg)" in doc.code()
@@ -182,6 +184,10 @@ def test_a_session_replays_its_edits(tmp_path):
     edits.insert(doc, "call_method", "view", [Ref("mul"), (4, 8)])
     edits.set_outputs(doc, ["view"])
     edits.rename(doc, "view", "flat")
+    edits.add_input(doc, "scale", "float", 1.0)
+    edits.paste(doc, ["neg"])
+    edits.move_input(doc, "z", 0)
+    edits.rewire(doc, "add", "args[1]", "x")
     path = tmp_path / "s.fxstudio"
     save_session(doc, path)
     again = open_session(path)
@@ -203,7 +209,8 @@ def test_edit_commands_as_text():
     doc = open_document("examples:negrelu")
     edits.run_command(doc, "insert neg torch.clamp min=0.0")
     assert "clamp = torch.clamp(neg, min = 0.0)" in doc.code()
-    edits.run_command(doc, "input scale 2.0")
+    edits.run_command(doc, "input scale:float 2.0")
+    assert "scale : float = 2.0" in doc.code()
     edits.run_command(doc, "args mul add, scale")
     assert "mul = add * scale" in doc.code()
     edits.run_command(doc, "delete clamp")
