@@ -155,6 +155,10 @@ class MainWindow(QMainWindow):
         first = edit_menu.actions()[0] if edit_menu.actions() else None
         edit_menu.insertActions(first, [undo, redo])
         edit_menu.insertSeparator(first)
+        toolbar = self.findChild(QToolBar, "mainToolBar")
+        before = self._action("actionInsert")
+        toolbar.insertActions(before, [undo, redo])
+        toolbar.insertSeparator(before)
         self.undo_view = QUndoView(self.undo_stack)
         self.undo_view.setEmptyLabel("<opened>")
         undo_dock = QDockWidget("History", self)
