@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 import importlib
 import inspect
 import keyword
@@ -336,14 +335,9 @@ class Edit:
         _finish(self.doc, _undo_kind(self.kind), self.names)
 
     def redo(self) -> None:
-        self.steps = _fresh(self.steps)
-        _run(self.doc, self.steps, self.label)
+        _run(self.doc, self.steps, self.label)  # each step notes the state it replaces again
         self.doc.history.append(self.record)
         _finish(self.doc, self.kind, self.names)
-
-
-def _fresh(steps: list[Step]) -> list[Step]:
-    return [copy.copy(s) for s in steps]
 
 
 def _undo_kind(kind: ChangeKind) -> ChangeKind:
