@@ -1030,8 +1030,8 @@ def build_module(constructor: str, seed: int = 0) -> nn.Module:
 
 
 def parse_arguments(doc: GraphDocument, text: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """``"1, dim=-1, x"`` -> ``((1, Ref("x")), {"dim": -1})``: Python literals, and node names
-    for other nodes' values."""
+    """``"1, dim=-1, x"`` -> ``((1, Ref("x")), {"dim": -1})``: Python literals, tuples and
+    lists, ``torch.float16``-style dtypes, None, and node names for other nodes' values."""
     text = text.strip()
     if not text:
         return (), {}
@@ -1046,6 +1046,18 @@ def parse_arguments(doc: GraphDocument, text: str) -> tuple[tuple[Any, ...], dic
                 if node.id in ("None", "True", "False"):
                     return ast.literal_eval(node)
                 raise EditError(f"'{node.id}' is neither a node nor a Python value.")
+            if isinstance(node, (ast.Tuple, ast.List)):  # may hold node names
+                items = [value(e) for e in node.elts]
+                return tuple(items) if isinstance(node, ast.Tuple) else items
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "torch"
+            ):
+                found = getattr(torch, node.attr, None)
+                if isinstance(found, (torch.dtype, torch.memory_format, torch.layout)):
+                    return found  # torch.float16, torch.channels_last...
+                raise EditError(f"torch.{node.attr} is not a dtype, layout or memory format.")
             return ast.literal_eval(node)
 
         return tuple(value(a) for a in call.args), {
@@ -1218,6 +1230,8 @@ def encode(value: Any) -> Any:
         return {"dict": {k: encode(v) for k, v in value.items()}}
     if isinstance(value, torch.dtype):
         return {"dtype": str(value).removeprefix("torch.")}
+    if isinstance(value, (torch.memory_format, torch.layout)):
+        return {"torch": str(value).removeprefix("torch.")}
     if isinstance(value, slice):
         return {"slice": [encode(value.start), encode(value.stop), encode(value.step)]}
     if value is Ellipsis:
@@ -1239,6 +1253,8 @@ def decode(value: Any) -> Any:
             return {k: decode(v) for k, v in value["dict"].items()}
         if "dtype" in value:
             return getattr(torch, value["dtype"])
+        if "torch" in value:
+            return getattr(torch, value["torch"])
         if "slice" in value:
             return slice(*(decode(v) for v in value["slice"]))
         if "ellipsis" in value:

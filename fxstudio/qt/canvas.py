@@ -431,6 +431,7 @@ class GraphScene(QGraphicsScene):
         self._drag_start: dict[str, tuple[float, float]] = {}
         self._drag_last: dict[str, tuple[float, float]] = {}
         self._wire: tuple[NodeItem, QGraphicsLineItem] | None = None
+        self.place_hint = QPointF()  # the cursor (or the view's centre), for new nodes
         self._overview: Overview | None = None
         self._bounds = QRectF()  # what the items cover, kept up to date as they move
         self.selectionChanged.connect(self._selection_changed)
@@ -686,7 +687,7 @@ class GraphScene(QGraphicsScene):
 
     def _place_new(self, doc: GraphDocument, node: fx.Node, layout: Layout) -> QPointF:
         """Where a node without a place goes: where the layout had it (an undone delete), or
-        beside its first drawn input, a little lower."""
+        beside its first drawn input, a little lower; else at :attr:`place_hint`."""
         if node.name in layout.nodes:
             box = layout.nodes[node.name]
             return QPointF(box.x, box.y)
@@ -694,7 +695,7 @@ class GraphScene(QGraphicsScene):
             item = self.item(layout.visible(arg.name))
             if item is not None:
                 return item.pos() + QPointF(item.rect.width() + 30, NODE_GAP)
-        return QPointF(0, 0)
+        return QPointF(self.place_hint)  # nothing to sit beside: where the user is looking
 
     def _add(self, item: QGraphicsItem, z: float) -> None:
         """Frames (0) under edges (1) under nodes and collapsed groups (2)."""

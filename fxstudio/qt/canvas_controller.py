@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QPointF, QTimer, Signal
+from PySide6.QtGui import QCursor
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.layout import Layout, LayoutCancelled, LayoutEngine, top_level_groups
@@ -102,6 +103,7 @@ class CanvasController(QObject):
             and self.layout is not None
         ):
             # A few nodes changed: update those items in place, no new layout.
+            self.scene.place_hint = self.cursor_point()
             self._syncing = True
             try:
                 shapes = event.kind is ChangeKind.SHAPES_CHANGED or not doc.shapes_stale
@@ -220,6 +222,15 @@ class CanvasController(QObject):
             self.undo_stack.push(command)
         else:
             command.redo()
+
+    def cursor_point(self) -> QPointF:
+        """The scene point under the mouse when it is over the canvas, else the centre of
+        what the canvas shows."""
+        viewport = self.view.viewport()
+        at = viewport.mapFromGlobal(QCursor.pos())
+        if not viewport.rect().contains(at):
+            at = viewport.rect().center()
+        return self.view.mapToScene(at)
 
     def selected_edge(self) -> tuple[str, str] | None:
         """The selected edge between two drawn nodes, as (producer, user) node names."""

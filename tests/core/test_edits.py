@@ -289,3 +289,24 @@ def test_move_an_input():
     with pytest.raises(EditError, match="default value must come after"):
         edits.move_input(doc, "scale", 0)
     assert "def forward(self, x, y, z, scale = 2.0)" in doc.code()
+
+
+def test_typed_arguments():
+    doc = open_document("examples:negrelu")
+    args, kwargs = edits.parse_arguments(doc, "(x, 2), [y, None], dtype=torch.float16")
+    assert args == ((Ref("x"), 2), [Ref("y"), None]) and kwargs == {"dtype": torch.float16}
+    edits.run_command(doc, "insert mul .to dtype=torch.float64")
+    assert "to = mul.to(dtype = torch.float64)" in doc.code()
+    with pytest.raises(EditError, match="not a dtype"):
+        edits.parse_arguments(doc, "torch.relu")
+
+
+def test_recorded_values_survive_json():
+    import json
+
+    record = {
+        "args": ((Ref("x"), 2), [None, 1.5], torch.float16, torch.channels_last, slice(1, None)),
+        "kwargs": {"dim": -1},
+    }
+    again = edits.decode_record(json.loads(json.dumps(edits.encode_record(record))))
+    assert again == record

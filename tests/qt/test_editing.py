@@ -252,3 +252,15 @@ def test_add_and_move_inputs(qtbot, window):
     assert "default value must come after" in window.status_bar.currentMessage()
     assert window.edits.add_input("bad", "not python") is None
     assert window.undo_stack.count() == 2
+
+
+def test_a_node_without_inputs_goes_where_the_user_is_looking(qtbot, window):
+    draw(qtbot, window, "examples:resnet")
+    view = window.canvas
+    view.actual_size()
+    view.centerOn(window.canvas.scene().nodes["layer3_0_conv1"])
+    weight = next(e for e in catalogue(window.document) if e.text == "fc.weight")
+    window.selection.clear()
+    relaid(qtbot, window, lambda: window.edits.insert(weight))
+    item = window.canvas.scene().nodes["fc_weight"]
+    assert view.viewport().rect().contains(view.mapFromScene(item.pos()))
