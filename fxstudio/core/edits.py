@@ -647,10 +647,9 @@ def insert_module(
     ``"nn.Linear(16, 8)"``) under a unique name, and a ``call_module`` node calling it.
     Its weights come from ``seed``, so a replayed session builds the same ones."""
     module = build_module(constructor, seed)
-    base = _snake(type(module).__name__)
     if name is not None and hasattr(doc.graph_module, name):
         raise EditError(f"The model already has an attribute '{name}'.")
-    path = name or _unique_attr(doc.graph_module, unique_name(doc, base))
+    path = name or _module_path(doc, module)
     spec = _new_spec(doc, "call_module", path, tuple(args), {}, after, path, name)
     return commit(
         doc,
@@ -677,8 +676,7 @@ def splice(
         raise EditError(f"'{user}' does not use '{producer}'.")
     if op == "call_module":
         module = build_module(target, 0)
-        base = _snake(type(module).__name__)
-        path = _unique_attr(doc.graph_module, unique_name(doc, base))
+        path = _module_path(doc, module)
         spec = _new_spec(doc, op, path, (Ref(producer), *extra), {}, producer, path, path)
         pre: list[Step] = [SetSubmodule(path, module)]
     else:
@@ -954,6 +952,12 @@ def _get_attr(gm: nn.Module, path: str) -> Any:
         if obj is None:
             return None
     return obj
+
+
+def _module_path(doc: GraphDocument, module: nn.Module) -> str:
+    """A new submodule's name, from its class (``Linear`` -> ``linear``), free both as an
+    attribute of the model and as a node name (its call_module node takes the same name)."""
+    return _unique_attr(doc.graph_module, unique_name(doc, _snake(type(module).__name__)))
 
 
 def _unique_attr(gm: nn.Module, base: str) -> str:

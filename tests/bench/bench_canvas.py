@@ -9,14 +9,8 @@ import resource
 import statistics
 
 from fxstudio.core.layout import LayoutEngine
-from fxstudio.core.session import OpenRequest, open_document
-from tests.bench.bench_layout import ROOT
-
-CASES = [
-    ("GPT-2 12 layers (transformers, export)", "tests/models/hf_models.py:gpt2_12", "export"),
-    ("GPT-2 48 layers (transformers, export)", "tests/models/hf_models.py:gpt2_48", "export"),
-    ("synthetic residual MLP", "tests/bench/synthetic.py:deep_10000", "fx"),
-]
+from fxstudio.core.session import OpenRequest
+from tests.bench.bench_layout import CASES, ROOT, open_cases
 
 
 def _rss_mb() -> float:
@@ -31,12 +25,7 @@ def bench_canvas(emit, timed) -> None:
     from fxstudio.qt.canvas import CanvasView, GraphScene, Overview
 
     app = QApplication.instance() or QApplication([])
-    for label, spec, frontend in CASES:
-        try:
-            doc = open_document(OpenRequest(str(ROOT / spec), frontend))
-        except Exception as exc:  # transformers missing
-            emit(bench="canvas", model=label, skipped=f"{type(exc).__name__}: {exc}"[:200])
-            continue
+    for label, doc in open_cases(emit, "canvas"):
         layout = LayoutEngine().layout(doc, set())
         common = {"bench": "canvas", "model": label, "nodes": len(doc)}
 

@@ -41,18 +41,27 @@ def plain_dot_seconds(doc) -> float | None:
     return time.perf_counter() - t0
 
 
-def bench_layout(emit, timed) -> None:
-    cases = [
-        ("GPT-2 12 layers (transformers, export)", "tests/models/hf_models.py:gpt2_12", "export"),
-        ("GPT-2 48 layers (transformers, export)", "tests/models/hf_models.py:gpt2_48", "export"),
-        ("synthetic residual MLP", "tests/bench/synthetic.py:deep_10000", "fx"),
-    ]
+#: The graphs the layout and canvas benchmarks measure: (label, MODEL spec, frontend).
+CASES = [
+    ("GPT-2 12 layers (transformers, export)", "tests/models/hf_models.py:gpt2_12", "export"),
+    ("GPT-2 48 layers (transformers, export)", "tests/models/hf_models.py:gpt2_48", "export"),
+    ("synthetic residual MLP", "tests/bench/synthetic.py:deep_10000", "fx"),
+]
+
+
+def open_cases(emit, bench: str, cases=CASES):
+    """``(label, document)`` for each case that opens; the others are reported as skipped."""
     for label, spec, frontend in cases:
         try:
             doc = open_document(OpenRequest(str(ROOT / spec), frontend))
         except Exception as exc:  # transformers missing
-            emit(bench="layout", model=label, skipped=f"{type(exc).__name__}: {exc}"[:200])
+            emit(bench=bench, model=label, skipped=f"{type(exc).__name__}: {exc}"[:200])
             continue
+        yield label, doc
+
+
+def bench_layout(emit, timed) -> None:
+    for label, doc in open_cases(emit, "layout"):
         common = {"bench": "layout", "model": label, "nodes": len(doc)}
         collapsed = top_level_groups(doc)
         first = timed(lambda d=doc, c=collapsed: LayoutEngine().layout(d, c), 3)
