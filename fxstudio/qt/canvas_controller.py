@@ -127,17 +127,15 @@ class CanvasController(QObject):
         if from_scratch:
             self.engine.clear_cache()
         collapsed = set(doc.collapsed)
-        holder: dict[str, Task] = {}
         task = Task(
             lambda: self.engine.layout(
                 doc,
                 collapsed,
-                cancelled=lambda: holder["t"].cancelled,
-                progress=lambda done, total: holder["t"].report(done, total),
+                cancelled=lambda: task.cancelled,  # (task is bound before the thread starts)
+                progress=lambda done, total: task.report(done, total),
             ),
             self,
         )
-        holder["t"] = task
         # A result that arrives after a newer request (the graph changed again) is dropped.
         task.succeeded.connect(lambda lay: self._show(doc, lay) if task is self._task else None)
         task.failed.connect(lambda exc: self._failed(exc) if task is self._task else None)
