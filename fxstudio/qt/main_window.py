@@ -400,7 +400,8 @@ class MainWindow(QMainWindow):
         self.canvas_controller.on_document_changed(event)
         self.inspector.on_document_changed(event)
         if big and event.kind is not ChangeKind.VIEW_CHANGED:
-            self._later("table", lambda: self.table_model.on_document_changed(event))
+            # Several edits may come before it runs: read the whole table, not the last event.
+            self._later("table", self.table_model.reload)
             if event.kind is not ChangeKind.SHAPES_CHANGED:
                 self._later("code", lambda: self.code.on_document_changed(event))
             self._later("search", self.search.refresh)

@@ -45,6 +45,12 @@ class NodeTableModel(QAbstractTableModel):
         self._reload()
         self.endResetModel()
 
+    def reload(self) -> None:
+        """Read every row again (after changes the window did not pass on one by one)."""
+        self.beginResetModel()
+        self._reload()
+        self.endResetModel()
+
     def _reload(self) -> None:
         self._rows = list(self._document.rows()) if self._document else []
         self._row_of = {r.name: i for i, r in enumerate(self._rows)}
@@ -59,9 +65,7 @@ class NodeTableModel(QAbstractTableModel):
                 self._rows[i] = rows[i]
                 self.dataChanged.emit(self.index(i, 0), self.index(i, self.columnCount() - 1))
             return
-        self.beginResetModel()
-        self._reload()
-        self.endResetModel()
+        self.reload()
 
     def row_of(self, name: str) -> int | None:
         return self._row_of.get(name)

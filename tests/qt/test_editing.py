@@ -264,3 +264,18 @@ def test_a_node_without_inputs_goes_where_the_user_is_looking(qtbot, window):
     relaid(qtbot, window, lambda: window.edits.insert(weight))
     item = window.canvas.scene().nodes["fc_weight"]
     assert view.viewport().rect().contains(view.mapFromScene(item.pos()))
+
+
+def test_edits_in_quick_succession_on_a_big_graph_leave_the_table_right(qtbot, window, monkeypatch):
+    import fxstudio.qt.main_window as mw
+    from fxstudio.core.edits import Ref, insert, set_target
+
+    monkeypatch.setattr(mw, "DEFER_ABOVE", 3)
+    draw(qtbot, window, "examples:negrelu")
+    with qtbot.waitSignal(window.caughtUp, timeout=30000):
+        window.edits.apply(lambda d: insert(d, "call_function", "torch.sigmoid", [Ref("neg")]))
+        window.edits.apply(lambda d: set_target(d, "relu", "torch.tanh"))  # before the table
+    model = window.table_model
+    names = [model.index(r, 1).data() for r in range(model.rowCount())]
+    assert names == window.document.node_names()
+    assert model.index(model.row_of("relu"), 2).data() == "torch.tanh"
