@@ -403,7 +403,7 @@ class MainWindow(QMainWindow):
             # Several edits may come before it runs: read the whole table, not the last event.
             self._later("table", self.table_model.reload)
             if event.kind is not ChangeKind.SHAPES_CHANGED:
-                self._later("code", lambda: self.code.on_document_changed(event))
+                self._later("code", self.code.refresh)
             self._later("search", self.search.refresh)
             if not doc.compiled or doc.shapes_stale:
                 self._later("catch up", self._catch_up)
