@@ -261,8 +261,11 @@ def propagate_shapes(
     example_inputs: tuple[Any, ...],
     source_file: str | None = None,
     method: Literal["auto", "fake", "real"] = "auto",
+    graph: fx.Graph | None = None,
 ) -> None:
     """Record ``meta["val"]`` on every node (fake or meta tensors: no real data is kept).
+
+    ``graph`` (default ``gm.graph``) is the graph run, with ``gm``'s submodules and weights.
 
     ``auto`` runs small models for real (under ``no_grad``) and large ones on fake tensors,
     which need no real compute or memory.  When the fake run fails (an op that needs real
@@ -270,8 +273,9 @@ def propagate_shapes(
     A failure (usually a wrong input shape) raises :class:`CaptureError` naming the node
     and the user's source line.
     """
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    required = required_inputs(gm.graph)
+    graph = gm.graph if graph is None else graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    required = required_inputs(graph)
     if not (len(required) <= len(example_inputs) <= len(placeholders)):
         names = ", ".join(n.name for n in placeholders)
         raise CaptureError(
@@ -284,11 +288,11 @@ def propagate_shapes(
         if method == "fake":
             try:
                 with quiet_torch_logs():
-                    _run_fake(gm, example_inputs)
+                    _run_fake(gm, graph, example_inputs)
                 return
             except Exception:  # noqa: S110 - ops that need data, or a real error: a real run tells
                 pass
-        interp = _ShapeInterpreter(gm, gm.graph, keep_real=True)
+        interp = _ShapeInterpreter(gm, graph, keep_real=True)
         # Copies: an in-place op (ReLU(inplace=True)) reading an input must not change the
         # document's example inputs.
         copies = tree_map(lambda v: v.clone() if isinstance(v, torch.Tensor) else v, example_inputs)
@@ -324,7 +328,7 @@ def _cheap_to_run(gm: fx.GraphModule, example_inputs: tuple[Any, ...]) -> bool:
     return on_cpu and state <= CHEAP_STATE_ELEMENTS and inputs <= CHEAP_INPUT_ELEMENTS
 
 
-def _run_fake(gm: fx.GraphModule, example_inputs: tuple[Any, ...]) -> None:
+def _run_fake(gm: fx.GraphModule, graph: fx.Graph, example_inputs: tuple[Any, ...]) -> None:
     """Run ``gm`` with its parameters, buffers and inputs swapped for fake tensors."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.nn.utils.stateless import _reparametrize_module
@@ -340,7 +344,7 @@ def _run_fake(gm: fx.GraphModule, example_inputs: tuple[Any, ...]) -> None:
     fake_inputs = tree_map(
         lambda t: mode.from_tensor(t) if isinstance(t, torch.Tensor) else t, example_inputs
     )
-    interp = _ShapeInterpreter(gm, gm.graph, keep_real=False)
+    interp = _ShapeInterpreter(gm, graph, keep_real=False)
     with _reparametrize_module(gm, state), mode:
         interp.run(*fake_inputs)
 

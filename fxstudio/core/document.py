@@ -45,7 +45,8 @@ class ChangeKind(str, Enum):
 @dataclass(frozen=True)
 class DocumentEvent:
     kind: ChangeKind
-    names: frozenset[str] = frozenset()
+    names: frozenset[str] = frozenset()  # nodes added, removed or changed
+    reshaped: frozenset[str] = frozenset()  # nodes whose shape or dtype is no longer the same
 
 
 Listener = Callable[[DocumentEvent], None]
@@ -145,11 +146,12 @@ class GraphDocument:
         self.pattern_boxes: list[PatternBox] = []
         self.history: list[dict[str, Any]] = []  # the edits applied since capture, as records
         self.shape_problem: tuple[str, str] | None = None  # (node, error) after an edit
-        # A big graph's editor defers recompile() and shape propagation past the moment an
-        # edit is drawn (see fxstudio.core.edits.catch_up); code() recompiles when needed.
+        # A big graph's editor defers code generation and shape propagation past the moment
+        # an edit is drawn: a worker thread does them on a snapshot (fxstudio.core.catchup).
         self.defer_heavy = False
-        self.compiled = True
+        self.compiled = True  # the module's forward matches the graph (ensure_compiled())
         self.shapes_stale = False
+        self.version = 0  # counts changes to the graph, to drop work done on an older one
         self._listeners: list[Listener] = []
         self._cache: dict[str, Any] = {}
 
@@ -165,11 +167,22 @@ class GraphDocument:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
-    def emit(self, kind: ChangeKind, names: frozenset[str] | set[str] = frozenset()) -> None:
-        """Tell the listeners what changed (edits call this after they change the graph)."""
+    def emit(
+        self,
+        kind: ChangeKind,
+        names: frozenset[str] | set[str] = frozenset(),
+        known: dict[str, Any] | None = None,
+        reshaped: frozenset[str] | set[str] = frozenset(),
+    ) -> None:
+        """Tell the listeners what changed (edits call this after they change the graph).
+
+        ``known`` holds views of the changed graph already computed elsewhere (``code``,
+        ``lines``, ``rows``); every other cached view is dropped.
+        """
         if kind is not ChangeKind.VIEW_CHANGED:
-            self._cache.clear()
-        event = DocumentEvent(kind, frozenset(names))
+            self.version += 1
+            self._cache = dict(known or {})
+        event = DocumentEvent(kind, frozenset(names), frozenset(reshaped))
         for listener in list(self._listeners):
             listener(event)
 
@@ -248,16 +261,24 @@ class GraphDocument:
         ]
 
     def ensure_compiled(self) -> None:
-        """Recompile if an edit left that for later (always before code is shown, saved or
-        run)."""
+        """Recompile if an edit left that for later (always before the module is run or
+        saved)."""
         if not self.compiled:
             self._gm.recompile()
             self.compiled = True
 
     def code(self) -> str:
-        """The generated ``forward`` (``GraphModule.code``) without its leading blank lines."""
-        self.ensure_compiled()
-        return self._gm.code.lstrip("\n").rstrip() + "\n"
+        """The generated ``forward`` (``GraphModule.code``) without its leading blank lines:
+        always that of the graph as it is now."""
+        if self.compiled:
+            return tidy_code(self._gm.code)
+        if "code" not in self._cache:
+            self._cache["code"] = tidy_code(self.graph.python_code("self").src)
+        return self._cache["code"]  # type: ignore[no-any-return]
+
+    def code_ready(self) -> bool:
+        """Whether :meth:`code` answers at once (no code generation needed)."""
+        return self.compiled or "code" in self._cache
 
     def code_line_map(self) -> dict[str, int]:
         """Node name -> 1-based line in :meth:`code` where the node's value is computed.
@@ -266,7 +287,7 @@ class GraphDocument:
         unflatten line of an exported graph); the output node maps to ``return``.
         """
         if "lines" not in self._cache:
-            self._cache["lines"] = _line_map(self.code(), self.graph)
+            self._cache["lines"] = line_map(self.code(), self.graph)
         return self._cache["lines"]  # type: ignore[no-any-return]
 
     def node_at_line(self, line: int) -> str | None:
@@ -281,7 +302,7 @@ class GraphDocument:
     def module_tree(self) -> ModuleGroup:
         """The module hierarchy, each node placed in the innermost module that produced it."""
         if "tree" not in self._cache:
-            self._cache["tree"] = _module_tree(self.graph)
+            self._cache["tree"] = module_tree_of(self.graph)
         return self._cache["tree"]  # type: ignore[no-any-return]
 
     def source_location(self, name: str) -> SourceLocation | None:
@@ -483,7 +504,12 @@ _ASSIGN_RE = re.compile(
 )
 
 
-def _line_map(code: str, graph: fx.Graph) -> dict[str, int]:
+def tidy_code(src: str) -> str:
+    """Generated code as fxstudio shows it: no leading blank lines, one final newline."""
+    return src.lstrip("\n").rstrip() + "\n"
+
+
+def line_map(code: str, graph: fx.Graph) -> dict[str, int]:
     names = {n.name for n in graph.nodes}
     result: dict[str, int] = {}
     lines = code.splitlines()
@@ -508,7 +534,8 @@ def _line_map(code: str, graph: fx.Graph) -> dict[str, int]:
     return result
 
 
-def _module_tree(graph: fx.Graph) -> ModuleGroup:
+def module_tree_of(graph: fx.Graph) -> ModuleGroup:
+    """The module hierarchy of ``graph`` (see :meth:`GraphDocument.module_tree`)."""
     root = ModuleGroup("")
     owned: list[tuple[fx.Node, str]] = []
     for n in graph.nodes:

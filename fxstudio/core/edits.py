@@ -42,7 +42,7 @@ import torch.fx as fx
 from torch import nn
 from torch.fx.node import map_aggregate
 
-from fxstudio.core.capture import CaptureError, propagate_shapes
+from fxstudio.core.catchup import propagate_or_mark, shape_text
 from fxstudio.core.document import ChangeKind, GraphDocument, format_target
 from fxstudio.core.errors import UserError
 
@@ -405,7 +405,7 @@ def _validate(doc: GraphDocument, touched: set[str]) -> None:
 
 def _recompile(doc: GraphDocument) -> None:
     if doc.defer_heavy:
-        doc.compiled = False  # done by catch_up(), or by doc.code() when code is wanted
+        doc.compiled = False  # the code comes from fxstudio.core.catchup; run: ensure_compiled
     else:
         doc.graph_module.recompile()
         doc.compiled = True
@@ -441,44 +441,25 @@ def check_call(doc: GraphDocument, node: fx.Node) -> None:
 
 
 def _finish(doc: GraphDocument, kind: ChangeKind, names: set[str]) -> None:
+    reshaped: set[str] = set()
     if doc.defer_heavy:
-        doc.shapes_stale = True
+        doc.shapes_stale = True  # see fxstudio.core.catchup
     else:
-        recheck_shapes(doc)
-    doc.emit(kind, names)
+        old = doc.shape_problem
+        reshaped = recheck_shapes(doc)
+        names = names | {p[0] for p in (old, doc.shape_problem) if p}
+    doc.emit(kind, names, reshaped=reshaped)
 
 
-def catch_up(doc: GraphDocument) -> bool:
-    """Do what deferred edits left for later: recompile, propagate shapes, and tell the views
-    (one ``SHAPES_CHANGED`` event).  False when there was nothing to do."""
-    if doc.compiled and not doc.shapes_stale:
-        return False
-    before = doc.shape_problem
-    doc.ensure_compiled()
-    if doc.shapes_stale:
-        recheck_shapes(doc)
-        doc.shapes_stale = False
-    names = {p[0] for p in (before, doc.shape_problem) if p}
-    doc.emit(ChangeKind.SHAPES_CHANGED, names)
-    return True
-
-
-def recheck_shapes(doc: GraphDocument) -> None:
-    """Propagate shapes again; a node that no longer fits is recorded, not refused."""
-    doc.shape_problem = None
-    if not doc.example_inputs:
-        return
-    try:
-        propagate_shapes(doc.graph_module, doc.example_inputs)
-    except CaptureError as exc:
-        bad = getattr(exc, "node", None) or ""
-        doc.shape_problem = (bad, getattr(exc, "detail", str(exc)))
-        # From that node on, the recorded shapes are those of the graph before the edit.
-        stale = False
-        for node in doc.graph.nodes:
-            stale = stale or node.name == bad
-            if stale:
-                node.meta.pop("val", None)
+def recheck_shapes(doc: GraphDocument) -> set[str]:
+    """Propagate shapes again; a node that no longer fits is recorded, not refused.  Returns
+    the nodes whose shape or dtype changed (their labels must be drawn again)."""
+    nodes = doc.graph.nodes
+    before = {n.name: shape_text(n) for n in nodes}
+    doc.shape_problem = propagate_or_mark(
+        doc.graph_module, doc.graph, doc.example_inputs, doc.source.source_file
+    )
+    return {n.name for n in nodes if before.get(n.name) != shape_text(n)}
 
 
 # --- names and targets ---------------------------------------------------------------------------

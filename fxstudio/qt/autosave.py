@@ -23,6 +23,9 @@ from fxstudio.core.sessionfile import save_session
 log = logging.getLogger("fxstudio.autosave")
 
 DEFAULT_INTERVAL_S = 60.0
+#: While a big graph's code is being generated, autosave waits this long, this many times.
+WAIT_STEP_MS = 250
+WAIT_FOR_CODE = 20
 
 
 def recovery_dir() -> Path:
@@ -78,6 +81,7 @@ class Autosaver(QObject):
         self._mark_saved = mark_saved
         self.directory = directory
         self.path = directory / f"recovery-{os.getpid()}{SESSION_SUFFIX}"
+        self._waited = 0
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.save_now)
         if interval_s > 0:
@@ -87,6 +91,13 @@ class Autosaver(QObject):
         doc: GraphDocument | None = self._document()
         if doc is None or not self._pending():
             return False
+        if not doc.code_ready() and self._waited < WAIT_FOR_CODE:
+            # A big graph's code is being generated in a worker: save it in a moment rather
+            # than generate it again here, on the GUI thread.
+            self._waited += 1
+            QTimer.singleShot(WAIT_STEP_MS, self.save_now)
+            return False
+        self._waited = 0
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             save_session(doc, self.path, recovery={"pid": os.getpid(), "saved_at": time.time()})

@@ -8,6 +8,7 @@ it, which lays the graph out again (in a worker thread) and rebuilds the scene.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 
 import torch.fx as fx
@@ -544,14 +545,17 @@ class GraphScene(QGraphicsScene):
         sb.edges.append(edge)
         self.edges.append(edge)
         self._add(edge, 1)
+        if self._overview is not None:
+            self._overview.add_edge(edge)
 
     # --- one edit at a time, without a new layout --------------------------------------------
 
-    def patch(self, doc: GraphDocument, names: Iterable[str], shapes: bool = True) -> bool:
+    def patch(self, doc: GraphDocument, names: Iterable[str], reshaped: Iterable[str] = ()) -> bool:
         """Show an edit of a few nodes in place: items for removed nodes go, new and changed
         nodes get new items (new ones next to their first input), and only their edges are
-        redrawn.  False when the change needs a new layout (a node inside a collapsed
-        group, or too much changed); nothing is changed then."""
+        redrawn; nodes whose shape changed get their new label.  False when the change needs
+        a new layout (a node inside a collapsed group, or too much changed); nothing is
+        changed then."""
         layout = self.layout
         if layout is None:
             return False
@@ -562,6 +566,11 @@ class GraphScene(QGraphicsScene):
         if doc.shape_problem and doc.shape_problem[0] in self.nodes:
             redo.add(doc.shape_problem[0])
         redo |= {n for n, item in self.nodes.items() if item.problem and n in index}
+        relabel = {n for n in reshaped if n in self.nodes and n not in redo}
+        for name in list(relabel):  # a label that no longer fits: a new, wider item
+            if node_size(doc, name)[0] != self.nodes[name].rect.width():
+                relabel.discard(name)
+                redo.add(name)
         if len(removed) + len(redo) > PATCH_LIMIT:
             return False
         for name in redo:
@@ -579,6 +588,8 @@ class GraphScene(QGraphicsScene):
             group = self.tree.get(self.parent_of.pop(name, ""))
             if group is not None and name in group.nodes:
                 group.nodes.remove(name)
+            if self._overview is not None:
+                self._overview.forget(item)
             self.removeItem(item)
         bad = doc.shape_problem or ("", "")
         order = {n: i for i, n in enumerate(index)}
@@ -599,6 +610,8 @@ class GraphScene(QGraphicsScene):
             if parent in self.tree:  # its frame fits around it
                 self.tree[parent].nodes.append(name)
             self._add(item, 2)
+            if self._overview is not None:
+                self._overview.add(item)
             self.moved(name)
         # The edges of every node made again: all its inputs and all its users.
         keys: dict[EdgeKey, list[str]] = {}
@@ -627,10 +640,11 @@ class GraphScene(QGraphicsScene):
             targets.add(b)
         for b in targets:  # inputs enter side by side in argument order
             self._reslot(doc, layout, b)
-        if shapes:  # (not while shapes wait to be propagated again: they are as they were)
-            self._refresh_shapes(doc)
+        for name in relabel:
+            item = self.nodes[name]
+            item.lines[2] = format_shape(node_shape(index[name]))
+            item.update()
         self.refit_frames()
-        self._overview = None
         return True
 
     def _drop_edge(self, edge: EdgeItem) -> None:
@@ -639,6 +653,8 @@ class GraphScene(QGraphicsScene):
                 end.edges.remove(edge)
         if edge in self.edges:
             self.edges.remove(edge)
+        if self._overview is not None:
+            self._overview.forget_edge(edge)
         self.removeItem(edge)
 
     def _reslot(self, doc: GraphDocument, layout: Layout, key: str) -> None:
@@ -657,17 +673,8 @@ class GraphScene(QGraphicsScene):
             i = order.index(entry) if entry in order else 0
             edge.slot = (i, max(len(order), 1))
             edge.update_path()
-
-    def _refresh_shapes(self, doc: GraphDocument) -> None:
-        """An edit can change the shapes downstream: keep the labels true."""
-        index = doc._node_index()
-        for name, item in self.nodes.items():
-            node = index.get(name)
-            if node is not None:
-                shape = format_shape(node_shape(node))
-                if shape != item.lines[2]:
-                    item.lines[2] = shape
-                    item.update()
+            if self._overview is not None:
+                self._overview.edge_moved(edge)
 
     def _hidden_group(self, node: fx.Node) -> str | None:
         """The collapsed group a node would be inside, if any."""
@@ -907,7 +914,8 @@ class Overview:
         ]
         self.selected: set[int] = set()
         self.select(scene.selectedItems())
-        self.edges = list(scene.edges)
+        self.edges: list[EdgeItem | None] = list(scene.edges)
+        self.edge_index = {id(edge): j for j, edge in enumerate(self.edges)}
         self.edges_of: dict[int, list[int]] = {}
         for j, edge in enumerate(self.edges):
             self.edges_of.setdefault(id(edge.source), []).append(j)
@@ -917,6 +925,44 @@ class Overview:
         self._lines = np.array([_line_extent(a) for a in self.lines] or np.zeros((0, 4))).reshape(
             -1, 4
         )
+
+    # An edit patched into the scene changes a few entries: a removed one is never drawn
+    # again (its extent is empty), a new one is appended.
+
+    def add(self, item: BoxItem) -> None:
+        self.index[id(item)] = len(self.items)
+        self.items.append(item)
+        self.boxes.append(item.rect.translated(item.pos()))
+        colours = (OP_COLORS.get(item.op, "#f3f4f6"), OP_BORDERS.get(item.op, "#6b7280"))
+        self.style.append(colours if isinstance(item, NodeItem) else ("#ede9fe", "#7c3aed"))
+        self._boxes = self._np.vstack([self._boxes, [_extent(self.boxes[-1])]])
+
+    def forget(self, item: BoxItem) -> None:
+        i = self.index.pop(id(item), None)
+        if i is not None:
+            self._boxes[i] = _NOWHERE
+            self.selected.discard(i)
+            self.edges_of.pop(id(item), None)
+
+    def add_edge(self, edge: EdgeItem) -> None:
+        j = self.edge_index[id(edge)] = len(self.edges)
+        self.edges.append(edge)
+        self.edges_of.setdefault(id(edge.source), []).append(j)
+        self.edges_of.setdefault(id(edge.target), []).append(j)
+        self.lines.append(_line(edge))
+        self._lines = self._np.vstack([self._lines, [_line_extent(self.lines[-1])]])
+
+    def forget_edge(self, edge: EdgeItem) -> None:
+        j = self.edge_index.pop(id(edge), None)
+        if j is not None:
+            self.edges[j] = None
+            self._lines[j] = _NOWHERE
+
+    def edge_moved(self, edge: EdgeItem) -> None:
+        j = self.edge_index.get(id(edge))
+        if j is not None:
+            self.lines[j] = _line(edge)
+            self._lines[j] = _line_extent(self.lines[j])
 
     def refresh_frames(self) -> None:
         groups = self.scene.groups.values()
@@ -932,8 +978,17 @@ class Overview:
         self.boxes[i] = item.rect.translated(item.pos())
         self._boxes[i] = _extent(self.boxes[i])
         for j in self.edges_of.get(id(item), ()):
-            self.lines[j] = _line(self.edges[j])
-            self._lines[j] = _line_extent(self.lines[j])
+            edge = self.edges[j]
+            if edge is not None:
+                self.lines[j] = _line(edge)
+                self._lines[j] = _line_extent(self.lines[j])
+
+    def boxes_in(self, area: QRectF) -> dict[str, list[QRectF]]:
+        """The boxes that meet ``area``, by border colour."""
+        out: dict[str, list[QRectF]] = {}
+        for i in self._visible(self._boxes, area):
+            out.setdefault(self.style[i][1], []).append(self.boxes[i])
+        return out
 
     def _visible(self, extents, area: QRectF):
         e = extents
@@ -965,6 +1020,9 @@ class Overview:
             painter.setPen(QPen(QColor("#f59e0b"), 0))
             painter.setBrush(QColor("#f59e0b"))
             painter.drawRects(chosen)
+
+
+_NOWHERE = (math.inf, math.inf, -math.inf, -math.inf)  # an extent no area meets
 
 
 def _extent(r: QRectF) -> tuple[float, float, float, float]:

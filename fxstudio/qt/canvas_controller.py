@@ -106,8 +106,7 @@ class CanvasController(QObject):
             self.scene.place_hint = self.cursor_point()
             self._syncing = True
             try:
-                shapes = event.kind is ChangeKind.SHAPES_CHANGED or not doc.shapes_stale
-                patched = self.scene.patch(doc, event.names, shapes)
+                patched = self.scene.patch(doc, event.names, event.reshaped)
             finally:
                 self._syncing = False
             if patched:

@@ -91,8 +91,10 @@ class CodeViewController(QObject):
         self.document: GraphDocument | None = None
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         view.setFont(font)
+        view.setUndoRedoEnabled(False)  # read-only: its edits are ours, one per refresh
         self._highlighter = PythonHighlighter(view.document())
         self._coloured: set[int] | None = None  # blocks coloured so far (long code only)
+        self._shown: str | None = None  # the code the view holds
         self._colouring = False
         self._updating = False
         view.cursorPositionChanged.connect(self._on_cursor_moved)
@@ -102,20 +104,64 @@ class CodeViewController(QObject):
 
     def set_document(self, document: GraphDocument | None) -> None:
         self.document = document
+        self._shown = None
         self.refresh()
 
     def refresh(self) -> None:
-        self._updating = True
-        code = self.document.code() if self.document else ""
+        """Show the document's code.  Only the lines that differ from what is shown are
+        replaced (setting all 10,000 lines of a big graph's code takes a quarter second);
+        code still being generated for a big graph (:mod:`fxstudio.core.catchup`) is shown
+        when it is ready, and the old text stays until then."""
+        doc = self.document
+        if doc is not None and not doc.code_ready():
+            self.view.setExtraSelections([])  # its lines no longer match the graph
+            return
+        code = doc.code() if doc is not None else ""
+        if code != self._shown:
+            self._updating = True
+            try:
+                if not self._replace_changed_lines(self._shown, code):
+                    self._set_all(code)
+            finally:
+                self._updating = False
+            self._shown = code
+        self._show_selection(self.selection.names)
+        self._highlight_visible()
+
+    def _set_all(self, code: str) -> None:
         long_code = code.count("\n") > HIGHLIGHT_ALL_BELOW
         self._coloured = set() if long_code else None
         self._highlighter.setDocument(None if long_code else self.view.document())
-        try:
-            self.view.setPlainText(code)
-        finally:
-            self._updating = False
-        self._show_selection(self.selection.names)
-        self._highlight_visible()
+        self.view.setPlainText(code)
+
+    def _replace_changed_lines(self, old: str | None, new: str) -> bool:
+        """Replace the lines between the common first and last lines; False when the whole
+        text should be set instead."""
+        if not old or not new.endswith("\n") or not old.endswith("\n"):
+            return False
+        if (new.count("\n") > HIGHLIGHT_ALL_BELOW) != (self._coloured is not None):
+            return False  # the other way of colouring
+        a, b = old.split("\n"), new.split("\n")
+        n = min(len(a), len(b))
+        first = 0
+        while first < n and a[first] == b[first]:
+            first += 1
+        same_end = 0
+        while same_end < n - first and a[-1 - same_end] == b[-1 - same_end]:
+            same_end += 1
+        # Both end with a newline, so the common end holds at least the last, empty line.
+        start = sum(len(line) + 1 for line in a[:first])
+        end = len(old) - sum(len(line) + 1 for line in a[len(a) - same_end :]) + 1
+        cursor = QTextCursor(self.view.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertText("".join(line + "\n" for line in b[first : len(b) - same_end]))
+        if self._coloured is not None:
+            old_end, shift = len(a) - same_end, len(b) - len(a)
+            self._coloured = {
+                k if k < first else k + shift for k in self._coloured if k < first or k >= old_end
+            }
+        return True
 
     def _highlight_visible(self) -> None:
         """Colour the lines on screen (and a screenful either side) not coloured yet."""
@@ -143,17 +189,17 @@ class CodeViewController(QObject):
             block = block.next()
 
     def on_document_changed(self, event: DocumentEvent) -> None:
-        if event.kind not in (ChangeKind.VIEW_CHANGED, ChangeKind.SHAPES_CHANGED):  # same code
+        if event.kind is not ChangeKind.VIEW_CHANGED:
             self.refresh()
 
     def line_of(self, name: str) -> int | None:
         doc = self.document
-        if doc is None or not doc.compiled:  # the code shown is being brought up to date
+        if doc is None or not doc.code_ready():  # the code shown is being brought up to date
             return None
         return doc.code_line_map().get(name)
 
     def _on_cursor_moved(self) -> None:
-        if self._updating or self.document is None:
+        if self._updating or self.document is None or not self.document.code_ready():
             return
         line = self.view.textCursor().blockNumber() + 1
         name = self.document.node_at_line(line)

@@ -38,6 +38,7 @@ class EditController(QObject):
         self.undo_stack = undo_stack
         self.selected_edge = selected_edge
         self.clipboard: list[str] = []  # node names copied (pasted as new copies)
+        self.locked: str | None = None  # why edits wait (a save is reading the document)
 
     @property
     def document(self) -> GraphDocument | None:
@@ -48,6 +49,9 @@ class EditController(QObject):
         doc = self.document
         if doc is None:
             return None
+        if self.locked:
+            self.refused.emit(self.locked)
+            return None
         try:
             edit = make(doc)
         except EditError as exc:
@@ -56,6 +60,13 @@ class EditController(QObject):
         self.undo_stack.push(EditCommand(edit))
         self.applied.emit(edit)
         return edit
+
+    def lock(self, reason: str) -> None:
+        """Refuse edits, saying ``reason``, until :meth:`unlock`."""
+        self.locked = reason
+
+    def unlock(self) -> None:
+        self.locked = None
 
     # --- the actions ---------------------------------------------------------------------------
 

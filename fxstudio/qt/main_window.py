@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from pathlib import Path
 
@@ -29,7 +30,6 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio import __version__
-from fxstudio.core import edits
 from fxstudio.core.catalogue import catalogue
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument, format_target
 from fxstudio.core.errors import UserError
@@ -40,6 +40,7 @@ from fxstudio.qt.autosave import DEFAULT_INTERVAL_S, Autosaver, find_recoveries,
 from fxstudio.qt.bridge import DocumentBridge, SelectionModel
 from fxstudio.qt.canvas import CanvasView
 from fxstudio.qt.canvas_controller import CanvasController
+from fxstudio.qt.catch_up import CatchUpRunner
 from fxstudio.qt.code_view import CodeViewController
 from fxstudio.qt.edit_controller import EditController
 from fxstudio.qt.forms import load_form
@@ -97,9 +98,8 @@ class MainWindow(QMainWindow):
         self.setObjectName("MainWindow")
         self.setWindowIcon(icon("fxstudio.svg"))
         self.interactive = interactive  # False: no dialogs (tests, --screenshot)
-        self._pending: dict[str, object] = {}
-        self._timers: dict[str, QTimer] = {}
         self._keep_recovery = False
+        self._modules = 0  # the module count the status bar shows
         self.document: GraphDocument | None = None
         self.request: OpenRequest | None = None
         self._bridge: DocumentBridge | None = None
@@ -181,6 +181,9 @@ class MainWindow(QMainWindow):
         self.canvas_controller.rewireRequested.connect(self.edits.connect_wire)
         self.edits.applied.connect(self._edit_applied)
         self.code = CodeViewController(self.code_view, self.selection, self)
+        self.catch_up = CatchUpRunner(DEFER_MS, self)
+        self.catch_up.caughtUp.connect(self.caughtUp)
+        self.catch_up.failed.connect(lambda text: self.status_bar.showMessage(text, 15000))
         self.inspector = InspectorController(
             self.inspector_tree, self.selection, self, edit=self.edits.set_property
         )
@@ -334,6 +337,7 @@ class MainWindow(QMainWindow):
         self.request = request
         is_session = request.spec.endswith(SESSION_SUFFIX)
         self.set_document(document, first_open=not is_session)
+        _out_of_the_collectors_way(collect=True)
         restored = self._restored_from is not None
         self.session_path = Path(request.spec) if is_session and not restored else None
         self.modified = restored
@@ -367,6 +371,7 @@ class MainWindow(QMainWindow):
         self.document = document
         if document is not None:
             document.defer_heavy = len(document) > DEFER_ABOVE
+        self.catch_up.set_document(document)
         self.table_model.set_document(document)
         self.canvas_controller.set_document(document, first_open=first_open)
         self.code.set_document(document)
@@ -393,48 +398,28 @@ class MainWindow(QMainWindow):
         self.modified = True
         self.autosave_pending = True
         doc = self.document
-        big = doc is not None and doc.defer_heavy
-        # The canvas and the inspector show an edit at once; on a big graph the table, the
-        # code (which needs recompile()) and the shapes catch up a moment later, once the
-        # canvas has been painted.
+        # Every view shows an edit at once.  On a big graph the code and shapes come a moment
+        # later, from a worker thread, as one SHAPES_CHANGED event (the code view keeps the
+        # old code until then, and the search waits for the new rows).
         self.canvas_controller.on_document_changed(event)
         self.inspector.on_document_changed(event)
-        if big and event.kind is not ChangeKind.VIEW_CHANGED:
-            # Several edits may come before it runs: read the whole table, not the last event.
-            self._later("table", self.table_model.reload)
-            if event.kind is not ChangeKind.SHAPES_CHANGED:
-                self._later("code", self.code.refresh)
-            self._later("search", self.search.refresh)
-            if not doc.compiled or doc.shapes_stale:
-                self._later("catch up", self._catch_up)
-        else:
-            self.table_model.on_document_changed(event)
-            if event.kind is not ChangeKind.VIEW_CHANGED:  # a drag keeps the search position
+        self.table_model.on_document_changed(event)
+        self.code.on_document_changed(event)
+        if event.kind is not ChangeKind.VIEW_CHANGED:  # a drag keeps the search position
+            if doc is None or not doc.defer_heavy or event.kind is ChangeKind.SHAPES_CHANGED:
                 self.search.refresh()
-            self.code.on_document_changed(event)
-        self._update_summary()
-
-    def _later(self, key: str, fn, ms: int = DEFER_MS) -> None:
-        """Run ``fn`` once, ``ms`` from now (a later request for ``key`` replaces it)."""
-        self._pending[key] = fn
-        if key not in self._timers:
-            timer = QTimer(self)
-            timer.setSingleShot(True)
-            timer.timeout.connect(lambda k=key: self._pending.pop(k, lambda: None)())
-            self._timers[key] = timer
-        self._timers[key].start(ms)
-
-    def _catch_up(self) -> None:
-        if self.document is not None:
-            edits.catch_up(self.document)
-        self.caughtUp.emit()
+            self.catch_up.schedule()
+        # (a big graph's module count waits for the catch-up, which brings the module tree)
+        waits = doc is not None and doc.defer_heavy and event.kind is not ChangeKind.SHAPES_CHANGED
+        self._update_summary(recount=event.kind is not ChangeKind.VIEW_CHANGED and not waits)
 
     def _layout_done(self, layout) -> None:
+        _out_of_the_collectors_way()  # the scene's items, too
         for note in layout.notes:
             self.status_bar.showMessage(note, 15000)
         self.layoutShown.emit(layout)
 
-    def _update_summary(self) -> None:
+    def _update_summary(self, recount: bool = True) -> None:
         doc = self.document
         if doc is None:
             self.setWindowTitle("fxstudio")
@@ -443,8 +428,9 @@ class MainWindow(QMainWindow):
         name = self.session_path.name if self.session_path else (doc.source.spec or "untitled")
         star = "*" if self.modified else ""
         self.setWindowTitle(f"{name}{star} — fxstudio")
-        groups = sum(1 for _ in doc.module_tree().walk()) - 1
-        self._summary.setText(f"{len(doc)} nodes · {groups} modules · {doc.source.frontend}")
+        if recount:
+            self._modules = sum(1 for _ in doc.module_tree().walk()) - 1
+        self._summary.setText(f"{len(doc)} nodes · {self._modules} modules · {doc.source.frontend}")
 
     # --- selection -----------------------------------------------------------------------------
 
@@ -594,19 +580,29 @@ class MainWindow(QMainWindow):
         self.export_to(path, fmt)
 
     def export_to(self, path: Path, fmt: str) -> None:
-        """Save in a worker thread (the file dialog has already confirmed any overwrite)."""
+        """Save in a worker thread (the file dialog has already confirmed any overwrite).
+
+        The worker reads the document, so edits wait until the file is written; a big
+        graph's code and shapes are brought up to date first.
+        """
         doc = self.document
-        task = Task(lambda: export(doc, path, fmt, force=True), self)
-        task.succeeded.connect(self._exported)
-        task.failed.connect(lambda exc: self._export_failed(path, exc))
-        task.finished.connect(task.deleteLater)
-        self._save_task = task
+        self._lock_editing(f"{path.name} is being saved; edit once it is written.")
         self.status_bar.showMessage(f"Saving {path}…")
         self._busy(True)
         self._cancel.hide()
-        task.start()
+
+        def start() -> None:
+            task = Task(lambda: export(doc, path, fmt, force=True), self)
+            task.succeeded.connect(self._exported)
+            task.failed.connect(lambda exc: self._export_failed(path, exc))
+            task.finished.connect(task.deleteLater)
+            self._save_task = task
+            task.start()
+
+        self.catch_up.when_idle(start)
 
     def _exported(self, result: ExportResult) -> None:
+        self._unlock_editing()
         self._busy(False)
         names = ", ".join(p.name for p in result.paths)
         note = f" — {result.notes[0]}" if result.notes else ""
@@ -614,12 +610,34 @@ class MainWindow(QMainWindow):
         self.exported.emit(result)
 
     def _export_failed(self, path: Path, exc: BaseException) -> None:
+        self._unlock_editing()
         self._busy(False)
         self.status_bar.showMessage(f"Could not save {path.name}.", 10000)
         self._error(f"Could not save {path.name}", exc)
         self.exportFailed.emit(exc)
 
     # --- editing -------------------------------------------------------------------------------
+
+    def _lock_editing(self, reason: str) -> None:
+        """No edit, undo or redo until :meth:`_unlock_editing` (a worker reads the graph)."""
+        self.edits.lock(reason)
+        self._keep_undo_disabled()
+        # A drag still pushes a move; these come after the stack has enabled its actions.
+        self.undo_stack.canUndoChanged.connect(self._keep_undo_disabled)
+        self.undo_stack.canRedoChanged.connect(self._keep_undo_disabled)
+
+    def _keep_undo_disabled(self, *_args: object) -> None:
+        for name in ("actionUndo", "actionRedo"):
+            self._action(name).setEnabled(False)
+        self.undo_view.setEnabled(False)
+
+    def _unlock_editing(self) -> None:
+        self.edits.unlock()
+        self.undo_stack.canUndoChanged.disconnect(self._keep_undo_disabled)
+        self.undo_stack.canRedoChanged.disconnect(self._keep_undo_disabled)
+        self._action("actionUndo").setEnabled(self.undo_stack.canUndo())
+        self._action("actionRedo").setEnabled(self.undo_stack.canRedo())
+        self.undo_view.setEnabled(True)
 
     def _edit_refused(self, message: str) -> None:
         self.status_bar.showMessage(f"Not done: {message}", 15000)
@@ -761,6 +779,18 @@ class MainWindow(QMainWindow):
         """Open a recovery file; once it is shown the file is deleted (its changes stay unsaved)."""
         self._restored_from = Path(path)
         self.open_model(OpenRequest(str(path)))
+
+
+def _out_of_the_collectors_way(collect: bool = False) -> None:
+    """Now and then Python's cycle collector walks every object, holding the GIL: with a
+    10,000-node graph and its scene that is 0.2-0.3 s of frozen window, whichever thread set
+    it off (an edit, the catch-up worker).  The objects alive now -- the open document and its
+    views -- are moved out of its sight; the previous document's cycles are collected first.
+    """
+    if collect:
+        gc.unfreeze()
+        gc.collect()
+    gc.freeze()
 
 
 def _prepared(doc: GraphDocument) -> GraphDocument:

@@ -56,16 +56,52 @@ class NodeTableModel(QAbstractTableModel):
         self._row_of = {r.name: i for i, r in enumerate(self._rows)}
 
     def on_document_changed(self, event: DocumentEvent) -> None:
-        if event.kind is ChangeKind.VIEW_CHANGED or self._document is None:
+        """Rows removed, inserted and changed one by one (a reset would make the view and
+        its sort and filter read all 10,000 rows of a big graph again)."""
+        doc = self._document
+        if event.kind is ChangeKind.VIEW_CHANGED or doc is None:
             return
-        if event.kind is ChangeKind.NODES_CHANGED and set(event.names) <= set(self._row_of):
-            rows = self._document.rows()
-            for name in event.names:
-                i = self._row_of[name]
-                self._rows[i] = rows[i]
-                self.dataChanged.emit(self.index(i, 0), self.index(i, self.columnCount() - 1))
+        if event.kind is ChangeKind.GRAPH_REPLACED:
+            self.reload()
             return
-        self.reload()
+        names = doc.node_names()
+        if len(names) != len(self._rows) or any(
+            a != b.name for a, b in zip(names, self._rows, strict=True)
+        ):
+            if not self._insert_and_remove(names):
+                self.reload()
+                return
+        touched = event.names | event.reshaped
+        changed = sorted(self._row_of[n] for n in touched if n in self._row_of)
+        if not changed:
+            return
+        rows = doc.rows() if len(changed) > 50 else None  # a catch-up has them ready
+        for i in changed:
+            self._rows[i] = rows[i] if rows is not None else doc.row(self._rows[i].name)
+        last = self.columnCount() - 1
+        for first, end in _runs(changed):
+            self.dataChanged.emit(self.index(first, 0), self.index(end, last))
+
+    def _insert_and_remove(self, names: list[str]) -> bool:
+        """Make the rows follow ``names``; False when nodes changed places (reload then)."""
+        doc = self._document
+        assert doc is not None
+        wanted = set(names)
+        gone = [i for i, r in enumerate(self._rows) if r.name not in wanted]
+        for first, last in reversed(_runs(gone)):
+            self.beginRemoveRows(QModelIndex(), first, last)
+            del self._rows[first : last + 1]
+            self.endRemoveRows()
+        kept = {r.name for r in self._rows}
+        if [r.name for r in self._rows] != [n for n in names if n in kept]:
+            return False
+        new = [i for i, n in enumerate(names) if n not in kept]
+        for first, last in _runs(new):
+            self.beginInsertRows(QModelIndex(), first, last)
+            self._rows[first:first] = [doc.row(n) for n in names[first : last + 1]]
+            self.endInsertRows()
+        self._row_of = {r.name: i for i, r in enumerate(self._rows)}
+        return True
 
     def row_of(self, name: str) -> int | None:
         return self._row_of.get(name)
@@ -110,3 +146,14 @@ class NodeFilterProxy(QSortFilterProxyModel):
         self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.setFilterKeyColumn(-1)
         self.setSortRole(Qt.ItemDataRole.UserRole)
+
+
+def _runs(indices: list[int]) -> list[tuple[int, int]]:
+    """``[1, 2, 3, 7]`` -> ``[(1, 3), (7, 7)]`` (sorted input)."""
+    runs: list[tuple[int, int]] = []
+    for i in indices:
+        if runs and runs[-1][1] == i - 1:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    return runs

@@ -251,21 +251,6 @@ def test_paste_copies_a_selection_with_new_names():
         edits.paste(doc, ["x"])
 
 
-def test_deferred_recompile_and_shapes_for_big_graphs():
-    doc = open_document("examples:simple")
-    doc.defer_heavy = True
-    events = []
-    doc.subscribe(events.append)
-    edits.set_inputs(doc, "fc2", [Ref("x")])
-    assert not doc.compiled and doc.shapes_stale and doc.shape_problem is None
-    assert "fc2 = self.fc2(x)" in doc.code()  # code is never shown stale
-    assert doc.compiled
-    assert edits.catch_up(doc) and not doc.shapes_stale
-    assert doc.shape_problem[0] == "fc2"
-    assert events[-1].kind.name == "SHAPES_CHANGED" and events[-1].names == {"fc2"}
-    assert not edits.catch_up(doc)  # nothing left
-
-
 def test_rewire_one_argument():
     doc = open_document("examples:negrelu")
     check_round_trip(doc, lambda d: edits.rewire(d, "add", "args[1]", "x"))

@@ -204,9 +204,9 @@ def test_a_big_graph_shows_the_edit_first_and_catches_up_after(qtbot, window, mo
     with qtbot.waitSignal(window.caughtUp, timeout=30000):
         window.edits.apply(lambda d: set_inputs(d, "fc2", [Ref("x")]))
         # Drawn at once; recompile, shapes, code and table come a moment later.
-        assert "fc2" in window.canvas.scene().nodes and not doc.compiled
+        assert "fc2" in window.canvas.scene().nodes and not doc.code_ready()
         assert "fc2(x)" not in window.code_view.toPlainText()
-    assert doc.compiled and not doc.shapes_stale
+    assert doc.code_ready() and not doc.shapes_stale
     assert "fc2 = self.fc2(x)" in window.code_view.toPlainText()
     assert "shapes cannot be multiplied" in window.canvas.scene().nodes["fc2"].problem
     with qtbot.waitSignal(window.caughtUp, timeout=30000):
@@ -279,3 +279,102 @@ def test_edits_in_quick_succession_on_a_big_graph_leave_the_table_right(qtbot, w
     names = [model.index(r, 1).data() for r in range(model.rowCount())]
     assert names == window.document.node_names()
     assert model.index(model.row_of("relu"), 2).data() == "torch.tanh"
+
+
+def test_a_big_graph_catches_up_in_a_worker_thread_whatever_the_edits_in_between(
+    qtbot, window, monkeypatch
+):
+    import threading
+
+    import fxstudio.qt.main_window as mw
+    from fxstudio.core import catchup
+    from fxstudio.core.edits import Ref, insert, rename, set_target
+    from fxstudio.core.session import open_document
+
+    monkeypatch.setattr(mw, "DEFER_ABOVE", 3)
+    threads = []
+    compute = catchup.compute
+
+    def compute_and_note(snap):  # the real work, noting where it ran
+        threads.append(threading.current_thread())
+        return compute(snap)
+
+    monkeypatch.setattr(catchup, "compute", compute_and_note)
+    draw(qtbot, window, "examples:resnet")
+    doc = window.document
+    code_view, table = window.code_view, window.table_model
+    window.table_view.selectRow(5)
+    picked = window.selection.names
+    code_view.verticalScrollBar().setValue(code_view.verticalScrollBar().maximum() // 2)
+    scrolled = code_view.verticalScrollBar().value()
+    with qtbot.waitSignal(window.caughtUp, timeout=30000):
+        window.edits.apply(lambda d: set_target(d, "add", "torch.sub"))
+        window.edits.apply(lambda d: insert(d, "call_function", "torch.tanh", [Ref("fc")]))
+        qtbot.waitUntil(lambda: bool(threads))  # a worker is on it: edit once more
+        window.edits.apply(lambda d: rename(d, "layer2_0_conv1", "first_conv"))
+    assert threads and all(t is not threading.main_thread() for t in threads)
+    reference = open_document("examples:resnet")
+    set_target(reference, "add", "torch.sub")
+    insert(reference, "call_function", "torch.tanh", [Ref("fc")])
+    rename(reference, "layer2_0_conv1", "first_conv")
+    assert code_view.toPlainText() == doc.code() == reference.code()
+    rows = [
+        tuple(table.index(r, c).data() for c in range(table.columnCount()))
+        for r in range(table.rowCount())
+    ]
+    assert rows == [r.values() for r in reference.rows()]
+    assert code_view.verticalScrollBar().value() == scrolled  # the lines changed, not the view
+    assert window.selection.names == picked  # and the table kept its selection
+    doc.ensure_compiled()  # what runs is what is shown
+    assert doc.graph_module.code.strip() == code_view.toPlainText().strip()
+
+
+def test_saving_waits_for_the_catch_up_and_edits_wait_for_the_save(
+    qtbot, window, tmp_path, monkeypatch
+):
+    import fxstudio.qt.main_window as mw
+    from fxstudio.core.edits import set_target
+
+    monkeypatch.setattr(mw, "DEFER_ABOVE", 3)
+    draw(qtbot, window, "examples:negrelu")
+    window.edits.apply(lambda d: set_target(d, "relu", "torch.tanh"))
+    assert window.catch_up.busy()
+    out = tmp_path / "m.py"
+    with qtbot.waitSignal(window.exported, timeout=60000):
+        window.export_to(out, "py")
+        with qtbot.waitSignal(window.edits.refused) as refused:
+            window.edits.apply(lambda d: set_target(d, "neg", "torch.sigmoid"))
+        assert "being saved" in refused.args[0]
+        assert not window.findChild(QAction, "actionUndo").isEnabled()
+    assert "relu = torch.tanh(y)" in out.read_text() and "sigmoid" not in out.read_text()
+    assert window.findChild(QAction, "actionUndo").isEnabled()
+    assert window.edits.apply(lambda d: set_target(d, "neg", "torch.sigmoid")) is not None
+
+
+def test_shapes_that_change_downstream_are_relabelled_in_place(qtbot, window, monkeypatch):
+    import fxstudio.qt.main_window as mw
+    from fxstudio.core.edits import splice
+
+    for big in (False, True):
+        monkeypatch.setattr(mw, "DEFER_ABOVE", 3 if big else 2000)
+        draw(qtbot, window, "examples:negrelu")
+        window.canvas_controller.show_minimap(True)
+        scene = window.canvas.scene()
+        assert scene.nodes["mul"].lines[2] == "4x8"
+        with qtbot.waitSignal(window.caughtUp if big else window.layoutShown, timeout=30000):
+            window.edits.apply(
+                lambda d: splice(d, "x", "neg", "call_function", "torch.unsqueeze", [0])
+            )
+        assert window.canvas.scene() is scene  # no new layout
+        assert [scene.nodes[n].lines[2] for n in ("unsqueeze", "neg", "add", "mul")] == [
+            "1x4x8"
+        ] * 4
+        table = window.table_model
+        assert table.index(table.row_of("mul"), 5).data() == "1x4x8"
+        # the overview map and the far-out picture know the new node and no longer the old edge
+        overview = scene.overview()
+        assert scene.nodes["unsqueeze"] in [overview.items[i] for i in overview.index.values()]
+        lines = [e for e in overview.edges if e is not None]
+        assert {(e.source_name, e.target_name) for e in lines} == {
+            (e.source_name, e.target_name) for e in scene.edges
+        }

@@ -1,0 +1,119 @@
+"""Code, rows and shapes of a big graph brought up to date from a snapshot, off the editing
+thread (fxstudio.core.catchup)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from fxstudio.core import catchup, edits
+from fxstudio.core.edits import Ref
+from fxstudio.core.session import OpenRequest, open_document
+
+
+def deferred(spec: str, frontend: str = "fx"):
+    doc = open_document(OpenRequest(spec, frontend=frontend))
+    doc.defer_heavy = True
+    return doc
+
+
+def test_an_edit_on_a_big_graph_leaves_code_and_shapes_for_later():
+    doc = deferred("examples:simple")
+    events = []
+    doc.subscribe(events.append)
+    edits.set_inputs(doc, "fc2", [Ref("x")])
+    assert not doc.code_ready() and doc.shapes_stale and doc.shape_problem is None
+    assert "fc2 = self.fc2(x)" in doc.code()  # asked for, the code is generated: never stale
+    assert catchup.catch_up(doc) and not doc.shapes_stale
+    assert doc.shape_problem[0] == "fc2"
+    assert "shapes cannot be multiplied" in doc.shape_problem[1]
+    assert events[-1].kind.name == "SHAPES_CHANGED"
+    assert events[-1].names == {"fc2"}  # the problem; fc2's shape cleared from there on
+    assert doc.row("fc2").shape == ""
+    assert not catchup.catch_up(doc)  # nothing left
+    doc.ensure_compiled()  # before it runs
+    assert doc.compiled and "fc2 = self.fc2(x)" in doc.graph_module.code
+
+
+@pytest.mark.parametrize(
+    "spec,frontend",
+    [
+        ("examples:resnet", "fx"),
+        ("examples:transformer", "fx"),
+        ("examples:transformer", "export"),
+        ("examples:simple", "export"),
+    ],
+)
+def test_the_snapshot_gives_what_recompile_and_shape_propagation_give(spec, frontend):
+    doc = deferred(spec, frontend)
+    name = next(n for n in doc.node_names() if doc.node(n).op == "call_function")
+    user = doc.users(name)[0]
+    edits.splice(doc, name, user, "call_function", "torch.tanh")
+    result = catchup.compute(catchup.snapshot(doc))
+    reference = open_document(OpenRequest(spec, frontend=frontend))  # the same edit, in sync
+    edits.splice(reference, name, user, "call_function", "torch.tanh")
+    assert result.code == reference.code()  # recompile()'s code, character for character
+    assert result.lines == reference.code_line_map()
+    assert result.rows == reference.rows()  # names, targets, args, shapes, dtypes, modules
+    assert catchup.apply(doc, result)
+    assert doc.code() == reference.code() and doc.rows() == reference.rows()
+    assert doc.shape_problem == reference.shape_problem is None
+
+
+def test_a_result_for_an_older_graph_is_dropped():
+    doc = deferred("examples:negrelu")
+    edits.set_target(doc, "relu", "torch.tanh")
+    snap = catchup.snapshot(doc)
+    edits.set_target(doc, "neg", "torch.sigmoid")  # while the worker runs
+    result = catchup.compute(snap)
+    events = []
+    doc.subscribe(events.append)
+    assert not catchup.apply(doc, result)
+    assert not events and doc.shapes_stale and not doc.code_ready()
+    assert catchup.catch_up(doc)
+    assert "neg = torch.sigmoid(x)" in doc.code() and "relu = torch.tanh(y)" in doc.code()
+
+
+def test_the_live_graph_is_untouched_by_the_work_on_the_snapshot():
+    doc = deferred("examples:negrelu")
+    edits.splice(doc, "x", "neg", "call_function", "torch.unsqueeze", [0])
+    snap = catchup.snapshot(doc)
+    before = {n.name: dict(n.meta) for n in doc.graph.nodes}
+    result = catchup.compute(snap)
+    assert {n.name: dict(n.meta) for n in doc.graph.nodes} == before
+    assert result.changed == {"unsqueeze", "neg", "add", "mul"}  # 4x8 -> 1x4x8 from there
+    catchup.apply(doc, result)
+    assert doc.row("mul").shape == "1x4x8"
+
+
+def test_downstream_shape_changes_are_in_the_edit_event():
+    doc = open_document("examples:negrelu")  # small: shapes in the edit itself
+    events = []
+    doc.subscribe(events.append)
+    edits.splice(doc, "x", "neg", "call_function", "torch.unsqueeze", [0])
+    assert events[-1].reshaped == {"neg", "add", "mul", "unsqueeze"}  # their labels change
+    assert doc.row("add").shape == "1x4x8"
+
+
+def test_edits_while_a_worker_computes_never_land_half_done():
+    """The editing thread goes on while a worker works on snapshots: whatever it applies
+    matches the graph it applies to."""
+    doc = deferred("examples:resnet")
+    relus = [n for n in doc.node_names() if doc.node(n).target == "relu" or "relu" in n][:6]
+    results = []
+
+    def work(snap):
+        results.append(catchup.compute(snap))
+
+    for i, name in enumerate(relus):
+        thread = threading.Thread(target=work, args=(catchup.snapshot(doc),))
+        thread.start()
+        edits.rename(doc, name, f"renamed_{i}")  # while the worker reads its snapshot
+        thread.join()
+        assert not catchup.apply(doc, results[-1])  # for the graph before the rename
+    assert catchup.catch_up(doc)
+    reference = open_document("examples:resnet")
+    for i, name in enumerate(relus):
+        edits.rename(reference, name, f"renamed_{i}")
+    assert doc.code() == reference.code() and doc.rows() == reference.rows()
