@@ -12,12 +12,13 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
-from fxstudio.qt.canvas import OP_BORDERS, CanvasView, GraphScene
+from fxstudio.qt.canvas import CanvasView, GraphScene
 
 
 class Minimap(QWidget):
     MAX_W, MAX_H, MIN_W = 180, 220, 90
     MARGIN = 10
+    BAND = 1200  # rows of the picture drawn at a time
 
     def __init__(self, view: CanvasView) -> None:
         super().__init__(view)
@@ -27,6 +28,8 @@ class Minimap(QWidget):
         self.scale = 1.0
         self.origin = QPointF()  # scene point drawn at the image's (0, 0)
         self.offset = 0.0  # image rows scrolled out of sight (tall graphs)
+        self.full_height = 0  # rows of the whole picture; self.image holds some of them
+        self.band_top = 0  # the picture's row at the image's first row
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setToolTip("Overview — click or drag to move the view")
         self._timer = QTimer(self)
@@ -43,7 +46,7 @@ class Minimap(QWidget):
     def refresh(self) -> None:
         scene = self.view.scene()
         if not isinstance(scene, GraphScene) or not (scene.nodes or scene.groups):
-            self.image = None
+            self.image, self.full_height = None, 0
             self.hide()
             return
         rect = scene.content_rect()
@@ -52,34 +55,41 @@ class Minimap(QWidget):
         if w * self.scale < self.MIN_W:  # tall and thin: readable width, scrolls with the view
             self.scale = self.MIN_W / w
         self.origin = rect.topLeft()
-        image = QImage(
-            max(int(w * self.scale), 1), max(int(h * self.scale), 1), QImage.Format.Format_RGB32
-        )
-        image.fill(QColor("#f3f4f6"))
-        painter = QPainter(image)
-        painter.scale(self.scale, self.scale)
-        painter.translate(-self.origin)
-        painter.setPen(QPen(QColor("#c4b5fd"), 0))
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.drawRects([g.sceneBoundingRect() for g in scene.groups.values() if not g.collapsed])
-        painter.setPen(Qt.PenStyle.NoPen)
-        by_colour: dict[str, list[QRectF]] = {}
-        for item in scene.nodes.values():
-            by_colour.setdefault(OP_BORDERS.get(item.op, "#6b7280"), []).append(
-                item.rect.translated(item.pos())
-            )
-        by_colour["#7c3aed"] = [
-            g.rect.translated(g.pos()) for g in scene.groups.values() if g.collapsed
-        ]
-        for colour, rects in by_colour.items():
-            painter.setBrush(QColor(colour))
-            painter.drawRects(rects)
-        painter.end()
-        self.image = image
-        self.resize(image.width(), min(image.height(), self.MAX_H))
+        self.full_height = max(int(h * self.scale), 1)
+        self.image = None  # drawn by _view_changed, around what the view shows
+        self.resize(max(int(w * self.scale), 1), min(self.full_height, self.MAX_H))
         self._place()
         self._view_changed()
         self.show()
+
+    def _draw_band(self, top: int) -> None:
+        """Draw image rows ``top`` .. ``top + BAND`` (all of a picture no taller than that):
+        a 10,000-node chain is 300,000 rows tall at a readable width."""
+        scene = self.view.scene()
+        if not isinstance(scene, GraphScene):
+            return
+        height = min(self.full_height - top, self.BAND)
+        image = QImage(max(self.width(), 1), max(height, 1), QImage.Format.Format_RGB32)
+        image.fill(QColor("#f3f4f6"))
+        area = QRectF(
+            self.origin.x(),
+            self.origin.y() + top / self.scale,
+            image.width() / self.scale,
+            image.height() / self.scale,
+        )
+        overview = scene.overview()  # boxes kept up to date as items move and edits land
+        painter = QPainter(image)
+        painter.scale(self.scale, self.scale)
+        painter.translate(-area.topLeft())
+        painter.setPen(QPen(QColor("#c4b5fd"), 0))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRects([f for f in overview.frames if f.intersects(area)])
+        painter.setPen(Qt.PenStyle.NoPen)
+        for colour, rects in overview.boxes_in(area).items():
+            painter.setBrush(QColor(colour))
+            painter.drawRects(rects)
+        painter.end()
+        self.image, self.band_top = image, top
 
     def _place(self) -> None:
         view = self.view
@@ -100,20 +110,23 @@ class Minimap(QWidget):
         )
 
     def _view_changed(self) -> None:
-        if self.image is None:
+        if self.full_height == 0:  # no picture
             return
         self._place()
         # A tall picture scrolls so that the visible area stays in the middle.
-        spare = self.image.height() - self.height()
+        spare = self.full_height - self.height()
         centre = self.visible_area().center().y()
         self.offset = min(max(centre - self.height() / 2, 0.0), float(max(spare, 0)))
+        top, shown = self.band_top, self.image.height() if self.image is not None else 0
+        if not (top <= self.offset and self.offset + self.height() <= top + shown):
+            self._draw_band(max(int(self.offset) - (self.BAND - self.height()) // 2, 0))
         self.update()
 
     def paintEvent(self, event) -> None:  # noqa: N802
         if self.image is None:
             return
         painter = QPainter(self)
-        painter.drawImage(0, 0, self.image, 0, int(self.offset))
+        painter.drawImage(0, 0, self.image, 0, int(self.offset) - self.band_top)
         painter.setPen(QPen(QColor("#f59e0b"), 2))
         painter.setBrush(QColor(245, 158, 11, 40))
         painter.drawRect(self.visible_area().translated(0, -self.offset))
