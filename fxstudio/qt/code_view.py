@@ -17,13 +17,14 @@ from PySide6.QtGui import (
     QTextFormat,
     QTextLayout,
 )
-from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
+from PySide6.QtWidgets import QDockWidget, QPlainTextEdit, QTextEdit
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.qt.bridge import SelectionModel
 
 #: Code with more lines than this is coloured as it scrolls into view, not all at once.
 HIGHLIGHT_ALL_BELOW = 1500
+WAITING = " — updating…"  # the dock's title while a big graph's code is generated
 
 
 def _fmt(color: str, bold: bool = False, italic: bool = False) -> QTextCharFormat:
@@ -113,7 +114,9 @@ class CodeViewController(QObject):
         code still being generated for a big graph (:mod:`fxstudio.core.catchup`) is shown
         when it is ready, and the old text stays until then."""
         doc = self.document
-        if doc is not None and not doc.code_ready():
+        waiting = doc is not None and not doc.code_ready()
+        self._show_waiting(waiting)
+        if waiting:
             self.view.setExtraSelections([])  # its lines no longer match the graph
             return
         code = doc.code() if doc is not None else ""
@@ -127,6 +130,15 @@ class CodeViewController(QObject):
             self._shown = code
         self._show_selection(self.selection.names)
         self._highlight_visible()
+
+    def _show_waiting(self, waiting: bool) -> None:
+        """Say in the dock's title that newer code is coming."""
+        dock = self.view.parentWidget()
+        while dock is not None and not isinstance(dock, QDockWidget):
+            dock = dock.parentWidget()
+        if dock is not None:
+            title = dock.windowTitle().removesuffix(WAITING)
+            dock.setWindowTitle(title + WAITING if waiting else title)
 
     def _set_all(self, code: str) -> None:
         long_code = code.count("\n") > HIGHLIGHT_ALL_BELOW
@@ -155,11 +167,17 @@ class CodeViewController(QObject):
         cursor = QTextCursor(self.view.document())
         cursor.setPosition(start)
         cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        cursor.insertText("".join(line + "\n" for line in b[first : len(b) - same_end]))
+        self._colouring = True  # not while the blocks are renumbered
+        try:
+            cursor.insertText("".join(line + "\n" for line in b[first : len(b) - same_end]))
+        finally:
+            self._colouring = False
         if self._coloured is not None:
-            old_end, shift = len(a) - same_end, len(b) - len(a)
-            self._coloured = {
-                k if k < first else k + shift for k in self._coloured if k < first or k >= old_end
+            # Lines after the change moved by ``shift``; the new lines, and the block where
+            # they end (which may hold a replaced line's colours), are coloured again.
+            old_end, new_end, shift = len(a) - same_end, len(b) - same_end, len(b) - len(a)
+            self._coloured = {k for k in self._coloured if k < first} | {
+                k + shift for k in self._coloured if k >= old_end and k + shift > new_end
             }
         return True
 

@@ -60,14 +60,15 @@ class InspectorController(QObject):
             return []
         loc = doc.source_location(name)
         inputs = ", ".join(f"{label}: {src}" for label, src in doc.inputs(name))
+        unknown = "being worked out…" if doc.shapes_stale else "unknown"
         props = [
             ("name", row.name),
             ("op", row.opcode),
             ("target", row.target),
             ("args", row.args),
             ("kwargs", row.kwargs),
-            ("shape", row.shape or "unknown"),
-            ("dtype", row.dtype or "unknown"),
+            ("shape", row.shape or unknown),
+            ("dtype", row.dtype or unknown),
             ("module", row.module_path or "(top level)"),
             ("inputs", inputs or "none"),
             ("users", ", ".join(doc.users(name)) or "none"),

@@ -1,9 +1,10 @@
 """The overview in the canvas corner: the whole graph small, the visible area as a frame.
 
-Click or drag in it to move the view there.  The picture is drawn from the items' boxes (one
-pass, no item painting) after each layout or move; between those, scrolling and zooming only
-move the frame.  A graph much taller than wide (a deep model) is shown at a readable width and
-the overview scrolls with the view, as an editor's minimap does.
+Click or drag in it to move the view there.  The picture is drawn from the boxes the canvas
+keeps for its far-out drawing (no item painting), after each layout, move or edit; between
+those, scrolling and zooming only move the frame.  A graph much taller than wide (a deep
+model) is shown at a readable width, squeezed more from top to bottom, and the map scrolls
+with the view as an editor's minimap does, drawing the band around what the view shows.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ class Minimap(QWidget):
     MAX_W, MAX_H, MIN_W = 180, 220, 90
     MARGIN = 10
     BAND = 1200  # rows of the picture drawn at a time
+    TALL_SY = 0.04  # a tall graph's map: 220 rows show 5,500 scene units (about 90 nodes)
 
     def __init__(self, view: CanvasView) -> None:
         super().__init__(view)
         self.setObjectName("minimap")
         self.view = view
         self.image: QImage | None = None
-        self.scale = 1.0
+        self.sx = self.sy = 1.0  # image pixels per scene unit, across and down
         self.origin = QPointF()  # scene point drawn at the image's (0, 0)
         self.offset = 0.0  # image rows scrolled out of sight (tall graphs)
         self.full_height = 0  # rows of the whole picture; self.image holds some of them
@@ -51,13 +53,16 @@ class Minimap(QWidget):
             return
         rect = scene.content_rect()
         w, h = max(rect.width(), 1.0), max(rect.height(), 1.0)
-        self.scale = min(self.MAX_W / w, self.MAX_H / h)
-        if w * self.scale < self.MIN_W:  # tall and thin: readable width, scrolls with the view
-            self.scale = self.MIN_W / w
+        self.sx = self.sy = min(self.MAX_W / w, self.MAX_H / h)
+        if w * self.sx < self.MIN_W:
+            # Tall and thin (a deep model): a readable width, squeezed more from top to bottom
+            # so that the map shows far more than the view; it scrolls with the view.
+            self.sx = self.MIN_W / w
+            self.sy = max(self.MAX_H / h, min(self.sx, self.TALL_SY))
         self.origin = rect.topLeft()
-        self.full_height = max(int(h * self.scale), 1)
+        self.full_height = max(int(h * self.sy), 1)
         self.image = None  # drawn by _view_changed, around what the view shows
-        self.resize(max(int(w * self.scale), 1), min(self.full_height, self.MAX_H))
+        self.resize(max(int(w * self.sx), 1), min(self.full_height, self.MAX_H))
         self._place()
         self._view_changed()
         self.show()
@@ -73,13 +78,13 @@ class Minimap(QWidget):
         image.fill(QColor("#f3f4f6"))
         area = QRectF(
             self.origin.x(),
-            self.origin.y() + top / self.scale,
-            image.width() / self.scale,
-            image.height() / self.scale,
+            self.origin.y() + top / self.sy,
+            image.width() / self.sx,
+            image.height() / self.sy,
         )
         overview = scene.overview()  # boxes kept up to date as items move and edits land
         painter = QPainter(image)
-        painter.scale(self.scale, self.scale)
+        painter.scale(self.sx, self.sy)
         painter.translate(-area.topLeft())
         painter.setPen(QPen(QColor("#c4b5fd"), 0))
         painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -103,10 +108,10 @@ class Minimap(QWidget):
         """The scene area the view shows, in image coordinates."""
         area = self.view.mapToScene(self.view.viewport().rect()).boundingRect()
         return QRectF(
-            (area.x() - self.origin.x()) * self.scale,
-            (area.y() - self.origin.y()) * self.scale,
-            area.width() * self.scale,
-            area.height() * self.scale,
+            (area.x() - self.origin.x()) * self.sx,
+            (area.y() - self.origin.y()) * self.sy,
+            area.width() * self.sx,
+            area.height() * self.sy,
         )
 
     def _view_changed(self) -> None:
@@ -136,8 +141,8 @@ class Minimap(QWidget):
 
     def scene_point(self, pos: QPointF) -> QPointF:
         return QPointF(
-            pos.x() / self.scale + self.origin.x(),
-            (pos.y() + self.offset) / self.scale + self.origin.y(),
+            pos.x() / self.sx + self.origin.x(),
+            (pos.y() + self.offset) / self.sy + self.origin.y(),
         )
 
     def mousePressEvent(self, event) -> None:  # noqa: N802

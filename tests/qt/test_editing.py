@@ -378,3 +378,26 @@ def test_shapes_that_change_downstream_are_relabelled_in_place(qtbot, window, mo
         assert {(e.source_name, e.target_name) for e in lines} == {
             (e.source_name, e.target_name) for e in scene.edges
         }
+
+
+def test_long_code_changed_in_place_is_coloured_like_the_rest(qtbot, window, monkeypatch):
+    import fxstudio.qt.code_view as cv
+    from fxstudio.core.edits import Ref, insert, rename
+
+    monkeypatch.setattr(cv, "HIGHLIGHT_ALL_BELOW", 10)  # colour as the lines scroll into view
+    draw(qtbot, window, "examples:resnet")
+    view, highlighter = window.code_view, window.code._highlighter
+    window.selection.select(["layer2_0_conv1"])
+    doc = view.document()
+    for edit in (
+        lambda d: insert(d, "call_function", "torch.tanh", [Ref("layer2_0_conv1")]),  # a line in
+        lambda d: rename(d, "layer2_0_conv1", "first_conv"),  # lines changed
+    ):
+        with qtbot.waitSignal(window.layoutShown, timeout=30000):
+            window.edits.apply(edit)
+        assert view.toPlainText() == window.document.code()
+        line = window.document.code_line_map()["tanh"] - 1
+        for number in range(line - 3, line + 4):  # on screen: the selected node is there
+            block = doc.findBlockByNumber(number)
+            got = [(r.start, r.length) for r in block.layout().formats()]
+            assert got == [(a, n) for a, n, _ in highlighter.spans(block.text())], block.text()
