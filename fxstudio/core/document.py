@@ -202,6 +202,15 @@ class GraphDocument:
         self.drop_missing_view_state()
         self.emit(ChangeKind.GRAPH_REPLACED)
 
+    def _cached(self, key: str, make: Callable[[], Any]) -> Any:
+        """A view of the graph, made once per version.  The dict is taken before ``make``
+        runs: a view made in a worker thread while an edit lands goes into the old version's
+        dict, never into the new one."""
+        cache = self._cache
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
+
     def node(self, name: str) -> fx.Node:
         node = self._node_index().get(name)
         if node is None:
@@ -215,9 +224,7 @@ class GraphDocument:
         return len(self.graph.nodes)
 
     def _node_index(self) -> dict[str, fx.Node]:
-        if "index" not in self._cache:
-            self._cache["index"] = {n.name: n for n in self.graph.nodes}
-        return self._cache["index"]  # type: ignore[no-any-return]
+        return self._cached("index", lambda: {n.name: n for n in self.graph.nodes})
 
     def users(self, name: str) -> list[str]:
         return [u.name for u in self.node(name).users]
@@ -236,9 +243,7 @@ class GraphDocument:
 
     def rows(self) -> list[NodeRow]:
         """The table: one row per node in graph order."""
-        if "rows" not in self._cache:
-            self._cache["rows"] = [make_row(n) for n in self.graph.nodes]
-        return self._cache["rows"]  # type: ignore[no-any-return]
+        return self._cached("rows", lambda: [make_row(n) for n in self.graph.nodes])
 
     def row(self, name: str) -> NodeRow:
         return make_row(self.node(name))
@@ -272,9 +277,7 @@ class GraphDocument:
         always that of the graph as it is now."""
         if self.compiled:
             return tidy_code(self._gm.code)
-        if "code" not in self._cache:
-            self._cache["code"] = tidy_code(self.graph.python_code("self").src)
-        return self._cache["code"]  # type: ignore[no-any-return]
+        return self._cached("code", lambda: tidy_code(self.graph.python_code("self").src))
 
     def code_ready(self) -> bool:
         """Whether :meth:`code` answers at once (no code generation needed)."""
@@ -286,24 +289,22 @@ class GraphDocument:
         Placeholders map to the line that binds them (the ``def`` line, or the pytree
         unflatten line of an exported graph); the output node maps to ``return``.
         """
-        if "lines" not in self._cache:
-            self._cache["lines"] = line_map(self.code(), self.graph)
-        return self._cache["lines"]  # type: ignore[no-any-return]
+        return self._cached("lines", lambda: line_map(self.code(), self.graph))
 
     def node_at_line(self, line: int) -> str | None:
         """The node computed on a 1-based line of :meth:`code`, if any."""
-        if "by_line" not in self._cache:
-            by_line: dict[int, str] = {}
+
+        def by_line() -> dict[int, str]:
+            out: dict[int, str] = {}
             for name, ln in self.code_line_map().items():
-                by_line.setdefault(ln, name)
-            self._cache["by_line"] = by_line
-        return self._cache["by_line"].get(line)  # type: ignore[no-any-return]
+                out.setdefault(ln, name)
+            return out
+
+        return self._cached("by_line", by_line).get(line)  # type: ignore[no-any-return]
 
     def module_tree(self) -> ModuleGroup:
         """The module hierarchy, each node placed in the innermost module that produced it."""
-        if "tree" not in self._cache:
-            self._cache["tree"] = module_tree_of(self.graph)
-        return self._cache["tree"]  # type: ignore[no-any-return]
+        return self._cached("tree", lambda: module_tree_of(self.graph))
 
     def source_location(self, name: str) -> SourceLocation | None:
         """The line of the user's code that produced the node, from its stack trace."""

@@ -117,3 +117,20 @@ def test_edits_while_a_worker_computes_never_land_half_done():
     for i, name in enumerate(relus):
         edits.rename(reference, name, f"renamed_{i}")
     assert doc.code() == reference.code() and doc.rows() == reference.rows()
+
+
+def test_a_view_made_while_an_edit_lands_is_not_kept_for_the_new_graph():
+    """A layout worker reads rows and the module tree while the user edits: what it made
+    from the old graph must not be cached as the new graph's."""
+    from fxstudio.core.document import make_row
+
+    doc = open_document("examples:negrelu")
+
+    def rows_while_an_edit_lands():
+        rows = [make_row(n) for n in doc.graph.nodes]
+        edits.set_target(doc, "relu", "torch.tanh")  # the GUI thread, meanwhile
+        return rows
+
+    stale = doc._cached("rows", rows_while_an_edit_lands)
+    assert [r.target for r in stale if r.name == "relu"] == ["torch.relu"]
+    assert [r.target for r in doc.rows() if r.name == "relu"] == ["torch.tanh"]
