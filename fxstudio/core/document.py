@@ -217,6 +217,10 @@ class GraphDocument:
             raise KeyError(f"no node named '{name}'")
         return node
 
+    def __contains__(self, name: object) -> bool:
+        """Whether the graph has a node of that name."""
+        return name in self._node_index()
+
     def node_names(self) -> list[str]:
         return [n.name for n in self.graph.nodes]
 

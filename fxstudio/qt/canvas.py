@@ -564,9 +564,10 @@ class GraphScene(QGraphicsScene):
         redo = {n for n in names if n in index} | {n for n in index if n not in self.nodes}
         redo -= set(layout.owner)  # hidden inside a collapsed group: nothing drawn
         if doc.shape_problem and doc.shape_problem[0] in self.nodes:
-            redo.add(doc.shape_problem[0])
+            redo.add(doc.shape_problem[0])  # (a big graph's may name a node an undo removed)
+        redo &= index.keys()
         redo |= {n for n, item in self.nodes.items() if item.problem and n in index}
-        relabel = {n for n in reshaped if n in self.nodes and n not in redo}
+        relabel = {n for n in reshaped if n in self.nodes and n in index and n not in redo}
         for name in list(relabel):  # a label that no longer fits: a new, wider item
             if node_size(doc, name)[0] != self.nodes[name].rect.width():
                 relabel.discard(name)

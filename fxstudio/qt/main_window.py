@@ -409,6 +409,11 @@ class MainWindow(QMainWindow):
             if doc is None or not doc.defer_heavy or event.kind is ChangeKind.SHAPES_CHANGED:
                 self.search.refresh()
             self.catch_up.schedule()
+        if event.kind is not ChangeKind.VIEW_CHANGED and doc is not None:
+            # Nodes an edit (or its undo) removed or renamed are no longer selected.
+            kept = [n for n in self.selection.names if n in doc]
+            if kept != self.selection.names:
+                self.selection.select(kept)
         # (a big graph's module count waits for the catch-up, which brings the module tree)
         waits = doc is not None and doc.defer_heavy and event.kind is not ChangeKind.SHAPES_CHANGED
         self._update_summary(recount=event.kind is not ChangeKind.VIEW_CHANGED and not waits)

@@ -165,6 +165,7 @@ def bench_window_edits(emit) -> None:
     runner = window.catch_up
     window.catch_up = _Idle()
     for _ in range(3):
+        window.selection.select([node])
         window.edits.insert(entry)
         t0 = time.perf_counter()
         catchup.catch_up(window.document)

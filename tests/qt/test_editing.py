@@ -401,3 +401,24 @@ def test_long_code_changed_in_place_is_coloured_like_the_rest(qtbot, window, mon
             block = doc.findBlockByNumber(number)
             got = [(r.start, r.length) for r in block.layout().formats()]
             assert got == [(a, n) for a, n, _ in highlighter.spans(block.text())], block.text()
+
+
+def test_undoing_a_node_a_big_graph_marked_leaves_nothing_behind(qtbot, window, monkeypatch):
+    """Regression: a big graph keeps its shape problem until the catch-up; undoing the node
+    it names used to make the canvas patch fail, and the selection kept the removed node."""
+    import fxstudio.qt.main_window as mw
+
+    monkeypatch.setattr(mw, "DEFER_ABOVE", 3)
+    draw(qtbot, window, "examples:negrelu")
+    entries = {e.text: e for e in catalogue(window.document)}
+    window.selection.clear()
+    with qtbot.waitSignal(window.caughtUp, timeout=30000):
+        window.edits.insert(entries["torch.sigmoid"])  # no input: it cannot run
+    assert window.document.shape_problem[0] == "sigmoid"
+    assert window.selection.names == ["sigmoid"]
+    with qtbot.waitSignal(window.caughtUp, timeout=30000):
+        window.undo_stack.undo()
+        assert window.selection.names == []  # the node is gone: so is its selection
+        assert "sigmoid" not in window.canvas.scene().nodes
+    assert window.document.shape_problem is None
+    assert window.inspector.properties() == []
