@@ -369,6 +369,7 @@ class EdgeItem(QGraphicsPathItem):
         self.setPath(path)
         # Curves and stubs both end going straight down, so the arrowhead points down.
         x, y = end.x(), end.y()
+        self.ends = (start.x(), start.y(), x, y)  # the far-out picture draws a line
         self.arrow = QPolygonF([end, QPointF(x - 3.5, y - 7.0), QPointF(x + 3.5, y - 7.0)])
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
@@ -923,7 +924,7 @@ class Overview:
             self.edges_of.setdefault(id(edge.target), []).append(j)
         self.lines = [_line(edge) for edge in self.edges]
         self._boxes = np.array([_extent(r) for r in self.boxes] or np.zeros((0, 4))).reshape(-1, 4)
-        self._lines = np.array([_line_extent(a) for a in self.lines] or np.zeros((0, 4))).reshape(
+        self._lines = np.array([_line_extent(e) for e in self.edges] or np.zeros((0, 4))).reshape(
             -1, 4
         )
 
@@ -951,7 +952,7 @@ class Overview:
         self.edges_of.setdefault(id(edge.source), []).append(j)
         self.edges_of.setdefault(id(edge.target), []).append(j)
         self.lines.append(_line(edge))
-        self._lines = self._np.vstack([self._lines, [_line_extent(self.lines[-1])]])
+        self._lines = self._np.vstack([self._lines, [_line_extent(edge)]])
 
     def forget_edge(self, edge: EdgeItem) -> None:
         j = self.edge_index.pop(id(edge), None)
@@ -963,7 +964,7 @@ class Overview:
         j = self.edge_index.get(id(edge))
         if j is not None:
             self.lines[j] = _line(edge)
-            self._lines[j] = _line_extent(self.lines[j])
+            self._lines[j] = _line_extent(edge)
 
     def refresh_frames(self) -> None:
         groups = self.scene.groups.values()
@@ -982,7 +983,7 @@ class Overview:
             edge = self.edges[j]
             if edge is not None:
                 self.lines[j] = _line(edge)
-                self._lines[j] = _line_extent(self.lines[j])
+                self._lines[j] = _line_extent(edge)
 
     def boxes_in(self, area: QRectF) -> dict[str, list[QRectF]]:
         """The boxes that meet ``area``, by border colour."""
@@ -1031,12 +1032,12 @@ def _extent(r: QRectF) -> tuple[float, float, float, float]:
 
 
 def _line(edge: EdgeItem) -> QLineF:
-    path = edge.path()
-    return QLineF(path.pointAtPercent(0), path.pointAtPercent(1))
+    return QLineF(*edge.ends)
 
 
-def _line_extent(a: QLineF) -> tuple[float, float, float, float]:
-    return (min(a.x1(), a.x2()), min(a.y1(), a.y2()), max(a.x1(), a.x2()), max(a.y1(), a.y2()))
+def _line_extent(edge: EdgeItem) -> tuple[float, float, float, float]:
+    x1, y1, x2, y2 = edge.ends
+    return (min(x1, x2), min(y1, y2), max(x1, x2), max(y1, y2))
 
 
 def _content(scene: QGraphicsScene) -> QRectF:

@@ -24,8 +24,8 @@ PATCHABLE = (
     ChangeKind.NODES_CHANGED,
     ChangeKind.SHAPES_CHANGED,
 )
-#: Items made per turn of the event loop when a scene is built (about 80 ms of work).
-BUILD_CHUNK = 1500
+#: Items made per turn of the event loop when a scene is built (about 50 ms of work).
+BUILD_CHUNK = 1000
 
 
 class CanvasController(QObject):

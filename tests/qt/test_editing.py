@@ -422,3 +422,16 @@ def test_undoing_a_node_a_big_graph_marked_leaves_nothing_behind(qtbot, window, 
         assert "sigmoid" not in window.canvas.scene().nodes
     assert window.document.shape_problem is None
     assert window.inspector.properties() == []
+
+
+def test_a_document_replaced_by_another_is_freed(qtbot, window):
+    """The open document is frozen out of the cycle collector's way; the one it replaces
+    must still go (a graph is full of reference cycles)."""
+    import gc
+    import weakref
+
+    draw(qtbot, window, "examples:negrelu")
+    old = weakref.ref(window.document.graph_module)
+    draw(qtbot, window, "examples:simple")
+    qtbot.waitUntil(lambda: old() is None)
+    assert gc.get_freeze_count() > 0  # and the new one is out of the collector's way
