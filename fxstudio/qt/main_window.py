@@ -53,8 +53,8 @@ from fxstudio.qt.search import SearchController
 from fxstudio.qt.table_model import NAME_ROLE, NodeFilterProxy, NodeTableModel
 from fxstudio.qt.workers import Task
 
-#: Graphs with more nodes than this show an edit on the canvas first and let recompile(),
-#: shapes, the table and the code view catch up DEFER_MS later.
+#: Graphs with more nodes than this show an edit at once and get its code and shapes from a
+#: worker thread, starting DEFER_MS after the last edit (fxstudio.core.catchup).
 DEFER_ABOVE = 2000
 DEFER_MS = 30
 
