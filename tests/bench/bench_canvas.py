@@ -120,44 +120,33 @@ def bench_responsiveness(emit) -> None:
 def _responsiveness(emit, app, label: str, spec: str, frontend: str) -> None:
     import time
 
-    from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtCore import QEventLoop
 
     from fxstudio.qt.main_window import MainWindow
+    from tests.bench.stalls import StallMeter
 
     window = MainWindow(interactive=False)
     window.resize(1600, 1000)
     window.show()
-    gaps: list[float] = []
-    last = [time.perf_counter()]
-
-    def tick() -> None:
-        now = time.perf_counter()
-        gaps.append(now - last[0])
-        last[0] = now
-
-    timer = QTimer()
-    timer.setInterval(5)
-    timer.timeout.connect(tick)
+    meter = StallMeter()
     loop = QEventLoop()
     window.layoutShown.connect(lambda *_: loop.quit())
     window.loadFailed.connect(lambda *_: loop.quit())
 
     def run(start, what: str) -> None:
-        gaps.clear()
-        last[0] = time.perf_counter()
-        timer.start()
+        meter.start()
         t0 = time.perf_counter()
         start()
         loop.exec()
-        timer.stop()
+        meter.stop()
         emit(
             bench="responsiveness",
             model=label,
             nodes=len(window.document) if window.document else None,
             what=what,
             seconds=round(time.perf_counter() - t0, 3),
-            longest_stall_ms=round(max(gaps, default=0.0) * 1000, 1),
-            stalls_over_100ms=sum(1 for g in gaps if g > 0.1),
+            longest_stall_ms=round(meter.longest * 1000, 1),
+            stalls_over_100ms=sum(1 for g in meter.gaps if g > 0.1),
         )
 
     run(

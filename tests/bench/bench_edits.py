@@ -14,6 +14,7 @@ from fxstudio.core.edits import Ref
 from fxstudio.core.loading import load_model
 from fxstudio.core.session import open_document
 from tests.bench.bench_layout import ROOT
+from tests.bench.stalls import StallMeter
 
 SYNTHETIC = ROOT / "tests" / "bench" / "synthetic.py"
 
@@ -87,7 +88,7 @@ def bench_window_edits(emit) -> None:
     import time
 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QApplication
 
     from fxstudio.core.catalogue import catalogue
@@ -124,18 +125,7 @@ def bench_window_edits(emit) -> None:
     )
     entry = next(e for e in catalogue(window.document) if e.text == "torch.sigmoid")
     node = window.document.node_names()[len(window.document) // 2]
-    # The event loop's longest wait (a 5 ms timer's largest gap) from an edit to caught up.
-    gaps: list[float] = []
-    last = [0.0]
-
-    def tick() -> None:
-        now = time.perf_counter()
-        gaps.append(now - last[0])
-        last[0] = now
-
-    ticker = QTimer()
-    ticker.setInterval(5)
-    ticker.timeout.connect(tick)
+    meter = StallMeter()  # the event loop's longest wait from an edit to caught up
     shown, caught, undone, stalls = [], [], [], []
     done = QEventLoop()
     window.caughtUp.connect(done.quit)
@@ -149,17 +139,16 @@ def bench_window_edits(emit) -> None:
             (undone, window.undo_stack.undo),
         ):
             window.selection.select([node])
-            gaps.clear()
-            last[0] = t0 = time.perf_counter()
-            ticker.start()
+            meter.start()
+            t0 = time.perf_counter()
             make()  # returns once the canvas, table and inspector show it
             t1 = time.perf_counter()
             done.exec()  # code, rows and shapes from the worker
             t2 = time.perf_counter()
-            ticker.stop()
+            meter.stop()
             into.append(t1 - t0)
             caught.append(t2 - t0)
-            stalls.append(max(gaps))
+            stalls.append(meter.longest)
     # Baseline, same run: the same catch-up done on the GUI thread.
     sync = []
     runner = window.catch_up
