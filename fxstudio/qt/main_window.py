@@ -94,6 +94,7 @@ class MainWindow(QMainWindow):
         recovery: Path | None = None,
     ) -> None:
         super().__init__(parent)
+        _out_of_the_collectors_way(document=False)  # torch, Qt and the rest, imported by now
         load_form("main_window", self, custom=(CanvasView,))
         self.setObjectName("MainWindow")
         self.setWindowIcon(icon("fxstudio.svg"))
@@ -786,17 +787,24 @@ class MainWindow(QMainWindow):
         self.open_model(OpenRequest(str(path)))
 
 
-def _out_of_the_collectors_way() -> None:
-    """Now and then Python's cycle collector walks every object, holding the GIL: with a
-    10,000-node graph (nodes, meta, 3,000 modules and their weights) that is 0.2-0.3 s of
-    frozen window, whichever thread set it off (an edit, the catch-up worker).  The document
-    just opened is moved out of its sight (the scene's items, made and dropped by layouts,
-    stay in it).  The document it replaced is collected first, once, so that it does not stay.
+_document_frozen = False  # a document has been moved out of the collector's way
+
+
+def _out_of_the_collectors_way(document: bool = True) -> None:
+    """Now and then Python's cycle collector walks every object it tracks, holding the GIL:
+    with torch loaded that is 0.1-0.2 s, and with a 10,000-node graph (nodes, meta, 3,000
+    modules and their weights) 0.2-0.3 s of frozen window, whichever thread set it off (the
+    loading thread, an edit, the catch-up worker).  What is alive at start-up (modules,
+    classes) and the document just opened are moved out of its sight; the scene's items,
+    made and dropped by layouts, stay in it.  The document a new one replaces is collected
+    first, once, so that it does not stay.
     """
-    if gc.get_freeze_count():
+    global _document_frozen
+    if document and _document_frozen:
         gc.unfreeze()
         gc.collect()
     gc.freeze()
+    _document_frozen = _document_frozen or document
 
 
 def _prepared(doc: GraphDocument) -> GraphDocument:
