@@ -7,7 +7,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from fxstudio.core import edits
+from fxstudio.core import catchup, edits
+from fxstudio.core.document import make_row, tidy_code
 from fxstudio.core.edits import EditError, Ref
 from fxstudio.core.session import open_document
 
@@ -137,6 +138,47 @@ class TransformerEdits(EditMachine):
     spec = "examples:transformer"
 
 
+class DeferredEdits(EditMachine):
+    """A big graph's way: edits leave code and shapes to fxstudio.core.catchup, whose snapshots
+    are worked on and applied (or dropped, when the graph moved on) between the edits."""
+
+    def __init__(self):
+        super().__init__()
+        self.doc.defer_heavy = True
+        self.pending: list[catchup.Snapshot] = []
+
+    @rule()
+    def snapshot(self):
+        if catchup.needed(self.doc):
+            self.pending.append(catchup.snapshot(self.doc))
+
+    @precondition(lambda self: self.pending)
+    @rule(newest=st.booleans())
+    def catch_up(self, newest):
+        snap = self.pending.pop(-1 if newest else 0)
+        current = snap.version == self.doc.version
+        assert catchup.apply(self.doc, catchup.compute(snap)) == current  # else dropped
+
+    @invariant()
+    def graph_is_valid(self):
+        doc = self.doc
+        doc.graph.lint()
+        assert len(doc.history) == len(self.done)
+        if doc.code_ready():  # what a catch-up brought is that of the graph as it is
+            assert doc.code() == tidy_code(doc.graph.python_code("self").src)
+        if doc.code_ready() and not doc.shapes_stale:
+            assert doc.rows() == [make_row(n) for n in doc.graph.nodes]
+
+    def teardown(self):
+        while self.done:
+            self.done.pop().undo()
+        catchup.catch_up(self.doc)
+        assert self.doc.code() == self.start_code
+        self.doc.ensure_compiled()
+        out = outputs(self.doc)
+        assert all(torch.equal(a, b) for a, b in zip(out, self.start_out, strict=True))
+
+
 SETTINGS = settings(
     max_examples=25,
     stateful_step_count=15,
@@ -145,7 +187,11 @@ SETTINGS = settings(
 )
 
 
-@pytest.mark.parametrize("machine", [EditMachine, TransformerEdits], ids=["resnet", "transformer"])
+@pytest.mark.parametrize(
+    "machine",
+    [EditMachine, TransformerEdits, DeferredEdits],
+    ids=["resnet", "transformer", "resnet-deferred"],
+)
 def test_random_edits_undos_and_redos(machine):
     machine.TestCase.settings = SETTINGS
     machine.TestCase().runTest()
