@@ -420,6 +420,11 @@ def check_call(doc: GraphDocument, node: fx.Node) -> None:
     elif node.op == "call_method":
         if not isinstance(node.target, str) or not hasattr(torch.Tensor, node.target):
             raise EditError(f"Tensors have no method '{node.target}'.")
+        if not node.args:
+            raise EditError(
+                f"'{node.name}' calls .{node.target}() on nothing: select the node whose value "
+                "it is called on (or give it as the first argument)."
+            )
         return
     elif node.op == "call_module":
         module = _get_submodule(doc.graph_module, str(node.target))
@@ -431,10 +436,21 @@ def check_call(doc: GraphDocument, node: fx.Node) -> None:
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
-        return  # a builtin without a signature: shapes will tell
+        # A builtin (torch.sigmoid): torch lists one signature for each, but not its
+        # overloads (torch.max(x) and torch.max(x, 1)), so only a call without any argument
+        # is checked against it; shapes tell about the rest.
+        override = torch.overrides.get_testing_overrides().get(fn)
+        if override is None or node.args or node.kwargs:
+            return
+        sig = inspect.signature(override)
     try:
         sig.bind(*node.args, **node.kwargs)
     except TypeError as exc:
+        if not node.args and not node.kwargs:
+            raise EditError(
+                f"'{node.name}' calls {format_target(node)} without arguments ({exc}): select "
+                "the node it should take, or give its arguments."
+            ) from None
         raise EditError(
             f"'{node.name}' cannot call {format_target(node)} that way: {exc}."
         ) from None

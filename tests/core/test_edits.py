@@ -119,6 +119,8 @@ def test_delete_bypasses_or_refuses():
             "cannot call",
         ),
         (lambda d: edits.insert(d, "call_method", "no_such_method", [Ref("x")]), "no method"),
+        (lambda d: edits.insert(d, "call_method", "softmax", []), "on nothing: select"),
+        (lambda d: edits.insert(d, "call_function", "torch.sigmoid", []), "needs|without arg"),
         (lambda d: edits.set_inputs(d, "neg", [Ref("ghost")]), "no node named 'ghost'"),
         (lambda d: edits.delete(d, ["output"]), "output node cannot be deleted"),
         (lambda d: edits.delete(d, ["x"]), "input 'x' is used"),

@@ -411,15 +411,15 @@ def test_undoing_a_node_a_big_graph_marked_leaves_nothing_behind(qtbot, window, 
     monkeypatch.setattr(mw, "DEFER_ABOVE", 3)
     draw(qtbot, window, "examples:negrelu")
     entries = {e.text: e for e in catalogue(window.document)}
-    window.selection.clear()
+    window.selection.select(["x"])
     with qtbot.waitSignal(window.caughtUp, timeout=30000):
-        window.edits.insert(entries["torch.sigmoid"])  # no input: it cannot run
-    assert window.document.shape_problem[0] == "sigmoid"
-    assert window.selection.names == ["sigmoid"]
+        window.edits.insert(entries["torch.mm"], "x")  # 4x8 @ 4x8: it cannot run
+    assert window.document.shape_problem[0] == "mm"
+    assert window.selection.names == ["mm"]
     with qtbot.waitSignal(window.caughtUp, timeout=30000):
         window.undo_stack.undo()
         assert window.selection.names == []  # the node is gone: so is its selection
-        assert "sigmoid" not in window.canvas.scene().nodes
+        assert "mm" not in window.canvas.scene().nodes
     assert window.document.shape_problem is None
     assert window.inspector.properties() == []
 
