@@ -1,5 +1,6 @@
 """Editing in the window: each action one undo step, refusals reported, the canvas redrawn."""
 
+import pytest
 from PySide6.QtGui import QAction
 
 from fxstudio.core.catalogue import Entry, catalogue
@@ -435,3 +436,58 @@ def test_a_document_replaced_by_another_is_freed(qtbot, window):
     draw(qtbot, window, "examples:simple")
     qtbot.waitUntil(lambda: old() is None)
     assert gc.get_freeze_count() > 0  # and the new one is out of the collector's way
+
+
+@pytest.mark.parametrize("big", [False, True], ids=["small", "big"])
+def test_many_quick_edits_leave_every_view_matching_the_document(qtbot, window, monkeypatch, big):
+    """Edits, undos, redos, deletes, renames, relayouts and saves in quick succession, with
+    the event loop let through at random points (a worker may be mid-catch-up): afterwards
+    the code view, the table and the canvas all show the document as it is."""
+    import random
+
+    from PySide6.QtWidgets import QApplication
+
+    import fxstudio.qt.main_window as mw
+    from fxstudio.core.document import tidy_code
+    from fxstudio.core.edits import rename
+
+    monkeypatch.setattr(mw, "DEFER_ABOVE", 3 if big else 2000)
+    draw(qtbot, window, "examples:resnet")
+    doc, app, rng = window.document, QApplication.instance(), random.Random(7)
+    tanh = next(e for e in catalogue(doc) if e.text == "torch.tanh")
+    for i in range(60):
+        name = rng.choice([n for n in doc.node_names() if n not in ("output", "x")])
+        r = rng.random()
+        if r < 0.3:
+            window.selection.select([name])
+            window.edits.insert(tanh)
+        elif r < 0.45:
+            window.edits.apply(lambda d, n=name, k=i: rename(d, n, f"n{k}"))
+        elif r < 0.6:
+            window.selection.select([name])
+            window.edits.delete_selection()
+        elif r < 0.8:
+            window.undo_stack.undo()
+        elif r < 0.9:
+            window.undo_stack.redo()
+        else:
+            window.canvas_controller.relayout()
+        for _ in range(rng.randint(0, 2)):
+            app.processEvents()
+    if window.catch_up.busy():
+        with qtbot.waitSignal(window.caughtUp, timeout=60000):
+            pass
+    controller = window.canvas_controller
+    if controller._task is not None or controller._building is not None:
+        with qtbot.waitSignal(window.layoutShown, timeout=60000):
+            pass
+    assert window.code_view.toPlainText() == doc.code()
+    assert doc.code() == tidy_code(doc.graph.python_code("self").src)
+    table = window.table_model
+    assert [table.index(r, 1).data() for r in range(table.rowCount())] == doc.node_names()
+    assert [table.index(r, 2).data() for r in range(table.rowCount())] == [
+        row.target for row in doc.rows()
+    ]
+    scene = window.canvas.scene()
+    shown = set(scene.nodes) | set(scene.layout.owner)
+    assert set(scene.nodes) <= set(doc.node_names()) <= shown
