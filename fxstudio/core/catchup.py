@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch.fx as fx
-from torch import nn
 from torch.fx.node import map_arg
 
 from fxstudio.core.capture import (
@@ -60,7 +59,7 @@ class Snapshot:
     #: (node, op, name, target, args, kwargs, type, meta copy) per node, in graph order
     nodes: list[tuple[Any, ...]]
     codegen: Any
-    module: nn.Module
+    module: fx.GraphModule  # the live one: its submodules and weights
     example_inputs: tuple[Any, ...]
     source_file: str | None
     shapes: bool  # propagate shapes (an edit left them stale)
@@ -153,7 +152,7 @@ def shape_text(node: fx.Node) -> tuple[str, str | None]:
 
 
 def propagate_or_mark(
-    module: nn.Module,
+    module: fx.GraphModule,
     graph: fx.Graph,
     example_inputs: tuple[Any, ...],
     source_file: str | None = None,
