@@ -110,9 +110,7 @@ def compute(snap: Snapshot) -> CatchUp:
     if not snap.shapes:
         rows = [make_row(n) for n in graph.nodes]
         return CatchUp(snap.version, code, lines, rows, tree, False)
-    before = {n.name: shape_text(n) for n in graph.nodes}
-    problem = propagate_or_mark(snap.module, graph, snap.example_inputs, snap.source_file)
-    changed = {n.name for n in graph.nodes if before[n.name] != shape_text(n)}
+    problem, changed = repropagate(snap.module, graph, snap.example_inputs, snap.source_file)
     vals = {n.name: n.meta["val"] for n in graph.nodes if "val" in n.meta}
     rows = [make_row(n) for n in graph.nodes]
     return CatchUp(snap.version, code, lines, rows, tree, True, vals, problem, changed)
@@ -146,32 +144,33 @@ def catch_up(doc: GraphDocument) -> bool:
     return apply(doc, compute(snapshot(doc)))
 
 
-def shape_text(node: fx.Node) -> tuple[str, str | None]:
-    """What the views show of a node's value: its shape and dtype."""
-    return format_shape(node_shape(node)), node_dtype(node)
-
-
-def propagate_or_mark(
+def repropagate(
     module: fx.GraphModule,
     graph: fx.Graph,
     example_inputs: tuple[Any, ...],
     source_file: str | None = None,
-) -> tuple[str, str] | None:
-    """Propagate shapes through ``graph``; a node that no longer fits is returned as
-    ``(name, error)``, and the shapes from it on are cleared, not left stale."""
-    if not example_inputs:
-        return None
-    try:
-        propagate_shapes(module, example_inputs, source_file, graph=graph)
-    except CaptureError as exc:
-        bad = getattr(exc, "node", None) or ""
-        stale = False
-        for node in graph.nodes:
-            stale = stale or node.name == bad
-            if stale:
-                node.meta.pop("val", None)
-        return (bad, getattr(exc, "detail", str(exc)))
-    return None
+) -> tuple[tuple[str, str] | None, set[str]]:
+    """Propagate shapes through ``graph`` again.  Returns the node that no longer fits, as
+    ``(name, error)`` (the shapes from it on are cleared, not left stale), and the nodes whose
+    shape or dtype is no longer the same (their labels must be drawn again)."""
+    before = {n.name: _shape_text(n) for n in graph.nodes}
+    problem = None
+    if example_inputs:
+        try:
+            propagate_shapes(module, example_inputs, source_file, graph=graph)
+        except CaptureError as exc:
+            bad = getattr(exc, "node", None) or ""
+            stale = False
+            for node in graph.nodes:
+                stale = stale or node.name == bad
+                if stale:
+                    node.meta.pop("val", None)
+            problem = (bad, getattr(exc, "detail", str(exc)))
+    return problem, {n.name for n in graph.nodes if before.get(n.name) != _shape_text(n)}
+
+
+def _shape_text(node: fx.Node) -> tuple[str, str | None]:
+    return format_shape(node_shape(node)), node_dtype(node)
 
 
 def _rebuild(snap: Snapshot) -> fx.Graph:

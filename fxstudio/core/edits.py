@@ -42,7 +42,7 @@ import torch.fx as fx
 from torch import nn
 from torch.fx.node import map_aggregate
 
-from fxstudio.core.catchup import propagate_or_mark, shape_text
+from fxstudio.core.catchup import repropagate
 from fxstudio.core.document import ChangeKind, GraphDocument, format_target
 from fxstudio.core.errors import UserError
 
@@ -470,12 +470,10 @@ def _finish(doc: GraphDocument, kind: ChangeKind, names: set[str]) -> None:
 def recheck_shapes(doc: GraphDocument) -> set[str]:
     """Propagate shapes again; a node that no longer fits is recorded, not refused.  Returns
     the nodes whose shape or dtype changed (their labels must be drawn again)."""
-    nodes = doc.graph.nodes
-    before = {n.name: shape_text(n) for n in nodes}
-    doc.shape_problem = propagate_or_mark(
+    doc.shape_problem, changed = repropagate(
         doc.graph_module, doc.graph, doc.example_inputs, doc.source.source_file
     )
-    return {n.name for n in nodes if before.get(n.name) != shape_text(n)}
+    return changed
 
 
 # --- names and targets ---------------------------------------------------------------------------

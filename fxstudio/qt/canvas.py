@@ -911,12 +911,7 @@ class Overview:
         self.items += [g for g in scene.groups.values() if g.collapsed]
         self.index = {id(item): i for i, item in enumerate(self.items)}
         self.boxes = [item.rect.translated(item.pos()) for item in self.items]
-        self.style = [
-            (OP_COLORS.get(i.op, "#f3f4f6"), OP_BORDERS.get(i.op, "#6b7280"))
-            if isinstance(i, NodeItem)
-            else ("#ede9fe", "#7c3aed")
-            for i in self.items
-        ]
+        self.style = [_style(i) for i in self.items]
         self.selected: set[int] = set()
         self.select(scene.selectedItems())
         self.edges: list[EdgeItem | None] = list(scene.edges)
@@ -938,8 +933,7 @@ class Overview:
         self.index[id(item)] = len(self.items)
         self.items.append(item)
         self.boxes.append(item.rect.translated(item.pos()))
-        colours = (OP_COLORS.get(item.op, "#f3f4f6"), OP_BORDERS.get(item.op, "#6b7280"))
-        self.style.append(colours if isinstance(item, NodeItem) else ("#ede9fe", "#7c3aed"))
+        self.style.append(_style(item))
         self._boxes = self._np.vstack([self._boxes, [_extent(self.boxes[-1])]])
 
     def forget(self, item: BoxItem) -> None:
@@ -1028,6 +1022,13 @@ class Overview:
 
 
 _NOWHERE = (math.inf, math.inf, -math.inf, -math.inf)  # an extent no area meets
+
+
+def _style(item: BoxItem) -> tuple[str, str]:
+    """(fill, border) of a box far out: a node's op colours, or a collapsed group's."""
+    if isinstance(item, NodeItem):
+        return OP_COLORS.get(item.op, "#f3f4f6"), OP_BORDERS.get(item.op, "#6b7280")
+    return "#ede9fe", "#7c3aed"
 
 
 def _extent(r: QRectF) -> tuple[float, float, float, float]:

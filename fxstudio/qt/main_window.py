@@ -418,18 +418,20 @@ class MainWindow(QMainWindow):
         self.inspector.on_document_changed(event)
         self.table_model.on_document_changed(event)
         self.code.on_document_changed(event)
-        if event.kind is not ChangeKind.VIEW_CHANGED:  # a drag keeps the search position
-            if doc is None or not doc.defer_heavy or event.kind is ChangeKind.SHAPES_CHANGED:
-                self.search.refresh()
-            self.catch_up.schedule()
-        if event.kind is not ChangeKind.VIEW_CHANGED and doc is not None:
+        if event.kind is ChangeKind.VIEW_CHANGED:  # a drag keeps the search position
+            self._update_summary(recount=False)
+            return
+        # A big graph's rows and module tree come with the catch-up: search and count then.
+        waits = doc is not None and doc.defer_heavy and event.kind is not ChangeKind.SHAPES_CHANGED
+        if not waits:
+            self.search.refresh()
+        self.catch_up.schedule()
+        if doc is not None:
             # Nodes an edit (or its undo) removed or renamed are no longer selected.
             kept = [n for n in self.selection.names if n in doc]
             if kept != self.selection.names:
                 self.selection.select(kept)
-        # (a big graph's module count waits for the catch-up, which brings the module tree)
-        waits = doc is not None and doc.defer_heavy and event.kind is not ChangeKind.SHAPES_CHANGED
-        self._update_summary(recount=event.kind is not ChangeKind.VIEW_CHANGED and not waits)
+        self._update_summary(recount=not waits)
 
     def _layout_done(self, layout) -> None:
         for note in layout.notes:
