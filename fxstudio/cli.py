@@ -247,8 +247,12 @@ def cmd_export(ns: argparse.Namespace) -> int:
             return EXIT_OK
         check = verify_standalone(ns.output, doc)
         print(f"verified: {check}")
-        if not check.bitwise_equal:
-            print("fxstudio: error: the saved module does not reproduce the model", file=sys.stderr)
+        if not check.ok:
+            print(
+                "fxstudio: error: the saved module does not reproduce the model "
+                f"({check.one_thread.describe() if not check.bitwise_equal else check})",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
     return EXIT_OK
 

@@ -48,7 +48,7 @@ def test_standalone_module_round_trip(tmp_path, name, frontend):
     inputs, expected = original_outputs(spec, seed=3)
     check = run_standalone(out, inputs, expected)
     assert check.bitwise_equal, check
-    assert verify_standalone(out, doc).bitwise_equal
+    assert verify_standalone(out, doc).ok
 
 
 def test_submodules_are_built_from_constructor_arguments(tmp_path):
@@ -234,3 +234,124 @@ def test_unwritable_folder_gives_a_clear_message():
     with pytest.raises(WriteError, match="Could not write /sys/fxstudio-test.py"):
         export(open_document("examples:simple"), "/sys/fxstudio-test.py", "code")
     assert not os.path.exists("/sys/fxstudio-test.py")
+
+
+# --- the saved module computes what the editor's model computes, on any CPU -------------------
+
+
+def _rewrite_at_offset(path, remainder):
+    """Rewrite a safetensors file with padding in its header so that its data starts at a
+    byte offset of ``remainder`` modulo 64 (odd: no tensor in it is aligned any more)."""
+    import json
+    import struct
+
+    raw = path.read_bytes()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8 : 8 + n])
+    meta = dict(header.get("__metadata__", {}))
+    for pad in range(64):
+        meta["padding"] = "x" * pad
+        text = json.dumps({**header, "__metadata__": meta}).encode()
+        if (8 + len(text)) % 64 == remainder:
+            break
+    path.write_bytes(struct.pack("<Q", len(text)) + text + raw[8 + n :])
+
+
+def test_load_gives_aligned_weights_whatever_the_files_header(tmp_path):
+    """A user's outputs must not change with the weights file's header length: load() gives
+    ordinary aligned parameters, not views into the file (MKL's sgemm takes another kernel
+    path, with other rounding, on data that is not 64-byte aligned)."""
+    from safetensors.torch import load_file
+
+    doc = open_document("examples:resnet")
+    out = tmp_path / "net.py"
+    export(doc, out)
+    weights = tmp_path / "net.safetensors"
+    _rewrite_at_offset(weights, 1)
+    raw = load_file(str(weights))
+    assert any(t.data_ptr() % 64 for t in raw.values())  # the file's tensors are not aligned
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("net_odd", out)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    model = mod.load()
+    state = [*model.parameters(), *model.buffers()]
+    assert state and all(t.data_ptr() % 64 == 0 for t in state if t.numel())
+    x = doc.example_inputs[0]
+    with torch.no_grad(), one_thread():
+        assert torch.equal(model(x), doc.graph_module(x))  # one process: bit for bit
+
+
+def test_the_check_reads_its_inputs_as_aligned_tensors(tmp_path):
+    """The checking process reads the example inputs from a file; the model it runs sees
+    them 64-byte aligned, as the editor's model saw them (else another sgemm path)."""
+    from safetensors.torch import load_file, save_file
+
+    (tmp_path / "probe.py").write_text(
+        "import torch\n"
+        "class Probe(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return torch.tensor(float(x.data_ptr() % 64))\n"
+        "def load():\n    return Probe()\n"
+    )
+    x = torch.randn(3, 5)
+    save_file({"in.0": x}, str(tmp_path / "io.safetensors"))  # as run_standalone writes it
+    assert load_file(str(tmp_path / "io.safetensors"))["in.0"].data_ptr() % 64  # unaligned
+    check = run_standalone(tmp_path / "probe.py", (x,), [torch.tensor(0.0)])
+    assert check.bitwise_equal, check
+
+
+def test_read_tensors_copies_out_of_the_file(tmp_path):
+    from safetensors.torch import save_file
+
+    from fxstudio.core.export import read_tensors
+
+    path = tmp_path / "t.safetensors"
+    tensors = {"a": torch.randn(3, 5), "b": torch.arange(7)}
+    save_file(tensors, str(path))
+    _rewrite_at_offset(path, 1)
+    got = read_tensors(path)
+    assert all(t.data_ptr() % 64 == 0 for t in got.values())
+    assert all(torch.equal(got[k], v) for k, v in tensors.items())
+
+
+def test_comparison_reports_differences_against_the_dtype_tolerance():
+    from fxstudio.core.export import compare_outputs, tolerance
+
+    x = torch.linspace(-2, 2, 50)
+    assert compare_outputs([x], [x.clone()]).describe() == "1 output(s) equal bit for bit"
+    near = compare_outputs([x + 1e-7], [x])
+    assert not near.bitwise_equal and near.within_tolerance
+    assert near.tolerance == tolerance(torch.float32) and 0 < near.max_abs_diff < 2e-7
+    assert "not bit for bit" in near.describe() and "within" in near.describe()
+    far = compare_outputs([x + 1e-3], [x])
+    assert not far.within_tolerance and "BEYOND" in far.describe()
+    half = compare_outputs([x.half() + 1e-3], [x.half()])  # float16 allows more
+    assert half.tolerance == tolerance(torch.float16) > tolerance(torch.float32)
+    nan = torch.tensor([float("nan"), 1.0])
+    assert compare_outputs([nan], [nan.clone()]).within_tolerance  # NaN where NaN was
+    assert not compare_outputs([torch.tensor([float("nan"), 1.0])], [torch.ones(2)]).within_tolerance
+    assert not compare_outputs([torch.arange(3) + 1], [torch.arange(3)]).within_tolerance
+    assert "where 1x3:float32 was expected" in compare_outputs(
+        [torch.ones(3, 1)], [torch.ones(1, 3)]
+    ).describe()
+    assert compare_outputs([], [x]).mismatch == "0 output(s) where 1 were expected"
+
+
+def test_verification_on_all_threads_is_reported_against_the_tolerance(tmp_path):
+    doc = open_document("examples:resnet")
+    out = tmp_path / "net.py"
+    export(doc, out)
+    expected = {1: [t.clone() for t in _outputs(doc, 1)], 2: _outputs(doc, 2)}
+    expected[2] = [t + 1e-3 for t in expected[2]]  # as if another thread count summed wildly
+    check = run_standalone(out, doc.example_inputs, expected)
+    assert check.bitwise_equal and check.threads == 2
+    assert not check.threaded.within_tolerance and not check.ok
+    assert "on 2 threads: not bit for bit" in str(check)
+
+
+def _outputs(doc, n):
+    from fxstudio.core.export import reference_outputs
+
+    return reference_outputs(doc, n)

@@ -67,22 +67,32 @@ def test_file_spec_class_and_factory(write_model):
     assert made.example_inputs[0].shape == (4, 5)
 
 
+def _weights_digest(module) -> str:
+    """A hash of the weights' bytes: equal weights, bit for bit (no float sums to reorder)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name, p in module.state_dict().items():
+        h.update(name.encode())
+        h.update(p.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
 def test_same_seed_same_weights_in_another_process():
     code = (
+        "import hashlib, torch\n"
         "from fxstudio.core.loading import load_model\n"
         "m = load_model('examples:simple', seed=7).module\n"
-        "print(repr(float(sum(p.detach().double().sum() for p in m.parameters()))))\n"
+        "h = hashlib.sha256()\n"
+        "for name, p in m.state_dict().items():\n"
+        "    h.update(name.encode())\n"
+        "    h.update(p.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())\n"
+        "print(h.hexdigest())\n"
     )
-    here = float(
-        sum(
-            p.detach().double().sum()
-            for p in load_model("examples:simple", seed=7).module.parameters()
-        )
-    )
+    here = _weights_digest(load_model("examples:simple", seed=7).module)
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert float(other.stdout) == here
-    different = load_model("examples:simple", seed=8).module
-    assert float(sum(p.detach().double().sum() for p in different.parameters())) != here
+    assert other.stdout.strip() == here
+    assert _weights_digest(load_model("examples:simple", seed=8).module) != here
 
 
 def test_missing_file():
