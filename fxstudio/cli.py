@@ -27,6 +27,7 @@ from fxstudio import __version__
 EXIT_OK = 0
 EXIT_BUG = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # Ctrl+C, as shells expect
 DEFAULT_MODEL = "examples:resnet"
 COMMANDS = ("show", "export", "layout", "edit")
 
@@ -167,6 +168,13 @@ def _edit_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    from fxstudio.core.guard import install_interrupt_handler
+
+    install_interrupt_handler()  # Ctrl+C while the model's code runs: say where it was
+    if not debug and not {"-h", "--help", "--version"} & set(args):
+        from fxstudio.core.noise import quiet_libraries
+
+        quiet_libraries()
     try:
         if args and args[0] == "show":
             return cmd_show(_show_parser().parse_args(args[1:]))
@@ -179,8 +187,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_gui(_gui_parser().parse_args(args))
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt:  # Ctrl+C outside the model's code
+        print("fxstudio: stopped (Ctrl+C)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # `fxstudio show ... | head`: the reader left, which is fine
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -192,9 +201,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 def report_error(exc: BaseException, debug: bool) -> int:
     """Print an error for a person; return the exit status (2 for bad input, 1 for a bug)."""
     from fxstudio.core.errors import UserError
+    from fxstudio.core.guard import Interrupted
 
     if debug:
         traceback.print_exception(exc, file=sys.stderr)
+    if isinstance(exc, Interrupted):
+        print(f"fxstudio: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if isinstance(exc, UserError):
         print(f"fxstudio: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

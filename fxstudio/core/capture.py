@@ -25,8 +25,6 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import io
-import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -37,7 +35,9 @@ from torch import nn
 from torch.utils._pytree import tree_map
 
 from fxstudio.core.errors import CaptureError, SourceLocation, stack_trace_location, user_frame
+from fxstudio.core.guard import special_failure, user_error
 from fxstudio.core.loading import LoadedModel
+from fxstudio.core.noise import quiet_torch_logs
 
 Frontend = Literal["fx", "export"]
 FRONTENDS: tuple[Frontend, ...] = ("fx", "export")
@@ -116,7 +116,10 @@ def trace_fx(
     try:
         with quiet_torch_logs():
             graph = tracer.trace(module, concrete_args)
-    except Exception as exc:
+    except BaseException as exc:  # sys.exit, Ctrl+C, out of memory in forward too
+        special = special_failure("Tracing forward", exc, source_file)
+        if special is not None or not isinstance(exc, Exception):
+            raise special or user_error("Tracing forward", exc, source_file) from exc
         raise _trace_error(exc, source_file) from exc
     name = module.__class__.__name__
     return fx.GraphModule(tracer.root, graph, name)
@@ -178,7 +181,10 @@ def export_module(
         with quiet_torch_logs():
             ep = torch.export.export(module, tuple(example_inputs), strict=False)
             return ep.module()
-    except Exception as exc:
+    except BaseException as exc:
+        special = special_failure("Exporting the model (torch.export)", exc, source_file)
+        if special is not None:
+            raise special from exc
         loc = user_frame(exc.__traceback__, prefer_file=source_file)
         text = str(exc).strip()
         first = text.splitlines()[0] if text else type(exc).__name__
@@ -228,22 +234,6 @@ def _as_meta(x: Any) -> Any:
     return x
 
 
-@contextlib.contextmanager
-def quiet_torch_logs() -> Iterator[None]:
-    """Silence torch's log records and stderr prints (fake-tensor and export chatter).
-
-    Errors reach the user as one :class:`CaptureError`, not as a wall of log lines (export
-    prints partial graphs of a failure straight to ``sys.stderr``).
-    """
-    previous = logging.root.manager.disable
-    logging.disable(logging.CRITICAL)
-    try:
-        with contextlib.redirect_stderr(io.StringIO()):
-            yield
-    finally:
-        logging.disable(previous)
-
-
 def required_inputs(graph: fx.Graph) -> list[fx.Node]:
     """Placeholders without a default value."""
     return [n for n in graph.nodes if n.op == "placeholder" and not n.args]
@@ -291,7 +281,7 @@ def propagate_shapes(
                     _run_fake(gm, graph, example_inputs)
                 return
             except Exception:  # noqa: S110 - ops that need data, or a real error: a real run tells
-                pass
+                pass  # (sys.exit, Ctrl+C and Cancel are not Exceptions: they go on up)
         interp = _ShapeInterpreter(gm, graph, keep_real=True)
         # Copies: an in-place op (ReLU(inplace=True)) reading an input must not change the
         # document's example inputs.
@@ -299,7 +289,11 @@ def propagate_shapes(
         try:
             with torch.no_grad():
                 interp.run(*copies)
-        except Exception as exc:
+        except BaseException as exc:
+            at = f" at node '{interp.current.name}'" if interp.current is not None else ""
+            special = special_failure(f"Running the model{at}", exc, source_file)
+            if special is not None:
+                raise special from exc
             raise _run_error(exc, gm, example_inputs, source_file, interp.current) from exc
 
 
@@ -350,7 +344,7 @@ def _run_fake(gm: fx.GraphModule, graph: fx.Graph, example_inputs: tuple[Any, ..
 
 
 def _run_error(
-    exc: Exception,
+    exc: BaseException,
     gm: fx.GraphModule,
     example_inputs: tuple[Any, ...],
     source_file: str | None,

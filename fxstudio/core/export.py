@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
-import json
 import os
 import subprocess
 import sys
@@ -34,11 +33,12 @@ import torch.fx as fx
 import torch.utils._pytree as pytree
 from safetensors.torch import load_file, save_file
 
-from fxstudio.core.capture import eval_mode, quiet_torch_logs
+from fxstudio.core.capture import eval_mode
 from fxstudio.core.codegen import forward_code, standalone_module
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.files import atomic_path, atomic_write, check_writable
+from fxstudio.core.noise import quiet_torch_logs
 
 Format = Literal["py", "code", "torchscript", "pt2", "onnx"]
 FORMATS: tuple[Format, ...] = ("py", "code", "torchscript", "pt2", "onnx")
@@ -294,14 +294,18 @@ def compare_outputs(got: list[torch.Tensor], expected: list[torch.Tensor]) -> Co
     """
     n, m = len(got), len(expected)
     if n != m:
-        return Comparison(False, n, m, within_tolerance=False,
-                          mismatch=f"{n} output(s) where {m} were expected")
+        return Comparison(
+            False, n, m, within_tolerance=False, mismatch=f"{n} output(s) where {m} were expected"
+        )
     worst_abs = worst_rel = tol_used = 0.0
     same = within = True
     for i, (a, b) in enumerate(zip(got, expected, strict=True)):
         if a.shape != b.shape or a.dtype != b.dtype:
             return Comparison(
-                False, n, m, within_tolerance=False,
+                False,
+                n,
+                m,
+                within_tolerance=False,
                 mismatch=f"output {i} is {_kind(a)} where {_kind(b)} was expected",
             )
         a, b = a.detach().cpu(), b.detach().cpu()
@@ -359,7 +363,9 @@ class Verification:
                 "bit for bit (same device and dtype, one thread)"
             )
         else:
-            text = f"the saved module's outputs differ from the editor's: {self.one_thread.describe()}"
+            text = (
+                f"the saved module's outputs differ from the editor's: {self.one_thread.describe()}"
+            )
         if self.threaded is not None:
             text += f"; on {self.threads} threads: {self.threaded.describe()}"
         return text
@@ -421,8 +427,15 @@ def run_standalone(
         data_path, out_path = os.path.join(tmp, "in.safetensors"), os.path.join(tmp, "out.st")
         save_file(data, data_path)
         result = subprocess.run(
-            [sys.executable, "-c", _VERIFY, str(py_path), data_path, out_path,
-             ",".join(map(str, counts))],
+            [
+                sys.executable,
+                "-c",
+                _VERIFY,
+                str(py_path),
+                data_path,
+                out_path,
+                ",".join(map(str, counts)),
+            ],
             capture_output=True,
             text=True,
             cwd=tmp,
@@ -436,6 +449,4 @@ def run_standalone(
     for run, n in enumerate(counts):
         outs = [got[f"{run}.{i}"] for i in range(sum(k.startswith(f"{run}.") for k in got))]
         comparisons.append(compare_outputs(outs, by_threads[n]))
-    return Verification(
-        comparisons[0], comparisons[-1] if len(counts) > 1 else None, counts[-1]
-    )
+    return Verification(comparisons[0], comparisons[-1] if len(counts) > 1 else None, counts[-1])

@@ -22,6 +22,7 @@ import importlib
 import importlib.resources
 import importlib.util
 import inspect
+import math
 import os
 import re
 import sys
@@ -34,6 +35,8 @@ import torch
 from torch import nn
 
 from fxstudio.core.errors import InputSpecError, LoadError, SourceLocation, user_frame
+from fxstudio.core.guard import SMALLER_MODEL, available_memory, out_of_memory, user_error
+from fxstudio.core.noise import quiet_torch_logs
 
 SpecKind = Literal["file", "module", "example", "pt2"]
 
@@ -101,6 +104,15 @@ def parse_spec(text: str) -> ModelSpec:
     if location.endswith(".py") or os.sep in location or "/" in location:
         return ModelSpec("file", location, name, text)
     return ModelSpec("module", location, name, text)
+
+
+def model_file(spec: str) -> str | None:
+    """The Python file a spec's code is in, when it names one (for locating its lines)."""
+    try:
+        ms = parse_spec(spec)
+    except LoadError:
+        return None
+    return os.path.abspath(os.path.expanduser(ms.location)) if ms.kind == "file" else None
 
 
 def list_examples() -> list[str]:
@@ -176,11 +188,8 @@ def _import_namespace(ms: ModelSpec) -> tuple[ModuleType, str | None]:
             f"Importing {ms.location} failed: {exc}. Install the missing package '{exc.name}'.",
             user_frame(exc.__traceback__),
         ) from exc
-    except Exception as exc:
-        loc = user_frame(exc.__traceback__)
-        raise LoadError(
-            f"Importing {ms.location} failed: {type(exc).__name__}: {exc}", loc
-        ) from exc
+    except BaseException as exc:
+        raise user_error(f"Importing {ms.location}", exc) from exc
     return mod, getattr(mod, "__file__", None)
 
 
@@ -200,12 +209,10 @@ def _import_file(path: str, module_name: str) -> ModuleType:
         raise LoadError(
             f"Syntax error in {loc.describe()}\n{exc.msg}. Fix the file and open it again.", loc
         ) from exc
-    except Exception as exc:
+    except BaseException as exc:  # sys.exit, Ctrl+C, Cancel too: the old module stays
         _restore_module(module_name, previous)
-        loc = user_frame(exc.__traceback__, prefer_file=path)
-        where = f" at {loc.describe()}" if loc else ""
-        raise LoadError(
-            f"Running {os.path.basename(path)} failed{where}\n{type(exc).__name__}: {exc}", loc
+        raise user_error(
+            f"Running {os.path.basename(path)}", exc, path, oom_hint=SMALLER_MODEL
         ) from exc
     return mod
 
@@ -250,9 +257,9 @@ def _construct(ms: ModelSpec, obj: Any, seed: int, source_file: str | None) -> n
                 "arguments; add defaults, or write a zero-argument factory function that "
                 "returns the module and name it in the spec."
             ) from exc
-        raise _failed_in_user_code(f"Building {ms.name}()", exc, source_file) from exc
-    except Exception as exc:
-        raise _failed_in_user_code(f"Building {ms.name}()", exc, source_file) from exc
+        raise user_error(f"Building {ms.name}()", exc, source_file, oom_hint=SMALLER_MODEL) from exc
+    except BaseException as exc:
+        raise user_error(f"Building {ms.name}()", exc, source_file, oom_hint=SMALLER_MODEL) from exc
     if not isinstance(module, nn.Module):
         raise LoadError(f"{ms.name}() returned a {type(module).__name__}, not an nn.Module.")
     return module
@@ -270,16 +277,9 @@ def _namespace_inputs(
         torch.manual_seed(seed)
         try:
             value = value()
-        except Exception as exc:
-            raise _failed_in_user_code("example_inputs()", exc, source_file) from exc
+        except BaseException as exc:
+            raise user_error("example_inputs()", exc, source_file) from exc
     return as_input_tuple(value)
-
-
-def _failed_in_user_code(what: str, exc: BaseException, source_file: str | None) -> LoadError:
-    """``what failed at file:line`` (the user's innermost frame) and the exception."""
-    loc = user_frame(exc.__traceback__, prefer_file=source_file)
-    where = f" at {loc.describe()}" if loc else ""
-    return LoadError(f"{what} failed{where}\n{type(exc).__name__}: {exc}", loc)
 
 
 def as_input_tuple(value: Any) -> tuple[Any, ...]:
@@ -296,11 +296,13 @@ def _load_pt2(ms: ModelSpec, inputs: Sequence[str], seed: int) -> LoadedModel:
     if not os.path.isfile(path):
         raise LoadError(f"No such file: {ms.location}. Check the path.")
     try:
-        ep = torch.export.load(path)
+        with quiet_torch_logs():  # torch logs its own traceback of a bad archive
+            ep = torch.export.load(path)
     except Exception as exc:
         raise LoadError(
             f"{ms.location} is not a readable torch.export program "
-            f"({type(exc).__name__}: {exc}). Save one with torch.export.save()."
+            f"({type(exc).__name__}: {exc}): it is damaged, cut short or another kind of "
+            "file. Save the program again with torch.export.save()."
         ) from exc
     if inputs:
         example: tuple[Any, ...] = make_inputs(inputs, seed)
@@ -374,10 +376,11 @@ def make_inputs(specs: Sequence[str | InputSpec], seed: int = 0) -> tuple[torch.
     Floating and complex inputs are standard normal; integer inputs are in ``[0, 10)`` (safe
     as token ids or indices for any vocabulary); bool inputs are random.
     """
+    parsed = [s if isinstance(s, InputSpec) else parse_input_spec(s) for s in specs]
+    _check_fits(parsed)
     gen = torch.Generator().manual_seed(seed)
     out = []
-    for s in specs:
-        spec = s if isinstance(s, InputSpec) else parse_input_spec(s)
+    for spec in parsed:
         if spec.dtype.is_floating_point or spec.dtype.is_complex:
             t = torch.randn(spec.shape, generator=gen, dtype=spec.dtype)
         elif spec.dtype == torch.bool:
@@ -386,3 +389,16 @@ def make_inputs(specs: Sequence[str | InputSpec], seed: int = 0) -> tuple[torch.
             t = torch.randint(0, 10, spec.shape, generator=gen, dtype=spec.dtype)
         out.append(t)
     return tuple(out)
+
+
+def _check_fits(specs: Sequence[InputSpec]) -> None:
+    """Refuse inputs larger than the memory this machine has left, before allocating them
+    (an allocation the kernel grants lazily would bring the OOM killer, not an error)."""
+    sizes = [math.prod(s.shape) * torch.empty((), dtype=s.dtype).element_size() for s in specs]
+    total, avail = sum(sizes), available_memory()
+    if avail is not None and total > avail:
+        given = ", ".join(
+            f"{'x'.join(map(str, s.shape)) or 'scalar'}:{str(s.dtype).removeprefix('torch.')}"
+            for s in specs
+        )
+        raise out_of_memory(f"making the example inputs ({given})", total, None)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from fxstudio.core.capture import CaptureOptions, Frontend, capture
 from fxstudio.core.document import GraphDocument, ModelSource
+from fxstudio.core.guard import special_failure
 from fxstudio.core.loading import load_model
 
 SESSION_SUFFIX = ".fxstudio"
@@ -45,6 +46,16 @@ def open_document(request: OpenRequest | str, inputs: Sequence[str] = ()) -> Gra
 
 def open_model(req: OpenRequest) -> GraphDocument:
     """Load, capture and wrap the model a request names."""
+    try:
+        return _open_model(req)
+    except BaseException as exc:  # what no stage worded: sys.exit, Ctrl+C, out of memory
+        special = special_failure(f"Opening {req.spec}", exc)
+        if special is None or special is exc:
+            raise
+        raise special from exc
+
+
+def _open_model(req: OpenRequest) -> GraphDocument:
     loaded = load_model(req.spec, req.inputs, req.seed)
     options = CaptureOptions(req.frontend, req.leaf_modules, train=req.train)
     cap = capture(loaded, options)

@@ -35,6 +35,7 @@ from fxstudio.core.catalogue import catalogue
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument, format_target
 from fxstudio.core.errors import UserError
 from fxstudio.core.export import DESCRIPTIONS, ExportResult, export, weights_path
+from fxstudio.core.loading import model_file
 from fxstudio.core.session import SESSION_SUFFIX, OpenRequest, open_document
 from fxstudio.core.sessionfile import save_session
 from fxstudio.qt.autosave import DEFAULT_INTERVAL_S, Autosaver, find_recoveries, recovery_dir
@@ -52,11 +53,12 @@ from fxstudio.qt.palette import InsertPalette
 from fxstudio.qt.resources import icon
 from fxstudio.qt.search import SearchController
 from fxstudio.qt.table_model import NAME_ROLE, NodeFilterProxy, NodeTableModel
-from fxstudio.qt.workers import Task
+from fxstudio.qt.workers import Task, UserCodeTask
 
 #: Graphs with more nodes than this show an edit at once and get its code and shapes from a
 #: worker thread, starting DEFER_MS after the last edit (fxstudio.core.catchup).
 DEFER_ABOVE = 2000
+WHERE_AFTER_S = 2.0  # opening takes this long: the status bar says where the model's code is
 DEFER_MS = 30
 #: How long a thread runs Python while another waits for the GIL (sys.setswitchinterval):
 #: 1 ms against Python's 5 ms cut the longest stalls of opening a 10,000-node model from
@@ -113,7 +115,8 @@ class MainWindow(QMainWindow):
         self.document: GraphDocument | None = None
         self.request: OpenRequest | None = None
         self._bridge: DocumentBridge | None = None
-        self._task: Task | None = None
+        self._task: UserCodeTask | None = None  # the model being opened
+        self._opening: OpenRequest | None = None
         self._save_task: Task | None = None
         self._started = 0.0
         self.session_path: Path | None = None
@@ -204,7 +207,10 @@ class MainWindow(QMainWindow):
         self._progress.hide()
         self._cancel = QPushButton("Cancel", self)
         self._cancel.hide()
-        self._cancel.clicked.connect(self.cancel_loading)
+        self._cancel.clicked.connect(lambda: self.cancel_loading())
+        self._watch = QTimer(self)  # where the model's code is, while opening takes long
+        self._watch.setInterval(1000)
+        self._watch.timeout.connect(self._watch_loading)
         # A layout that takes a while shows its progress and can be stopped.
         self._layout_progress = QProgressBar(self)
         self._layout_progress.setMaximumWidth(160)
@@ -308,25 +314,48 @@ class MainWindow(QMainWindow):
             self.open_model(self.request)
 
     def open_model(self, request: OpenRequest) -> None:
-        """Load and capture in a worker thread; the current document stays until it is done."""
-        self.cancel_loading()
-        task = Task(lambda: _prepared(open_document(request)), self)
+        """Load and capture in a worker thread; the current document stays until it is done.
+
+        The model's code may run away (an endless loop, a trace that never ends): the status
+        bar says which of its lines is running, and Cancel stops it there.
+        """
+        self.cancel_loading(quiet=True)
+        task = UserCodeTask(lambda: _prepared(open_document(request)), self)
         task.succeeded.connect(lambda doc: self._loaded(request, doc))
         task.failed.connect(lambda exc: self._failed(request, exc))
         task.finished.connect(task.deleteLater)
-        self._task = task
+        self._task, self._opening = task, request
         self._started = time.perf_counter()
         self._progress.show()
         self._cancel.show()
         self.status_bar.showMessage(f"Opening {request.spec} ({request.frontend})…")
+        self._watch.start()
         task.start()
 
-    def cancel_loading(self) -> None:
+    def _watch_loading(self) -> None:
+        """Once opening takes a while, say where in the model's code it is."""
+        task, request = self._task, self._opening
+        if task is None or request is None:
+            self._watch.stop()
+            return
+        seconds = time.perf_counter() - self._started
+        if seconds < WHERE_AFTER_S:
+            return
+        loc = task.where(model_file(request.spec))
+        where = f" — running {Path(loc.filename).name}:{loc.lineno}: {loc.text}" if loc else ""
+        self.status_bar.showMessage(
+            f"Opening {request.spec} for {seconds:.0f} s{where}  (Cancel stops it)"
+        )
+
+    def cancel_loading(self, quiet: bool = False) -> None:
+        """Stop opening: the model's code is stopped at its next line, its result dropped."""
+        self._watch.stop()
         if self._task is not None:
-            self._task.cancel()
+            self._task.stop()
             self._task = None
             self._busy(False)
-            self.status_bar.showMessage("Opening cancelled.", 5000)
+            if not quiet:
+                self.status_bar.showMessage("Opening cancelled; its code was stopped.", 5000)
 
     def _layout_progressed(self, done: int, total: int) -> None:
         self._layout_progress.setRange(0, max(total, 1))
@@ -343,6 +372,7 @@ class MainWindow(QMainWindow):
 
     def _loaded(self, request: OpenRequest, document: GraphDocument) -> None:
         self._task = None
+        self._watch.stop()
         self._busy(False)
         self.request = request
         is_session = request.spec.endswith(SESSION_SUFFIX)
@@ -364,6 +394,7 @@ class MainWindow(QMainWindow):
 
     def _failed(self, request: OpenRequest, exc: BaseException) -> None:
         self._task = None
+        self._watch.stop()
         self._busy(False)
         self._restored_from = None
         self.status_bar.showMessage(f"Could not open {request.spec}.", 10000)
@@ -496,9 +527,7 @@ class MainWindow(QMainWindow):
         if not self.maybe_save_changes():
             event.ignore()
             return
-        if self._task is not None:
-            self._task.cancel()
-            self._task.wait(5000)
+        self.cancel_loading(quiet=True)  # a daemon thread: it never holds up quitting
         for task in self.findChildren(Task):
             task.wait(30000)  # let a save that is under way finish its atomic write
         if not self._keep_recovery:

@@ -331,11 +331,14 @@ def test_comparison_reports_differences_against_the_dtype_tolerance():
     assert half.tolerance == tolerance(torch.float16) > tolerance(torch.float32)
     nan = torch.tensor([float("nan"), 1.0])
     assert compare_outputs([nan], [nan.clone()]).within_tolerance  # NaN where NaN was
-    assert not compare_outputs([torch.tensor([float("nan"), 1.0])], [torch.ones(2)]).within_tolerance
+    assert not compare_outputs(
+        [torch.tensor([float("nan"), 1.0])], [torch.ones(2)]
+    ).within_tolerance
     assert not compare_outputs([torch.arange(3) + 1], [torch.arange(3)]).within_tolerance
-    assert "where 1x3:float32 was expected" in compare_outputs(
-        [torch.ones(3, 1)], [torch.ones(1, 3)]
-    ).describe()
+    assert (
+        "where 1x3:float32 was expected"
+        in compare_outputs([torch.ones(3, 1)], [torch.ones(1, 3)]).describe()
+    )
     assert compare_outputs([], [x]).mismatch == "0 output(s) where 1 were expected"
 
 

@@ -1,0 +1,194 @@
+"""Hostile and broken model files: every failure of the user's code is one message naming
+their file and line, and nothing is left half done."""
+
+import sys
+import threading
+
+import pytest
+import torch
+
+from fxstudio.core.errors import LoadError, UserError
+from fxstudio.core.guard import OutOfMemory, Stopped, format_bytes, stop_thread, where_is
+from fxstudio.core.loading import load_model, make_inputs
+from fxstudio.core.session import OpenRequest, open_document
+
+NET = (
+    "class Net(torch.nn.Module):\n"
+    "    def forward(self, x):\n"
+    "        return x + 1\n"
+    "def example_inputs():\n"
+    "    return (torch.randn(2, 3),)\n"
+)
+
+
+def _module_name(path):
+    """The name fxstudio imports a model file under."""
+    import hashlib
+    import os
+
+    return f"fxstudio_user_model_{hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:10]}"
+
+
+def test_sys_exit_at_import_is_a_user_error_and_the_old_module_stays(write_model):
+    path = write_model("import sys, torch\n" + NET + "sys.exit(3)\n")
+    with pytest.raises(LoadError) as info:
+        load_model(f"{path}:Net")
+    text = str(info.value)
+    assert f"called sys.exit(3) at {path}:7" in text and "must not exit" in text
+    assert info.value.location.lineno == 7
+    assert _module_name(path) not in sys.modules
+
+
+@pytest.mark.parametrize("frontend", ["fx", "export"])
+def test_sys_exit_in_forward(write_model, frontend):
+    path = write_model(
+        "import sys, torch\n"
+        "class Net(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        sys.exit()\n"
+        "def example_inputs():\n    return (torch.randn(2),)\n"
+    )
+    with pytest.raises(UserError, match=rf"called sys.exit\(\) at {path}:4"):
+        open_document(OpenRequest(f"{path}:Net", frontend))
+
+
+def test_keyboard_interrupt_raised_by_the_model_is_its_error(write_model):
+    path = write_model(
+        "import torch\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        raise KeyboardInterrupt\n"
+    )
+    with pytest.raises(LoadError, match=rf"Building Net\(\) raised KeyboardInterrupt at {path}:5"):
+        load_model(f"{path}:Net")
+
+
+def test_memory_error_in_the_constructor(write_model):
+    path = write_model(
+        "import torch\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        raise MemoryError()\n"
+    )
+    with pytest.raises(OutOfMemory, match=rf"Out of memory while building Net\(\).*\nAt {path}:5"):
+        load_model(f"{path}:Net")
+
+
+def test_an_allocation_too_large_says_how_much_was_asked_for(write_model):
+    path = write_model(
+        "import torch\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.w = torch.nn.Parameter(torch.empty(10**7, 10**7))\n"
+    )
+    with pytest.raises(OutOfMemory) as info:
+        load_model(f"{path}:Net")
+    assert info.value.requested == 4 * 10**14
+    assert f"it asked for {format_bytes(4e14)}" in str(info.value)
+    assert "smaller model" in str(info.value)
+
+
+def test_inputs_larger_than_memory_are_refused_before_they_are_made():
+    with pytest.raises(OutOfMemory) as info:
+        make_inputs(["100000x100000x100"])
+    assert info.value.requested == 4 * 10**12
+    assert "100000x100000x100:float32" in str(info.value) and "smaller --input" in str(info.value)
+
+
+def test_out_of_memory_while_running_the_model(write_model):
+    path = write_model(
+        "import torch\n"
+        "class Net(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x + x.new_zeros((x.shape[0] * 10**7, 10**7))\n"
+        "def example_inputs():\n    return (torch.randn(2),)\n"
+    )
+    with pytest.raises(OutOfMemory, match=r"Out of memory while running the model at node"):
+        open_document(f"{path}:Net")
+
+
+def test_runaway_recursion(write_model):
+    path = write_model(
+        "import torch\n"
+        "def deeper(x):\n"
+        "    return deeper(x)\n"
+        "class Net(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return deeper(x)\n"
+        "def example_inputs():\n    return (torch.randn(2),)\n"
+    )
+    with pytest.raises(UserError, match=rf"recursed without end at {path}:3"):
+        open_document(f"{path}:Net")
+
+
+def _run_in_thread(fn):
+    box: dict = {}
+
+    def run():
+        try:
+            box["result"] = fn()
+        except BaseException as exc:  # noqa: BLE001
+            box["error"] = exc
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, box
+
+
+def test_code_that_never_returns_is_located_and_stopped(write_model):
+    """An import that loops forever: where_is finds its line, stop_thread ends it there, and
+    the half-run module is not left behind."""
+    path = write_model(
+        "import threading, torch\n"
+        "started = threading.Event()\n"
+        "import builtins\n"
+        "builtins._fxstudio_started.set()\n"
+        "while True:\n"
+        "    pass\n"
+    )
+    import builtins
+
+    builtins._fxstudio_started = threading.Event()
+    try:
+        thread, box = _run_in_thread(lambda: load_model(f"{path}:Net"))
+        assert builtins._fxstudio_started.wait(60)
+        loc = where_is(thread.ident, str(path))
+        while loc is None or loc.lineno not in (5, 6):  # between its two lines
+            loc = where_is(thread.ident, str(path))
+        assert loc.filename == str(path)
+        assert stop_thread(thread.ident)
+        thread.join(60)
+        assert not thread.is_alive()
+        assert isinstance(box.get("error"), Stopped)
+        assert _module_name(path) not in sys.modules
+    finally:
+        del builtins._fxstudio_started
+
+
+def test_a_forward_that_loops_forever_is_stopped(write_model):
+    path = write_model(
+        "import builtins, torch\n"
+        "class Net(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        builtins._fxstudio_started.set()\n"
+        "        while True:\n"
+        "            x = x + 1\n"
+        "def example_inputs():\n    return (torch.randn(2),)\n"
+    )
+    import builtins
+
+    builtins._fxstudio_started = threading.Event()
+    try:
+        thread, box = _run_in_thread(lambda: open_document(f"{path}:Net"))
+        assert builtins._fxstudio_started.wait(60)
+        assert stop_thread(thread.ident)
+        thread.join(60)
+        assert isinstance(box.get("error"), Stopped)
+    finally:
+        del builtins._fxstudio_started
+    assert torch.fx.Proxy.__add__  # torch's tracer patches were undone: tracing works again
+    doc = open_document("examples:simple")
+    assert doc.graph_module(*doc.example_inputs).shape == (2, 4)
