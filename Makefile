@@ -44,6 +44,8 @@ $(VENV)/bin/python:
 $(VENV)/.installed: pyproject.toml $(VENV)/bin/python
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(TORCH_SPEC)
 	$(PY) -m pip install -q -e '.[test]'
+	@# timm needs a torchvision built for this torch; without one its tests skip.
+	$(PY) -c "import torchvision" 2>/dev/null && $(PY) -m pip install -q -e '.[zoo]' || true
 	touch $@
 
 run: setup
@@ -63,6 +65,7 @@ bench: setup
 
 lint: setup
 	$(VENV)/bin/ruff check fxstudio tests
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache

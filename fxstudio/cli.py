@@ -32,19 +32,21 @@ DEFAULT_MODEL = "examples:resnet"
 COMMANDS = ("show", "export", "layout", "edit")
 
 MODEL_HELP = (
-    "the model: FILE.py:Name (a class or zero-argument factory), package.module:Name, "
-    "examples:NAME (simple, negrelu, resnet, transformer, branchy), FILE.pt2 or a "
-    "SESSION.fxstudio. "
-    "Opening a model file runs its code."
+    "the model: FILE.py:Name (a class or zero-argument factory), package.module:Name, either "
+    "with literal arguments (torchvision.models:resnet18(num_classes=10)), timm:NAME, "
+    "hf:NAME (a transformers model type, config folder or cached hub id, with config "
+    "overrides: hf:llama(num_hidden_layers=2)), examples:NAME (simple, negrelu, resnet, "
+    "transformer, branchy), FILE.pt2 or a SESSION.fxstudio. Opening a model file runs its code."
 )
 
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--frontend",
-        choices=("fx", "export"),
-        default="fx",
-        help="fx: torch.fx.symbolic_trace (default); export: torch.export",
+        choices=("auto", "fx", "export"),
+        default="auto",
+        help="fx: torch.fx.symbolic_trace; export: torch.export; auto (default): export for "
+        "hf: models, fx for the rest",
     )
     p.add_argument(
         "--input",

@@ -1,4 +1,5 @@
-"""The code passes ruff's lint rules and is ruff-formatted (pyproject.toml's settings)."""
+"""The code passes ruff's lint rules, is ruff-formatted and fxstudio/core type-checks with
+mypy (pyproject.toml's settings)."""
 
 import shutil
 import subprocess
@@ -8,6 +9,16 @@ import pytest
 from tests.conftest import ROOT
 
 RUFF = shutil.which("ruff", path=str(ROOT / ".venv" / "bin")) or shutil.which("ruff")
+
+
+MYPY = shutil.which("mypy", path=str(ROOT / ".venv" / "bin")) or shutil.which("mypy")
+
+
+@pytest.mark.skipif(MYPY is None, reason="mypy is not installed")
+def test_mypy_on_core():
+    """fxstudio/core type-checks (pyproject.toml's [tool.mypy]: the files and settings)."""
+    result = subprocess.run([MYPY], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 @pytest.mark.skipif(RUFF is None, reason="ruff is not installed")

@@ -120,7 +120,9 @@ def trace_fx(
         special = special_failure("Tracing forward", exc, source_file)
         if special is not None or not isinstance(exc, Exception):
             raise special or user_error("Tracing forward", exc, source_file) from exc
-        raise _trace_error(exc, source_file) from exc
+        error = _trace_error(exc, source_file)
+        error.tracing = True
+        raise error from exc
     name = module.__class__.__name__
     return fx.GraphModule(tracer.root, graph, name)
 
@@ -198,9 +200,39 @@ def export_module(
             ) from exc
         raise CaptureError(
             f"torch.export failed at {_short(loc)}{type(exc).__name__}: {_clip(text)}\n"
-            "Check the --input shapes, or try the fx frontend.",
+            f"{export_advice(text)}",
             loc,
         ) from exc
+
+
+_SHAPE_WORDS = ("shape", "size mismatch", "must match the size", "mat1 and mat2", "dimension")
+
+
+def export_advice(text: str) -> str:
+    """What to do about a torch.export failure, for the causes that can be told from its
+    message -- and no advice that does not apply.
+
+    >>> export_advice("Found <class 'transformers.cache_utils.DynamicCache'> in output, "
+    ...               "register a pytree")[:60]
+    'The model returns a transformers cache object (DynamicCache)'
+    """
+    if "cache_utils" in text or ("Cache" in text and "pytree" in text):
+        cls = next((w.strip("<>'\",.") for w in text.split() if w.endswith("Cache'>")), "")
+        name = cls.rsplit(".", 1)[-1] or "a Cache"
+        return (
+            f"The model returns a transformers cache object ({name}), which torch.export "
+            "cannot output. Build it with use_cache=False (hf: specs do): set "
+            "config.use_cache = False in your factory."
+        )
+    if "pytree" in text:
+        return (
+            "The model takes or returns a type torch.export cannot take apart: return tensors "
+            "(or tuples, lists and dicts of them), or register the type with "
+            "torch.utils._pytree.register_pytree_node."
+        )
+    if any(w in text for w in _SHAPE_WORDS):
+        return "Check the --input shapes and dtypes (one --input per forward argument)."
+    return "Try the fx frontend (--frontend fx), or make the failing module a leaf module."
 
 
 def _clip(text: str, limit: int = 1200) -> str:
@@ -328,7 +360,7 @@ def _run_fake(gm: fx.GraphModule, graph: fx.Graph, example_inputs: tuple[Any, ..
     from torch.nn.utils.stateless import _reparametrize_module
 
     mode = FakeTensorMode(allow_non_fake_inputs=True)
-    state = {
+    state: dict[str, torch.Tensor] = {
         name: mode.from_tensor(t)
         for name, t in [
             *gm.named_parameters(remove_duplicate=False),

@@ -423,7 +423,8 @@ def format_target(node: fx.Node) -> str:
 
 def format_args(value: Any) -> str:
     """``print_tabular``'s rendering: nodes by name, the rest by ``repr``."""
-    return repr(fx.node.map_arg(value, lambda n: _NameRef(n.name)))
+    # (map_arg's callback may return any value; torch types it as returning an Argument)
+    return repr(fx.node.map_arg(value, lambda n: _NameRef(n.name)))  # type: ignore[arg-type,return-value]
 
 
 class _NameRef:

@@ -87,7 +87,9 @@ def node_of(doc: GraphDocument, name: str) -> fx.Node:
 
 def to_refs(value: Any) -> Any:
     """``fx.Node`` objects inside ``value`` replaced by :class:`Ref`."""
-    return map_aggregate(value, lambda v: Ref(v.name) if isinstance(v, fx.Node) else v)
+    # (map_aggregate's callback may return any value; torch types it as returning an Argument)
+    refs = map_aggregate(value, lambda v: Ref(v.name) if isinstance(v, fx.Node) else v)  # type: ignore[arg-type,return-value]
+    return refs
 
 
 def from_refs(doc: GraphDocument, value: Any) -> Any:
@@ -681,8 +683,8 @@ def splice(
         pre = []
     node = node_of(doc, user)
     swap = lambda v: Ref(spec.name) if v == Ref(producer) else v  # noqa: E731
-    args = map_aggregate(to_refs(node.args), swap)
-    kwargs = map_aggregate(to_refs(dict(node.kwargs)), swap)
+    args = map_aggregate(to_refs(node.args), swap)  # type: ignore[arg-type]
+    kwargs = map_aggregate(to_refs(dict(node.kwargs)), swap)  # type: ignore[arg-type]
     return commit(
         doc,
         f"Insert {spec.name} between {producer} and {user}",
@@ -984,6 +986,8 @@ def _new_spec(
     if after is None:
         order = {n: i for i, n in enumerate(doc.node_names())}
         after = max(used, key=order.__getitem__) if used else _last_placeholder(doc)
+    if after is None:
+        raise EditError("The graph has no inputs to place a new node after: add an input first.")
     anchor = node_of(doc, after)
     if anchor.op == "output":
         raise EditError("Nothing can come after the output node.")

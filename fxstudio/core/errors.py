@@ -58,6 +58,9 @@ class InputSpecError(UserError):
 class CaptureError(UserError):
     """A module could not be captured as a graph, or could not run on its example inputs."""
 
+    tracing = False  # symbolic tracing itself failed: another frontend may capture the model
+    alternative: object = None  # the OpenRequest that captures it instead, when one was found
+
 
 _LIBRARY_DIRS = tuple(
     os.path.dirname(os.path.abspath(p)) + os.sep

@@ -184,6 +184,8 @@ def _export_onnx(gm: fx.GraphModule, inputs: tuple[Any, ...], out: Path) -> Expo
                 f"The model cannot be saved as ONNX: {_first_line(exc)}. "
                 "Save it as Python (.py) or .pt2 instead."
             ) from exc
+        if program is None:
+            raise ExportError("torch.onnx.export made no program. Save it as Python (.py) instead.")
         with atomic_path(out) as tmp:
             program.save(str(tmp))
     return ExportResult("onnx", [out])

@@ -17,6 +17,7 @@ Opening a model file runs its code, exactly like ``python file.py`` would.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib
 import importlib.resources
@@ -27,7 +28,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal
 
@@ -38,7 +39,7 @@ from fxstudio.core.errors import InputSpecError, LoadError, SourceLocation, user
 from fxstudio.core.guard import SMALLER_MODEL, available_memory, out_of_memory, user_error
 from fxstudio.core.noise import quiet_torch_logs
 
-SpecKind = Literal["file", "module", "example", "pt2"]
+SpecKind = Literal["file", "module", "example", "pt2", "timm", "hf"]
 
 EXAMPLE_CLASS = "Model"
 EXAMPLE_INPUTS = "example_inputs"
@@ -52,6 +53,8 @@ class ModelSpec:
     location: str  # file path, dotted module, example name or .pt2 path
     name: str = ""  # attribute inside the file / module ("" for .pt2)
     text: str = ""  # the spec as the user wrote it
+    args: tuple[Any, ...] = ()  # literal arguments: package.module:factory(1, a=2)
+    kwargs: tuple[tuple[str, Any], ...] = ()
 
     def __str__(self) -> str:
         return self.text or (f"{self.location}:{self.name}" if self.name else self.location)
@@ -67,22 +70,42 @@ class LoadedModel:
     source_file: str | None = None  # the user's file, for error locations
     exported: Any = None  # the ExportedProgram, for .pt2 specs
     seed: int = 0
+    frontend: Literal["fx", "export"] | None = None  # how this kind of model captures best
+    notes: list[str] = field(default_factory=list)  # what was chosen for the user, in words
+
+
+SPEC_FORMS = (
+    "FILE.py:Name, package.module:Name, a factory with arguments (package.module:fn(1, a=2)), "
+    "timm:NAME, hf:NAME, examples:NAME or FILE.pt2"
+)
 
 
 def parse_spec(text: str) -> ModelSpec:
     """Parse a MODEL spec string (see the module docstring).
 
-    >>> parse_spec("examples:resnet")
-    ModelSpec(kind='example', location='resnet', name='Model', text='examples:resnet')
+    >>> e = parse_spec("examples:resnet")
+    >>> e.kind, e.location, e.name
+    ('example', 'resnet', 'Model')
     >>> parse_spec("torchvision.models:resnet18").kind
     'module'
+    >>> s = parse_spec("torchvision.models:resnet18(num_classes=10)")
+    >>> s.name, s.kwargs
+    ('resnet18', (('num_classes', 10),))
+    >>> h = parse_spec("hf:llama(num_hidden_layers=2)")
+    >>> h.kind, h.location, h.kwargs
+    ('hf', 'llama', (('num_hidden_layers', 2),))
     """
     text = text.strip()
     if not text:
-        raise LoadError(
-            "The model spec is empty. Give FILE.py:Name, package.module:Name, "
-            "examples:NAME or FILE.pt2."
-        )
+        raise LoadError(f"The model spec is empty. Give {SPEC_FORMS}.")
+    head, args, kwargs = _split_call(text)
+    zoo: tuple[tuple[str, SpecKind], ...] = (("timm:", "timm"), ("hf:", "hf"))
+    for prefix, kind in zoo:
+        if head.startswith(prefix):
+            name = head[len(prefix) :].strip()
+            if not name:
+                raise LoadError(f"The spec '{text}' names no model: write {prefix}NAME.")
+            return ModelSpec(kind, name, name, text, args, kwargs)
     if text.startswith("examples:"):
         name = text.split(":", 1)[1]
         if not name:
@@ -90,20 +113,52 @@ def parse_spec(text: str) -> ModelSpec:
         return ModelSpec("example", name, EXAMPLE_CLASS, text)
     if text.endswith(".pt2"):
         return ModelSpec("pt2", text, "", text)
-    location, sep, name = text.rpartition(":")
+    location, sep, name = head.rpartition(":")
     if not sep or not location or not name:
-        raise LoadError(
-            f"'{text}' is not a model spec. Write FILE.py:Name (a class or factory in the "
-            "file), package.module:Name, examples:NAME or FILE.pt2."
-        )
+        raise LoadError(f"'{text}' is not a model spec. Write {SPEC_FORMS}.")
     if not name.isidentifier():
         raise LoadError(
             f"'{name}' in '{text}' is not a Python name; after the colon give the "
             "name of an nn.Module class or a factory function."
         )
-    if location.endswith(".py") or os.sep in location or "/" in location:
-        return ModelSpec("file", location, name, text)
-    return ModelSpec("module", location, name, text)
+    is_file = location.endswith(".py") or os.sep in location or "/" in location
+    return ModelSpec("file" if is_file else "module", location, name, text, args, kwargs)
+
+
+def _split_call(text: str) -> tuple[str, tuple[Any, ...], tuple[tuple[str, Any], ...]]:
+    """``pkg.mod:fn(1, a=2)`` -> ``("pkg.mod:fn", (1,), (("a", 2),))``: the arguments are
+    Python literals, read with ``ast.literal_eval`` (never ``eval``).
+
+    >>> _split_call("m:f(3, 'x', size=(2, 2))")
+    ('m:f', (3, 'x'), (('size', (2, 2)),))
+    >>> _split_call("file.py:Net")
+    ('file.py:Net', (), ())
+    """
+    paren = text.find("(")
+    if paren < 0 or not text.endswith(")"):
+        return text, (), ()
+    head, inside = text[:paren].strip(), text[paren + 1 : -1]
+    try:
+        call = ast.parse(f"f({inside})", mode="eval").body
+    except SyntaxError as exc:
+        raise LoadError(
+            f"The arguments in '{text}' are not valid Python ({exc.msg}). Write literals: "
+            "numbers, strings, True/False/None, tuples, lists and dicts of them."
+        ) from exc
+    assert isinstance(call, ast.Call)
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        raise LoadError(f"'{text}': write each argument out (no *args or **kwargs).")
+    try:
+        args = tuple(ast.literal_eval(a) for a in call.args)
+        kwargs = tuple((k.arg, ast.literal_eval(k.value)) for k in call.keywords)
+    except ValueError as exc:
+        raise LoadError(
+            f"The arguments in '{text}' must be Python literals (numbers, strings, "
+            "True/False/None, tuples, lists, dicts): names and calls are not run."
+        ) from exc
+    return head, args, kwargs  # type: ignore[return-value]
 
 
 def model_file(spec: str) -> str | None:
@@ -142,6 +197,10 @@ def load_model(
     ms = spec if isinstance(spec, ModelSpec) else parse_spec(spec)
     if ms.kind == "pt2":
         return _load_pt2(ms, inputs, seed)
+    if ms.kind in ("timm", "hf"):
+        from fxstudio.core import zoo
+
+        return zoo.load(ms, inputs, seed)
     namespace, source_file = _import_namespace(ms)
     obj = getattr(namespace, ms.name, None)
     if obj is None:
@@ -162,8 +221,8 @@ def _import_namespace(ms: ModelSpec) -> tuple[ModuleType, str | None]:
         if not resource.is_file():
             raise LoadError(_examples_hint(f"There is no built-in example '{ms.location}'."))
         # Examples live inside the package; in a wheel or editable install they are real files.
-        with importlib.resources.as_file(resource) as path:
-            return _import_file(str(path), f"fxstudio_examples_{ms.location}"), str(path)
+        with importlib.resources.as_file(resource) as example:
+            return _import_file(str(example), f"fxstudio_examples_{ms.location}"), str(example)
     if ms.kind == "file":
         path = os.path.abspath(os.path.expanduser(ms.location))
         if not os.path.exists(path):
@@ -246,23 +305,30 @@ def _construct(ms: ModelSpec, obj: Any, seed: int, source_file: str | None) -> n
         )
     if isinstance(obj, nn.Module):
         return obj
+    call = ms.name + _call_text(ms)
     torch.manual_seed(seed)
     try:
-        module = obj()
+        module = obj(*ms.args, **dict(ms.kwargs))
     except TypeError as exc:
         loc = user_frame(exc.__traceback__, prefer_file=source_file)
         if loc is None:  # the call itself failed: required constructor arguments
             raise LoadError(
-                f"Calling {ms.name}() failed: {exc}. fxstudio builds the model with no "
-                "arguments; add defaults, or write a zero-argument factory function that "
-                "returns the module and name it in the spec."
+                f"Calling {call} failed: {exc}. Give the arguments in the spec "
+                f"({ms.location}:{ms.name}(4, width=64): Python literals), add defaults, or "
+                "write a zero-argument factory function that returns the module."
             ) from exc
-        raise user_error(f"Building {ms.name}()", exc, source_file, oom_hint=SMALLER_MODEL) from exc
+        raise user_error(f"Building {call}", exc, source_file, oom_hint=SMALLER_MODEL) from exc
     except BaseException as exc:
-        raise user_error(f"Building {ms.name}()", exc, source_file, oom_hint=SMALLER_MODEL) from exc
+        raise user_error(f"Building {call}", exc, source_file, oom_hint=SMALLER_MODEL) from exc
     if not isinstance(module, nn.Module):
-        raise LoadError(f"{ms.name}() returned a {type(module).__name__}, not an nn.Module.")
+        raise LoadError(f"{call} returned a {type(module).__name__}, not an nn.Module.")
     return module
+
+
+def _call_text(ms: ModelSpec) -> str:
+    """``(1, a=2)`` for a spec with arguments, ``()`` without."""
+    parts = [repr(a) for a in ms.args] + [f"{k}={v!r}" for k, v in ms.kwargs]
+    return f"({', '.join(parts)})"
 
 
 def _namespace_inputs(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from fxstudio.core.capture import CaptureOptions, Frontend, capture
 from fxstudio.core.document import GraphDocument, ModelSource
+from fxstudio.core.errors import CaptureError
 from fxstudio.core.guard import special_failure
 from fxstudio.core.loading import load_model
 
@@ -18,7 +21,7 @@ class OpenRequest:
     """What the user asked to open: the MODEL spec and how to capture it."""
 
     spec: str
-    frontend: Frontend = "fx"
+    frontend: Frontend | Literal["auto"] = "auto"  # auto: export for hf: models, fx otherwise
     inputs: tuple[str, ...] = ()
     seed: int = 0
     leaf_modules: tuple[str, ...] = field(default_factory=tuple)
@@ -57,8 +60,15 @@ def open_model(req: OpenRequest) -> GraphDocument:
 
 def _open_model(req: OpenRequest) -> GraphDocument:
     loaded = load_model(req.spec, req.inputs, req.seed)
-    options = CaptureOptions(req.frontend, req.leaf_modules, train=req.train)
-    cap = capture(loaded, options)
+    frontend: Frontend = req.frontend if req.frontend != "auto" else loaded.frontend or "fx"
+    options = CaptureOptions(frontend, req.leaf_modules, train=req.train)
+    try:
+        cap = capture(loaded, options)
+    except CaptureError as exc:
+        if frontend == "fx" and exc.tracing and loaded.example_inputs and not req.leaf_modules:
+            _offer_export(req, exc)
+        raise
+    cap.notes[:0] = loaded.notes
     source = ModelSource(
         req.spec,
         cap.frontend,
@@ -69,3 +79,19 @@ def _open_model(req: OpenRequest) -> GraphDocument:
         req.train,
     )
     return GraphDocument.from_capture(cap, source)
+
+
+def _offer_export(req: OpenRequest, exc: CaptureError) -> None:
+    """Symbolic tracing failed: when the export frontend captures the model, say so on the
+    error (``exc.alternative``, the request that works) and in its message, with the command."""
+    alternative = replace(req, frontend="export")
+    try:
+        _open_model(alternative)
+    except Exception:  # noqa: BLE001 - export fails too: no offer (sys.exit, Ctrl+C go on up)
+        return
+    exc.alternative = alternative
+    inputs = "".join(f" --input {i}" for i in req.inputs)
+    exc.message += (
+        "\nThe export frontend captures this model: open it with "
+        f"fxstudio show {shlex.quote(req.spec)}{inputs} --frontend export"
+    )

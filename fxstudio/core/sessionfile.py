@@ -23,9 +23,10 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from fxstudio.core import edits
+from fxstudio.core.capture import Frontend
 from fxstudio.core.document import GraphDocument, PatternBox
 from fxstudio.core.errors import LoadError
 from fxstudio.core.files import atomic_write
@@ -133,7 +134,7 @@ def open_session(path: str | os.PathLike[str]) -> GraphDocument:
     data = read_session(path)
     request = OpenRequest(
         data.spec,
-        data.frontend,
+        cast(Frontend, data.frontend),
         data.inputs,
         data.seed,
         data.leaf_modules,

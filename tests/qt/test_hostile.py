@@ -76,9 +76,7 @@ def test_a_runaway_model_is_located_and_cancel_stops_it(
     qtbot.waitUntil(
         lambda: (loc := task.where(str(path))) and loc.lineno in loop_lines, timeout=60000
     )
-    qtbot.waitUntil(
-        lambda: "running model.py:" in window.status_bar.currentMessage(), timeout=5000
-    )
+    qtbot.waitUntil(lambda: "running model.py:" in window.status_bar.currentMessage(), timeout=5000)
     assert window._cancel.isVisible()
     qtbot.mouseClick(window._cancel, Qt.MouseButton.LeftButton)
     assert task.join(60)  # the model's code was stopped, not only abandoned
