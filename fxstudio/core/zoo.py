@@ -72,9 +72,10 @@ def timm_names() -> list[str]:
     """Every ``timm:`` name, or ``[]`` when timm does not import."""
     try:
         import timm
-    except Exception:
+
+        return list(timm.list_models())
+    except Exception:  # not installed, or broken (no torchvision for this torch)
         return []
-    return list(timm.list_models())
 
 
 def _load_timm(ms: ModelSpec, inputs: Sequence[str], seed: int) -> LoadedModel:

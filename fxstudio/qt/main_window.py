@@ -36,6 +36,7 @@ from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument, for
 from fxstudio.core.errors import UserError
 from fxstudio.core.export import DESCRIPTIONS, ExportResult, export, weights_path
 from fxstudio.core.loading import model_file
+from fxstudio.core.recent import RecentModels
 from fxstudio.core.session import SESSION_SUFFIX, OpenRequest, open_document
 from fxstudio.core.sessionfile import save_session
 from fxstudio.qt.autosave import DEFAULT_INTERVAL_S, Autosaver, find_recoveries, recovery_dir
@@ -131,6 +132,8 @@ class MainWindow(QMainWindow):
             autosave_s,
             self,
         )
+        # Beside the recovery folder, in fxstudio's data folder.
+        self.recent = RecentModels(self.autosaver.directory.parent / "recent.json")
 
         self.selection = SelectionModel(self)
         self.table_view = self.findChild(QTableView, "tableView")
@@ -305,7 +308,7 @@ class MainWindow(QMainWindow):
     def show_open_dialog(self) -> None:
         if not self.maybe_save_changes():
             return
-        dialog = OpenDialog(self, self.request)
+        dialog = OpenDialog(self, self.request, self.recent.load())
         if dialog.exec() and dialog.request().spec:
             self.open_model(dialog.request())
 
@@ -390,6 +393,7 @@ class MainWindow(QMainWindow):
         seconds = time.perf_counter() - self._started
         note = f" — {document.notes[0]}" if document.notes else ""
         self.status_bar.showMessage(f"Opened {request.spec} in {seconds:.2f} s{note}")
+        self.recent.add(request)
         self.documentLoaded.emit(document)
 
     def _failed(self, request: OpenRequest, exc: BaseException) -> None:
@@ -763,6 +767,13 @@ class MainWindow(QMainWindow):
         if not self.interactive:
             return
         box = QMessageBox(self)
+        alternative = getattr(exc, "alternative", None)
+        if isinstance(alternative, OpenRequest):  # symbolic tracing failed, export works
+            button = box.addButton(
+                "Open with the export frontend", QMessageBox.ButtonRole.AcceptRole
+            )
+            button.clicked.connect(lambda: self.open_model(alternative))
+            box.addButton(QMessageBox.StandardButton.Close)
         box.setIcon(QMessageBox.Icon.Warning)
         box.setWindowTitle(title)
         if isinstance(exc, UserError):

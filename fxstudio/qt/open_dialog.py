@@ -1,11 +1,14 @@
-"""The Open dialog: pick an example, a file or an importable model, and how to capture it."""
+"""The Open dialog: a model spec (completed from the examples, the installed timm and
+transformers, and the recent ones), how to capture it, its inputs and seed."""
 
 from __future__ import annotations
 
 import os
 
+from PySide6.QtCore import QStringListModel, Qt
 from PySide6.QtWidgets import (
     QComboBox,
+    QCompleter,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
@@ -19,10 +22,41 @@ from PySide6.QtWidgets import (
 from fxstudio.core.loading import list_examples
 from fxstudio.core.session import OpenRequest
 from fxstudio.qt.forms import load_form
+from fxstudio.qt.workers import UserCodeTask
+
+FRONTENDS = ("auto", "fx", "export")  # the frontend combo's items, in order
+
+
+def zoo_specs() -> list[str]:
+    """``hf:`` model types and ``timm:`` names of the installed packages (importing timm
+    and transformers takes seconds: call it off the GUI thread)."""
+    from fxstudio.core.zoo import hf_model_types, timm_names
+
+    return [f"hf:{t}" for t in hf_model_types()] + [f"timm:{n}" for n in timm_names()]
+
+
+_zoo: dict[str, object] = {}  # "task": the one reading them, "specs": what it read
+
+
+def zoo_reader() -> UserCodeTask:
+    """The task that reads :func:`zoo_specs` once per process (a daemon thread: quitting
+    never waits for it); its result is kept for every later dialog."""
+    task = _zoo.get("task")
+    if not isinstance(task, UserCodeTask):
+        task = UserCodeTask(zoo_specs)
+        task.succeeded.connect(lambda specs: _zoo.__setitem__("specs", specs))
+        _zoo["task"] = task
+        task.start()
+    return task
 
 
 class OpenDialog(QDialog):
-    def __init__(self, parent: QWidget | None = None, current: OpenRequest | None = None) -> None:
+    def __init__(
+        self,
+        parent: QWidget | None = None,
+        current: OpenRequest | None = None,
+        recent: list[OpenRequest] | None = None,
+    ) -> None:
         super().__init__(parent)
         load_form("open_dialog", self)
         self.example_combo = self.findChild(QComboBox, "exampleCombo")
@@ -34,20 +68,45 @@ class OpenDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         self.findChild(QPushButton, "browseButton").clicked.connect(self._browse)
-        self.example_combo.addItem("(choose a built-in example)", "")
+        self.recent = list(recent or [])
+        self.example_combo.addItem("(choose a recent model or a built-in example)", None)
+        for r in self.recent:
+            self.example_combo.addItem(f"recent: {r.spec}", r)
         for name in list_examples():
-            self.example_combo.addItem(name, f"examples:{name}")
+            self.example_combo.addItem(name, OpenRequest(f"examples:{name}"))
         self.example_combo.currentIndexChanged.connect(self._example_chosen)
+        # Completion: what is known at once now, the installed zoos when they are read.
+        self.completions = QStringListModel(self._quick_specs(), self)
+        completer = QCompleter(self.completions, self)
+        completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        completer.setMaxVisibleItems(15)
+        self.spec_edit.setCompleter(completer)
+        known = _zoo.get("specs")
+        if isinstance(known, list):
+            self._zoo_read(known)
+        else:
+            zoo_reader().succeeded.connect(self._zoo_read)
         if current is not None:
-            self.spec_edit.setText(current.spec)
-            self.frontend_combo.setCurrentIndex(1 if current.frontend == "export" else 0)
-            self.inputs_edit.setText(" ".join(current.inputs))
-            self.seed_spin.setValue(current.seed)
+            self._fill(current)
+
+    def _quick_specs(self) -> list[str]:
+        specs = [r.spec for r in self.recent] + [f"examples:{n}" for n in list_examples()]
+        return list(dict.fromkeys(specs))
+
+    def _zoo_read(self, specs: list[str]) -> None:
+        self.completions.setStringList(self._quick_specs() + specs)
+
+    def _fill(self, request: OpenRequest) -> None:
+        self.spec_edit.setText(request.spec)
+        self.frontend_combo.setCurrentIndex(FRONTENDS.index(request.frontend))
+        self.inputs_edit.setText(" ".join(request.inputs))
+        self.seed_spin.setValue(request.seed)
 
     def _example_chosen(self, index: int) -> None:
-        spec = self.example_combo.itemData(index)
-        if spec:
-            self.spec_edit.setText(spec)
+        request = self.example_combo.itemData(index)
+        if request is not None:
+            self._fill(request)
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -72,10 +131,9 @@ class OpenDialog(QDialog):
             self.spec_edit.setText(f"{path}:{name.strip()}")
 
     def request(self) -> OpenRequest:
-        frontend = "export" if self.frontend_combo.currentIndex() == 1 else "fx"
         return OpenRequest(
             self.spec_edit.text().strip(),
-            frontend,
+            FRONTENDS[self.frontend_combo.currentIndex()],  # type: ignore[arg-type]
             tuple(self.inputs_edit.text().split()),
             self.seed_spin.value(),
         )

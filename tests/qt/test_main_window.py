@@ -76,9 +76,11 @@ def test_open_dialog_builds_a_request(qtbot):
     qtbot.addWidget(dialog)
     assert dialog.request() == OpenRequest("examples:simple", "export", ("2x16",), 4)
     dialog.example_combo.setCurrentIndex(dialog.example_combo.findText("transformer"))
-    dialog.frontend_combo.setCurrentIndex(0)
+    dialog.frontend_combo.setCurrentIndex(1)
     assert dialog.request().spec == "examples:transformer"
     assert dialog.request().frontend == "fx"
+    dialog.frontend_combo.setCurrentIndex(0)
+    assert dialog.request().frontend == "auto"
 
 
 def test_screenshot_writes_a_png_of_the_window(tmp_path):

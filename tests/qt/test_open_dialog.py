@@ -1,0 +1,63 @@
+"""The Open dialog completes specs (examples, transformers model types, timm names, recent
+models); a model symbolic tracing cannot follow opens with the export frontend in one click."""
+
+import importlib.util
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from fxstudio.core.errors import CaptureError
+from fxstudio.core.session import OpenRequest
+from fxstudio.qt import open_dialog
+from fxstudio.qt.open_dialog import OpenDialog
+from tests.qt.conftest import open_and_wait
+from tests.qt.test_hostile import interactive  # noqa: F401 - the fixture
+
+
+def _completions(qtbot, dialog, typed):
+    qtbot.waitUntil(lambda: "specs" in open_dialog._zoo, timeout=60000)  # read once a process
+    qtbot.waitUntil(lambda: len(dialog.completions.stringList()) > 20, timeout=5000)
+    completer = dialog.spec_edit.completer()
+    completer.setCompletionPrefix(typed)
+    model = completer.completionModel()
+    return [model.index(i, 0).data() for i in range(model.rowCount())]
+
+
+def test_recent_models_are_offered_first(qtbot, window):
+    open_and_wait(qtbot, window, "examples:negrelu")
+    open_and_wait(qtbot, window, "examples:simple", inputs=("3x16",))
+    recent = window.recent.load()
+    assert [r.spec for r in recent[:2]] == ["examples:simple", "examples:negrelu"]
+    dialog = OpenDialog(None, None, recent)
+    qtbot.addWidget(dialog)
+    assert dialog.example_combo.itemText(1) == "recent: examples:simple"
+    dialog.example_combo.setCurrentIndex(1)
+    assert dialog.request() == OpenRequest("examples:simple", "auto", ("3x16",), 0)
+    assert "examples:resnet" in _completions(qtbot, dialog, "resn")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("transformers") is None, reason="no transformers")
+def test_spec_completion_knows_transformers_model_types(qtbot):
+    dialog = OpenDialog()
+    qtbot.addWidget(dialog)
+    found = _completions(qtbot, dialog, "hf:lla")
+    assert "hf:llama" in found and all("lla" in f.lower() for f in found)
+
+
+def test_fx_failure_offers_the_export_frontend_in_one_click(qtbot, interactive, write_model):  # noqa: F811
+    path = write_model(
+        "import torch\n"
+        "class Net(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        if x.shape[-1] % 2:\n"
+        "            return x * 2\n"
+        "        return x + 1\n"
+        "def example_inputs():\n    return (torch.randn(2, 3),)\n"
+    )
+    failed = open_and_wait(qtbot, interactive, f"{path}:Net", signal="loadFailed", frontend="fx")
+    assert isinstance(failed, CaptureError)
+    box = interactive.findChild(QMessageBox)
+    button = next(b for b in box.buttons() if b.text() == "Open with the export frontend")
+    with qtbot.waitSignal(interactive.documentLoaded, timeout=60000) as loaded:
+        button.click()
+    assert loaded.args[0].source.frontend == "export"
