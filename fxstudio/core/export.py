@@ -433,7 +433,7 @@ def run_standalone(
                 sys.executable,
                 "-c",
                 _VERIFY,
-                str(py_path),
+                os.path.abspath(py_path),  # it runs in the temporary folder
                 data_path,
                 out_path,
                 ",".join(map(str, counts)),

@@ -169,7 +169,7 @@ def special_failure(
         return LoadError(
             f"{_head(f'{what} called {call}', loc)}The code fxstudio runs to open a model "
             "must not exit: raise an exception instead, and keep script code under "
-            '`if __name__ == "__main__":`.',
+            'if __name__ == "__main__".',
             loc,
         )
     if isinstance(exc, KeyboardInterrupt):

@@ -23,6 +23,14 @@ def test_export_writes_a_module_that_runs_without_fxstudio(tmp_path, capsys):
     assert result.stdout.strip() == "(2, 10)"
 
 
+def test_verify_a_module_saved_under_a_relative_path(tmp_path, monkeypatch, capsys):
+    """`fxstudio export MODEL -o g.py --verify`, as typed in a folder (the check runs in a
+    temporary folder of its own)."""
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["export", "examples:simple", "-o", "g.py", "--verify"]) == 0
+    assert "bit for bit" in capsys.readouterr().out
+
+
 def test_export_refuses_to_overwrite_without_force(tmp_path, capsys):
     out = tmp_path / "m.py"
     out.write_text("# keep me\n")

@@ -154,7 +154,9 @@ def test_timm_models_open_show_shapes_and_round_trip(name, tmp_path):
     doc = open_document(f"timm:{name}")
     assert doc.notes[0].startswith(f"timm:{name}: ") and "pretrained=False" in doc.notes[0]
     assert doc.example_inputs[0].shape == (1, 3, 224, 224)
-    assert [r for r in doc.rows() if r.name == "output"][0].shape == "1x1000"
+    assert len([r for r in doc.rows() if r.shape]) > 20
+    with torch.no_grad():
+        assert doc.graph_module(*doc.example_inputs).shape == (1, 1000)
     out = tmp_path / "m.py"
     export(doc, out)
     assert verify_standalone(out, doc).ok
@@ -163,7 +165,8 @@ def test_timm_models_open_show_shapes_and_round_trip(name, tmp_path):
 @needs_timm
 def test_timm_arguments_and_unknown_names():
     doc = open_document("timm:convnext_atto(num_classes=10)")
-    assert [r for r in doc.rows() if r.name == "output"][0].shape == "1x10"
+    with torch.no_grad():
+        assert doc.graph_module(*doc.example_inputs).shape == (1, 10)
     with pytest.raises(LoadError, match="Did you mean: convnext_atto"):
         load_model("timm:convnext_atoo")
 
