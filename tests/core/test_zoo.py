@@ -4,6 +4,7 @@ timm:, with defaults that make capture work; known capture failures name their c
 import importlib.util
 
 import pytest
+import torch
 
 from fxstudio.core.errors import CaptureError, LoadError
 from fxstudio.core.export import export, verify_standalone
