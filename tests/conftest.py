@@ -10,6 +10,18 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "resources" / "examples"
 
 
+#: A model symbolic tracing cannot follow (it branches on a size) and torch.export can.
+SIZE_BRANCH = (
+    "import torch\n"
+    "class Net(torch.nn.Module):\n"
+    "    def forward(self, x):\n"
+    "        if x.shape[-1] % 2:\n"
+    "            return x * 2\n"
+    "        return x + 1\n"
+    "def example_inputs():\n    return (torch.randn(2, 3),)\n"
+)
+
+
 @pytest.fixture
 def write_model(tmp_path):
     """Write a model file into a temporary folder and return its path."""

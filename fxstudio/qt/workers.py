@@ -72,9 +72,6 @@ class UserCodeTask(QObject):
     def start(self) -> None:
         self._thread.start()
 
-    def is_running(self) -> bool:
-        return self._thread.is_alive()
-
     def join(self, timeout: float | None = None) -> bool:
         """Wait for the thread (tests); True when it has ended."""
         self._thread.join(timeout)
@@ -108,9 +105,12 @@ class UserCodeTask(QObject):
             result, error = None, exc
         else:
             error = None
-        if not self.cancelled:
-            if error is not None:
-                self.failed.emit(error)
-            elif result is not None:
-                self.succeeded.emit(result)
-        self.finished.emit()
+        try:
+            if not self.cancelled:
+                if error is not None:
+                    self.failed.emit(error)
+                elif result is not None:
+                    self.succeeded.emit(result)
+            self.finished.emit()
+        except RuntimeError:  # an abandoned task whose window is gone: nobody to tell
+            pass

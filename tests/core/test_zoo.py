@@ -11,6 +11,7 @@ from fxstudio.core.export import export, verify_standalone
 from fxstudio.core.guard import OutOfMemory
 from fxstudio.core.loading import load_model, parse_spec
 from fxstudio.core.session import OpenRequest, open_document
+from tests.conftest import SIZE_BRANCH
 
 needs_transformers = pytest.mark.skipif(
     importlib.util.find_spec("transformers") is None, reason="transformers is not installed"
@@ -46,15 +47,7 @@ def test_bad_arguments_are_refused_with_what_to_write(spec, message):
 
 
 def test_fx_failure_offers_the_export_frontend_when_it_works(write_model):
-    path = write_model(
-        "import torch\n"
-        "class Net(torch.nn.Module):\n"
-        "    def forward(self, x):\n"
-        "        if x.shape[-1] % 2:\n"
-        "            return x * 2\n"
-        "        return x + 1\n"
-        "def example_inputs():\n    return (torch.randn(2, 3),)\n"
-    )
+    path = write_model(SIZE_BRANCH)
     with pytest.raises(CaptureError) as info:
         open_document(OpenRequest(f"{path}:Net", "fx"))
     assert info.value.alternative == OpenRequest(f"{path}:Net", "export")

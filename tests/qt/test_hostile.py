@@ -9,21 +9,10 @@ import fxstudio.qt.main_window as main_window
 from fxstudio.core.errors import LoadError
 from fxstudio.core.guard import OutOfMemory
 from fxstudio.core.session import OpenRequest
-from fxstudio.qt.main_window import MainWindow
 from tests.conftest import run_fxstudio
 from tests.qt.conftest import open_and_wait
 
 LOOPING = "import torch\nprint('spinning')\nwhile True:\n    pass\n"
-
-
-@pytest.fixture
-def interactive(qtbot, tmp_path):
-    """A window that shows its messages (as a user's does)."""
-    w = MainWindow(interactive=True, autosave_s=0, recovery=tmp_path / "recovery")
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
-    return w
 
 
 def test_sys_exit_in_a_model_file_is_shown_and_the_next_model_opens(

@@ -10,8 +10,8 @@ from fxstudio.core.errors import CaptureError
 from fxstudio.core.session import OpenRequest
 from fxstudio.qt import open_dialog
 from fxstudio.qt.open_dialog import OpenDialog
+from tests.conftest import SIZE_BRANCH
 from tests.qt.conftest import open_and_wait
-from tests.qt.test_hostile import interactive  # noqa: F401 - the fixture
 
 
 def _completions(qtbot, dialog, typed):
@@ -44,16 +44,8 @@ def test_spec_completion_knows_transformers_model_types(qtbot):
     assert "hf:llama" in found and all("lla" in f.lower() for f in found)
 
 
-def test_fx_failure_offers_the_export_frontend_in_one_click(qtbot, interactive, write_model):  # noqa: F811
-    path = write_model(
-        "import torch\n"
-        "class Net(torch.nn.Module):\n"
-        "    def forward(self, x):\n"
-        "        if x.shape[-1] % 2:\n"
-        "            return x * 2\n"
-        "        return x + 1\n"
-        "def example_inputs():\n    return (torch.randn(2, 3),)\n"
-    )
+def test_fx_failure_offers_the_export_frontend_in_one_click(qtbot, interactive, write_model):
+    path = write_model(SIZE_BRANCH)
     failed = open_and_wait(qtbot, interactive, f"{path}:Net", signal="loadFailed", frontend="fx")
     assert isinstance(failed, CaptureError)
     box = interactive.findChild(QMessageBox)
