@@ -35,7 +35,7 @@ from torch import nn
 from torch.utils._pytree import tree_map
 
 from fxstudio.core.errors import CaptureError, SourceLocation, stack_trace_location, user_frame
-from fxstudio.core.guard import special_failure, user_error
+from fxstudio.core.guard import special_failure
 from fxstudio.core.loading import LoadedModel
 from fxstudio.core.noise import quiet_torch_logs
 
@@ -118,8 +118,10 @@ def trace_fx(
             graph = tracer.trace(module, concrete_args)
     except BaseException as exc:  # sys.exit, Ctrl+C, out of memory in forward too
         special = special_failure("Tracing forward", exc, source_file)
-        if special is not None or not isinstance(exc, Exception):
-            raise special or user_error("Tracing forward", exc, source_file) from exc
+        if special is not None:
+            raise special from exc
+        if not isinstance(exc, Exception):  # GeneratorExit and the like: not the user's
+            raise
         error = _trace_error(exc, source_file)
         error.tracing = True
         raise error from exc
