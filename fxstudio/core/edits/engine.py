@@ -1,0 +1,181 @@
+"""Applying steps as one edit, all or nothing: :func:`commit`, the checks every edit passes,
+and undo / redo."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from fxstudio.core.catchup import repropagate
+from fxstudio.core.document import ChangeKind, GraphDocument, format_target
+from fxstudio.core.edits.steps import EditError, Step, _get_submodule
+
+# --- edits ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Edit:
+    """Applied steps that can be undone and redone; ``record`` says how to replay them."""
+
+    doc: GraphDocument
+    label: str
+    steps: list[Step]
+    kind: ChangeKind
+    names: set[str]
+    record: dict[str, Any] = field(default_factory=dict)
+
+    def undo(self) -> None:
+        """Undo this edit, which must be the last one made (undo is a stack)."""
+        if not self.doc.history or self.doc.history[-1] is not self.record:
+            raise EditError(f"Undo the edits made after '{self.label}' first.")
+        inverses = [s.inverse() for s in reversed(self.steps)]
+        _run(self.doc, inverses, self.label)
+        self.doc.history.pop()
+        _finish(self.doc, _undo_kind(self.kind), self.names)
+
+    def redo(self) -> None:
+        _run(self.doc, self.steps, self.label)  # each step notes the state it replaces again
+        self.doc.history.append(self.record)
+        _finish(self.doc, self.kind, self.names)
+
+
+def _undo_kind(kind: ChangeKind) -> ChangeKind:
+    return {
+        ChangeKind.NODES_ADDED: ChangeKind.NODES_REMOVED,
+        ChangeKind.NODES_REMOVED: ChangeKind.NODES_ADDED,
+    }.get(kind, kind)
+
+
+def commit(
+    doc: GraphDocument,
+    label: str,
+    steps: Sequence[Step],
+    kind: ChangeKind,
+    record: dict[str, Any] | None = None,
+) -> Edit:
+    """Apply ``steps`` as one edit, or none of them (raising :class:`EditError`)."""
+    steps = list(steps)
+    _run(doc, steps, label)
+    names = set().union(*(s.touched() for s in steps)) if steps else set()
+    edit = Edit(doc, label, steps, kind, names, record or {})
+    doc.history.append(edit.record)
+    _finish(doc, kind, names)
+    return edit
+
+
+def _run(doc: GraphDocument, steps: list[Step], label: str) -> None:
+    done: list[Step] = []
+    try:
+        for step in steps:
+            step.apply(doc)
+            done.append(step)
+        _validate(doc, set().union(*(s.touched() for s in steps)) if steps else set())
+    except Exception as exc:
+        for step in reversed(done):
+            step.inverse().apply(doc)
+        doc._cache.clear()
+        _recompile(doc)
+        if isinstance(exc, EditError):
+            raise
+        raise EditError(f"{label} was refused: {type(exc).__name__}: {exc}") from exc
+
+
+def _validate(doc: GraphDocument, touched: set[str]) -> None:
+    """The checks every edit passes before it is kept."""
+    graph = doc.graph
+    try:
+        graph.lint()
+    except RuntimeError as exc:
+        text = str(exc)
+        m = re.search(r"Argument '(\w+)' of Node '(\w+)' was used before it has been defined", text)
+        if m:
+            raise EditError(
+                f"'{m.group(2)}' would use '{m.group(1)}', which comes after it in the graph "
+                "(a value must be computed before it is used, and no cycle is possible)."
+            ) from None
+        raise EditError(f"The graph would not be valid: {text}") from None
+    names = doc._node_index()
+    for name in touched:
+        node = names.get(name)
+        if node is not None:
+            check_call(doc, node)
+    _recompile(doc)
+
+
+def _recompile(doc: GraphDocument) -> None:
+    if doc.defer_heavy:
+        doc.compiled = False  # the code comes from fxstudio.core.catchup; run: ensure_compiled
+    else:
+        doc.graph_module.recompile()
+        doc.compiled = True
+
+
+def check_call(doc: GraphDocument, node: fx.Node) -> None:
+    """Refuse a non-callable target or arguments its signature cannot take."""
+    if node.op == "call_function":
+        if not callable(node.target):
+            raise EditError(f"'{node.target}' is not a function: '{node.name}' cannot call it.")
+        fn = node.target
+    elif node.op == "call_method":
+        if not isinstance(node.target, str) or not hasattr(torch.Tensor, node.target):
+            raise EditError(f"Tensors have no method '{node.target}'.")
+        if not node.args:
+            raise EditError(
+                f"'{node.name}' calls .{node.target}() on nothing: select the node whose value "
+                "it is called on (or give it as the first argument)."
+            )
+        return
+    elif node.op == "call_module":
+        module = _get_submodule(doc.graph_module, str(node.target))
+        if module is None:
+            raise EditError(f"The model has no submodule '{node.target}'.")
+        fn = module.forward
+    else:
+        return
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        # A builtin (torch.sigmoid): torch lists one signature for each, but not its
+        # overloads (torch.max(x) and torch.max(x, 1)), so only a call without any argument
+        # is checked against it; shapes tell about the rest.
+        override = torch.overrides.get_testing_overrides().get(fn)
+        if override is None or node.args or node.kwargs:
+            return
+        sig = inspect.signature(override)
+    try:
+        sig.bind(*node.args, **node.kwargs)
+    except TypeError as exc:
+        if not node.args and not node.kwargs:
+            raise EditError(
+                f"'{node.name}' calls {format_target(node)} without arguments ({exc}): select "
+                "the node it should take, or give its arguments."
+            ) from None
+        raise EditError(
+            f"'{node.name}' cannot call {format_target(node)} that way: {exc}."
+        ) from None
+
+
+def _finish(doc: GraphDocument, kind: ChangeKind, names: set[str]) -> None:
+    reshaped: set[str] = set()
+    if doc.defer_heavy:
+        doc.shapes_stale = True  # see fxstudio.core.catchup
+    else:
+        old = doc.shape_problem
+        reshaped = recheck_shapes(doc)
+        names = names | {p[0] for p in (old, doc.shape_problem) if p}
+    doc.emit(kind, names, reshaped=reshaped)
+
+
+def recheck_shapes(doc: GraphDocument) -> set[str]:
+    """Propagate shapes again; a node that no longer fits is recorded, not refused.  Returns
+    the nodes whose shape or dtype changed (their labels must be drawn again)."""
+    doc.shape_problem, changed = repropagate(
+        doc.graph_module, doc.graph, doc.example_inputs, doc.source.source_file
+    )
+    return changed

@@ -1,0 +1,172 @@
+"""Edits written as text: the command line's ``fxstudio edit -e`` and argument fields."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import torch
+
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.edits.engine import Edit
+from fxstudio.core.edits.naming import _get_attr
+from fxstudio.core.edits.steps import EditError, Ref
+from fxstudio.core.edits.user import (
+    add_input,
+    delete,
+    insert,
+    insert_module,
+    paste,
+    rename,
+    rewire,
+    set_inputs,
+    set_outputs,
+    set_target,
+    splice,
+)
+
+
+def parse_arguments(doc: GraphDocument, text: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``"1, dim=-1, x"`` -> ``((1, Ref("x")), {"dim": -1})``: Python literals, tuples and
+    lists, ``torch.float16``-style dtypes, None, and node names for other nodes' values."""
+    text = text.strip()
+    if not text:
+        return (), {}
+    try:
+        call = ast.parse(f"f({text})", mode="eval").body
+        assert isinstance(call, ast.Call)
+
+        def value(node: ast.expr) -> Any:
+            if isinstance(node, ast.Name):
+                if node.id in doc._node_index():
+                    return Ref(node.id)
+                if node.id in ("None", "True", "False"):
+                    return ast.literal_eval(node)
+                raise EditError(f"'{node.id}' is neither a node nor a Python value.")
+            if isinstance(node, (ast.Tuple, ast.List)):  # may hold node names
+                items = [value(e) for e in node.elts]
+                return tuple(items) if isinstance(node, ast.Tuple) else items
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "torch"
+            ):
+                found = getattr(torch, node.attr, None)
+                if isinstance(found, (torch.dtype, torch.memory_format, torch.layout)):
+                    return found  # torch.float16, torch.channels_last...
+                raise EditError(f"torch.{node.attr} is not a dtype, layout or memory format.")
+            return ast.literal_eval(node)
+
+        return tuple(value(a) for a in call.args), {
+            k.arg: value(k.value) for k in call.keywords if k.arg is not None
+        }
+    except (SyntaxError, ValueError, AssertionError) as exc:
+        raise EditError(
+            f"'{text}' are not arguments fxstudio can read: write Python values and node "
+            f"names separated by commas, e.g. 1, dim=-1 ({type(exc).__name__})."
+        ) from None
+
+
+def parse_kwargs(doc: GraphDocument, text: str) -> dict[str, Any]:
+    """``"dim=-1, keepdim=True"`` or ``"{'dim': -1}"`` -> ``{"dim": -1, ...}``."""
+    text = text.strip()
+    if text.startswith("{") and text.endswith("}"):
+        try:
+            tree = ast.parse(text, mode="eval").body
+        except SyntaxError:
+            raise EditError(f"'{text}' is not a dictionary fxstudio can read.") from None
+        if not isinstance(tree, ast.Dict) or not all(
+            isinstance(k, ast.Constant) for k in tree.keys
+        ):
+            raise EditError(f"'{text}' is not a dictionary of names to values.")
+        text = ", ".join(
+            f"{k.value}={ast.get_source_segment(text, v)}"  # type: ignore[union-attr]
+            for k, v in zip(tree.keys, tree.values, strict=True)
+        )
+    args, kwargs = parse_arguments(doc, text)
+    if args:
+        raise EditError("Write keyword arguments as name=value, e.g. dim=-1.")
+    return kwargs
+
+
+COMMANDS = """\
+delete NODE [NODE ...]            delete (users take the node's input when it fits)
+rename NODE NEW                   give a node a new name
+target NODE TARGET                call another function / method / submodule
+args NODE ARGUMENTS               set the arguments, e.g.: args add x, 2.0
+insert NODE TARGET [ARGUMENTS]    a new node fed by NODE: torch.sigmoid, .softmax dim=-1,
+                                  nn.Linear(16, 8), or a weight such as fc1.weight
+splice PRODUCER USER TARGET       insert TARGET on the edge from PRODUCER to USER
+connect SOURCE USER [ARGUMENT]    USER's argument (args[1], dim; args[0] by default) takes
+                                  SOURCE's value
+input NAME[:TYPE] [DEFAULT]       a new input, e.g.: input scale:float 1.0
+outputs NODE [NODE ...]           what the graph returns
+paste NODE [NODE ...]             copies of the nodes (new names), after the last of them"""
+
+
+def run_command(doc: GraphDocument, text: str) -> Edit:
+    """One edit written as a line of text (the command line's ``fxstudio edit -e``); the
+    forms are listed in :data:`COMMANDS`."""
+    words = text.split(None, 3)
+    if not words:
+        raise EditError("An empty edit command.")
+    verb, rest = words[0], words[1:]
+
+    def need(n: int) -> None:
+        if len(rest) < n:
+            raise EditError(f"'{text}' is not a complete edit. The edits are:\n{COMMANDS}")
+
+    if verb == "delete":
+        need(1)
+        return delete(doc, text.split()[1:])
+    if verb == "rename":
+        need(2)
+        return rename(doc, rest[0], rest[1])
+    if verb == "target":
+        need(2)
+        return set_target(doc, rest[0], rest[1])
+    if verb == "args":
+        need(2)
+        args, kwargs = parse_arguments(doc, text.split(None, 2)[2])
+        return set_inputs(doc, rest[0], args, kwargs)
+    if verb == "insert":
+        need(2)
+        node, target = rest[0], rest[1]
+        extra = text.split(None, 3)[3] if len(rest) > 2 else ""
+        if target.startswith("nn."):
+            return insert_module(doc, target, [Ref(node)], after=node)
+        if target.startswith("."):
+            args, kwargs = parse_arguments(doc, extra)
+            return insert(doc, "call_method", target[1:], [Ref(node), *args], kwargs)
+        if _get_attr(doc.graph_module, target) is not None and not extra:
+            return insert(doc, "get_attr", target)
+        args, kwargs = parse_arguments(doc, extra)
+        return insert(doc, "call_function", target, [Ref(node), *args], kwargs)
+    if verb == "splice":
+        need(3)
+        target = text.split(None, 3)[3]
+        op = "call_module" if target.startswith("nn.") else "call_function"
+        if target.startswith("."):
+            op, target = "call_method", target[1:]
+        return splice(doc, rest[0], rest[1], op, target)
+    if verb == "input":
+        need(1)
+        name, _, type_name = rest[0].partition(":")
+        annotation = type_name or None
+        if len(rest) > 1:
+            try:
+                default = ast.literal_eval(text.split(None, 2)[2])
+            except (ValueError, SyntaxError):
+                raise EditError(f"'{text.split(None, 2)[2]}' is not a Python value.") from None
+            return add_input(doc, name, annotation, default)
+        return add_input(doc, name, annotation)
+    if verb == "connect":
+        need(2)
+        return rewire(doc, rest[1], rest[2] if len(rest) > 2 else "args[0]", rest[0])
+    if verb == "paste":
+        need(1)
+        return paste(doc, text.split()[1:])
+    if verb == "outputs":
+        need(1)
+        return set_outputs(doc, text.split()[1:])
+    raise EditError(f"Unknown edit '{verb}'. The edits are:\n{COMMANDS}")

@@ -1,0 +1,161 @@
+"""Names, targets and submodules for new nodes: valid unique names, functions resolved from
+text, modules built from a constructor."""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import keyword
+import operator
+import re
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import nn
+
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.edits.steps import EditError, NodeSpec, check_name, node_of, refs_in
+
+# --- names and targets ---------------------------------------------------------------------------
+
+
+def unique_name(
+    doc: GraphDocument, base: str, also: set[str] | frozenset[str] = frozenset()
+) -> str:
+    """``base``, or ``base_N``: a name no node has (nor had: fx never reuses one), nor ``also``."""
+    base = re.sub(r"\W", "_", base).strip("_") or "node"
+    if base[0].isdigit():
+        base = f"_{base}"
+    taken = set(doc._node_index()) | doc.graph._graph_namespace._used_names | set(also)
+    if base not in taken and not keyword.iskeyword(base) and not hasattr(builtins, base):
+        return base
+    i = 1
+    while f"{base}_{i}" in taken:
+        i += 1
+    return f"{base}_{i}"
+
+
+def resolve_function(text: str) -> Callable[..., Any]:
+    """``"torch.relu"``, ``"torch.nn.functional.gelu"``, ``"operator.add"`` -> the callable."""
+    text = text.strip()
+    if text.startswith("F."):
+        text = "torch.nn.functional." + text[2:]
+    parts = text.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[i:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            break
+        if callable(obj):
+            return obj  # type: ignore[no-any-return]
+        raise EditError(f"'{text}' is not a function.")
+    if len(parts) == 1 and hasattr(operator, text):
+        return getattr(operator, text)  # type: ignore[no-any-return]
+    raise EditError(
+        f"There is no function '{text}'. Write its full name, e.g. torch.relu, "
+        "torch.nn.functional.gelu or operator.add."
+    )
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _snake(name: str) -> str:
+    """``Linear`` -> ``linear``, ``BatchNorm2d`` -> ``batch_norm2d``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def _get_attr(gm: nn.Module, path: str) -> Any:
+    obj: Any = gm
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def _module_path(doc: GraphDocument, module: nn.Module) -> str:
+    """A new submodule's name, from its class (``Linear`` -> ``linear``), free both as an
+    attribute of the model and as a node name (its call_module node takes the same name)."""
+    return _unique_attr(doc.graph_module, unique_name(doc, _snake(type(module).__name__)))
+
+
+def _unique_attr(gm: nn.Module, base: str) -> str:
+    base = re.sub(r"\W", "_", base) or "module"
+    if not hasattr(gm, base):
+        return base
+    i = 1
+    while hasattr(gm, f"{base}_{i}"):
+        i += 1
+    return f"{base}_{i}"
+
+
+def _new_spec(
+    doc: GraphDocument,
+    op: str,
+    target: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    after: str | None,
+    base: str,
+    name: str | None = None,
+) -> NodeSpec:
+    """A node to create; ``name`` is taken as given (checked), else made from ``base``."""
+    if name is not None:
+        check_name(doc, name)
+    used = refs_in((args, kwargs))
+    for ref in used:
+        node_of(doc, ref)
+    if after is None:
+        order = {n: i for i, n in enumerate(doc.node_names())}
+        after = max(used, key=order.__getitem__) if used else _last_placeholder(doc)
+    if after is None:
+        raise EditError("The graph has no inputs to place a new node after: add an input first.")
+    anchor = node_of(doc, after)
+    if anchor.op == "output":
+        raise EditError("Nothing can come after the output node.")
+    meta = {}
+    stack = dict(anchor.meta.get("nn_module_stack") or {})
+    if anchor.op == "call_module" and stack:  # not inside the module the anchor calls
+        last = next(reversed(stack))
+        if str(stack[last][0]) == str(anchor.target):
+            del stack[last]
+    if stack:  # drawn in the same module as the node it follows
+        meta["nn_module_stack"] = stack
+    return NodeSpec(name or unique_name(doc, base), op, target, args, kwargs, None, meta, after)
+
+
+def _last_placeholder(doc: GraphDocument) -> str | None:
+    last = None
+    for n in doc.graph.nodes:
+        if n.op == "placeholder":
+            last = n.name
+    return last
+
+
+_MODULE_SCOPE = {"nn": nn, "torch": torch}
+
+
+def build_module(constructor: str, seed: int = 0) -> nn.Module:
+    """``"nn.Linear(16, 8)"`` -> a module, its weights drawn from ``seed``."""
+    text = constructor.strip()
+    if not re.match(r"^(nn|torch\.nn)\.[A-Za-z_][\w.]*\(.*\)$", text, re.S):
+        raise EditError(
+            f"'{constructor}' is not a module constructor. Write e.g. nn.LeakyReLU(0.1) or "
+            "nn.Linear(16, 8)."
+        )
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            module = eval(text, {"__builtins__": {}}, dict(_MODULE_SCOPE))  # noqa: S307
+    except Exception as exc:
+        raise EditError(f"{constructor} failed: {type(exc).__name__}: {exc}") from None
+    if not isinstance(module, nn.Module):
+        raise EditError(f"{constructor} is not an nn.Module.")
+    return module

@@ -1,0 +1,300 @@
+"""The reversible steps every edit is made of, and named references to nodes.
+
+A step refers to nodes by name (:class:`Ref` in arguments), never by object: an undo that
+re-creates a node (a new ``fx.Node``) is still followed correctly.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch.fx as fx
+from torch import nn
+from torch.fx.node import map_aggregate
+
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.errors import UserError
+
+
+class EditError(UserError):
+    """An edit that would make the graph invalid.  Nothing was changed."""
+
+
+@dataclass(frozen=True)
+class Ref:
+    """An argument that is another node's value, by name."""
+
+    name: str
+
+    def __repr__(self) -> str:
+        return f"%{self.name}"
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """Everything needed to create a node again exactly."""
+
+    name: str
+    op: str
+    target: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    type: Any = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    after: str | None = None  # the node it comes after (None: first in the graph)
+
+
+def node_of(doc: GraphDocument, name: str) -> fx.Node:
+    try:
+        return doc.node(name)
+    except KeyError:
+        raise EditError(f"There is no node named '{name}'.") from None
+
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def check_name(doc: GraphDocument, name: str) -> None:
+    if not _IDENT.match(name):
+        raise EditError(
+            f"'{name}' is not a valid name: use letters, digits and _, not starting with a digit."
+        )
+    if keyword.iskeyword(name) or hasattr(builtins, name) or name in ("self", "torch"):
+        raise EditError(f"'{name}' cannot name a node: Python reserves it.")
+    if name in doc._node_index():
+        raise EditError(f"There is already a node named '{name}'.")
+
+
+# --- converting between fx arguments and named references ---------------------------------------
+
+
+def to_refs(value: Any) -> Any:
+    """``fx.Node`` objects inside ``value`` replaced by :class:`Ref`."""
+    # (map_aggregate's callback may return any value; torch types it as returning an Argument)
+    refs = map_aggregate(value, lambda v: Ref(v.name) if isinstance(v, fx.Node) else v)  # type: ignore[arg-type,return-value]
+    return refs
+
+
+def from_refs(doc: GraphDocument, value: Any) -> Any:
+    """:class:`Ref` objects inside ``value`` replaced by the document's nodes."""
+
+    def resolve(v: Any) -> Any:
+        if isinstance(v, Ref):
+            try:
+                return doc.node(v.name)
+            except KeyError:
+                raise EditError(f"There is no node named '{v.name}'.") from None
+        return v
+
+    return map_aggregate(value, resolve)
+
+
+def refs_in(value: Any) -> list[str]:
+    found: list[str] = []
+    map_aggregate(value, lambda v: found.append(v.name) if isinstance(v, Ref) else v)
+    return found
+
+
+# --- the reversible steps ----------------------------------------------------------------------
+
+
+class Step:
+    """One reversible change; ``inverse()`` is built from the state before ``apply``."""
+
+    def apply(self, doc: GraphDocument) -> None:
+        raise NotImplementedError
+
+    def inverse(self) -> Step:
+        raise NotImplementedError
+
+    def touched(self) -> set[str]:
+        return set()
+
+
+@dataclass
+class CreateNode(Step):
+    spec: NodeSpec
+
+    def apply(self, doc: GraphDocument) -> None:
+        graph, s = doc.graph, self.spec
+        names = doc._node_index()
+        if s.name in names:
+            raise EditError(f"There is already a node named '{s.name}'.")
+        # A name is never handed out twice by fx, even after its node is erased; an undo
+        # brings back the very name, so it must be free again.
+        graph._graph_namespace._used_names.discard(s.name)
+        where = (
+            graph.inserting_after(names[s.after])
+            if s.after is not None
+            else graph.inserting_before(next(iter(graph.nodes), None))
+        )
+        with where:
+            node = graph.create_node(
+                s.op,
+                s.target,
+                from_refs(doc, s.args),
+                from_refs(doc, s.kwargs),
+                name=s.name,
+                type_expr=s.type,
+            )
+        node.meta = dict(s.meta)
+        doc._cache.clear()
+        if node.name != s.name:  # fx refused the name (a Python builtin or keyword)
+            raise EditError(f"'{s.name}' cannot name a node: Python reserves it.")
+
+    def inverse(self) -> Step:
+        return EraseNode(self.spec.name, self.spec)
+
+    def touched(self) -> set[str]:
+        return {self.spec.name}
+
+
+@dataclass
+class EraseNode(Step):
+    name: str
+    spec: NodeSpec | None = None  # filled in on apply, for the inverse
+
+    def apply(self, doc: GraphDocument) -> None:
+        node = doc.node(self.name)
+        if node.users:
+            users = ", ".join(u.name for u in node.users)
+            raise EditError(f"'{self.name}' is still used by {users}.")
+        self.spec = spec_of(node)
+        doc.graph.erase_node(node)
+        doc._cache.clear()
+
+    def inverse(self) -> Step:
+        assert self.spec is not None
+        return CreateNode(self.spec)
+
+
+@dataclass
+class SetInputs(Step):
+    name: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    old: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+
+    def apply(self, doc: GraphDocument) -> None:
+        node = doc.node(self.name)
+        self.old = (to_refs(node.args), to_refs(dict(node.kwargs)))
+        node.args = from_refs(doc, tuple(self.args))
+        node.kwargs = from_refs(doc, dict(self.kwargs))
+
+    def inverse(self) -> Step:
+        assert self.old is not None
+        return SetInputs(self.name, self.old[0], self.old[1])
+
+    def touched(self) -> set[str]:
+        return {self.name}
+
+
+@dataclass
+class SetTarget(Step):
+    name: str
+    target: Any
+    old: Any = None
+
+    def apply(self, doc: GraphDocument) -> None:
+        node = doc.node(self.name)
+        self.old = node.target
+        node.target = self.target
+
+    def inverse(self) -> Step:
+        return SetTarget(self.name, self.old)
+
+    def touched(self) -> set[str]:
+        return {self.name}
+
+
+@dataclass
+class RenameNode(Step):
+    old: str
+    new: str
+
+    def apply(self, doc: GraphDocument) -> None:
+        check_name(doc, self.new)
+        node = doc.node(self.old)
+        doc.graph._graph_namespace._used_names.discard(self.new)
+        node._rename(self.new)
+        if node.name != self.new:
+            raise EditError(f"'{self.new}' cannot name a node: Python reserves it.")
+        if self.old in doc.positions:
+            doc.positions[self.new] = doc.positions.pop(self.old)
+        doc._cache.clear()
+
+    def inverse(self) -> Step:
+        return RenameNode(self.new, self.old)
+
+    def touched(self) -> set[str]:
+        return {self.new}
+
+
+@dataclass
+class MoveNode(Step):
+    """Move a node to just after another (``None``: to the front)."""
+
+    name: str
+    after: str | None
+    old: str | None = None
+
+    def apply(self, doc: GraphDocument) -> None:
+        node = doc.node(self.name)
+        self.old = node.prev.name if node.prev.op != "root" else None
+        if self.after is None:
+            next(iter(doc.graph.nodes)).prepend(node)
+        else:
+            doc.node(self.after).append(node)
+        doc._cache.clear()
+
+    def inverse(self) -> Step:
+        return MoveNode(self.name, self.old)
+
+    def touched(self) -> set[str]:
+        return {self.name}
+
+
+@dataclass
+class SetSubmodule(Step):
+    """Add (``module``) or remove (``None``) a submodule; the inverse keeps the object, so an
+    undo brings back the very weights."""
+
+    path: str
+    module: nn.Module | None
+    old: nn.Module | None = None
+
+    def apply(self, doc: GraphDocument) -> None:
+        gm = doc.graph_module
+        self.old = _get_submodule(gm, self.path)
+        if self.module is None:
+            gm.delete_submodule(self.path)
+        else:
+            gm.add_submodule(self.path, self.module)
+        doc._cache.clear()
+
+    def inverse(self) -> Step:
+        return SetSubmodule(self.path, self.old)
+
+
+def _get_submodule(gm: nn.Module, path: str) -> nn.Module | None:
+    try:
+        return gm.get_submodule(path)
+    except AttributeError:
+        return None
+
+
+def spec_of(node: fx.Node) -> NodeSpec:
+    return NodeSpec(
+        name=node.name,
+        op=node.op,
+        target=node.target,
+        args=to_refs(node.args),
+        kwargs=to_refs(dict(node.kwargs)),
+        type=node.type,
+        meta=dict(node.meta),
+        after=node.prev.name if node.prev.op != "root" else None,
+    )
