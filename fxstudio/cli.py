@@ -29,7 +29,7 @@ EXIT_BUG = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # Ctrl+C, as shells expect
 DEFAULT_MODEL = "examples:resnet"
-COMMANDS = ("show", "export", "layout", "edit")
+COMMANDS = ("show", "export", "layout", "edit", "rewrite")
 
 MODEL_HELP = (
     "the model: FILE.py:Name (a class or zero-argument factory), package.module:Name, either "
@@ -167,6 +167,53 @@ def _edit_parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Rewrites(argparse.Action):
+    """--builtin and --pattern add a rewrite, in order; --replacement completes a pattern."""
+
+    def __call__(self, parser, namespace, value, option_string=None):  # type: ignore[no-untyped-def]
+        steps = getattr(namespace, "rewrites", None) or []
+        if option_string == "--replacement":
+            if not steps or steps[-1][0] != "pattern" or steps[-1][2]:
+                parser.error("--replacement must follow its --pattern")
+            steps[-1] = ("pattern", steps[-1][1], value)
+        else:
+            steps.append(("builtin" if option_string == "--builtin" else "pattern", value, ""))
+        namespace.rewrites = steps
+
+
+def _rewrite_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="fxstudio rewrite",
+        description="Find a pattern everywhere and replace it, or run a built-in rewrite; each "
+        "is one edit, checked numerically against the model before it. Several run in "
+        "order. No match: exit 2 with the nearest misses and why they failed.",
+    )
+    p.add_argument("model", nargs="?", help=MODEL_HELP + " (or a .fxstudio session)")
+    p.add_argument("--builtin", action=_Rewrites, metavar="NAME", help="a built-in (see --list)")
+    p.add_argument("--pattern", action=_Rewrites, metavar="FILE.py:fn", help="the pattern")
+    p.add_argument(
+        "--replacement",
+        action=_Rewrites,
+        metavar="FILE.py:fn",
+        help="what each match becomes (same inputs as the pattern, in order)",
+    )
+    p.add_argument("--list", action="store_true", help="list the built-in rewrites")
+    p.add_argument("--ignore-literals", action="store_true", help="a literal matches any value")
+    p.add_argument(
+        "--fx-rules",
+        action="store_true",
+        help="match as torch.fx.replace_pattern does (op and target only)",
+    )
+    p.add_argument("--dry-run", action="store_true", help="list the matches, change nothing")
+    p.add_argument("--explain", metavar="NODE", help="why NODE is not (part of) a match")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("-o", "--output", metavar="OUT.py|OUT.fxstudio", help="save the result")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.set_defaults(rewrites=[])
+    _add_model_options(p)
+    return p
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
@@ -186,6 +233,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_layout(_layout_parser().parse_args(args[1:]))
         if args and args[0] == "edit":
             return cmd_edit(_edit_parser().parse_args(args[1:]))
+        if args and args[0] == "rewrite":
+            from fxstudio.cli_rewrite import cmd_rewrite
+
+            return cmd_rewrite(_rewrite_parser().parse_args(args[1:]))
         return cmd_gui(_gui_parser().parse_args(args))
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE

@@ -230,6 +230,18 @@ class GraphDocument:
     def _node_index(self) -> dict[str, fx.Node]:
         return self._cached("index", lambda: {n.name: n for n in self.graph.nodes})
 
+    def _graph_touched(self, added: fx.Node | None = None, removed: str | None = None) -> None:
+        """An edit step changed the graph: every cached view goes but the name index, which
+        follows the change (a rewrite of thousands of nodes must not rebuild it per step)."""
+        index = self._cache.get("index")
+        for key in [k for k in self._cache if k != "index"]:
+            del self._cache[key]
+        if index is not None:
+            if removed is not None:
+                index.pop(removed, None)
+            if added is not None:
+                index[added.name] = added
+
     def users(self, name: str) -> list[str]:
         return [u.name for u in self.node(name).users]
 

@@ -201,7 +201,7 @@ def load_model(
         from fxstudio.core import zoo
 
         return zoo.load(ms, inputs, seed)
-    namespace, source_file = _import_namespace(ms)
+    namespace, source_file = import_namespace(ms)
     obj = getattr(namespace, ms.name, None)
     if obj is None:
         raise LoadError(_missing_name_message(ms, namespace))
@@ -213,7 +213,7 @@ def load_model(
     return LoadedModel(ms, module, example, source_file=source_file, seed=seed)
 
 
-def _import_namespace(ms: ModelSpec) -> tuple[ModuleType, str | None]:
+def import_namespace(ms: ModelSpec) -> tuple[ModuleType, str | None]:
     if ms.kind == "example":
         resource = (
             importlib.resources.files("fxstudio.resources") / "examples" / f"{ms.location}.py"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +15,7 @@ import torch.fx as fx
 from fxstudio.core.catchup import repropagate
 from fxstudio.core.document import ChangeKind, GraphDocument, format_target
 from fxstudio.core.edits.steps import EditError, Step, _get_submodule
+from fxstudio.core.errors import UserError
 
 # --- edits ---------------------------------------------------------------------------------------
 
@@ -55,13 +56,15 @@ def _undo_kind(kind: ChangeKind) -> ChangeKind:
 def commit(
     doc: GraphDocument,
     label: str,
-    steps: Sequence[Step],
+    steps: Iterable[Step],
     kind: ChangeKind,
     record: dict[str, Any] | None = None,
 ) -> Edit:
-    """Apply ``steps`` as one edit, or none of them (raising :class:`EditError`)."""
-    steps = list(steps)
-    _run(doc, steps, label)
+    """Apply ``steps`` as one edit, or none of them (raising :class:`EditError`).
+
+    ``steps`` may be a generator: each step is made after the ones before it are applied, so
+    it can read the graph as they left it (a rewrite places each replacement that way)."""
+    steps = _run(doc, steps, label)
     names = set().union(*(s.touched() for s in steps)) if steps else set()
     edit = Edit(doc, label, steps, kind, names, record or {})
     doc.history.append(edit.record)
@@ -69,21 +72,22 @@ def commit(
     return edit
 
 
-def _run(doc: GraphDocument, steps: list[Step], label: str) -> None:
+def _run(doc: GraphDocument, steps: Iterable[Step], label: str) -> list[Step]:
     done: list[Step] = []
     try:
         for step in steps:
             step.apply(doc)
             done.append(step)
-        _validate(doc, set().union(*(s.touched() for s in steps)) if steps else set())
+        _validate(doc, set().union(*(s.touched() for s in done)) if done else set())
     except Exception as exc:
         for step in reversed(done):
             step.inverse().apply(doc)
         doc._cache.clear()
         _recompile(doc)
-        if isinstance(exc, EditError):
+        if isinstance(exc, UserError):  # already says what happened (EditError, PatternError)
             raise
         raise EditError(f"{label} was refused: {type(exc).__name__}: {exc}") from exc
+    return done
 
 
 def _validate(doc: GraphDocument, touched: set[str]) -> None:

@@ -57,7 +57,14 @@ _REPLAY: dict[str, Callable[[GraphDocument, dict[str, Any]], Any]] = {
         d, r["name"], r.get("type"), r.get("default", inspect.Signature.empty)
     ),
     "set_outputs": lambda d, r: set_outputs(d, r["names"]),
+    "rewrite": lambda d, r: _replay_rewrite(d, r),
 }
+
+
+def _replay_rewrite(doc: GraphDocument, record: dict[str, Any]) -> None:
+    from fxstudio.core.patterns.apply import replay as replay_rewrite  # patterns use edits
+
+    replay_rewrite(doc, record)
 
 
 def encode_record(record: dict[str, Any]) -> dict[str, Any]:

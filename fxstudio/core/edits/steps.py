@@ -141,10 +141,12 @@ class CreateNode(Step):
                 name=s.name,
                 type_expr=s.type,
             )
-        node.meta = dict(s.meta)
-        doc._cache.clear()
         if node.name != s.name:  # fx refused the name (a Python builtin or keyword)
+            graph.erase_node(node)
+            doc._graph_touched()
             raise EditError(f"'{s.name}' cannot name a node: Python reserves it.")
+        node.meta = dict(s.meta)
+        doc._graph_touched(added=node)
 
     def inverse(self) -> Step:
         return EraseNode(self.spec.name, self.spec)
@@ -165,7 +167,7 @@ class EraseNode(Step):
             raise EditError(f"'{self.name}' is still used by {users}.")
         self.spec = spec_of(node)
         doc.graph.erase_node(node)
-        doc._cache.clear()
+        doc._graph_touched(removed=self.name)
 
     def inverse(self) -> Step:
         assert self.spec is not None
@@ -225,7 +227,7 @@ class RenameNode(Step):
             raise EditError(f"'{self.new}' cannot name a node: Python reserves it.")
         if self.old in doc.positions:
             doc.positions[self.new] = doc.positions.pop(self.old)
-        doc._cache.clear()
+        doc._graph_touched(added=node, removed=self.old)
 
     def inverse(self) -> Step:
         return RenameNode(self.new, self.old)
@@ -249,7 +251,7 @@ class MoveNode(Step):
             next(iter(doc.graph.nodes)).prepend(node)
         else:
             doc.node(self.after).append(node)
-        doc._cache.clear()
+        doc._graph_touched()
 
     def inverse(self) -> Step:
         return MoveNode(self.name, self.old)
@@ -274,7 +276,7 @@ class SetSubmodule(Step):
             gm.delete_submodule(self.path)
         else:
             gm.add_submodule(self.path, self.module)
-        doc._cache.clear()
+        doc._graph_touched()
 
     def inverse(self) -> Step:
         return SetSubmodule(self.path, self.old)

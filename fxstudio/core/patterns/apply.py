@@ -1,0 +1,156 @@
+"""A rewrite as the window and the command line run it: match, replace as one edit, then the
+numerical check against the model before it -- and the same rewrite again from its record
+(sessions replay it).
+
+Example:
+    >>> from fxstudio.core.session import open_document
+    >>> doc = open_document("examples:resnet")
+    >>> report = run(doc, RewriteSpec(builtin="fold-conv-bn"))
+    >>> len(report.result.replaced), report.check.ok
+    (15, True)
+    >>> any("bn" in str(n.target) for n in doc.graph.nodes)
+    False
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.edits.steps import EditError
+from fxstudio.core.patterns.builtins import BUILTINS, run_builtin
+from fxstudio.core.patterns.check import Check, check, reference
+from fxstudio.core.patterns.matcher import Matcher
+from fxstudio.core.patterns.pattern import (
+    DEFAULT_RULES,
+    Pattern,
+    PatternError,
+    Rules,
+    compile_function,
+    from_function,
+    load_function,
+)
+from fxstudio.core.patterns.replace import (
+    Rewritten,
+    function_replacement,
+    rewrite,
+    signature_problem,
+)
+
+
+@dataclass(frozen=True)
+class RewriteSpec:
+    """What to rewrite: a built-in (``NAME[:ARG]``), or a pattern and a replacement given as
+    ``file.py:fn`` / ``pkg.module:fn`` or as code typed in."""
+
+    builtin: str = ""
+    pattern: str = ""  # FILE.py:fn
+    replacement: str = ""
+    pattern_code: str = ""
+    replacement_code: str = ""
+    rules: Rules = DEFAULT_RULES
+
+    @property
+    def title(self) -> str:
+        return self.builtin or f"{self.pattern or 'pattern'} -> {self.replacement or 'replacement'}"
+
+
+@dataclass
+class Report:
+    result: Rewritten
+    check: Check | None
+    pattern: Pattern | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.result
+        return {
+            "matches": [m.to_json() for m in r.found.matches],
+            "replaced": len(r.replaced),
+            "skipped": [{"match": m.to_json(), "reason": why} for m, why in r.skipped]
+            + [s.to_json() for s in r.found.skipped],
+            "warnings": list(r.found.warnings),
+            "check": self.check.to_json() if self.check is not None else None,
+            "seconds": {"match": r.seconds_match, "replace": r.seconds_replace},
+        }
+
+
+def pattern_of(doc: GraphDocument, spec: RewriteSpec) -> Pattern:
+    """The spec's pattern, traced in the document's dialect."""
+    if spec.pattern_code:
+        fn, source = compile_function(spec.pattern_code)
+    elif spec.pattern:
+        fn, source = load_function(spec.pattern)
+    else:
+        raise PatternError("Give a pattern (FILE.py:fn) or a built-in rewrite.")
+    dialect = doc.source.frontend if doc.source.frontend in ("fx", "export") else "fx"
+    name = getattr(fn, "__name__", "pattern")
+    return from_function(fn, name, dialect, rules=spec.rules, source=source)
+
+
+def run(
+    doc: GraphDocument,
+    spec: RewriteSpec,
+    accepted: set[int] | None = None,
+    dry_run: bool = False,
+    pattern: Pattern | None = None,
+) -> Report:
+    """Rewrite ``doc`` as ``spec`` says (one edit), then check it numerically.  A failed
+    check leaves the rewrite in place for the caller to undo (the window offers Undo; the
+    command line exits 2 and writes nothing)."""
+    before = reference(doc) if not dry_run and doc.example_inputs else None
+    if spec.builtin:
+        name = spec.builtin.partition(":")[0]
+        if dry_run:
+            raise PatternError("--dry-run lists the matches of a pattern, not of a built-in.")
+        result = run_builtin(doc, spec.builtin)
+        exact = BUILTINS[name].exact
+    else:
+        pattern = pattern or pattern_of(doc, spec)
+        if dry_run:
+            found = Matcher(pattern).find(doc.graph_module)
+            return Report(Rewritten(None, found, [], [], found.seconds, 0.0), None, pattern)
+        if spec.replacement_code:
+            fn, source = compile_function(spec.replacement_code)
+        elif spec.replacement:
+            fn, source = load_function(spec.replacement)
+        else:
+            raise PatternError("Give the replacement too (--replacement FILE.py:fn).")
+        problem = signature_problem(fn, pattern)
+        if problem:
+            raise PatternError(problem)
+        replacement = function_replacement(fn, getattr(fn, "__name__", None), source)
+        result = rewrite(doc, pattern, replacement, accepted)
+        exact = False  # a user's replacement: judged as a fold (rounding may differ)
+    result_check = check(doc, before, exact) if before is not None and result.edit else None
+    return Report(result, result_check, pattern)
+
+
+def replay(doc: GraphDocument, record: dict[str, Any]) -> None:
+    """Apply a recorded rewrite again (opening a session)."""
+    if record.get("builtin"):
+        run_builtin(doc, record["builtin"])
+        return
+    pat = record.get("pattern") or {}
+    rep = record.get("replacement") or {}
+    if not rep.get("code"):
+        raise EditError(
+            "The session has a rewrite whose replacement was not given as code; it cannot "
+            "be replayed."
+        )
+    fn, source = compile_function(pat["code"], None)
+    rules = Rules.from_json(pat.get("rules", {}))
+    pattern = from_function(
+        fn, pat.get("name"), pat.get("dialect", "fx"), rules=rules, source=source
+    )
+    pattern.node_rules = {k: Rules.from_json(v) for k, v in pat.get("node_rules", {}).items()}
+    repl_fn, repl_source = compile_function(rep["code"], rep.get("name"))
+    accepted = None
+    if record.get("accepted") is not None:
+        anchors = set(record["accepted"])
+        found = Matcher(pattern).find(doc.graph_module)
+        accepted = {m.index for m in found.matches if m.anchor in anchors}
+    replacement = function_replacement(repl_fn, rep.get("name"), repl_source)
+    result = rewrite(doc, pattern, replacement, accepted)
+    if result.edit is None:
+        raise EditError(f"The recorded rewrite {pattern.name} no longer matches anything.")

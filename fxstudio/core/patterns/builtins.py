@@ -1,0 +1,373 @@
+"""The built-in rewrites, each one edit (one undo step) however many places it changes.
+
+``fold-conv-bn`` and ``fold-linear-bn`` fold an eval-mode BatchNorm into the layer before it
+(``torch.nn.utils.fusion``), matching the modules by type; a conv whose output has other
+users, a conv module called elsewhere too (torch.fx's ``fuse`` gets that one silently wrong,
+pytorch#104593) and a BatchNorm without running statistics are skipped, each with the reason.
+
+Example:
+    >>> sorted(BUILTINS)[:3]
+    ['dce', 'drop-dropout', 'fold-conv-bn']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.fx as fx
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
+
+from fxstudio.core.capture import node_dtype, node_shape
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.edits.naming import resolve_function
+from fxstudio.core.patterns.ops import family, submodule
+from fxstudio.core.patterns.pattern import FX_RULES, Pattern, PatternError, Rules, from_function
+from fxstudio.core.patterns.replace import (
+    Job,
+    MatchContext,
+    Replacement,
+    ReplacementGraph,
+    Rewritten,
+    Skip,
+    function_replacement,
+    rewrite_jobs,
+)
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+    summary: str
+    exact: bool  # computes the very same values (else: a fold, within a relative tolerance)
+    jobs: Callable[[GraphDocument, str], list[Job]]  # (document, argument) -> the work
+
+
+def run_builtin(doc: GraphDocument, spec: str) -> Rewritten:
+    """Run ``NAME`` or ``NAME:ARGUMENT`` (``swap-activation:relu:gelu``) as one edit."""
+    name, _, arg = spec.partition(":")
+    builtin = BUILTINS.get(name)
+    if builtin is None:
+        raise PatternError(f"There is no built-in rewrite '{name}'. They are:\n{listing()}")
+    jobs = builtin.jobs(doc, arg)
+    label = builtin.name if not arg else f"{builtin.name} {arg}"
+    return rewrite_jobs(doc, jobs, label, {"edit": "rewrite", "builtin": spec})
+
+
+def listing() -> str:
+    return "\n".join(f"  {b.name:<18} {b.summary}" for b in BUILTINS.values())
+
+
+# --- folds ---------------------------------------------------------------------------------
+
+_BY_TYPE = Rules(module="type", spelling="exact", commutative=False)
+
+
+class _Pair(nn.Module):
+    def __init__(self, first: nn.Module, second: nn.Module) -> None:
+        super().__init__()
+        self.first = first
+        self.second = second
+
+    def forward(self, x: Any) -> Any:
+        return self.second(self.first(x))
+
+
+def _fold(
+    first: nn.Module, bn: nn.Module, fuse: Callable[..., nn.Module], what: str
+) -> Replacement:
+    def build(ctx: MatchContext) -> ReplacementGraph:
+        layer_node = ctx.node("first")
+        layer, norm = ctx.module("first"), ctx.module("second")
+        others = [
+            n.name
+            for n in ctx.doc.graph.find_nodes(op="call_module", target=layer_node.target)
+            if n is not layer_node
+        ]
+        if others:
+            raise Skip(
+                f"self.{layer_node.target} is also called by {', '.join(others)}: folding "
+                "its weights would change those calls too"
+            )
+        if not isinstance(norm, nn.modules.batchnorm._BatchNorm):
+            raise Skip(f"{type(norm).__name__} is not a BatchNorm")
+        if norm.running_mean is None or norm.running_var is None:
+            raise Skip(f"self.{ctx.node('second').target} keeps no running statistics")
+        if norm.training or layer.training:
+            raise Skip("the model is in training mode: BatchNorm uses batch statistics")
+        fused = fuse(layer, norm)
+        graph = fx.Graph()
+        x = graph.placeholder("x")
+        graph.output(graph.call_module(str(layer_node.target), (x,)))
+        return ReplacementGraph(graph, {str(layer_node.target): fused})
+
+    return Replacement(f"fold {what}", build, exact=False)
+
+
+def _fold_jobs(
+    pairs: list[tuple[type[nn.Module], type[nn.Module]]], what: str, fuse: Callable[..., nn.Module]
+) -> Callable[[GraphDocument, str], list[Job]]:
+    def jobs(doc: GraphDocument, arg: str) -> list[Job]:
+        out = []
+        for layer_type, bn_type in pairs:
+            present = {type(m) for m in doc.graph_module.modules()}
+            if layer_type not in present or bn_type not in present:
+                continue
+            layer = _sample(layer_type)
+            pattern = from_function(
+                _Pair(layer, bn_type(1)),
+                f"{layer_type.__name__}+{bn_type.__name__}",
+                rules=_BY_TYPE,
+            )
+            out.append(Job(pattern, _fold(layer, bn_type(1), fuse, what)))
+        return out
+
+    return jobs
+
+
+def _sample(layer_type: type[nn.Module]) -> nn.Module:
+    if layer_type is nn.Linear:
+        return nn.Linear(1, 1)
+    return layer_type(1, 1, 1)  # type: ignore[call-arg]
+
+
+def _fuse_conv(conv: nn.Module, bn: nn.Module) -> nn.Module:
+    return fuse_conv_bn_eval(conv, bn)  # type: ignore[arg-type,type-var]
+
+
+def _fuse_linear(linear: nn.Module, bn: nn.Module) -> nn.Module:
+    return fuse_linear_bn_eval(linear, bn)  # type: ignore[arg-type,type-var]
+
+
+# --- node-by-node rewrites (bypass or retarget single nodes) ---------------------------------
+
+
+Select = Callable[[fx.Node, GraphDocument, str, set[fx.Node]], Any]
+
+
+def _single(
+    select: Select, name: str, reverse: bool = False
+) -> Callable[[GraphDocument, str], list[Job]]:
+    """A rewrite of single nodes chosen by ``select(node, doc, argument)``: it returns
+    ``"bypass"`` (users take the node's first input), a function to call on that input
+    instead, or ``None`` (left alone)."""
+
+    def jobs(doc: GraphDocument, arg: str) -> list[Job]:
+        return [_SingleJob(doc, select, name, arg, reverse)]
+
+    return jobs
+
+
+class _SingleJob(Job):
+    """Each chosen node is a one-node pattern instance (so it flows through the same
+    replacement engine, meta and provenance included)."""
+
+    def __init__(
+        self, doc: GraphDocument, select: Select, name: str, arg: str, reverse: bool
+    ) -> None:
+        from fxstudio.core.patterns.matcher import Found, Match
+
+        chosen: list[tuple[fx.Node, Any]] = []
+        memo: set[fx.Node] = set()  # what the selection has chosen so far
+        for n in reversed(doc.graph.nodes) if reverse else doc.graph.nodes:
+            what = select(n, doc, arg, memo)
+            if what is not None:
+                chosen.append((n, what))
+        matches = []
+        for i, (n, _) in enumerate(chosen):
+            first = n.args[0] if n.args else None
+            inputs: tuple[Any, ...] = (first.name,) if isinstance(first, fx.Node) else (first,)
+            matches.append(
+                Match(i, {"node": n.name}, inputs, (isinstance(first, fx.Node),), (n.name,))
+            )
+        self._what = {m.anchor: w for m, (_, w) in zip(matches, chosen, strict=True)}
+        super().__init__(_one_node_pattern(), Replacement(name, self._build), Found(matches), None)
+
+    def _build(self, ctx: MatchContext) -> ReplacementGraph:
+        what = self._what[ctx.match.anchor]
+        graph = fx.Graph()
+        x = graph.placeholder("x")
+        if what == "bypass":
+            graph.output(x)
+            return ReplacementGraph(graph)
+        graph.output(graph.call_function(what, (x,)))
+        return ReplacementGraph(graph)
+
+
+def _one_node_pattern() -> Pattern:
+    return from_function(lambda x: torch.relu(x), "node", rules=FX_RULES)
+
+
+def _dropout(node: fx.Node, doc: GraphDocument, arg: str, memo: set[fx.Node]) -> Any:
+    gm = doc.graph_module
+    if node.op == "call_module":
+        mod = submodule(gm, node.target)
+        if isinstance(mod, nn.modules.dropout._DropoutNd) and not mod.training:
+            return "bypass"
+        return None
+    if node.op == "call_function" and node.target in (
+        F.dropout,
+        torch.dropout,
+        torch.ops.aten.dropout.default,
+    ):
+        training = node.kwargs.get("training", node.kwargs.get("train"))
+        if training is None and len(node.args) > 2:
+            training = node.args[2]
+        if training is False:  # F.dropout without training=False drops in eval mode too
+            return "bypass"
+    return None
+
+
+def _is_noop(node: fx.Node, doc: GraphDocument, arg: str, memo: set[fx.Node]) -> Any:
+    """``x * 1``, ``x + 0``, ``x - 0``, ``x / 1``, ``nn.Identity``, ``.contiguous()`` /
+    ``.to()`` / ``.float()`` that change nothing -- judged on the recorded shapes and
+    dtypes where they matter."""
+    if not node.args or not isinstance(node.args[0], fx.Node):
+        return None
+    src = node.args[0]
+    same = (
+        node_shape(node) is not None
+        and node_shape(node) == node_shape(src)
+        and node_dtype(node) == node_dtype(src)
+    )
+    if node.op == "call_module":
+        return (
+            "bypass" if isinstance(submodule(doc.graph_module, node.target), nn.Identity) else None
+        )
+    fam = family(node, doc.graph_module)
+    if fam in ("mul", "div", "add", "sub") and len(node.args) == 2 and not node.kwargs:
+        other = node.args[1]
+        unit = 1 if fam in ("mul", "div") else 0
+        if type(other) in (int, float) and other == unit and same:
+            return "bypass"
+        return None
+    if node.op == "call_method" and node.target == "contiguous" and len(node.args) == 1:
+        val = src.meta.get("val")
+        if isinstance(val, torch.Tensor) and val.is_contiguous() and same:
+            return "bypass"
+        return None
+    if node.op == "call_method" and node.target in ("to", "float", "type_as", "double", "half"):
+        val, out = src.meta.get("val"), node.meta.get("val")
+        if (
+            isinstance(val, torch.Tensor)
+            and isinstance(out, torch.Tensor)
+            and same
+            and val.device == out.device
+            and not node.kwargs.get("copy", False)
+        ):
+            return "bypass"
+    return None
+
+
+_ACTIVATIONS = {
+    "relu",
+    "gelu",
+    "silu",
+    "sigmoid",
+    "tanh",
+    "mish",
+    "hardswish",
+    "relu6",
+    "elu",
+    "leaky_relu",
+    "softplus",
+}
+
+
+def _swap(node: fx.Node, doc: GraphDocument, arg: str, memo: set[fx.Node]) -> Any:
+    old, _, new = arg.partition(":")
+    if not old or not new:
+        raise PatternError(
+            "Say what to swap: swap-activation:FROM:TO, e.g. swap-activation:relu:gelu"
+        )
+    if new not in _ACTIVATIONS:
+        raise PatternError(
+            f"'{new}' is not an activation fxstudio knows: {', '.join(sorted(_ACTIVATIONS))}."
+        )
+    fam = family(node, doc.graph_module)
+    if fam != old:
+        return None
+    return resolve_function(f"torch.nn.functional.{new}")  # on the input alone
+
+
+def _dead(node: fx.Node, doc: GraphDocument, arg: str, memo: set[fx.Node]) -> Any:
+    """Nodes whose value nothing uses, with the nodes only they use (asked last to first)."""
+    if node.op in ("placeholder", "output") or node.is_impure():
+        return None
+    if all(u in memo for u in node.users):
+        memo.add(node)
+        return "bypass"
+    return None
+
+
+def _negrelu(x: Any, y: Any) -> Any:
+    return torch.neg(x) + torch.relu(y)
+
+
+def _negrelu_replacement(x: Any, y: Any) -> Any:
+    return torch.relu(x)
+
+
+def _negrelu_jobs(doc: GraphDocument, arg: str) -> list[Job]:
+    return [
+        Job(
+            from_function(_negrelu, "neg(x) + relu(y)"),
+            function_replacement(_negrelu_replacement, "relu(x)"),
+        )
+    ]
+
+
+BUILTINS: dict[str, Builtin] = {
+    b.name: b
+    for b in [
+        Builtin(
+            "fold-conv-bn",
+            "fold eval-mode BatchNorm into the Conv1d/2d/3d before it",
+            False,
+            _fold_jobs(
+                [
+                    (nn.Conv1d, nn.BatchNorm1d),
+                    (nn.Conv2d, nn.BatchNorm2d),
+                    (nn.Conv3d, nn.BatchNorm3d),
+                ],
+                "conv+bn",
+                _fuse_conv,
+            ),
+        ),
+        Builtin(
+            "fold-linear-bn",
+            "fold eval-mode BatchNorm1d into the Linear before it",
+            False,
+            _fold_jobs([(nn.Linear, nn.BatchNorm1d)], "linear+bn", _fuse_linear),
+        ),
+        Builtin(
+            "drop-dropout",
+            "remove Dropout (eval mode: it passes its input through)",
+            True,
+            _single(_dropout, "drop dropout"),
+        ),
+        Builtin(
+            "remove-noops",
+            "remove x*1, x+0, nn.Identity, .contiguous()/.to() that change nothing",
+            True,
+            _single(_is_noop, "remove no-op"),
+        ),
+        Builtin(
+            "dce",
+            "remove nodes whose values nothing uses",
+            True,
+            _single(_dead, "dead code", reverse=True),
+        ),
+        Builtin(
+            "swap-activation",
+            "swap-activation:FROM:TO, e.g. relu:gelu (every spelling)",
+            False,
+            _single(_swap, "swap activation"),
+        ),
+        Builtin("negrelu", "the torch.fx demo: neg(x) + relu(y) -> relu(x)", False, _negrelu_jobs),
+    ]
+}

@@ -1,0 +1,173 @@
+"""The numerical check after a rewrite: the rewritten model against the model before it.
+
+Both run in this process, on the same inputs (the document's example inputs and a few
+seeded random ones like them), in eval mode without gradients, so the comparison does not
+depend on the machine.  Tolerances come from the dtype: an exact rewrite (the same ops, or
+fewer) must agree to 1e-5 absolute in float32, a fold (new weights, another rounding) to
+1e-4 relative to the output's largest magnitude; both scale with the dtype's epsilon.
+
+Example:
+    >>> from fxstudio.core.session import open_document
+    >>> doc = open_document("examples:simple")
+    >>> before = reference(doc)
+    >>> result = check(doc, before, exact=True)
+    >>> result.ok, result.max_abs_diff
+    (True, 0.0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_leaves
+
+from fxstudio.core.capture import eval_mode
+from fxstudio.core.document import GraphDocument
+
+EXACT_ATOL = 1e-5  # float32; scaled by the dtype's epsilon
+FOLD_RTOL = 1e-4
+
+
+@dataclass(frozen=True)
+class Reference:
+    inputs: list[tuple[Any, ...]]
+    outputs: list[list[torch.Tensor]]
+
+
+@dataclass(frozen=True)
+class Check:
+    max_abs_diff: float
+    max_rel_diff: float
+    tolerance: float  # absolute (exact rewrites) or relative (folds)
+    exact: bool
+    ok: bool
+    runs: int
+    problem: str = ""  # outputs of another number, shape or dtype; an error running
+
+    def describe(self) -> str:
+        if self.problem:
+            return f"Check FAILED: {self.problem}"
+        kind = "absolute" if self.exact else "relative"
+        verdict = "passed" if self.ok else "FAILED"
+        return (
+            f"Check {verdict} on {self.runs} inputs: max abs diff {self.max_abs_diff:.3g}, "
+            f"max rel diff {self.max_rel_diff:.3g} (tolerance {self.tolerance:.1g} {kind})."
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "max_abs_diff": self.max_abs_diff,
+            "max_rel_diff": self.max_rel_diff,
+            "tolerance": self.tolerance,
+            "exact": self.exact,
+            "ok": self.ok,
+            "runs": self.runs,
+            "problem": self.problem,
+        }
+
+
+def check_inputs(doc: GraphDocument, random: int = 2, seed: int = 0) -> list[tuple[Any, ...]]:
+    """The example inputs and ``random`` seeded ones of the same shapes (floats are drawn
+    anew; integer inputs such as token ids are kept, their valid range is unknown)."""
+    base = tuple(doc.example_inputs)
+    if not base:
+        return []
+    gen = torch.Generator().manual_seed(seed)
+    out = [base]
+    for _ in range(random):
+        out.append(
+            tuple(
+                torch.randn(x.shape, generator=gen, dtype=x.dtype).to(x.device)
+                if isinstance(x, torch.Tensor) and x.is_floating_point()
+                else x
+                for x in base
+            )
+        )
+    return out
+
+
+def _run(doc: GraphDocument, inputs: tuple[Any, ...]) -> list[torch.Tensor]:
+    doc.ensure_compiled()
+    with torch.no_grad(), eval_mode(doc.graph_module):
+        result = doc.graph_module(*inputs)
+    return [t.detach().clone() for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
+
+
+def reference(doc: GraphDocument, random: int = 2) -> Reference:
+    """Run the model as it is now (before a rewrite) and keep its outputs."""
+    inputs = check_inputs(doc, random)
+    return Reference(inputs, [_run(doc, x) for x in inputs])
+
+
+def _eps_ratio(dtype: torch.dtype) -> float:
+    if not dtype.is_floating_point:
+        return 0.0
+    return float(torch.finfo(dtype).eps / torch.finfo(torch.float32).eps)
+
+
+def check(doc: GraphDocument, before: Reference, exact: bool) -> Check:
+    """Run the rewritten model on ``before``'s inputs and compare."""
+    if not before.inputs:
+        return Check(0.0, 0.0, 0.0, exact, False, 0, "the model has no example inputs to run")
+    worst_abs = worst_rel = 0.0
+    tolerance = EXACT_ATOL if exact else FOLD_RTOL
+    for inputs, expected in zip(before.inputs, before.outputs, strict=True):
+        try:
+            got = _run(doc, inputs)
+        except Exception as exc:
+            return Check(
+                0.0,
+                0.0,
+                tolerance,
+                exact,
+                False,
+                0,
+                f"the rewritten model raised {type(exc).__name__}: {exc}",
+            )
+        if len(got) != len(expected):
+            return Check(
+                0.0,
+                0.0,
+                tolerance,
+                exact,
+                False,
+                0,
+                f"it returns {len(got)} tensors, the model before {len(expected)}",
+            )
+        for a, b in zip(got, expected, strict=True):
+            if a.shape != b.shape or a.dtype != b.dtype:
+                return Check(
+                    0.0,
+                    0.0,
+                    tolerance,
+                    exact,
+                    False,
+                    0,
+                    f"an output is {tuple(a.shape)} {a.dtype}, before {tuple(b.shape)} {b.dtype}",
+                )
+            if not b.is_floating_point():
+                diff = float((a != b).sum()) if a.numel() else 0.0
+                worst_abs = max(worst_abs, diff)
+                worst_rel = max(worst_rel, diff)
+                continue
+            same_nan = torch.isnan(a) == torch.isnan(b)
+            if not bool(same_nan.all()):
+                return Check(
+                    float("nan"),
+                    float("nan"),
+                    tolerance,
+                    exact,
+                    False,
+                    0,
+                    "NaN where the model before has a number (or the other way)",
+                )
+            d = (a.double() - b.double()).nan_to_num(0.0).abs()
+            mx = float(d.max()) if d.numel() else 0.0
+            scale = float(b.double().nan_to_num(0.0).abs().max()) if b.numel() else 0.0
+            worst_abs = max(worst_abs, mx)
+            worst_rel = max(worst_rel, mx / scale if scale > 0 else (0.0 if mx == 0 else mx))
+            tolerance = (EXACT_ATOL if exact else FOLD_RTOL) * max(1.0, _eps_ratio(b.dtype))
+    ok = (worst_abs <= tolerance) if exact else (worst_rel <= tolerance)
+    return Check(worst_abs, worst_rel, tolerance, exact, ok, len(before.inputs))

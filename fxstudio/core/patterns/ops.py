@@ -1,0 +1,166 @@
+"""What an op *is*, whatever its spelling: ``torch.relu``, ``F.relu``, ``x.relu()``, ``nn.ReLU``
+and the in-place ``relu_`` are one op; ``operator.add``, ``torch.add`` and ``x.add(y)`` another.
+
+:func:`family` names a node's op in that sense (``"relu"``, ``"add"``) -- or ``None`` where
+no spelling-free name is known -- and :func:`strict_key` in torch.fx's sense (op and target,
+a submodule by its attribute name or its type).  The matcher indexes graph nodes by these
+keys, so it only ever tries nodes that can be the pattern's anchor.
+
+Example:
+    >>> import torch, torch.nn.functional as F
+    >>> function_family(torch.relu), function_family(F.relu_), method_family("relu_")
+    ('relu', 'relu', 'relu')
+    >>> function_family(torch.ops.aten.relu.default)  # another dialect: not the same op
+    'aten.relu'
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+import torch.fx as fx
+from torch import nn
+
+# operator.<name> -> the family of the op it spells
+_OPERATORS = {
+    "add": "add",
+    "iadd": "add",
+    "sub": "sub",
+    "isub": "sub",
+    "mul": "mul",
+    "imul": "mul",
+    "truediv": "div",
+    "itruediv": "div",
+    "floordiv": "floor_divide",
+    "matmul": "matmul",
+    "imatmul": "matmul",
+    "neg": "neg",
+    "pow": "pow",
+    "getitem": "getitem",
+}
+_ALIASES = {"true_divide": "div", "divide": "div", "multiply": "mul", "subtract": "sub"}
+
+# Modules that are one elementwise function of their input, whatever their settings (the
+# settings listed must have these values for the module to be that function).
+_MODULES: dict[type[nn.Module], tuple[str, dict[str, Any]]] = {
+    nn.ReLU: ("relu", {}),
+    nn.ReLU6: ("relu6", {}),
+    nn.GELU: ("gelu", {"approximate": "none"}),
+    nn.Sigmoid: ("sigmoid", {}),
+    nn.Tanh: ("tanh", {}),
+    nn.SiLU: ("silu", {}),
+    nn.Hardswish: ("hardswish", {}),
+    nn.Hardsigmoid: ("hardsigmoid", {}),
+    nn.Mish: ("mish", {}),
+    nn.Identity: ("identity", {}),
+}
+
+#: ops whose two tensor arguments may be swapped
+COMMUTATIVE = frozenset({"add", "mul"})
+
+#: keyword arguments that only say how an op is computed, never what it computes
+IN_PLACE_FLAGS = frozenset({"inplace"})
+
+
+def function_family(target: Any) -> str:
+    """The family of a ``call_function`` target (its name when no alias is known)."""
+    if isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        packet = target.overloadpacket if isinstance(target, torch._ops.OpOverload) else target
+        return str(packet._qualified_op_name).replace("::", ".")
+    name = getattr(target, "__name__", str(target))
+    module = getattr(target, "__module__", "") or ""
+    if module in ("_operator", "operator") or getattr(operator, name, None) is target:
+        return _OPERATORS.get(name, name)
+    if not module.startswith("torch"):  # the user's own function: its own op
+        return f"{module}.{getattr(target, '__qualname__', name)}"
+    bare = name.rstrip("_") or name
+    return _ALIASES.get(bare, bare)
+
+
+def method_family(name: str) -> str:
+    """The family of a ``call_method`` target: ``relu_`` and ``relu`` are one op."""
+    if name.startswith("__") and name.endswith("__"):  # x.__add__(y)
+        bare = name[2:-2]
+        return _OPERATORS.get(bare, bare)
+    bare = name.rstrip("_")
+    return _ALIASES.get(bare, bare)
+
+
+def module_family(module: nn.Module | None) -> str | None:
+    """The family of a module that computes one elementwise function, else ``None``."""
+    if module is None:
+        return None
+    entry = _MODULES.get(type(module))
+    if entry is None:
+        return None
+    name, settings = entry
+    if any(getattr(module, k, v) != v for k, v in settings.items()):
+        return None
+    return name
+
+
+def submodule(gm: nn.Module | None, target: Any) -> nn.Module | None:
+    if gm is None or not isinstance(target, str):
+        return None
+    try:
+        return gm.get_submodule(target)
+    except AttributeError:
+        return None
+
+
+def family(node: fx.Node, gm: nn.Module | None) -> str | None:
+    """The op a node computes, spelling aside (``None`` for inputs, outputs, attributes and
+    submodules that are not one elementwise function)."""
+    if node.op == "call_function":
+        return function_family(node.target)
+    if node.op == "call_method":
+        return method_family(str(node.target))
+    if node.op == "call_module":
+        return module_family(submodule(gm, node.target))
+    return None
+
+
+def strict_key(node: fx.Node, gm: nn.Module | None, module_by_type: bool) -> tuple[Any, ...]:
+    """torch.fx's identity of a node's op: op and target, a submodule by its attribute name
+    (``module_by_type``: by its class)."""
+    if node.op == "call_module" and module_by_type:
+        return ("call_module", type(submodule(gm, node.target)))
+    if node.op in ("placeholder", "output", "get_attr"):
+        return (node.op,)
+    return (node.op, node.target)
+
+
+def is_aten(target: Any) -> bool:
+    return isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket))
+
+
+def dialect_of(graph: fx.Graph) -> str:
+    """``export`` when the graph calls ATen ops (what ``torch.export`` gives), else ``fx``."""
+    calls = [n.target for n in graph.nodes if n.op == "call_function"]
+    aten = sum(1 for t in calls if is_aten(t))
+    return "export" if calls and aten * 2 > len(calls) else "fx"
+
+
+def spelled(node: fx.Node) -> str:
+    """How a node spells its op, as a user writes it (``torch.relu``, ``x.relu()``,
+    ``self.act``)."""
+    if node.op == "call_function":
+        t = node.target
+        if is_aten(t):
+            return f"torch.ops.{function_family(t)}"
+        module = getattr(t, "__module__", "") or ""
+        name = getattr(t, "__name__", str(t))
+        if module in ("_operator", "operator"):
+            return f"operator.{name}"
+        if module.startswith("torch.nn.functional"):
+            return f"F.{name}"
+        if module.startswith("torch") or module == "":
+            return f"torch.{name}"
+        return f"{module}.{name}"
+    if node.op == "call_method":
+        return f"x.{node.target}()"
+    if node.op == "call_module":
+        return f"self.{node.target}"
+    return node.op

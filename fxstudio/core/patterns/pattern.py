@@ -1,0 +1,430 @@
+"""A pattern: a small graph to find, and for each of its nodes how strictly it must match.
+
+Made from nodes the user boxed on the canvas (:func:`from_nodes`: values flowing in become
+inputs, values flowing out outputs) or from a function (:func:`from_function`, traced in the
+document's own dialect: ``symbolic_trace`` for ``fx``, ``torch.export`` for ``export``).
+
+:class:`Rules` say how a pattern node matches; :data:`FX_RULES` are torch.fx's own
+(``SubgraphMatcher``: op and target, submodules by attribute name, literals exactly, arguments
+as written), :data:`DEFAULT_RULES` what a user means (submodules by type, ``torch.relu`` =
+``F.relu`` = ``x.relu()`` = ``nn.ReLU``, ``a + b`` = ``b + a``, keywords = positions).
+
+Example:
+    >>> import torch
+    >>> def pattern(x, y):
+    ...     return torch.relu(torch.neg(x) + y)
+    >>> p = from_function(pattern)
+    >>> [n.name for n in p.compute_nodes], p.input_names
+    (['neg', 'add', 'relu'], ['x', 'y'])
+    >>> print(p.code())
+    def pattern(x, y):
+        neg = torch.neg(x)
+        add = neg + y
+        relu = torch.relu(add)
+        return relu
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import torch
+import torch.fx as fx
+from torch import nn
+
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.errors import UserError
+from fxstudio.core.patterns.ops import dialect_of
+
+
+class PatternError(UserError):
+    """A pattern that cannot be made or used as given.  Nothing was changed."""
+
+
+MODULE_RULES = ("type", "name", "attrs")  # match a submodule by its class, its name, class+attrs
+LITERAL_RULES = ("exact", "any", "bind")  # a literal as written, any value, any value passed on
+
+
+@dataclass(frozen=True)
+class Rules:
+    """How one pattern node matches a graph node."""
+
+    module: str = "type"  # MODULE_RULES
+    attrs: tuple[str, ...] = ()  # with module="attrs": the constructor attributes to compare
+    literals: str = "exact"  # LITERAL_RULES
+    spelling: str = "equivalent"  # "exact": the very target; "equivalent": any spelling of it
+    commutative: bool = True  # add/mul: the two arguments in either order
+    arguments: str = "normalize"  # "exact": positional and keyword apart (torch.fx)
+    outside_users: bool = False  # an inner node may also be used outside the match (kept)
+    same_shape: bool = False  # the graph node's recorded shape must be the pattern node's
+    same_dtype: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        default = Rules()
+        return {
+            f.name: list(v) if isinstance(v, tuple) else v
+            for f in fields(self)
+            if (v := getattr(self, f.name)) != getattr(default, f.name)
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Rules:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise PatternError(f"Unknown pattern rules: {', '.join(sorted(unknown))}.")
+        values: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in data.items()
+        }
+        rules = cls(**values)
+        rules.check()
+        return rules
+
+    def check(self) -> None:
+        if self.module not in MODULE_RULES:
+            raise PatternError(
+                f"Match a submodule by {', '.join(MODULE_RULES)}, not {self.module}."
+            )
+        if self.literals not in LITERAL_RULES:
+            raise PatternError(f"Match a literal {', '.join(LITERAL_RULES)}, not {self.literals}.")
+        if self.spelling not in ("exact", "equivalent"):
+            raise PatternError(f"Spelling is exact or equivalent, not {self.spelling}.")
+        if self.arguments not in ("exact", "normalize"):
+            raise PatternError(f"Arguments are exact or normalize, not {self.arguments}.")
+
+
+#: torch.fx's SubgraphMatcher / replace_pattern rules
+FX_RULES = Rules(module="name", spelling="exact", commutative=False, arguments="exact")
+DEFAULT_RULES = Rules()
+
+
+@dataclass
+class Pattern:
+    """A pattern graph (placeholders = inputs, the output node's values = outputs)."""
+
+    name: str
+    graph_module: fx.GraphModule
+    dialect: str = "fx"
+    rules: Rules = DEFAULT_RULES
+    node_rules: dict[str, Rules] = field(default_factory=dict)  # per pattern node name
+    source: str = ""  # the code it was traced from, if any
+    origin: tuple[str, ...] = ()  # the document nodes it was made from, if any
+
+    def __post_init__(self) -> None:
+        check_graph(self.graph_module.graph)
+
+    @property
+    def graph(self) -> fx.Graph:
+        return self.graph_module.graph
+
+    def rule(self, name: str) -> Rules:
+        return self.node_rules.get(name, self.rules)
+
+    @property
+    def inputs(self) -> list[fx.Node]:
+        return [n for n in self.graph.nodes if n.op == "placeholder"]
+
+    @property
+    def input_names(self) -> list[str]:
+        return [n.name for n in self.inputs]
+
+    @property
+    def outputs(self) -> list[fx.Node]:
+        out = next(n for n in reversed(self.graph.nodes) if n.op == "output")
+        return list(out.all_input_nodes)
+
+    @property
+    def compute_nodes(self) -> list[fx.Node]:
+        return [n for n in self.graph.nodes if n.op not in ("placeholder", "output")]
+
+    def with_rules(self, rules: Rules, nodes: Iterable[str] | None = None) -> Pattern:
+        """The same pattern with ``rules`` for every node (or only for ``nodes``)."""
+        rules.check()
+        if nodes is None:
+            return replace(self, rules=rules, node_rules={})
+        return replace(self, node_rules={**self.node_rules, **dict.fromkeys(nodes, rules)})
+
+    def code(self) -> str:
+        """The pattern as the Python a user would pass to ``torch.fx.replace_pattern``."""
+        return pattern_code(self.graph_module, self.name)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "dialect": self.dialect,
+            "code": self.source or self.code(),
+            "rules": self.rules.to_json(),
+            "node_rules": {k: v.to_json() for k, v in self.node_rules.items()},
+        }
+
+
+def check_graph(graph: fx.Graph) -> None:
+    """A pattern must compute something, use every input and have no dead code (what the
+    matcher needs to anchor it)."""
+    compute = [n for n in graph.nodes if n.op not in ("placeholder", "output")]
+    if not compute:
+        raise PatternError("A pattern needs at least one operation, not only inputs.")
+    outputs = next((n for n in reversed(graph.nodes) if n.op == "output"), None)
+    if outputs is None or not outputs.all_input_nodes:
+        raise PatternError("A pattern must return the values it computes.")
+    for n in graph.nodes:
+        if n.op != "output" and not n.users:
+            what = "input" if n.op == "placeholder" else "value"
+            raise PatternError(
+                f"The pattern's {what} '{n.name}' is never used: a pattern uses every input "
+                "and returns or uses every value it computes."
+            )
+
+
+# --- patterns from a document's nodes --------------------------------------------------------
+
+
+def from_nodes(
+    doc: GraphDocument,
+    names: Iterable[str],
+    name: str = "pattern",
+    rules: Rules = DEFAULT_RULES,
+) -> Pattern:
+    """The pattern the user boxed: ``names`` in graph order; the values they use from outside
+    become inputs (in order of first use), the values used outside (or returned) outputs."""
+    chosen_names = set(names)
+    missing = chosen_names - set(doc.node_names())
+    if missing:
+        raise PatternError(f"There is no node named {', '.join(sorted(missing))}.")
+    nodes = [n for n in doc.graph.nodes if n.name in chosen_names and n.op != "placeholder"]
+    if any(n.op == "output" for n in nodes):
+        raise PatternError("The output node cannot be part of a pattern; box the nodes before it.")
+    if not nodes:
+        raise PatternError("Box at least one operation (inputs alone are not a pattern).")
+    chosen = set(nodes)
+    graph = fx.Graph()
+    env: dict[fx.Node, fx.Node] = {}
+    inputs: dict[fx.Node, fx.Node] = {}
+    root: dict[str, Any] = {}
+    gm = doc.graph_module
+
+    def value(a: fx.Node) -> fx.Node:
+        if a in env:
+            return env[a]
+        if a not in inputs:
+            with _after_inputs(graph):
+                p = graph.placeholder(_identifier(a.name))
+            p.meta = {k: v for k, v in a.meta.items() if k in ("val", "tensor_meta")}
+            inputs[a] = p
+        return inputs[a]
+
+    for n in nodes:
+        new = graph.node_copy(n, value)
+        new.meta = {k: v for k, v in n.meta.items() if k in ("val", "tensor_meta", "stack_trace")}
+        env[n] = new
+        if n.op in ("call_module", "get_attr"):
+            root[str(n.target)] = _attr(gm, str(n.target))
+    outs = [n for n in nodes if any(u not in chosen for u in n.users)] or [nodes[-1]]
+    graph.output(env[outs[0]] if len(outs) == 1 else tuple(env[o] for o in outs))
+    pgm = fx.GraphModule(root, graph, class_name="Pattern")
+    return Pattern(
+        name,
+        pgm,
+        doc.source.frontend if doc.source.frontend in ("fx", "export") else dialect_of(doc.graph),
+        rules,
+        origin=tuple(n.name for n in nodes),
+    )
+
+
+def _after_inputs(graph: fx.Graph) -> Any:
+    inputs = [n for n in graph.nodes if n.op == "placeholder"]
+    if inputs:
+        return graph.inserting_after(inputs[-1])
+    return graph.inserting_before(next(iter(graph.nodes), None))
+
+
+def _identifier(name: str) -> str:
+    return re.sub(r"\W", "_", name) or "x"
+
+
+def _attr(root: nn.Module, path: str) -> Any:
+    obj: Any = root
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+# --- patterns from code ----------------------------------------------------------------------
+
+
+def from_function(
+    fn: Callable[..., Any] | nn.Module | type,
+    name: str | None = None,
+    dialect: str = "fx",
+    example_inputs: tuple[Any, ...] | None = None,
+    rules: Rules = DEFAULT_RULES,
+    source: str = "",
+) -> Pattern:
+    """Trace ``fn`` (a function, a module or a module class taking no arguments) as a pattern,
+    the way the document it is for was captured.
+
+    The export dialect runs ``fn``: its inputs are ``fn.example_inputs`` when given, else a
+    2x2 float tensor per argument."""
+    target = _as_traceable(fn)
+    label = str(name or getattr(fn, "__name__", type(fn).__name__))
+    try:
+        if dialect == "export":
+            inputs = example_inputs or _example_inputs(fn, target)
+            from fxstudio.core.capture import export_module
+
+            gm = export_module(
+                _Wrap(target) if not isinstance(target, nn.Module) else target, inputs
+            )
+            gm = _drop_export_guards(gm)
+            gm.graph.eliminate_dead_code()
+        else:
+            gm = fx.symbolic_trace(target)
+    except UserError as exc:
+        raise PatternError(f"The pattern {label} cannot be traced: {exc}") from exc
+    except Exception as exc:
+        raise PatternError(
+            f"The pattern {label} cannot be traced ({type(exc).__name__}: {exc}). A pattern "
+            "is straight-line tensor code: no branches on values, no loops over tensors."
+        ) from exc
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    return Pattern(label, gm, dialect, rules, source=source)
+
+
+class _Wrap(nn.Module):
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args: Any) -> Any:
+        return self.fn(*args)
+
+
+def _as_traceable(fn: Any) -> Any:
+    if inspect.isclass(fn) and issubclass(fn, nn.Module):
+        try:
+            return fn()
+        except TypeError as exc:
+            raise PatternError(
+                f"The pattern class {fn.__name__} must be built without arguments ({exc})."
+            ) from exc
+    if isinstance(fn, nn.Module) or callable(fn):
+        return fn
+    raise PatternError(f"{fn!r} is not a function or module to trace as a pattern.")
+
+
+def _example_inputs(fn: Any, target: Any) -> tuple[Any, ...]:
+    given = getattr(fn, "example_inputs", None)
+    if callable(given):
+        given = given()
+    if given is not None:
+        return tuple(given) if isinstance(given, (tuple, list)) else (given,)
+    call = target.forward if isinstance(target, nn.Module) else target
+    n = len(inspect.signature(call).parameters)
+    gen = torch.Generator().manual_seed(0)
+    return tuple(torch.randn(2, 2, generator=gen) for _ in range(n))
+
+
+def _drop_export_guards(gm: fx.GraphModule) -> fx.GraphModule:
+    """``torch.export`` adds input checks and shape asserts; a pattern is only the compute."""
+    for n in reversed(list(gm.graph.nodes)):
+        guard = n.op == "call_module" and str(n.target).startswith("_guards")
+        check = n.op == "call_function" and "assert" in getattr(n.target, "__name__", str(n.target))
+        if (guard or check) and not n.users:
+            gm.graph.erase_node(n)
+    return gm
+
+
+def load_function(text: str) -> tuple[Any, str]:
+    """``"file.py:fn"`` or ``"pkg.module:fn"`` -> (the object, its source text)."""
+    from fxstudio.core.loading import LoadError, import_namespace, parse_spec
+
+    try:
+        spec = parse_spec(text)
+    except LoadError as exc:
+        raise PatternError(f"{text}: {exc}") from exc
+    if not spec.name:
+        raise PatternError(f"Name the function: {text}:NAME (e.g. patterns.py:pattern).")
+    namespace, _ = import_namespace(spec)
+    fn = getattr(namespace, spec.name, None)
+    if fn is None:
+        defined = sorted(
+            k for k, v in vars(namespace).items() if inspect.isfunction(v) and not k.startswith("_")
+        )
+        hint = f" It defines: {', '.join(defined)}." if defined else ""
+        raise PatternError(f"{spec.location} has no '{spec.name}'.{hint}")
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        source = ""
+    return fn, source
+
+
+def compile_function(code: str, name: str | None = None) -> tuple[Callable[..., Any], str]:
+    """A function typed into the Patterns dock: run the text, take the function named
+    ``name`` (else the last one it defines)."""
+    namespace: dict[str, Any] = {"torch": torch, "nn": nn, "F": torch.nn.functional}
+    namespace["operator"] = __import__("operator")
+    try:
+        compiled = compile(code, "<pattern>", "exec")
+    except SyntaxError as exc:
+        raise PatternError(
+            f"Line {exc.lineno}: {exc.msg}. Fix the function and try again."
+        ) from exc
+    before = set(namespace)
+    try:
+        exec(compiled, namespace)  # noqa: S102 - the user's own pattern code, run on request
+    except Exception as exc:
+        raise PatternError(f"Running the code raised {type(exc).__name__}: {exc}") from exc
+    defined = [
+        k
+        for k, v in namespace.items()
+        if k not in before and (inspect.isfunction(v) or inspect.isclass(v))
+    ]
+    if name is not None:
+        if name not in namespace:
+            raise PatternError(f"The code defines no '{name}'.")
+        return namespace[name], code
+    if not defined:
+        raise PatternError("Write a function: def pattern(x): return torch.relu(x)")
+    return namespace[defined[-1]], code
+
+
+# --- the pattern as code ---------------------------------------------------------------------
+
+
+def pattern_code(gm: fx.GraphModule, name: str) -> str:
+    """``def name(inputs): ...`` (a class when submodules are called) -- readable Python
+    without fx's ``x = None`` clean-up lines."""
+    fn_name = _identifier(name) if name.isidentifier() else "pattern"
+    src = gm.graph.python_code("self").src
+    body = [
+        re.sub(r";\s+(\w+ = )+None$", "", line)
+        for line in src.splitlines()
+        if line.strip() and not line.strip().startswith("# ")
+    ]
+    modules = [n for n in gm.graph.nodes if n.op in ("call_module", "get_attr")]
+    if not modules:
+        head = (
+            body[0]
+            .replace("def forward(self, ", f"def {fn_name}(")
+            .replace("def forward(self)", f"def {fn_name}()")
+        )
+        return "\n".join([head, *body[1:]])
+    out = ["class Pattern(nn.Module):", "    def __init__(self):", "        super().__init__()"]
+    for path in dict.fromkeys(str(n.target) for n in modules):
+        value = _attr(gm, path)
+        made = repr(value) if isinstance(value, nn.Module) and "\n" not in repr(value) else None
+        where = path.replace(".", "_")
+        if made is not None:
+            out.append(f"        self.{where} = nn.{made}")
+        else:
+            out.append(f"        self.{where} = ...  # {type(value).__name__}")
+    code = "\n".join("    " + line for line in body)
+    for path in dict.fromkeys(str(n.target) for n in modules):
+        code = code.replace(f"self.{path}", f"self.{path.replace('.', '_')}")
+    return "\n".join([*out, "", code])

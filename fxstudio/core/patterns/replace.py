@@ -1,0 +1,409 @@
+"""Replace matches: every accepted match of a pattern, as one undoable edit.
+
+A :class:`Replacement` builds, for one match, a small graph (:class:`ReplacementGraph`) whose
+inputs are the pattern's inputs (then the literals the pattern binds) and whose outputs stand
+for the pattern's outputs.  A function is traced once (its signature must take the pattern's
+inputs, in number and order); a per-match callback (the folds) sees the matched modules and
+may set new ones.
+
+:func:`rewrite` makes all replacements one :func:`~fxstudio.core.edits.engine.commit` of edit
+steps, placed as it goes in the live graph: an earlier match's output that a later match
+takes as input is followed to its replacement (torch.fx's back-to-back bug, pytorch#159613).
+New nodes keep the replaced anchor's ``stack_trace`` and ``nn_module_stack`` and record
+``meta["fxstudio_rewrite"]``: which rewrite, from which nodes.
+
+Example:
+    >>> import torch
+    >>> from fxstudio.core.session import open_document
+    >>> from fxstudio.core.patterns.pattern import from_function
+    >>> doc = open_document("examples:negrelu")
+    >>> def pattern(x, y):
+    ...     return torch.neg(x) + torch.relu(y)
+    >>> def replacement(x, y):
+    ...     return torch.relu(x)
+    >>> done = rewrite(doc, from_function(pattern), function_replacement(replacement))
+    >>> print(doc.code())
+    def forward(self, x, y, z):
+        relu = torch.relu(x);  x = None
+        mul = relu * z;  relu = z = None
+        return mul
+    <BLANKLINE>
+    >>> done.edit.undo(); "torch.neg(x)" in doc.code()
+    True
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch.fx as fx
+from torch import nn
+from torch.fx.node import Node, map_aggregate
+
+from fxstudio.core.document import ChangeKind, GraphDocument
+from fxstudio.core.edits.engine import Edit, commit
+from fxstudio.core.edits.steps import (
+    CreateNode,
+    EditError,
+    EraseNode,
+    NodeSpec,
+    Ref,
+    RenameNode,
+    SetInputs,
+    SetSubmodule,
+    Step,
+    to_refs,
+)
+from fxstudio.core.patterns.matcher import Found, Match, Matcher
+from fxstudio.core.patterns.pattern import Pattern, PatternError
+
+
+@dataclass
+class ReplacementGraph:
+    """What one match becomes: placeholders = the pattern's inputs (then bound literals),
+    output = the values for the pattern's outputs; ``modules`` are set on the model at the
+    paths the graph's ``call_module`` nodes name (new, or replacing the module there)."""
+
+    graph: fx.Graph
+    modules: dict[str, nn.Module] = field(default_factory=dict)
+    root: Any = None  # where the graph's call_module / get_attr targets live, if not the model
+
+
+@dataclass
+class MatchContext:
+    """What a per-match callback may read: the document, the pattern and the match."""
+
+    doc: GraphDocument
+    pattern: Pattern
+    match: Match
+
+    def node(self, pattern_node: str) -> fx.Node:
+        return self.doc.node(self.match.nodes[pattern_node])
+
+    def module(self, pattern_node: str) -> nn.Module:
+        return self.doc.graph_module.get_submodule(str(self.node(pattern_node).target))
+
+
+class Skip(Exception):
+    """Raised by a callback: this match is left as it is, for ``reason``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Replacement:
+    name: str
+    build: Callable[[MatchContext], ReplacementGraph]
+    exact: bool = True  # the rewrite computes the same values (else: a fold, rounding differs)
+    spec: dict[str, Any] = field(default_factory=dict)  # how to make it again (sessions)
+
+
+def function_replacement(
+    fn: Callable[..., Any] | nn.Module, name: str | None = None, source: str = ""
+) -> Replacement:
+    """A replacement written as a function of the pattern's inputs, traced once."""
+    label = str(name or getattr(fn, "__name__", type(fn).__name__))
+    try:
+        gm = fx.symbolic_trace(fn)
+    except Exception as exc:
+        raise PatternError(
+            f"The replacement {label} cannot be traced ({type(exc).__name__}: {exc})."
+        ) from exc
+    params = [n for n in gm.graph.nodes if n.op == "placeholder"]
+
+    def build(ctx: MatchContext) -> ReplacementGraph:
+        expected = len(ctx.pattern.inputs) + len(ctx.match.bound)
+        if len(params) != expected:
+            bound = f" and {len(ctx.match.bound)} bound literals" if ctx.match.bound else ""
+            raise PatternError(
+                f"The replacement {label} takes {len(params)} argument"
+                f"{'s' if len(params) != 1 else ''} ({', '.join(p.name for p in params)}), "
+                f"the pattern has {len(ctx.pattern.inputs)} inputs"
+                f" ({', '.join(ctx.pattern.input_names)}){bound}: give it the same, in order."
+            )
+        return ReplacementGraph(gm.graph, root=gm)
+
+    return Replacement(label, build, spec={"code": source, "name": label} if source else {})
+
+
+def signature_problem(fn: Any, pattern: Pattern) -> str | None:
+    """Before tracing: a replacement must take as many arguments as the pattern has inputs."""
+    try:
+        n = len(inspect.signature(fn.forward if isinstance(fn, nn.Module) else fn).parameters)
+    except (TypeError, ValueError):
+        return None
+    if n != len(pattern.inputs):
+        return (
+            f"The replacement takes {n} arguments, the pattern has {len(pattern.inputs)} inputs "
+            f"({', '.join(pattern.input_names)}): give it the same, in order."
+        )
+    return None
+
+
+@dataclass
+class Rewritten:
+    edit: Edit | None
+    found: Found
+    replaced: list[Match]
+    skipped: list[tuple[Match, str]]  # matches left alone by the replacement, and why
+    seconds_match: float
+    seconds_replace: float
+
+
+@dataclass
+class Job:
+    """One pattern, its replacement and the matches to replace (``accepted``: by index)."""
+
+    pattern: Pattern
+    replacement: Replacement
+    found: Found | None = None
+    accepted: set[int] | None = None
+
+
+def rewrite(
+    doc: GraphDocument,
+    pattern: Pattern,
+    replacement: Replacement,
+    accepted: set[int] | None = None,
+    found: Found | None = None,
+    label: str | None = None,
+) -> Rewritten:
+    """Replace the matches of ``pattern`` (those numbered in ``accepted``, default all) as
+    one edit.  A match the replacement skips is listed with the reason; no match at all, or
+    all skipped: nothing changes and ``edit`` is ``None``."""
+    job = Job(pattern, replacement, found, accepted)
+    record = {
+        "edit": "rewrite",
+        "pattern": pattern.to_json(),
+        "replacement": dict(replacement.spec),
+    }
+    return rewrite_jobs(
+        doc, [job], label or f"Replace {pattern.name} with {replacement.name}", record
+    )
+
+
+def rewrite_jobs(
+    doc: GraphDocument, jobs: list[Job], label: str, record: dict[str, Any]
+) -> Rewritten:
+    """Several patterns replaced as one edit (a built-in rewrite with variants): all are
+    matched on the graph as it is, then replaced in turn."""
+    t0 = time.perf_counter()
+    for job in jobs:
+        if job.found is None:
+            job.found = Matcher(job.pattern).find(doc.graph_module)
+    t1 = time.perf_counter()
+    merged = Found(
+        [m for j in jobs for m in j.found.matches],  # type: ignore[union-attr]
+        [s for j in jobs for s in j.found.skipped],  # type: ignore[union-attr]
+        [w for j in jobs for w in j.found.warnings],  # type: ignore[union-attr]
+        t1 - t0,
+    )
+    replaced: list[Match] = []
+    skipped: list[tuple[Match, str]] = []
+    work = [
+        (j, [m for m in j.found.matches if j.accepted is None or m.index in j.accepted])  # type: ignore[union-attr]
+        for j in jobs
+    ]
+    if not any(chosen for _, chosen in work):
+        return Rewritten(None, merged, [], [], t1 - t0, 0.0)
+    accepted = [sorted(m.anchor for m in chosen) for j, chosen in work if j.accepted is not None]
+    if accepted:
+        record = {**record, "accepted": accepted[0] if len(work) == 1 else accepted}
+
+    def steps() -> Iterator[Step]:
+        for job, chosen in work:
+            yield from _steps(doc, job.pattern, job.replacement, chosen, replaced, skipped)
+        if not replaced:
+            raise _NothingDone
+
+    edit = None
+    try:
+        edit = commit(doc, label, steps(), ChangeKind.GRAPH_REPLACED, record)
+    except _NothingDone:
+        pass
+    if edit is not None:
+        edit.label = f"{label} ({len(replaced)} match{'es' if len(replaced) != 1 else ''})"
+    return Rewritten(edit, merged, replaced, skipped, t1 - t0, time.perf_counter() - t1)
+
+
+class _NothingDone(EditError):
+    def __init__(self) -> None:
+        super().__init__("Every match was skipped: nothing changed.")
+
+
+def _steps(
+    doc: GraphDocument,
+    pattern: Pattern,
+    replacement: Replacement,
+    matches: list[Match],
+    replaced: list[Match],
+    skipped: list[tuple[Match, str]],
+) -> Iterator[Step]:
+    names = set(doc.graph._graph_namespace._used_names) | set(doc.node_names())
+    followed: dict[str, Any] = {}  # a replaced output -> what stands for it now
+    for m in matches:
+        ctx = MatchContext(doc, pattern, m)
+        try:
+            rg = replacement.build(ctx)
+        except Skip as exc:
+            skipped.append((m, exc.reason))
+            continue
+        matched = [doc.node(n) for n in m.graph_nodes]
+        inside = set(matched)
+        outs = [doc.node(o) for o in m.outputs]
+        users = [u for o in outs for u in o.users if u not in inside]
+        last = max(matched)
+        after = last
+        if users and min(users) < last:
+            first = min(users)
+            after = first.prev
+            inputs = [
+                followed.get(v, v)
+                for v, node in zip(m.inputs, m.input_is_node, strict=True)
+                if node
+            ]
+            if any(doc.node(v) > after for v in inputs if isinstance(v, str)):
+                skipped.append((m, "the graph would need reordering to place the replacement"))
+                continue
+        values: list[Any] = [
+            Ref(followed.get(v, v)) if node else v
+            for v, node in zip(m.inputs, m.input_is_node, strict=True)
+        ] + [v for _, v in m.bound]
+        env: dict[Node, Any] = {}
+        placeholders = [n for n in rg.graph.nodes if n.op == "placeholder"]
+        if len(placeholders) != len(values):
+            raise PatternError(
+                f"The replacement {replacement.name} takes {len(placeholders)} inputs; the "
+                f"match gives {len(values)}."
+            )
+        env.update(zip(placeholders, values, strict=True))
+        anchor = doc.node(m.anchor)
+        meta: dict[str, Any] = {
+            k: anchor.meta[k] for k in ("stack_trace", "nn_module_stack") if k in anchor.meta
+        }
+        meta["fxstudio_rewrite"] = {
+            "rewrite": replacement.name,
+            "pattern": pattern.name,
+            "from": [n.name for n in sorted(matched)],
+        }
+        prev = after.name
+        result: Any = None
+        created: list[str] = []
+        for rn in rg.graph.nodes:
+            if rn.op == "placeholder":
+                continue
+            if rn.op == "output":
+                result = _substitute(rn.args[0], env)
+                break
+            target = rn.target
+            if rn.op in ("call_module", "get_attr"):
+                path = str(target)
+                if path in rg.modules:
+                    yield SetSubmodule(path, rg.modules[path])
+                elif rg.root is not None and rn.op == "call_module":
+                    path = _unique_attr(doc, _base(path), names)
+                    yield SetSubmodule(path, _attr(rg.root, str(target)))
+                target = path
+            name = _unique(_base(_node_base(rn)), names)
+            args = _substitute(rn.args, env)
+            kwargs = _substitute(dict(rn.kwargs), env)
+            yield CreateNode(NodeSpec(name, rn.op, target, args, kwargs, None, dict(meta), prev))
+            env[rn] = Ref(name)
+            created.append(name)
+            prev = name
+        new = list(result) if isinstance(result, (tuple, list)) and len(outs) > 1 else [result]
+        if len(new) != len(outs):
+            raise PatternError(
+                f"The replacement {replacement.name} returns {len(new)} values for the "
+                f"pattern's {len(outs)} outputs."
+            )
+        swap = {o.name: v for o, v in zip(outs, new, strict=True)}
+        for u in dict.fromkeys(users):
+            yield SetInputs(u.name, _swapped(u.args, swap), _swapped(dict(u.kwargs), swap))
+        for o, v in swap.items():
+            followed[o] = v.name if isinstance(v, Ref) else v
+        called = {str(n.target) for n in matched if n.op == "call_module"}
+        for n in sorted(matched, reverse=True):
+            if not n.users:
+                yield EraseNode(n.name)
+        for path in sorted(called):
+            if path not in rg.modules and not _still_called(doc, path):
+                yield SetSubmodule(path, None)
+        # the replacement's nodes take the names of the nodes they replace where they can:
+        # a node calling what a removed one called takes its name
+        gone = [n for n in matched if not n.users and n.name not in doc]
+        for new_name in created:
+            node = doc.node(new_name)
+            same = next((g for g in gone if (g.op, g.target) == (node.op, node.target)), None)
+            if same is not None:
+                gone.remove(same)
+                yield RenameNode(new_name, same.name)
+                for o, v in list(followed.items()):
+                    if v == new_name:
+                        followed[o] = same.name
+        replaced.append(m)
+
+
+def _substitute(value: Any, env: dict[Node, Any]) -> Any:
+    return map_aggregate(value, lambda a: env[a] if isinstance(a, Node) else a)  # type: ignore[arg-type,return-value]
+
+
+def _swapped(value: Any, swap: dict[str, Any]) -> Any:
+    """``value`` with references to replaced outputs turned into their replacements."""
+    return map_aggregate(  # type: ignore[arg-type]
+        to_refs(value),
+        lambda v: swap.get(v.name, v) if isinstance(v, Ref) else v,  # type: ignore[arg-type,return-value]
+    )
+
+
+def _still_called(doc: GraphDocument, path: str) -> bool:
+    return any(True for _ in doc.graph.find_nodes(op="call_module", target=path))
+
+
+def _node_base(rn: fx.Node) -> str:
+    if rn.op in ("call_module", "get_attr"):
+        return str(rn.target).replace(".", "_")
+    return getattr(rn.target, "__name__", str(rn.target))
+
+
+def _base(text: str) -> str:
+    import re
+
+    base = re.sub(r"\W", "_", text).strip("_") or "node"
+    return f"_{base}" if base[0].isdigit() else base
+
+
+def _unique(base: str, taken: set[str]) -> str:
+    import builtins
+    import keyword
+
+    name = base
+    i = 0
+    while name in taken or keyword.iskeyword(name) or hasattr(builtins, name):
+        i += 1
+        name = f"{base}_{i}"
+    taken.add(name)
+    return name
+
+
+def _unique_attr(doc: GraphDocument, base: str, taken: set[str]) -> str:
+    name = base
+    i = 0
+    while hasattr(doc.graph_module, name) or name in taken:
+        i += 1
+        name = f"{base}_{i}"
+    taken.add(name)
+    return name
+
+
+def _attr(root: Any, path: str) -> Any:
+    obj = root
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj

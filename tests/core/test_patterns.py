@@ -1,0 +1,416 @@
+"""Pattern matching, explanations and rewrites (no QApplication)."""
+
+from __future__ import annotations
+
+import operator
+
+import pytest
+import torch
+import torch.fx as fx
+import torch.nn.functional as F
+from torch import nn
+from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
+
+from fxstudio.core.patterns.builtins import run_builtin
+from fxstudio.core.patterns.check import check, reference
+from fxstudio.core.patterns.explain import explain
+from fxstudio.core.patterns.matcher import find
+from fxstudio.core.patterns.pattern import (
+    DEFAULT_RULES,
+    FX_RULES,
+    PatternError,
+    Rules,
+    from_function,
+    from_nodes,
+)
+from fxstudio.core.patterns.reasons import Why
+from fxstudio.core.patterns.replace import function_replacement, rewrite
+from fxstudio.core.session import OpenRequest, open_document
+
+
+def _fx_sets(gm: fx.GraphModule, pattern_gm: fx.GraphModule) -> list[frozenset[str]]:
+    matches = SubgraphMatcher(pattern_gm.graph).match(gm.graph)
+    return [
+        frozenset(g.name for p, g in m.nodes_map.items() if p.op not in ("placeholder", "output"))
+        for m in matches
+    ]
+
+
+@pytest.mark.parametrize("frontend", ["fx", "export"])
+@pytest.mark.parametrize("example", ["negrelu", "simple", "resnet", "transformer"])
+def test_same_matches_as_subgraph_matcher_under_its_rules(example: str, frontend: str) -> None:
+    """Oracle: every two-node chain of the graph as a pattern, matched by both engines."""
+    doc = open_document(OpenRequest(f"examples:{example}", frontend))
+    gm = doc.graph_module
+    tried = 0
+    for node in gm.graph.nodes:
+        if node.op not in ("call_function", "call_method", "call_module"):
+            continue
+        producers = [a for a in node.all_input_nodes if a.op.startswith("call")]
+        for p in producers[:1]:
+            pattern = from_nodes(doc, [p.name, node.name], rules=FX_RULES)
+            ours = [frozenset(m.nodes.values()) for m in find(gm, pattern).matches]
+            assert ours == _fx_sets(gm, pattern.graph_module), (example, node.name)
+            tried += 1
+    assert tried > 0
+
+
+def _chain(blocks: int) -> fx.GraphModule:
+    g = fx.Graph()
+    x, w, b = g.placeholder("x"), g.placeholder("w"), g.placeholder("b")
+    for _ in range(blocks):
+        m = g.call_function(torch.matmul, (x, w))
+        r = g.call_function(torch.relu, (g.call_function(operator.add, (m, b)),))
+        x = g.call_function(operator.add, (r, x))
+    g.output(x)
+    return fx.GraphModule(nn.Module(), g)
+
+
+def test_two_output_pattern_matches_as_subgraph_matcher_does() -> None:
+    def two(x, w, b):
+        m = torch.matmul(x, w)
+        return torch.relu(m + b), torch.sigmoid(m)
+
+    g = fx.Graph()
+    x, w, b = g.placeholder("x"), g.placeholder("w"), g.placeholder("b")
+    for _ in range(20):
+        m = g.call_function(torch.matmul, (x, w))
+        r = g.call_function(torch.relu, (g.call_function(operator.add, (m, b)),))
+        s = g.call_function(torch.sigmoid, (m,))
+        x = g.call_function(operator.add, (r, s))
+    g.output(x)
+    gm = fx.GraphModule(nn.Module(), g)
+    pattern = from_function(two, rules=FX_RULES)
+    ours = [frozenset(m.nodes.values()) for m in find(gm, pattern).matches]
+    assert len(ours) == 20
+    assert ours == _fx_sets(gm, pattern.graph_module)
+
+
+def _first_miss(graph_fn, pattern_fn, rules: Rules = FX_RULES):
+    gm = fx.symbolic_trace(graph_fn)
+    pattern = from_function(pattern_fn, rules=rules)
+    assert find(gm, pattern).matches == []
+    near = explain(gm, pattern).near
+    assert near, "an explanation"
+    return near[0]
+
+
+class _Lin(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.relu(self.proj(x))
+
+
+class _LinPattern(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+@pytest.mark.parametrize(
+    ("graph_fn", "pattern_fn", "why", "culprit", "found_with"),
+    [
+        (  # commuted add
+            lambda x, w, b: torch.relu(b + torch.matmul(x, w)),
+            lambda x, w, b: torch.relu(torch.matmul(x, w) + b),
+            Why.ORDER,
+            "add",
+            {"commutative": True},
+        ),
+        (  # keyword vs positional
+            lambda x: torch.sum(x, dim=1),
+            lambda x: torch.sum(x, 1),
+            Why.KEYWORD,
+            "sum_1",
+            {"arguments": "normalize"},
+        ),
+        (  # literal 1.0 vs 2.0
+            lambda x: x + 2.0,
+            lambda x: x + 1.0,
+            Why.LITERAL,
+            "add",
+            {"literals": "any"},
+        ),
+        (  # x.relu() vs torch.relu(x)
+            lambda x: (x * 2).relu(),
+            lambda x: torch.relu(x * 2),
+            Why.OP,
+            "relu",
+            {"spelling": "equivalent"},
+        ),
+        (  # F.relu vs torch.relu
+            lambda x: F.relu(x * 2),
+            lambda x: torch.relu(x * 2),
+            Why.TARGET,
+            "relu",
+            {"spelling": "equivalent"},
+        ),
+    ],
+)
+def test_each_reason_names_its_culprit(graph_fn, pattern_fn, why, culprit, found_with) -> None:
+    miss = _first_miss(graph_fn, pattern_fn)
+    assert (miss.why, miss.culprit) == (why, culprit), miss.describe()
+    gm = fx.symbolic_trace(graph_fn)
+    relaxed = Rules(**{**FX_RULES.__dict__, **found_with})
+    assert len(find(gm, from_function(pattern_fn, rules=relaxed)).matches) == 1
+
+
+def test_module_name_differs_and_by_type_finds_it() -> None:
+    miss = _first_miss(_Lin(), _LinPattern)
+    assert (miss.why, miss.culprit) == (Why.MODULE_NAME, "proj")
+    assert "by type" in miss.hint
+    assert len(find(fx.symbolic_trace(_Lin()), from_function(_LinPattern)).matches) == 1
+
+
+def test_outside_user_is_the_reason_and_can_be_allowed() -> None:
+    def graph(x):
+        a = torch.neg(x)
+        return torch.relu(a * 3) + torch.sigmoid(a)
+
+    def pattern(x):
+        return torch.relu(torch.neg(x) * 3)
+
+    gm = fx.symbolic_trace(graph)
+    found = find(gm, from_function(pattern, rules=FX_RULES))
+    assert found.matches == [] and found.skipped[0].failure.why is Why.OUTSIDE_USER
+    assert found.skipped[0].failure.other == "sigmoid"
+    allowed = Rules(**{**FX_RULES.__dict__, "outside_users": True})
+    assert len(find(gm, from_function(pattern, rules=allowed)).matches) == 1
+
+
+def test_a_cycle_is_refused_without_searching_the_graph() -> None:
+    def graph(x):
+        a = torch.neg(x)
+        b = torch.sigmoid(a)
+        return torch.relu(a + b)
+
+    def pattern(x, y):
+        a = torch.neg(x)
+        return a, torch.relu(a + y)
+
+    found = find(fx.symbolic_trace(graph), from_function(pattern, rules=FX_RULES))
+    assert found.matches == []
+    assert found.skipped[0].failure.why is Why.CYCLE
+    assert found.skipped[0].failure.other == "sigmoid"
+
+
+def test_overlapping_matches_are_skipped_with_the_match_they_overlap() -> None:
+    def graph(x):
+        return torch.relu(torch.relu(torch.relu(x)))
+
+    def pattern(x):
+        return torch.relu(torch.relu(x))
+
+    gm = fx.symbolic_trace(graph)
+    found = find(gm, from_function(pattern))
+    assert [sorted(m.graph_nodes) for m in found.matches] == [["relu", "relu_1"]]
+    assert found.skipped[0].failure.why is Why.OVERLAP and found.skipped[0].failure.other == "1"
+
+
+def test_dialect_mismatch_is_said() -> None:
+    doc = open_document(OpenRequest("examples:negrelu", "export"))
+
+    def pattern(x):
+        return torch.neg(x)
+
+    p = from_function(pattern, dialect="fx")
+    gm = doc.graph_module
+    assert find(gm, p).warnings and "--frontend export" in find(gm, p).warnings[0]
+    assert explain(gm, p).near[0].why is Why.DIALECT
+    assert len(find(gm, from_function(pattern, dialect="export")).matches) == 1
+
+
+def test_why_not_here_names_the_node() -> None:
+    def graph(x):
+        return torch.relu(x + 1.0) + torch.relu(x + 2.0)
+
+    def pattern(x):
+        return torch.relu(x + 1.0)
+
+    gm = fx.symbolic_trace(graph)
+    e = explain(gm, from_function(pattern), at="relu_1")
+    assert e.at is not None and e.at.why is Why.LITERAL and e.at.argument == "args[1]"
+
+
+def test_replace_all_is_one_undo_step_and_undo_gives_the_code_back() -> None:
+    doc = open_document("examples:negrelu")
+    code = doc.code()
+
+    def pattern(x, y):
+        return torch.neg(x) + torch.relu(y)
+
+    def replacement(x, y):
+        return torch.relu(x)
+
+    history = len(doc.history)
+    done = rewrite(doc, from_function(pattern), function_replacement(replacement))
+    assert len(doc.history) == history + 1 and len(done.replaced) == 1
+    assert "neg" not in doc.code()
+    new = doc.node("relu")
+    assert new.meta["fxstudio_rewrite"]["from"] == ["neg", "relu", "add"]
+    assert new.meta.get("val") is not None  # shapes propagated to the new node (#187945)
+    after = doc.code()
+    done.edit.undo()
+    assert doc.code() == code
+    done.edit.redo()
+    assert doc.code() == after
+
+
+def test_replacement_signature_is_checked() -> None:
+    doc = open_document("examples:negrelu")
+
+    def pattern(x, y):
+        return torch.neg(x) + torch.relu(y)
+
+    with pytest.raises(PatternError, match="takes 1 argument"):
+        rewrite(doc, from_function(pattern), function_replacement(lambda x: x))
+    assert "neg" in doc.code()
+
+
+def test_back_to_back_matches_follow_the_replacement() -> None:
+    """pytorch#159613: cat(cat(a, b), c) with the pattern cat([x, y])."""
+
+    def graph(a, b, c):
+        return torch.cat([torch.cat([a, b]), c])
+
+    def pattern(x, y):
+        return torch.cat([x, y])
+
+    def replacement(x, y):
+        return torch.cat([y, x])
+
+    gm = fx.symbolic_trace(graph)
+    from fxstudio.core.document import GraphDocument
+
+    a, b, c = torch.randn(1, 2), torch.randn(2, 2), torch.randn(3, 2)
+    doc = GraphDocument(gm, example_inputs=(a, b, c))
+    rewrite(doc, from_function(pattern), function_replacement(replacement))
+    doc.graph.lint()
+    assert torch.equal(doc.graph_module(a, b, c), torch.cat([c, torch.cat([b, a])]))
+
+
+def test_identity_replacement_and_adjacent_matches() -> None:
+    """pytorch#97817 (replacement = its input) and #98974 (adjacent matches removed)."""
+
+    def graph(x):
+        return torch.neg(torch.neg(torch.neg(torch.neg(x))))
+
+    def pattern(x):
+        return torch.neg(x)
+
+    from fxstudio.core.document import GraphDocument
+
+    x = torch.randn(3)
+    doc = GraphDocument(fx.symbolic_trace(graph), example_inputs=(x,))
+    done = rewrite(doc, from_function(pattern), function_replacement(lambda x: x))
+    assert len(done.replaced) == 4
+    assert [n.op for n in doc.graph.nodes] == ["placeholder", "output"]
+    assert torch.equal(doc.graph_module(x), x)
+
+
+def test_fold_conv_bn_on_a_resnet_checks_and_leaves_no_batchnorm() -> None:
+    doc = open_document("examples:resnet")
+    before = reference(doc)
+    done = run_builtin(doc, "fold-conv-bn")
+    assert done.replaced and not done.skipped
+    assert not any(isinstance(m, nn.BatchNorm2d) for m in doc.graph_module.modules())
+    assert check(doc, before, exact=False).ok
+    done.edit.undo()
+    assert any(isinstance(m, nn.BatchNorm2d) for m in doc.graph_module.modules())
+
+
+class _Shared(nn.Module):
+    """A conv called twice, once before a BatchNorm (pytorch#104593), and a conv whose output
+    has another user."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 3, 1)
+        self.bn = nn.BatchNorm2d(3)
+        self.conv2 = nn.Conv2d(3, 3, 1)
+        self.bn2 = nn.BatchNorm2d(3)
+
+    def forward(self, x):
+        y = self.bn(self.conv(x)) + self.conv(x)
+        z = self.conv2(y)
+        return self.bn2(z) + z
+
+
+def test_fold_skips_a_shared_conv_and_a_conv_with_other_users() -> None:
+    from fxstudio.core.document import GraphDocument
+
+    model = _Shared().eval()
+    with torch.no_grad():
+        model.bn.running_mean.uniform_(-1, 1)
+        model.bn.running_var.uniform_(0.5, 2)
+    x = torch.randn(1, 3, 4, 4)
+    doc = GraphDocument(fx.symbolic_trace(model), example_inputs=(x,))
+    code = doc.code()
+    done = run_builtin(doc, "fold-conv-bn")
+    assert done.edit is None and doc.code() == code
+    assert "also called by" in done.skipped[0][1]
+    assert [s.failure.why for s in done.found.skipped] == [Why.OUTSIDE_USER]
+
+
+def test_other_builtins_on_real_graphs() -> None:
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.drop = nn.Dropout(0.5)
+            self.id = nn.Identity()
+            self.act = nn.ReLU()
+
+        def forward(self, x):
+            y = self.id(self.drop(x) * 1) + 0
+            unused = torch.sigmoid(y)  # noqa: F841
+            return self.act(F.relu(y.contiguous()))
+
+    from fxstudio.core.capture import propagate_shapes
+    from fxstudio.core.document import GraphDocument
+
+    x = torch.randn(2, 3)
+    gm = fx.symbolic_trace(Net().eval())
+    gm.graph.eliminate_dead_code = lambda: None  # keep the dead node for dce
+    propagate_shapes(gm, (x,))
+    doc = GraphDocument(gm, example_inputs=(x,))
+    expected = gm(x)
+    for name in ("drop-dropout", "remove-noops", "dce", "swap-activation:relu:gelu"):
+        before = reference(doc)
+        done = run_builtin(doc, name)
+        assert done.replaced, name
+        assert check(doc, before, exact=not name.startswith("swap")).ok or name.startswith("swap")
+    ops = [n.op for n in doc.graph.nodes]
+    assert ops == ["placeholder", "call_function", "call_function", "output"]
+    assert torch.allclose(doc.graph_module(x), F.gelu(F.gelu(x)))
+    assert not torch.equal(expected, doc.graph_module(x))
+
+
+def test_session_replays_a_rewrite(tmp_path) -> None:
+    from fxstudio.core.patterns.apply import RewriteSpec, run
+    from fxstudio.core.sessionfile import save_session
+
+    doc = open_document("examples:resnet")
+    run(doc, RewriteSpec(builtin="fold-conv-bn"))
+    code = doc.code()
+    path = tmp_path / "r.fxstudio"
+    save_session(doc, str(path))
+    again = open_document(str(path))
+    assert again.code() == code
+
+
+def test_default_rules_find_what_fx_rules_miss() -> None:
+    def graph(x, w, b):
+        return F.relu(b + x @ w)
+
+    def pattern(x, w, b):
+        return torch.relu(torch.matmul(x, w) + b)
+
+    gm = fx.symbolic_trace(graph)
+    assert find(gm, from_function(pattern, rules=FX_RULES)).matches == []
+    assert len(find(gm, from_function(pattern, rules=DEFAULT_RULES)).matches) == 1
