@@ -91,7 +91,7 @@ def main() -> None:
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     only = set(
         sys.argv[1:]
-    )  # e.g. `run.py export` runs one group (capture, export, layout, edits, canvas)
+    )  # e.g. `run.py export` runs one group (capture, export, layout, edits, patterns, canvas)
     if not only or "capture" in only:
         for nodes, repeats in ((100, 7), (1000, 5), (10000, 3)):
             bench_capture(nodes, repeats)
@@ -106,6 +106,10 @@ def main() -> None:
 
         bench_edits(emit, timed)
         bench_window_edits(emit)
+    if not only or "patterns" in only:
+        from tests.bench.bench_patterns import bench_patterns
+
+        bench_patterns(emit, timed)
     if not only or "canvas" in only:
         from tests.bench.bench_canvas import bench_canvas, bench_responsiveness
 
