@@ -3,6 +3,7 @@ and undo / redo."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Iterable
@@ -142,13 +143,12 @@ def check_call(doc: GraphDocument, node: fx.Node) -> None:
         fn = module.forward
     else:
         return
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
+    sig = _signature(fn)
+    if sig is None:
         # A builtin (torch.sigmoid): torch lists one signature for each, but not its
         # overloads (torch.max(x) and torch.max(x, 1)), so only a call without any argument
         # is checked against it; shapes tell about the rest.
-        override = torch.overrides.get_testing_overrides().get(fn)
+        override = _testing_overrides().get(fn)
         if override is None or node.args or node.kwargs:
             return
         sig = inspect.signature(override)
@@ -163,6 +163,39 @@ def check_call(doc: GraphDocument, node: fx.Node) -> None:
         raise EditError(
             f"'{node.name}' cannot call {format_target(node)} that way: {exc}."
         ) from None
+
+
+_SIGNATURES: dict[Any, inspect.Signature | None] = {}
+
+
+def _signature(fn: Any) -> inspect.Signature | None:
+    """``inspect.signature``, once per function (a rewrite checks thousands of calls); a
+    bound method (a submodule's forward) is read each time."""
+    if inspect.ismethod(fn):
+        try:
+            return inspect.signature(fn)
+        except (TypeError, ValueError):
+            return None
+    try:
+        if fn in _SIGNATURES:
+            return _SIGNATURES[fn]
+    except TypeError:  # unhashable
+        pass
+    try:
+        sig: inspect.Signature | None = inspect.signature(fn)
+    except (TypeError, ValueError):
+        sig = None
+    try:
+        _SIGNATURES[fn] = sig
+    except TypeError:
+        pass
+    return sig
+
+
+@functools.cache
+def _testing_overrides() -> dict[Any, Any]:
+    """torch's list of its builtins' signatures (building it costs a millisecond: once)."""
+    return torch.overrides.get_testing_overrides()
 
 
 def _finish(doc: GraphDocument, kind: ChangeKind, names: set[str]) -> None:

@@ -34,7 +34,10 @@ Example:
 
 from __future__ import annotations
 
+import builtins
 import inspect
+import keyword
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -245,7 +248,7 @@ def _steps(
     replaced: list[Match],
     skipped: list[tuple[Match, str]],
 ) -> Iterator[Step]:
-    names = set(doc.graph._graph_namespace._used_names) | set(doc.node_names())
+    names = _Names(set(doc.graph._graph_namespace._used_names) | set(doc.node_names()))
     followed: dict[str, Any] = {}  # a replaced output -> what stands for it now
     for m in matches:
         ctx = MatchContext(doc, pattern, m)
@@ -307,10 +310,10 @@ def _steps(
                 if path in rg.modules:
                     yield SetSubmodule(path, rg.modules[path])
                 elif rg.root is not None and rn.op == "call_module":
-                    path = _unique_attr(doc, _base(path), names)
+                    path = names.attr(doc, _base(path))
                     yield SetSubmodule(path, _attr(rg.root, str(target)))
                 target = path
-            name = _unique(_base(_node_base(rn)), names)
+            name = names.node(_base(_node_base(rn)))
             args = _substitute(rn.args, env)
             kwargs = _substitute(dict(rn.kwargs), env)
             yield CreateNode(NodeSpec(name, rn.op, target, args, kwargs, None, dict(meta), prev))
@@ -344,8 +347,8 @@ def _steps(
             if same is not None:
                 gone.remove(same)
                 yield RenameNode(new_name, same.name)
-                for o, v in list(followed.items()):
-                    if v == new_name:
+                for o in swap:  # only this match's outputs can stand for the new node
+                    if followed.get(o) == new_name:
                         followed[o] = same.name
         replaced.append(m)
 
@@ -373,33 +376,35 @@ def _node_base(rn: fx.Node) -> str:
 
 
 def _base(text: str) -> str:
-    import re
-
     base = re.sub(r"\W", "_", text).strip("_") or "node"
     return f"_{base}" if base[0].isdigit() else base
 
 
-def _unique(base: str, taken: set[str]) -> str:
-    import builtins
-    import keyword
+class _Names:
+    """Names no node and no attribute has, handed out as ``base``, ``base_1``...: the count
+    goes on per base, so a rewrite of thousands of matches does not probe every name again."""
 
-    name = base
-    i = 0
-    while name in taken or keyword.iskeyword(name) or hasattr(builtins, name):
-        i += 1
-        name = f"{base}_{i}"
-    taken.add(name)
-    return name
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = taken
+        self.count: dict[str, int] = {}
 
+    def node(self, base: str) -> str:
+        return self._new(base, lambda name: False)
 
-def _unique_attr(doc: GraphDocument, base: str, taken: set[str]) -> str:
-    name = base
-    i = 0
-    while hasattr(doc.graph_module, name) or name in taken:
-        i += 1
-        name = f"{base}_{i}"
-    taken.add(name)
-    return name
+    def attr(self, doc: GraphDocument, base: str) -> str:
+        return self._new(base, lambda name: hasattr(doc.graph_module, name))
+
+    def _new(self, base: str, used: Callable[[str], bool]) -> str:
+        i = self.count.get(base, 0)
+        name = base if i == 0 else f"{base}_{i}"
+        while (
+            name in self.taken or used(name) or keyword.iskeyword(name) or hasattr(builtins, name)
+        ):
+            i += 1
+            name = f"{base}_{i}"
+        self.count[base] = i
+        self.taken.add(name)
+        return name
 
 
 def _attr(root: Any, path: str) -> Any:
