@@ -51,6 +51,7 @@ from fxstudio.qt.image_export import export_image
 from fxstudio.qt.inspector import InspectorController
 from fxstudio.qt.open_dialog import OpenDialog
 from fxstudio.qt.palette import InsertPalette
+from fxstudio.qt.patterns_panel import PatternsPanel
 from fxstudio.qt.resources import icon
 from fxstudio.qt.search import SearchController
 from fxstudio.qt.table_model import NAME_ROLE, NodeFilterProxy, NodeTableModel
@@ -182,6 +183,9 @@ class MainWindow(QMainWindow):
         undo_dock.setWidget(self.undo_view)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, undo_dock)
         self.tabifyDockWidget(self.findChild(QDockWidget, "inspectorDock"), undo_dock)
+        self.patterns = PatternsPanel(self, self.selection, self.undo_stack)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.patterns.dock)
+        self.tabifyDockWidget(self.findChild(QDockWidget, "inspectorDock"), self.patterns.dock)
         self.findChild(QDockWidget, "inspectorDock").raise_()
         self.canvas_controller.layoutFailed.connect(
             lambda exc: self._error("Could not lay out the graph", exc)
@@ -194,6 +198,7 @@ class MainWindow(QMainWindow):
             self,
         )
         self.edits.refused.connect(self._edit_refused)
+        self.patterns.message.connect(self._edit_refused)
         self.canvas_controller.rewireRequested.connect(self.edits.connect_wire)
         self.edits.applied.connect(self._edit_applied)
         self.code = CodeViewController(self.code_view, self.selection, self)
@@ -421,6 +426,7 @@ class MainWindow(QMainWindow):
         self.table_model.set_document(document)
         self.code.set_document(document)
         self.inspector.set_document(document)
+        self.patterns.set_document(document)
         self.search.refresh()
         if document is not None:
             self._bridge = DocumentBridge(document, self)
@@ -469,6 +475,7 @@ class MainWindow(QMainWindow):
         self._update_summary(recount=not waits)
 
     def _layout_done(self, layout) -> None:
+        self.patterns.set_scene(self.canvas.scene())
         for note in layout.notes:
             self.status_bar.showMessage(note, 15000)
         self.layoutShown.emit(layout)

@@ -737,7 +737,7 @@ class Matcher:
         bound = sorted(st.bound.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))
         return Match(
             index,
-            _names(st),
+            {p.name: st.map[p].name for p in self.compute},  # in the pattern's order
             tuple(v.name if isinstance(v, Node) else v for v in inputs),
             tuple(isinstance(v, Node) for v in inputs),
             tuple(st.map[p].name for p in self.returning),

@@ -1,0 +1,102 @@
+"""Outlines over the canvas: pattern boxes, matches, a near miss and its culprit.
+
+Marks are overlay items above the node items, drawn from names (rule 3): after a relayout
+the scene is new, and :meth:`PatternMarks.redraw` draws the same marks on it.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QPen
+from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsScene, QGraphicsSimpleTextItem
+
+MATCH_COLOURS = ("#2e7d32", "#1565c0", "#6a1b9a", "#00838f", "#ef6c00", "#ad1457")
+MISS = QColor("#f9a825")
+CULPRIT = QColor("#c62828")
+BOX = QColor("#5d4037")
+
+
+class PatternMarks:
+    """What the Patterns dock wants outlined, by node name."""
+
+    def __init__(self) -> None:
+        self.boxes: list[tuple[str, list[str]]] = []  # (pattern name, nodes)
+        self.matches: list[list[str]] = []
+        self.current: int | None = None  # the match being looked at
+        self.partial: list[str] = []
+        self.culprit: str | None = None
+        self._items: list[QGraphicsRectItem | QGraphicsSimpleTextItem] = []
+        self.scene: QGraphicsScene | None = None
+
+    def clear(self) -> None:
+        self.boxes, self.matches, self.partial = [], [], []
+        self.current = self.culprit = None
+
+    def redraw(self, scene: QGraphicsScene | None) -> None:
+        for item in self._items:
+            if item.scene() is not None:
+                item.scene().removeItem(item)
+        self._items = []
+        self.scene = scene
+        if scene is None:
+            return
+        for i, names in enumerate(self.matches):
+            colour = QColor(MATCH_COLOURS[i % len(MATCH_COLOURS)])
+            width = 4.0 if i == self.current else 2.5
+            for name in names:
+                self._outline(name, colour, width, fill=30 if i == self.current else 14)
+        for name in self.partial:
+            self._outline(name, MISS, 3.0, fill=26, dash=True)
+        if self.culprit:
+            self._outline(self.culprit, CULPRIT, 4.0, fill=40)
+        for title, names in self.boxes:
+            if any(self._node_rect(n) is None for n in names):
+                continue  # a box whose nodes a rewrite replaced (undo brings it back)
+            rect = self._union(names)
+            if rect is None:
+                continue
+            item = QGraphicsRectItem(rect.adjusted(-14, -14, 14, 14))
+            pen = QPen(BOX, 2.0, Qt.PenStyle.DashLine)
+            item.setPen(pen)
+            item.setBrush(QBrush(Qt.BrushStyle.NoBrush))
+            item.setZValue(40)
+            scene.addItem(item)
+            label = QGraphicsSimpleTextItem(title)
+            label.setBrush(BOX)
+            label.setPos(rect.left() - 12, rect.top() - 36)
+            label.setZValue(41)
+            scene.addItem(label)
+            self._items += [item, label]
+
+    def _node_rect(self, name: str) -> QRectF | None:
+        item = getattr(self.scene, "nodes", {}).get(name)
+        return item.sceneBoundingRect() if item is not None else None
+
+    def _union(self, names: list[str]) -> QRectF | None:
+        rects = [r for n in names if (r := self._node_rect(n)) is not None]
+        if not rects:
+            return None
+        out = rects[0]
+        for r in rects[1:]:
+            out = out.united(r)
+        return out
+
+    def _outline(
+        self, name: str, colour: QColor, width: float, fill: int, dash: bool = False
+    ) -> None:
+        rect = self._node_rect(name)
+        if rect is None or self.scene is None:
+            return
+        item = QGraphicsRectItem(rect.adjusted(-5, -5, 5, 5))
+        pen = QPen(colour, width, Qt.PenStyle.DashLine if dash else Qt.PenStyle.SolidLine)
+        item.setPen(pen)
+        tint = QColor(colour)
+        tint.setAlpha(fill)
+        item.setBrush(QBrush(tint))
+        item.setZValue(50)
+        item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.scene.addItem(item)
+        self._items.append(item)
+
+    def rect_of(self, names: list[str]) -> QRectF | None:
+        return self._union(names)

@@ -1,0 +1,438 @@
+"""The Patterns dock: make a pattern from the selected nodes (or type one), see every match
+on the canvas, ask why a node did not match, and replace the accepted matches as one undo
+step, with the numerical check shown after it.
+
+Everything it does is a call into :mod:`fxstudio.core.patterns`; the replacement is pushed
+as one :class:`~fxstudio.qt.commands.EditCommand`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QFont, QUndoStack
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDockWidget,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument, PatternBox
+from fxstudio.core.errors import UserError
+from fxstudio.core.patterns.apply import RewriteSpec, run
+from fxstudio.core.patterns.builtins import BUILTINS
+from fxstudio.core.patterns.explain import explain
+from fxstudio.core.patterns.matcher import Found, Match, Matcher
+from fxstudio.core.patterns.pattern import (
+    DEFAULT_RULES,
+    FX_RULES,
+    Pattern,
+    Rules,
+    compile_function,
+    from_function,
+    from_nodes,
+)
+from fxstudio.core.patterns.reasons import Failure
+from fxstudio.qt.bridge import SelectionModel
+from fxstudio.qt.commands import EditCommand
+from fxstudio.qt.pattern_marks import PatternMarks
+
+REPLACEMENT_HINT = "def replacement(x, y):\n    return torch.relu(x)\n"
+
+RULE_BOXES = (
+    ("module", "Submodules by type", "type", "name"),
+    ("spelling", "Equivalent spellings (torch.relu = F.relu = x.relu())", "equivalent", "exact"),
+    ("commutative", "Commutative add, mul (a + b = b + a)", True, False),
+    ("arguments", "Keyword = positional", "normalize", "exact"),
+    ("literals", "Literals match any value", "any", "exact"),
+    ("outside_users", "Inner values may be used outside", True, False),
+)
+
+
+class PatternsPanel(QObject):
+    """The dock's controller; ``dock`` is the widget the main window places."""
+
+    rewritten = Signal(object)  # the core Report after a replacement
+    message = Signal(str)
+
+    def __init__(
+        self,
+        parent: QWidget,
+        selection: SelectionModel,
+        undo_stack: QUndoStack,
+    ) -> None:
+        super().__init__(parent)
+        self.selection = selection
+        self.undo_stack = undo_stack
+        self.document: GraphDocument | None = None
+        self.pattern: Pattern | None = None
+        self.found: Found | None = None
+        self.marks = PatternMarks()
+        self.scene: Any = None
+        self._unsubscribe: Any = None
+        self._build(parent)
+
+    # --- the widgets -----------------------------------------------------------------------
+
+    def _build(self, parent: QWidget) -> None:
+        self.dock = QDockWidget("Patterns", parent)
+        self.dock.setObjectName("patternsDock")
+        body = QWidget(self.dock)
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(4, 4, 4, 4)
+        row = QHBoxLayout()
+        self.name = QLineEdit("pattern", body)
+        self.name.setObjectName("patternName")
+        self.make_button = QPushButton("Make pattern", body)
+        self.make_button.setObjectName("makePattern")
+        self.make_button.setToolTip("Make a pattern of the selected nodes (box or Ctrl+click them)")
+        self.make_button.clicked.connect(self.make_from_selection)
+        row.addWidget(QLabel("Name", body))
+        row.addWidget(self.name, 1)
+        row.addWidget(self.make_button)
+        layout.addLayout(row)
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.pattern_code = QPlainTextEdit(body)
+        self.pattern_code.setObjectName("patternCode")
+        self.pattern_code.setFont(mono)
+        self.pattern_code.setPlaceholderText(
+            "def pattern(x):\n    return torch.relu(x + 1.0)\n\n"
+            "(or select nodes and press Make pattern)"
+        )
+        rules = QGridLayout()
+        self.rule_boxes: dict[str, QCheckBox] = {}
+        for i, (key, text, on, _off) in enumerate(RULE_BOXES):
+            box = QCheckBox(text, body)
+            box.setObjectName(f"rule_{key}")
+            box.setChecked(getattr(DEFAULT_RULES, key) == on)
+            self.rule_boxes[key] = box
+            rules.addWidget(box, i // 2, i % 2)
+        buttons = QHBoxLayout()
+        self.find_button = QPushButton("Find", body)
+        self.find_button.setObjectName("findMatches")
+        self.find_button.clicked.connect(self.find)
+        self.fx_button = QPushButton("torch.fx rules", body)
+        self.fx_button.setToolTip("Match as torch.fx.replace_pattern does: op and target only")
+        self.fx_button.clicked.connect(lambda: self.set_rules(FX_RULES))
+        self.why_button = QPushButton("Why not here?", body)
+        self.why_button.setObjectName("whyNotHere")
+        self.why_button.setToolTip("Explain why the selected node is not part of a match")
+        self.why_button.clicked.connect(self.why_not_here)
+        self.prev_button = QPushButton("◀", body)
+        self.next_button = QPushButton("▶", body)
+        self.prev_button.clicked.connect(lambda: self.step(-1))
+        self.next_button.clicked.connect(lambda: self.step(1))
+        for b in (self.find_button, self.fx_button, self.why_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        buttons.addWidget(self.prev_button)
+        buttons.addWidget(self.next_button)
+        self.summary = QLabel("No pattern yet.", body)
+        self.summary.setObjectName("matchSummary")
+        self.summary.setWordWrap(True)
+        self.match_list = QListWidget(body)
+        self.match_list.setObjectName("matchList")
+        self.match_list.currentRowChanged.connect(self._show_match)
+        self.explanation = QPlainTextEdit(body)
+        self.explanation.setObjectName("explanation")
+        self.explanation.setReadOnly(True)
+        self.explanation.setFont(mono)
+        self.explanation.setPlaceholderText("Why a node did not match is told here.")
+        rep_row = QHBoxLayout()
+        self.replacement_choice = QComboBox(body)
+        self.replacement_choice.setObjectName("replacementChoice")
+        self.replacement_choice.addItem("the function below", "")
+        for name, b in BUILTINS.items():
+            self.replacement_choice.addItem(f"built-in: {name}", name)
+            self.replacement_choice.setItemData(
+                self.replacement_choice.count() - 1, b.summary, Qt.ItemDataRole.ToolTipRole
+            )
+        self.replace_button = QPushButton("Replace accepted", body)
+        self.replace_button.setObjectName("replaceMatches")
+        self.replace_button.clicked.connect(self.replace_accepted)
+        rep_row.addWidget(self.replacement_choice, 1)
+        rep_row.addWidget(self.replace_button)
+        self.replacement_code = QPlainTextEdit(body)
+        self.replacement_code.setObjectName("replacementCode")
+        self.replacement_code.setFont(mono)
+        self.replacement_code.setPlainText(REPLACEMENT_HINT)
+        self.check_label = QLabel("", body)
+        self.check_label.setObjectName("checkResult")
+        self.check_label.setWordWrap(True)
+        self.undo_button = QPushButton("Undo the rewrite", body)
+        self.undo_button.setObjectName("undoRewrite")
+        self.undo_button.hide()
+        self.undo_button.clicked.connect(self._undo_rewrite)
+        split = QSplitter(Qt.Orientation.Vertical, body)
+        top = QWidget(split)
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addWidget(self.pattern_code)
+        top_layout.addLayout(rules)
+        top_layout.addLayout(buttons)
+        top_layout.addWidget(self.summary)
+        split.addWidget(top)
+        split.addWidget(self.match_list)
+        split.addWidget(self.explanation)
+        bottom = QWidget(split)
+        bottom_layout = QVBoxLayout(bottom)
+        bottom_layout.setContentsMargins(0, 0, 0, 0)
+        bottom_layout.addLayout(rep_row)
+        bottom_layout.addWidget(self.replacement_code)
+        bottom_layout.addWidget(self.check_label)
+        bottom_layout.addWidget(self.undo_button)
+        split.addWidget(bottom)
+        layout.addWidget(split, 1)
+        self.dock.setWidget(body)
+
+    # --- the document ----------------------------------------------------------------------
+
+    def set_document(self, doc: GraphDocument | None) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self.document = doc
+        self.pattern = None
+        self.found = None
+        self.marks.clear()
+        self.match_list.clear()
+        self.summary.setText("No pattern yet.")
+        if doc is not None:
+            self._unsubscribe = doc.subscribe(self._changed)
+            self._boxes_from_document()
+        self.redraw()
+
+    def set_scene(self, scene: Any) -> None:
+        self.scene = scene
+        self.redraw()
+
+    def redraw(self) -> None:
+        self.marks.redraw(self.scene)
+
+    def _changed(self, event: DocumentEvent) -> None:
+        if event.kind is ChangeKind.VIEW_CHANGED:
+            self._boxes_from_document()
+            return
+        # the graph changed: the matches are of the old graph
+        if self.found is not None:
+            self.found = None
+            self.marks.matches, self.marks.partial, self.marks.culprit = [], [], None
+            self.match_list.clear()
+            self.summary.setText("The graph changed: Find again.")
+        self._boxes_from_document()
+
+    def _boxes_from_document(self) -> None:
+        doc = self.document
+        self.marks.boxes = (
+            [(b.name, list(b.nodes)) for b in doc.pattern_boxes] if doc is not None else []
+        )
+
+    # --- making and finding ----------------------------------------------------------------
+
+    def rules(self) -> Rules:
+        values: dict[str, Any] = {}
+        for key, _text, on, off in RULE_BOXES:
+            values[key] = on if self.rule_boxes[key].isChecked() else off
+        return replace(DEFAULT_RULES, **values)
+
+    def set_rules(self, rules: Rules) -> None:
+        for key, _text, on, _off in RULE_BOXES:
+            self.rule_boxes[key].setChecked(getattr(rules, key) == on)
+
+    def make_from_selection(self) -> Pattern | None:
+        doc = self.document
+        names = list(self.selection.names)
+        if doc is None or not names:
+            self.message.emit("Select the nodes of the pattern first (box or Ctrl+click them).")
+            return None
+        title = self.name.text().strip() or "pattern"
+        try:
+            pattern = from_nodes(doc, names, title, self.rules())
+        except UserError as exc:
+            self.message.emit(str(exc))
+            return None
+        self.pattern = pattern
+        self.pattern_code.setPlainText(pattern.code())
+        doc.pattern_boxes = [b for b in doc.pattern_boxes if b.name != title]
+        doc.pattern_boxes.append(PatternBox(title, tuple(pattern.origin)))
+        doc.emit(ChangeKind.VIEW_CHANGED)  # sessions keep the box; the canvas draws it
+        self.find()
+        return pattern
+
+    def _current_pattern(self) -> Pattern | None:
+        doc = self.document
+        if doc is None:
+            return None
+        text = self.pattern_code.toPlainText().strip()
+        if self.pattern is not None and text == self.pattern.code().strip():
+            self.pattern = self.pattern.with_rules(self.rules())
+            return self.pattern
+        if not text:
+            self.message.emit("Make a pattern from selected nodes, or type one as a function.")
+            return None
+        try:
+            fn, source = compile_function(text)
+            dialect = doc.source.frontend if doc.source.frontend in ("fx", "export") else "fx"
+            self.pattern = from_function(fn, dialect=dialect, rules=self.rules(), source=source)
+        except UserError as exc:
+            self.message.emit(str(exc))
+            return None
+        return self.pattern
+
+    def find(self) -> Found | None:
+        pattern = self._current_pattern()
+        doc = self.document
+        if pattern is None or doc is None:
+            return None
+        self.found = Matcher(pattern).find(doc.graph_module)
+        self._list_matches()
+        if not self.found.matches:
+            self._explain(None)
+        return self.found
+
+    def _list_matches(self) -> None:
+        found = self.found
+        assert found is not None
+        self.match_list.blockSignals(True)
+        self.match_list.clear()
+        for m in found.matches:
+            item = QListWidgetItem(f"{m.index + 1}. {', '.join(m.graph_nodes)}")
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+            item.setData(Qt.ItemDataRole.UserRole, m.index)
+            self.match_list.addItem(item)
+        for s in found.skipped:
+            item = QListWidgetItem(f"skipped: {s.failure.describe()}")
+            item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
+            item.setForeground(Qt.GlobalColor.darkGray)
+            self.match_list.addItem(item)
+        self.match_list.blockSignals(False)
+        n, k = len(found.matches), len(found.skipped)
+        words = [f"{n} match{'es' if n != 1 else ''}"]
+        if k:
+            words.append(f"{k} skipped")
+        words.append(f"{found.seconds * 1000:.0f} ms")
+        self.summary.setText(", ".join(words) + "".join(f"\n⚠ {w}" for w in found.warnings))
+        self.marks.matches = [m.graph_nodes for m in found.matches]
+        self.marks.current = 0 if found.matches else None
+        self.marks.partial, self.marks.culprit = [], None
+        self.redraw()
+        if found.matches:
+            self.match_list.setCurrentRow(0)
+
+    def step(self, delta: int) -> None:
+        if not self.found or not self.found.matches:
+            return
+        row = (max(self.match_list.currentRow(), 0) + delta) % len(self.found.matches)
+        self.match_list.setCurrentRow(row)
+
+    def _show_match(self, row: int) -> None:
+        if self.found is None or not 0 <= row < len(self.found.matches):
+            return
+        m = self.found.matches[row]
+        self.marks.current = row
+        self.redraw()
+        self.selection.select(m.graph_nodes)
+
+    def accepted(self) -> set[int]:
+        out = set()
+        for i in range(self.match_list.count()):
+            item = self.match_list.item(i)
+            index = item.data(Qt.ItemDataRole.UserRole)
+            if index is not None and item.checkState() == Qt.CheckState.Checked:
+                out.add(int(index))
+        return out
+
+    # --- why not -----------------------------------------------------------------------------
+
+    def why_not_here(self) -> None:
+        node = self.selection.current
+        if node is None:
+            self.message.emit("Select the node you expected to match, then ask again.")
+            return
+        if self.found is None and self.find() is None:
+            return
+        self._explain(node)
+
+    def _explain(self, at: str | None) -> None:
+        doc, pattern = self.document, self.pattern
+        if doc is None or pattern is None:
+            return
+        why = explain(doc.graph_module, pattern, at=at, found=self.found)
+        self.explanation.setPlainText(why.describe())
+        target = why.at if at is not None else (why.near[0] if why.near else None)
+        if isinstance(target, Failure):
+            self.marks.partial = list(target.partial.values())
+            self.marks.culprit = target.culprit if target.culprit in doc else None
+        elif isinstance(target, Match):
+            self.marks.partial, self.marks.culprit = [], None
+        self.redraw()
+
+    # --- replacing ---------------------------------------------------------------------------
+
+    def replace_accepted(self) -> None:
+        doc = self.document
+        if doc is None:
+            return
+        builtin = self.replacement_choice.currentData()
+        try:
+            if builtin:
+                spec = RewriteSpec(builtin=str(builtin))
+                report = run(doc, spec)
+            else:
+                if self.found is None and self.find() is None:
+                    return
+                if not self.found or not self.found.matches:
+                    self.message.emit("The pattern has no match to replace.")
+                    return
+                spec = RewriteSpec(
+                    pattern_code=self.pattern_code.toPlainText(),
+                    replacement_code=self.replacement_code.toPlainText(),
+                    rules=self.rules(),
+                )
+                report = run(doc, spec, accepted=self.accepted(), pattern=self.pattern)
+        except UserError as exc:
+            self.message.emit(str(exc))
+            return
+        result = report.result
+        if result.edit is None:
+            reasons = "; ".join(why for _, why in result.skipped[:3])
+            self.message.emit(f"Nothing was replaced{': ' + reasons if reasons else '.'}")
+            return
+        self.undo_stack.push(EditCommand(result.edit))
+        check = report.check
+        text = f"{result.edit.label}."
+        if result.skipped:
+            text += f" Skipped {len(result.skipped)}: " + "; ".join(
+                w for _, w in result.skipped[:3]
+            )
+        if check is not None:
+            text += "\n" + check.describe()
+            ok = check.ok
+        else:
+            ok = True
+        colour = "#2e7d32" if ok else "#c62828"
+        self.check_label.setText(text)
+        self.check_label.setStyleSheet(f"color: {colour}; font-weight: bold;")
+        self.undo_button.setVisible(not ok)
+        self.rewritten.emit(report)
+
+    def _undo_rewrite(self) -> None:
+        self.undo_stack.undo()
+        self.undo_button.hide()
+        self.check_label.setText("The rewrite was undone.")
+        self.check_label.setStyleSheet("")

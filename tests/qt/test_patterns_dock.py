@@ -1,0 +1,64 @@
+"""The Patterns dock: box nodes, see every match, ask why not, replace as one undo step."""
+
+from PySide6.QtCore import Qt
+
+from tests.qt.conftest import open_and_wait
+
+
+def draw(qtbot, window, spec):
+    return open_and_wait(qtbot, window, spec, signal="layoutShown")
+
+
+def test_box_find_replace_and_undo_gives_the_code_back(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    panel = window.patterns
+    code = window.document.code()
+    window.selection.select(["neg", "relu", "add"])
+    panel.make_button.click()
+    assert "def pattern(x, y):" in panel.pattern_code.toPlainText()
+    assert panel.summary.text().startswith("1 match")
+    assert panel.marks.matches == [["neg", "relu", "add"]]  # in the pattern's order
+    assert window.document.pattern_boxes[0].nodes == ("neg", "relu", "add")
+    assert len(panel.marks._items) >= 3  # outlined on the canvas
+    panel.replacement_code.setPlainText("def replacement(x, y):\n    return torch.relu(y) - x\n")
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        panel.replace_button.click()
+    assert "torch.neg" not in window.code_view.toPlainText()
+    assert window.undo_stack.count() == 1
+    assert "Check passed" in panel.check_label.text()
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        window.undo_stack.undo()
+    assert window.document.code() == code
+
+
+def test_a_near_miss_is_explained_and_marked(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    panel = window.patterns
+    panel.set_rules(__import__("fxstudio.core.patterns.pattern", fromlist=["x"]).FX_RULES)
+    panel.pattern_code.setPlainText(
+        "def pattern(x, y):\n    return torch.neg(x) + torch.nn.functional.relu(y)\n"
+    )
+    panel.find_button.click()
+    assert panel.summary.text().startswith("0 matches")
+    text = panel.explanation.toPlainText()
+    assert "target differs -- torch.relu is not F.relu" in text
+    assert panel.marks.culprit == "relu" and "add" in panel.marks.partial
+    window.selection.select(["relu"])
+    panel.why_button.click()
+    assert "Here: relu" in panel.explanation.toPlainText()
+
+
+def test_rejected_matches_are_left_alone(qtbot, window):
+    draw(qtbot, window, "examples:resnet")
+    panel = window.patterns
+    panel.pattern_code.setPlainText("def pattern(x):\n    return torch.relu(x)\n")
+    panel.find_button.click()
+    count = panel.match_list.count()
+    assert count > 1
+    panel.match_list.item(0).setCheckState(Qt.CheckState.Unchecked)
+    panel.replacement_code.setPlainText(
+        "def replacement(x):\n    return torch.nn.functional.relu(x)\n"
+    )
+    panel.replace_button.click()
+    assert window.undo_stack.count() == 1
+    assert f"({count - 1} matches)" in window.undo_stack.undoText()
