@@ -414,3 +414,44 @@ def test_default_rules_find_what_fx_rules_miss() -> None:
     gm = fx.symbolic_trace(graph)
     assert find(gm, from_function(pattern, rules=FX_RULES)).matches == []
     assert len(find(gm, from_function(pattern, rules=DEFAULT_RULES)).matches) == 1
+
+
+class _Attention(nn.Module):
+    """Hand-written attention, two spellings: / sqrt(d) with F.softmax, or @ and * with a
+    mask, .softmax and a dropout."""
+
+    def __init__(self, style: int) -> None:
+        super().__init__()
+        self.style = style
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, q, k, v, mask):
+        if self.style == 0:
+            return torch.matmul(F.softmax(torch.matmul(q, k.transpose(-2, -1)) / 4.0, dim=-1), v)
+        a = (q @ k.transpose(2, 3)) * 0.25 + mask
+        return self.drop(a.softmax(dim=-1)) @ v
+
+
+@pytest.mark.parametrize("style", [0, 1])
+def test_fuse_attention_into_sdpa(style: int) -> None:
+    from fxstudio.core.capture import propagate_shapes
+    from fxstudio.core.document import GraphDocument
+
+    gen = torch.Generator().manual_seed(0)
+    x = tuple(torch.randn(2, 4, 8, 16, generator=gen) for _ in range(3))
+    x = (*x, torch.randn(2, 1, 8, 8, generator=gen))
+    gm = fx.symbolic_trace(_Attention(style).eval())
+    propagate_shapes(gm, x)
+    doc = GraphDocument(gm, example_inputs=x)
+    before = reference(doc)
+    done = run_builtin(doc, "fuse-attention")
+    assert len(done.replaced) == 1
+    calls = [n.target for n in doc.graph.nodes if n.op == "call_function"]
+    assert calls == [F.scaled_dot_product_attention]
+    assert check(doc, before, exact=False).ok
+
+
+def test_builtins_say_which_capture_they_read() -> None:
+    doc = open_document(OpenRequest("examples:resnet", "export"))
+    with pytest.raises(PatternError, match="--frontend fx"):
+        run_builtin(doc, "fold-conv-bn")

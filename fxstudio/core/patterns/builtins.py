@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ from torch.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
 from fxstudio.core.capture import node_dtype, node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.naming import resolve_function
-from fxstudio.core.patterns.ops import family, submodule
+from fxstudio.core.patterns.ops import dialect_of, family, submodule
 from fxstudio.core.patterns.pattern import FX_RULES, Pattern, PatternError, Rules, from_function
 from fxstudio.core.patterns.replace import (
     Job,
@@ -45,6 +46,7 @@ class Builtin:
     summary: str
     exact: bool  # computes the very same values (else: a fold, within a relative tolerance)
     jobs: Callable[[GraphDocument, str], list[Job]]  # (document, argument) -> the work
+    dialects: tuple[str, ...] = ("fx",)  # the captures whose graphs it knows how to read
 
 
 def run_builtin(doc: GraphDocument, spec: str) -> Rewritten:
@@ -53,6 +55,13 @@ def run_builtin(doc: GraphDocument, spec: str) -> Rewritten:
     builtin = BUILTINS.get(name)
     if builtin is None:
         raise PatternError(f"There is no built-in rewrite '{name}'. They are:\n{listing()}")
+    dialect = dialect_of(doc.graph)
+    if dialect not in builtin.dialects:
+        raise PatternError(
+            f"{name} rewrites symbolically traced graphs (torch functions and submodules); "
+            "this model was captured with torch.export (ATen ops). Open it with --frontend fx "
+            "(or the fx frontend in the Open dialog) and rewrite again."
+        )
     jobs = builtin.jobs(doc, arg)
     label = builtin.name if not arg else f"{builtin.name} {arg}"
     return rewrite_jobs(doc, jobs, label, {"edit": "rewrite", "builtin": spec})
@@ -304,6 +313,78 @@ def _dead(node: fx.Node, doc: GraphDocument, arg: str, memo: set[fx.Node]) -> An
     return None
 
 
+# --- attention ------------------------------------------------------------------------------
+
+
+def _attention_pattern(dims: tuple[int, int], scale: Any, mask: bool, dropout: bool) -> Pattern:
+    """``matmul(q, k.transpose(*dims)) (/ or *) s [+ mask] -> softmax(-1) [-> dropout] ->
+    matmul(., v)``, any spelling of each op, the scale bound for the replacement."""
+    g = fx.Graph()
+    q, k, v = g.placeholder("q"), g.placeholder("k"), g.placeholder("v")
+    m = g.placeholder("mask") if mask else None
+    scores = g.call_function(torch.matmul, (q, g.call_method("transpose", (k, *dims))))
+    scaled = g.call_function(scale, (scores, 8.0))
+    if m is not None:
+        scaled = g.call_function(operator.add, (scaled, m))
+    probs = g.call_function(torch.softmax, (scaled,), {"dim": -1})
+    root: dict[str, Any] = {}
+    if dropout:
+        root["dropout"] = nn.Dropout(0.1)
+        probs = g.call_module("dropout", (probs,))
+    g.output(g.call_function(torch.matmul, (probs, v)))
+    gm = fx.GraphModule(root, g, class_name="Attention")
+    name = f"attention{'+mask' if mask else ''}{'+dropout' if dropout else ''}"
+    pattern = Pattern(name, gm, "fx", Rules(commutative=True))
+    scale_node = next(n for n in g.nodes if n.target is scale)
+    pattern.node_rules = {scale_node.name: Rules(literals="bind")}
+    return pattern
+
+
+def _sdpa(scale: Any, dims: tuple[int, int], mask: bool, dropout: bool) -> Replacement:
+    def build(ctx: MatchContext) -> ReplacementGraph:
+        value = ctx.match.bound[0][1] if ctx.match.bound else None
+        if type(value) not in (int, float) or value == 0:
+            raise Skip(f"the scale {value!r} is not a number")
+        k = ctx.doc.node(ctx.match.inputs[1]) if ctx.match.input_is_node[1] else None
+        k_shape = node_shape(k) if k is not None else None
+        rank = len(k_shape) if isinstance(k_shape, tuple) else None
+        if dims not in ((-2, -1), (-1, -2)) and (
+            rank is None or sorted(d % rank for d in dims) != [rank - 2, rank - 1]
+        ):
+            raise Skip(f"k.transpose{dims} is not a swap of k's last two dimensions")
+        if dropout:
+            drop = ctx.module("dropout")
+            if drop.training:
+                raise Skip("the dropout is in training mode")
+        g = fx.Graph()
+        q, kk, v = g.placeholder("q"), g.placeholder("k"), g.placeholder("v")
+        m = g.placeholder("mask") if mask else None
+        g.placeholder("scale")
+        factor = 1.0 / float(value) if scale is operator.truediv else float(value)
+        kwargs: dict[str, Any] = {"scale": factor}
+        if m is not None:
+            kwargs["attn_mask"] = m
+        g.output(g.call_function(F.scaled_dot_product_attention, (q, kk, v), kwargs))
+        return ReplacementGraph(g)
+
+    return Replacement("scaled_dot_product_attention", build, exact=False)
+
+
+def _attention_jobs(doc: GraphDocument, arg: str) -> list[Job]:
+    jobs = []
+    for dims in ((-2, -1), (-1, -2), (2, 3), (3, 2)):
+        for scale in (operator.truediv, operator.mul):
+            for mask in (False, True):
+                for dropout in (False, True):
+                    jobs.append(
+                        Job(
+                            _attention_pattern(dims, scale, mask, dropout),
+                            _sdpa(scale, dims, mask, dropout),
+                        )
+                    )
+    return jobs
+
+
 def _negrelu(x: Any, y: Any) -> Any:
     return torch.neg(x) + torch.relu(y)
 
@@ -349,6 +430,7 @@ BUILTINS: dict[str, Builtin] = {
             "remove Dropout (eval mode: it passes its input through)",
             True,
             _single(_dropout, "drop dropout"),
+            ("fx", "export"),
         ),
         Builtin(
             "remove-noops",
@@ -361,12 +443,20 @@ BUILTINS: dict[str, Builtin] = {
             "remove nodes whose values nothing uses",
             True,
             _single(_dead, "dead code", reverse=True),
+            ("fx", "export"),
         ),
         Builtin(
             "swap-activation",
             "swap-activation:FROM:TO, e.g. relu:gelu (every spelling)",
             False,
             _single(_swap, "swap activation"),
+        ),
+        Builtin(
+            "fuse-attention",
+            "matmul -> scale -> (mask) -> softmax -> (dropout) -> matmul into "
+            "F.scaled_dot_product_attention",
+            False,
+            _attention_jobs,
         ),
         Builtin("negrelu", "the torch.fx demo: neg(x) + relu(y) -> relu(x)", False, _negrelu_jobs),
     ]

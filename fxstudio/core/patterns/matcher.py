@@ -873,8 +873,11 @@ def _normalized(
         bound = sig.bind(*args, **kwargs)
     except TypeError:
         return None
-    bound.apply_defaults()
     out = dict(bound.arguments)
+    for name, param in sig.parameters.items():  # a default given or left out: the same call
+        if name in out and param.default is not inspect.Parameter.empty:
+            if _same_literal(out[name], param.default):
+                del out[name]
     if node.op == "call_module":
         out.pop(next(iter(sig.parameters)), None)  # self
     for flag in IN_PLACE_FLAGS:

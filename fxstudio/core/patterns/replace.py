@@ -204,7 +204,7 @@ def rewrite_jobs(
     merged = Found(
         [m for j in jobs for m in j.found.matches],  # type: ignore[union-attr]
         [s for j in jobs for s in j.found.skipped],  # type: ignore[union-attr]
-        [w for j in jobs for w in j.found.warnings],  # type: ignore[union-attr]
+        list(dict.fromkeys(w for j in jobs for w in j.found.warnings)),  # type: ignore[union-attr]
         t1 - t0,
     )
     replaced: list[Match] = []
