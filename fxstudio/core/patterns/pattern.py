@@ -223,7 +223,9 @@ def from_nodes(
         env[n] = new
         if n.op in ("call_module", "get_attr"):
             root[str(n.target)] = _attr(gm, str(n.target))
-    outs = [n for n in nodes if any(u not in chosen for u in n.users)] or [nodes[-1]]
+    # values used outside are outputs; so is a node nothing uses (an assert, a dead value):
+    # a pattern has no dead code
+    outs = [n for n in nodes if not n.users or any(u not in chosen for u in n.users)]
     graph.output(env[outs[0]] if len(outs) == 1 else tuple(env[o] for o in outs))
     pgm = fx.GraphModule(root, graph, class_name="Pattern")
     return Pattern(
