@@ -74,6 +74,15 @@ class InspectorController(QObject):
             ("users", ", ".join(doc.users(name)) or "none"),
             ("source", f"{loc.filename}:{loc.lineno}\n{loc.text}" if loc else "unknown"),
         ]
+        made = doc.node(name).meta.get("fxstudio_rewrite")
+        if made:  # provenance: which rewrite made this node, from which nodes
+            props.append(
+                (
+                    "rewritten by",
+                    f"{made['rewrite']} (pattern {made['pattern']})\n"
+                    f"from {', '.join(made['from'])}",
+                )
+            )
         return props
 
     def refresh(self) -> None:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDockWidget,
+    QFileDialog,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -34,7 +35,8 @@ from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument, Pat
 from fxstudio.core.errors import UserError
 from fxstudio.core.patterns.apply import RewriteSpec, run
 from fxstudio.core.patterns.builtins import BUILTINS
-from fxstudio.core.patterns.explain import explain
+from fxstudio.core.patterns.explain import explain, side_by_side
+from fxstudio.core.patterns.files import read_pattern_file, write_pattern_file
 from fxstudio.core.patterns.matcher import Found, Match, Matcher
 from fxstudio.core.patterns.pattern import (
     DEFAULT_RULES,
@@ -100,9 +102,17 @@ class PatternsPanel(QObject):
         self.make_button.setObjectName("makePattern")
         self.make_button.setToolTip("Make a pattern of the selected nodes (box or Ctrl+click them)")
         self.make_button.clicked.connect(self.make_from_selection)
+        self.open_button = QPushButton("Open…", body)
+        self.open_button.setToolTip("Open a pattern file (def pattern, def replacement, RULES)")
+        self.open_button.clicked.connect(lambda: self.open_file())
+        self.save_button = QPushButton("Save…", body)
+        self.save_button.setToolTip("Save the pattern, its replacement and rules as a .py file")
+        self.save_button.clicked.connect(lambda: self.save_file())
         row.addWidget(QLabel("Name", body))
         row.addWidget(self.name, 1)
         row.addWidget(self.make_button)
+        row.addWidget(self.open_button)
+        row.addWidget(self.save_button)
         layout.addLayout(row)
         mono = QFont("monospace")
         mono.setStyleHint(QFont.StyleHint.Monospace)
@@ -347,6 +357,8 @@ class PatternsPanel(QObject):
         self.marks.current = row
         self.redraw()
         self.selection.select(m.graph_nodes)
+        if self.document is not None and self.pattern is not None:
+            self.explanation.setPlainText(side_by_side(self.document.graph_module, self.pattern, m))
 
     def accepted(self) -> set[int]:
         out = set()
@@ -430,6 +442,45 @@ class PatternsPanel(QObject):
         self.check_label.setStyleSheet(f"color: {colour}; font-weight: bold;")
         self.undo_button.setVisible(not ok)
         self.rewritten.emit(report)
+
+    # --- pattern files -----------------------------------------------------------------------
+
+    def save_file(self, path: str | None = None) -> bool:
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(
+                self.dock, "Save pattern", f"{self.name.text() or 'pattern'}.py", "Python (*.py)"
+            )
+            if not path:
+                return False
+        code = self.pattern_code.toPlainText()
+        if not code.strip():
+            self.message.emit("There is no pattern to save yet.")
+            return False
+        try:
+            write_pattern_file(path, code, self.replacement_code.toPlainText(), self.rules())
+        except (UserError, OSError) as exc:
+            self.message.emit(str(exc))
+            return False
+        return True
+
+    def open_file(self, path: str | None = None) -> bool:
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(self.dock, "Open pattern", "", "Python (*.py)")
+            if not path:
+                return False
+        try:
+            pattern, replacement, rules = read_pattern_file(path)
+        except UserError as exc:
+            self.message.emit(str(exc))
+            return False
+        self.pattern = None
+        self.pattern_code.setPlainText(pattern)
+        if replacement:
+            self.replacement_code.setPlainText(replacement)
+            self.replacement_choice.setCurrentIndex(0)
+        self.set_rules(rules)
+        self.find()
+        return True
 
     def _undo_rewrite(self) -> None:
         self.undo_stack.undo()

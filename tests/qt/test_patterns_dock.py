@@ -62,3 +62,49 @@ def test_rejected_matches_are_left_alone(qtbot, window):
     panel.replace_button.click()
     assert window.undo_stack.count() == 1
     assert f"({count - 1} matches)" in window.undo_stack.undoText()
+
+
+def test_the_inspector_shows_where_a_rewritten_node_came_from(qtbot, window):
+    draw(qtbot, window, "examples:resnet")
+    panel = window.patterns
+    index = panel.replacement_choice.findData("fold-conv-bn")
+    panel.replacement_choice.setCurrentIndex(index)
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        panel.replace_button.click()
+    assert "Check passed" in panel.check_label.text()
+    window.selection.select(["stem_0"])
+    props = dict(window.inspector.properties())
+    assert "fold conv+bn" in props["rewritten by"] and "stem_1" in props["rewritten by"]
+
+
+def test_a_pattern_file_saves_and_opens_and_the_cli_reads_it(qtbot, window, tmp_path):
+    from fxstudio import cli
+    from fxstudio.core.patterns.pattern import FX_RULES
+
+    draw(qtbot, window, "examples:negrelu")
+    panel = window.patterns
+    window.selection.select(["neg", "relu", "add"])
+    panel.make_button.click()
+    panel.replacement_code.setPlainText("def replacement(x, y):\n    return torch.relu(y) - x\n")
+    panel.set_rules(FX_RULES)
+    path = tmp_path / "negrelu_pattern.py"
+    assert panel.save_file(str(path))
+    panel.pattern_code.clear()
+    panel.set_rules(panel.rules().__class__())
+    assert panel.open_file(str(path))
+    assert (
+        panel.rules().module == "name" and "def pattern(x, y):" in panel.pattern_code.toPlainText()
+    )
+    assert panel.summary.text().startswith("1 match")
+    assert "match 1" in panel.explanation.toPlainText()  # the tables side by side
+    code = cli.main(
+        [
+            "rewrite",
+            "examples:negrelu",
+            "--pattern",
+            f"{path}:pattern",
+            "--replacement",
+            f"{path}:replacement",
+        ]
+    )
+    assert code == 0

@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,9 +84,13 @@ def pattern_of(doc: GraphDocument, spec: RewriteSpec) -> Pattern:
         fn, source = load_function(spec.pattern)
     else:
         raise PatternError("Give a pattern (FILE.py:fn) or a built-in rewrite.")
+    rules = spec.rules
+    saved = getattr(inspect.getmodule(fn), "RULES", None)
+    if isinstance(saved, dict) and rules == DEFAULT_RULES:  # a pattern file's own rules
+        rules = Rules.from_json(saved)
     dialect = doc.source.frontend if doc.source.frontend in ("fx", "export") else "fx"
     name = getattr(fn, "__name__", "pattern")
-    return from_function(fn, name, dialect, rules=spec.rules, source=source)
+    return from_function(fn, name, dialect, rules=rules, source=source)
 
 
 def run(

@@ -117,3 +117,40 @@ def _here(
         if _score(f) > _score(tried):
             return f
     return tried
+
+
+def side_by_side(gm: fx.GraphModule, pattern: Pattern, match: Match) -> str:
+    """The pattern's table beside the matched region's (the ``print_tabular`` comparison),
+    one row per pattern node: opcode, name, target, args."""
+    from fxstudio.core.document import make_row
+
+    index = {n.name: n for n in gm.graph.nodes}
+    rows = []
+    for pn in pattern.graph.nodes:
+        if pn.op in ("placeholder", "output"):
+            continue
+        p = make_row(pn)
+        graph_name = match.nodes.get(pn.name)
+        g = make_row(index[graph_name]) if graph_name in index else None
+        rows.append(
+            (
+                p.opcode,
+                p.name,
+                p.target,
+                p.args,
+                "│",
+                g.opcode if g else "",
+                g.name if g else "",
+                g.target if g else "",
+                g.args if g else "",
+            )
+        )
+    head = ("opcode", "name", "target", "args", "│", "opcode", "name", "target", "args")
+    cells = [head, *rows]
+    widths = [min(28, max(len(r[i]) for r in cells)) for i in range(len(head))]
+
+    def line(r: tuple[str, ...]) -> str:
+        return "  ".join(c[: widths[i]].ljust(widths[i]) for i, c in enumerate(r)).rstrip()
+
+    title = "pattern".ljust(sum(widths[:4]) + 6) + "  │  match " + str(match.index + 1)
+    return "\n".join([title, line(head), *(line(r) for r in rows)])
