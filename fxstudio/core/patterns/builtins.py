@@ -343,7 +343,7 @@ def _attention_pattern(dims: tuple[int, int], scale: Any, mask: bool, dropout: b
 def _sdpa(scale: Any, dims: tuple[int, int], mask: bool, dropout: bool) -> Replacement:
     def build(ctx: MatchContext) -> ReplacementGraph:
         value = ctx.match.bound[0][1] if ctx.match.bound else None
-        if type(value) not in (int, float) or value == 0:
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value == 0:
             raise Skip(f"the scale {value!r} is not a number")
         k = ctx.doc.node(ctx.match.inputs[1]) if ctx.match.input_is_node[1] else None
         k_shape = node_shape(k) if k is not None else None
