@@ -61,6 +61,8 @@ RULE_BOXES = (
     ("arguments", "Keyword = positional", "normalize", "exact"),
     ("literals", "Literals match any value", "any", "exact"),
     ("outside_users", "Inner values may be used outside", True, False),
+    ("same_shape", "Same recorded shape", True, False),
+    ("same_dtype", "Same recorded dtype", True, False),
 )
 
 
@@ -124,13 +126,30 @@ class PatternsPanel(QObject):
             "(or select nodes and press Make pattern)"
         )
         rules = QGridLayout()
+        self.default_rules = DEFAULT_RULES
+        self.node_rules: dict[str, Rules] = {}
+        self._setting = False
+        self.scope = QComboBox(body)
+        self.scope.setObjectName("ruleScope")
+        self.scope.setToolTip("The rules below are for every node, or for the node chosen here")
+        self.scope.addItem("Rules for every node", None)
+        self.scope.currentIndexChanged.connect(self._scope_changed)
+        rules.addWidget(self.scope, 0, 0, 1, 2)
         self.rule_boxes: dict[str, QCheckBox] = {}
         for i, (key, text, on, _off) in enumerate(RULE_BOXES):
             box = QCheckBox(text, body)
             box.setObjectName(f"rule_{key}")
             box.setChecked(getattr(DEFAULT_RULES, key) == on)
+            box.toggled.connect(self._rules_edited)
             self.rule_boxes[key] = box
-            rules.addWidget(box, i // 2, i % 2)
+            rules.addWidget(box, 1 + i // 2, i % 2)
+        self.attrs = QLineEdit(body)
+        self.attrs.setObjectName("ruleAttrs")
+        self.attrs.setPlaceholderText(
+            "compare these module attributes too, e.g. kernel_size, stride"
+        )
+        self.attrs.editingFinished.connect(self._rules_edited)
+        rules.addWidget(self.attrs, 2 + len(RULE_BOXES) // 2, 0, 1, 2)
         buttons = QHBoxLayout()
         self.find_button = QPushButton("Find", body)
         self.find_button.setObjectName("findMatches")
@@ -254,14 +273,63 @@ class PatternsPanel(QObject):
     # --- making and finding ----------------------------------------------------------------
 
     def rules(self) -> Rules:
+        """The rules the checkboxes show (for every node, or for the node in ``scope``)."""
         values: dict[str, Any] = {}
         for key, _text, on, off in RULE_BOXES:
             values[key] = on if self.rule_boxes[key].isChecked() else off
+        attrs = tuple(a.strip() for a in self.attrs.text().split(",") if a.strip())
+        if attrs and values["module"] == "type":
+            values.update(module="attrs", attrs=attrs)
         return replace(DEFAULT_RULES, **values)
 
+    def _show_rules(self, rules: Rules) -> None:
+        self._setting = True
+        try:
+            for key, _text, on, _off in RULE_BOXES:
+                self.rule_boxes[key].setChecked(getattr(rules, key) in (on, "attrs"))
+            self.attrs.setText(", ".join(rules.attrs))
+        finally:
+            self._setting = False
+
     def set_rules(self, rules: Rules) -> None:
-        for key, _text, on, _off in RULE_BOXES:
-            self.rule_boxes[key].setChecked(getattr(rules, key) == on)
+        """The same rules for every node (the per-node choices are dropped)."""
+        self.default_rules = rules
+        self.node_rules = {}
+        self.scope.setCurrentIndex(0)
+        self._show_rules(rules)
+
+    def _scope_changed(self, index: int) -> None:
+        name = self.scope.itemData(index)
+        self._show_rules(
+            self.node_rules.get(name, self.default_rules) if name else self.default_rules
+        )
+
+    def _rules_edited(self, *_: Any) -> None:
+        if self._setting:
+            return
+        name = self.scope.currentData()
+        if name:
+            self.node_rules[name] = self.rules()
+        else:
+            self.default_rules = self.rules()
+
+    def _fill_scope(self, pattern: Pattern) -> None:
+        self.scope.blockSignals(True)
+        self.scope.clear()
+        self.scope.addItem("Rules for every node", None)
+        for n in pattern.compute_nodes:
+            self.scope.addItem(f"Rules for {n.name} ({n.op})", n.name)
+        self.scope.blockSignals(False)
+        self.node_rules = {
+            k: v for k, v in self.node_rules.items() if k in {n.name for n in pattern.compute_nodes}
+        }
+        self._show_rules(self.default_rules)
+
+    def _with_rules(self, pattern: Pattern) -> Pattern:
+        pattern = pattern.with_rules(self.default_rules)
+        names = {n.name for n in pattern.compute_nodes}
+        pattern.node_rules = {k: v for k, v in self.node_rules.items() if k in names}
+        return pattern
 
     def make_from_selection(self) -> Pattern | None:
         doc = self.document
@@ -271,12 +339,13 @@ class PatternsPanel(QObject):
             return None
         title = self.name.text().strip() or "pattern"
         try:
-            pattern = from_nodes(doc, names, title, self.rules())
+            pattern = from_nodes(doc, names, title, self.default_rules)
         except UserError as exc:
             self.message.emit(str(exc))
             return None
         self.pattern = pattern
         self.pattern_code.setPlainText(pattern.code())
+        self._fill_scope(pattern)
         doc.pattern_boxes = [b for b in doc.pattern_boxes if b.name != title]
         doc.pattern_boxes.append(PatternBox(title, tuple(pattern.origin)))
         doc.emit(ChangeKind.VIEW_CHANGED)  # sessions keep the box; the canvas draws it
@@ -289,7 +358,10 @@ class PatternsPanel(QObject):
             return None
         text = self.pattern_code.toPlainText().strip()
         if self.pattern is not None and text == self.pattern.code().strip():
-            self.pattern = self.pattern.with_rules(self.rules())
+            self.pattern = self._with_rules(self.pattern)
+            return self.pattern
+        if self.pattern is not None and text == (self.pattern.source or "").strip():
+            self.pattern = self._with_rules(self.pattern)
             return self.pattern
         if not text:
             self.message.emit("Make a pattern from selected nodes, or type one as a function.")
@@ -297,7 +369,11 @@ class PatternsPanel(QObject):
         try:
             fn, source = compile_function(text)
             dialect = doc.source.frontend if doc.source.frontend in ("fx", "export") else "fx"
-            self.pattern = from_function(fn, dialect=dialect, rules=self.rules(), source=source)
+            self.pattern = from_function(
+                fn, dialect=dialect, rules=self.default_rules, source=source
+            )
+            self._fill_scope(self.pattern)
+            self.pattern = self._with_rules(self.pattern)
         except UserError as exc:
             self.message.emit(str(exc))
             return None
@@ -414,7 +490,7 @@ class PatternsPanel(QObject):
                 spec = RewriteSpec(
                     pattern_code=self.pattern_code.toPlainText(),
                     replacement_code=self.replacement_code.toPlainText(),
-                    rules=self.rules(),
+                    rules=self.default_rules,
                 )
                 report = run(doc, spec, accepted=self.accepted(), pattern=self.pattern)
         except UserError as exc:
@@ -457,7 +533,7 @@ class PatternsPanel(QObject):
             self.message.emit("There is no pattern to save yet.")
             return False
         try:
-            write_pattern_file(path, code, self.replacement_code.toPlainText(), self.rules())
+            write_pattern_file(path, code, self.replacement_code.toPlainText(), self.default_rules)
         except (UserError, OSError) as exc:
             self.message.emit(str(exc))
             return False

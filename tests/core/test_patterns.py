@@ -455,3 +455,23 @@ def test_builtins_say_which_capture_they_read() -> None:
     doc = open_document(OpenRequest("examples:resnet", "export"))
     with pytest.raises(PatternError, match="--frontend fx"):
         run_builtin(doc, "fold-conv-bn")
+
+
+def test_modules_by_type_and_attributes() -> None:
+    doc = open_document("examples:resnet")
+    conv = next(n for n in doc.graph.nodes if n.op == "call_module" and "conv" in str(n.target))
+    kernel = doc.graph_module.get_submodule(str(conv.target)).kernel_size
+    by_type = from_nodes(doc, [conv.name])
+    by_attrs = by_type.with_rules(Rules(module="attrs", attrs=("kernel_size",)))
+    convs = [
+        n
+        for n in doc.graph.nodes
+        if n.op == "call_module"
+        and isinstance(doc.graph_module.get_submodule(str(n.target)), nn.Conv2d)
+    ]
+    same = [n for n in convs if doc.graph_module.get_submodule(str(n.target)).kernel_size == kernel]
+    gm = doc.graph_module
+    assert len(find(gm, by_type).matches) == len(convs)
+    assert len(find(gm, by_attrs).matches) == len(same) < len(convs)
+    near = [f for f in explain(gm, by_attrs).near if f.why is Why.MODULE_ATTRS]
+    assert near and "kernel_size" in near[0].text

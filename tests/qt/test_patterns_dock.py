@@ -108,3 +108,24 @@ def test_a_pattern_file_saves_and_opens_and_the_cli_reads_it(qtbot, window, tmp_
         ]
     )
     assert code == 0
+
+
+def test_rules_for_one_node(qtbot, window):
+    from fxstudio.core.patterns.pattern import FX_RULES
+
+    draw(qtbot, window, "examples:negrelu")
+    panel = window.patterns
+    panel.set_rules(FX_RULES)
+    panel.pattern_code.setPlainText(
+        "def pattern(x, y):\n    return torch.neg(x) + torch.nn.functional.relu(y)\n"
+    )
+    panel.find_button.click()
+    assert panel.summary.text().startswith("0 matches")
+    panel.scope.setCurrentIndex(panel.scope.findData("relu"))
+    panel.rule_boxes["spelling"].setChecked(True)  # only relu may be spelled another way
+    assert (
+        panel.default_rules.spelling == "exact"
+        and panel.node_rules["relu"].spelling == "equivalent"
+    )
+    panel.find_button.click()
+    assert panel.summary.text().startswith("1 match")
