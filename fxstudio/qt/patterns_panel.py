@@ -48,10 +48,12 @@ from fxstudio.core.patterns.pattern import (
     from_nodes,
 )
 from fxstudio.core.patterns.reasons import Failure
+from fxstudio.core.patterns.replace import graph_replacement
 from fxstudio.qt.bridge import SelectionModel
 from fxstudio.qt.commands import EditCommand
 from fxstudio.qt.pattern_marks import PatternMarks
 
+BOX = "__box__"  # the replacement-choice entry for a replacement box
 REPLACEMENT_HINT = "def replacement(x, y):\n    return torch.relu(x)\n"
 
 RULE_BOXES = (
@@ -185,6 +187,7 @@ class PatternsPanel(QObject):
         self.replacement_choice = QComboBox(body)
         self.replacement_choice.setObjectName("replacementChoice")
         self.replacement_choice.addItem("the function below", "")
+        self.replacement_choice.addItem("the replacement box (selected nodes)", BOX)
         for name, b in BUILTINS.items():
             self.replacement_choice.addItem(f"built-in: {name}", name)
             self.replacement_choice.setItemData(
@@ -193,7 +196,15 @@ class PatternsPanel(QObject):
         self.replace_button = QPushButton("Replace accepted", body)
         self.replace_button.setObjectName("replaceMatches")
         self.replace_button.clicked.connect(self.replace_accepted)
+        self.box_button = QPushButton("Selection as replacement", body)
+        self.box_button.setObjectName("replacementBox")
+        self.box_button.setToolTip(
+            "Build the replacement with the editing tools, select its nodes, press this"
+        )
+        self.box_button.clicked.connect(self.use_selection_as_replacement)
+        self.replacement_box: Pattern | None = None
         rep_row.addWidget(self.replacement_choice, 1)
+        rep_row.addWidget(self.box_button)
         rep_row.addWidget(self.replace_button)
         self.replacement_code = QPlainTextEdit(body)
         self.replacement_code.setObjectName("replacementCode")
@@ -478,7 +489,22 @@ class PatternsPanel(QObject):
             return
         builtin = self.replacement_choice.currentData()
         try:
-            if builtin:
+            if builtin == BOX:
+                if self.replacement_box is None:
+                    self.message.emit(
+                        "Select the replacement's nodes and press 'Selection as replacement' first."
+                    )
+                    return
+                if self.found is None and self.find() is None:
+                    return
+                report = run(
+                    doc,
+                    RewriteSpec(),
+                    accepted=self.accepted(),
+                    pattern=self.pattern,
+                    replacement=graph_replacement(self.replacement_box),
+                )
+            elif builtin:
                 spec = RewriteSpec(builtin=str(builtin))
                 report = run(doc, spec)
             else:
@@ -518,6 +544,22 @@ class PatternsPanel(QObject):
         self.check_label.setStyleSheet(f"color: {colour}; font-weight: bold;")
         self.undo_button.setVisible(not ok)
         self.rewritten.emit(report)
+
+    def use_selection_as_replacement(self) -> None:
+        doc = self.document
+        names = list(self.selection.names)
+        if doc is None or not names:
+            self.message.emit("Select the nodes of the replacement first.")
+            return
+        try:
+            self.replacement_box = from_nodes(doc, names, "replacement", DEFAULT_RULES)
+        except UserError as exc:
+            self.message.emit(str(exc))
+            return
+        self.replacement_choice.setCurrentIndex(self.replacement_choice.findData(BOX))
+        self.replacement_code.setPlainText(self.replacement_box.code())
+        self.marks.boxes = [*self.marks.boxes, ("replacement", list(self.replacement_box.origin))]
+        self.redraw()
 
     # --- pattern files -----------------------------------------------------------------------
 

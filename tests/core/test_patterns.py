@@ -475,3 +475,23 @@ def test_modules_by_type_and_attributes() -> None:
     assert len(find(gm, by_attrs).matches) == len(same) < len(convs)
     near = [f for f in explain(gm, by_attrs).near if f.why is Why.MODULE_ATTRS]
     assert near and "kernel_size" in near[0].text
+
+
+def test_fold_linear_bn() -> None:
+    from fxstudio.core.document import GraphDocument
+
+    model = nn.Sequential(
+        nn.Linear(6, 5), nn.BatchNorm1d(5), nn.ReLU(), nn.Linear(5, 3), nn.BatchNorm1d(3)
+    ).eval()
+    with torch.no_grad():
+        for bn in (model[1], model[4]):
+            bn.running_mean.uniform_(-1, 1)
+            bn.running_var.uniform_(0.5, 2)
+            bn.weight.uniform_(0.5, 2)
+    x = torch.randn(4, 6)
+    doc = GraphDocument(fx.symbolic_trace(model), example_inputs=(x,))
+    before = reference(doc)
+    done = run_builtin(doc, "fold-linear-bn")
+    assert len(done.replaced) == 2
+    assert not any(isinstance(m, nn.BatchNorm1d) for m in doc.graph_module.modules())
+    assert check(doc, before, exact=False).ok

@@ -129,3 +129,32 @@ def test_rules_for_one_node(qtbot, window):
     )
     panel.find_button.click()
     assert panel.summary.text().startswith("1 match")
+
+
+def test_a_replacement_box_built_with_the_editing_tools(qtbot, window):
+    from fxstudio.core import edits
+    from fxstudio.core.edits import Ref
+
+    draw(qtbot, window, "examples:negrelu")
+    panel = window.patterns
+    doc = window.document
+    window.selection.select(["neg", "relu", "add"])
+    panel.make_button.click()
+    # the replacement, built in the graph: sub = relu(y) - x
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        made = window.edits.apply(
+            lambda d: edits.insert(d, "call_function", "torch.relu", [Ref("y")])
+        ).record["name"]
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        sub = window.edits.apply(
+            lambda d: edits.insert(d, "call_function", "operator.sub", [Ref(made), Ref("x")])
+        ).record["name"]
+    window.selection.select([made, sub])
+    panel.box_button.click()
+    assert panel.replacement_choice.currentData() == "__box__"
+    panel.find_button.click()
+    assert panel.summary.text().startswith("1 match"), panel.summary.text()
+    with qtbot.waitSignal(panel.rewritten, timeout=10000):
+        panel.replace_button.click()
+    assert "Check passed" in panel.check_label.text(), panel.check_label.text()
+    assert "torch.neg" not in doc.code()

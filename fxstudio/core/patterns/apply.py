@@ -33,6 +33,7 @@ from fxstudio.core.patterns.pattern import (
     load_function,
 )
 from fxstudio.core.patterns.replace import (
+    Replacement,
     Rewritten,
     function_replacement,
     rewrite,
@@ -99,6 +100,7 @@ def run(
     accepted: set[int] | None = None,
     dry_run: bool = False,
     pattern: Pattern | None = None,
+    replacement: Replacement | None = None,
 ) -> Report:
     """Rewrite ``doc`` as ``spec`` says (one edit), then check it numerically.  A failed
     check leaves the rewrite in place for the caller to undo (the window offers Undo; the
@@ -115,16 +117,17 @@ def run(
         if dry_run:
             found = Matcher(pattern).find(doc.graph_module)
             return Report(Rewritten(None, found, [], [], found.seconds, 0.0), None, pattern)
-        if spec.replacement_code:
-            fn, source = compile_function(spec.replacement_code)
-        elif spec.replacement:
-            fn, source = load_function(spec.replacement)
-        else:
-            raise PatternError("Give the replacement too (--replacement FILE.py:fn).")
-        problem = signature_problem(fn, pattern)
-        if problem:
-            raise PatternError(problem)
-        replacement = function_replacement(fn, getattr(fn, "__name__", None), source)
+        if replacement is None:
+            if spec.replacement_code:
+                fn, source = compile_function(spec.replacement_code)
+            elif spec.replacement:
+                fn, source = load_function(spec.replacement)
+            else:
+                raise PatternError("Give the replacement too (--replacement FILE.py:fn).")
+            problem = signature_problem(fn, pattern)
+            if problem:
+                raise PatternError(problem)
+            replacement = function_replacement(fn, getattr(fn, "__name__", None), source)
         result = rewrite(doc, pattern, replacement, accepted)
         exact = False  # a user's replacement: judged as a fold (rounding may differ)
     result_check = check(doc, before, exact) if before is not None and result.edit else None

@@ -310,8 +310,10 @@ def _steps(
                 if path in rg.modules:
                     yield SetSubmodule(path, rg.modules[path])
                 elif rg.root is not None and rn.op == "call_module":
-                    path = names.attr(doc, _base(path))
-                    yield SetSubmodule(path, _attr(rg.root, str(target)))
+                    module = _attr(rg.root, path)
+                    if _has(doc.graph_module, path) is not module:  # not the model's own
+                        path = names.attr(doc, _base(path))
+                        yield SetSubmodule(path, module)
                 target = path
             name = names.node(_base(_node_base(rn)))
             args = _substitute(rn.args, env)
@@ -407,8 +409,53 @@ class _Names:
         return name
 
 
+def _reordered(graph: fx.Graph, names: list[str]) -> fx.Graph:
+    """``graph`` with its placeholders in the order ``names`` gives."""
+    out = fx.Graph()
+    inputs = {n.name: n for n in graph.nodes if n.op == "placeholder"}
+    env: dict[Node, Node] = {inputs[name]: out.placeholder(name) for name in names}
+    result = out.graph_copy(graph, env)
+    out.output(result)
+    return out
+
+
+def _has(root: Any, path: str) -> Any:
+    try:
+        return _attr(root, path)
+    except AttributeError:
+        return None
+
+
 def _attr(root: Any, path: str) -> Any:
     obj = root
     for part in path.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+def graph_replacement(replacement: Pattern) -> Replacement:
+    """A replacement built with the editing tools: the boxed nodes (made a pattern with
+    :func:`~fxstudio.core.patterns.pattern.from_nodes`), their inputs taken in order of first
+    use as the pattern's inputs, their outputs as its outputs."""
+    gm = replacement.graph_module
+    n_inputs = len(replacement.inputs)
+
+    def build(ctx: MatchContext) -> ReplacementGraph:
+        wanted = ctx.pattern.input_names
+        if sorted(wanted) == sorted(replacement.input_names) and wanted != replacement.input_names:
+            # the box uses the very values the pattern takes: pair them by name
+            return ReplacementGraph(_reordered(gm.graph, wanted), root=gm)
+        expected = len(ctx.pattern.inputs) + len(ctx.match.bound)
+        if n_inputs != expected:
+            raise PatternError(
+                f"The replacement box takes {n_inputs} values from outside "
+                f"({', '.join(replacement.input_names)}), the pattern has {expected} inputs: "
+                "box nodes that use as many values as the pattern has inputs."
+            )
+        return ReplacementGraph(gm.graph, root=gm)
+
+    return Replacement(
+        f"box {replacement.name}",
+        build,
+        spec={"code": replacement.code(), "name": replacement.name},
+    )
