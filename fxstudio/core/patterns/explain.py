@@ -34,6 +34,7 @@ class Explanation:
     at: Failure | Match | None = None  # for "why not here?": that node's attempt
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    places: list[int] = field(default_factory=list)  # per near miss: places that look alike
 
     def describe(self) -> str:
         lines = list(self.warnings)
@@ -45,11 +46,14 @@ class Explanation:
             lines.append("No node of the graph comes near the pattern.")
         for i, f in enumerate(self.near, 1):
             matched = f"{f.depth} of the pattern's nodes matched" if f.depth else "nothing matched"
-            lines.append(f"{i}. {f.describe()} ({matched})")
+            more = self.places[i - 1] - 1 if i - 1 < len(self.places) else 0
+            also = f"; {more} more place{'s' if more != 1 else ''} like it" if more > 0 else ""
+            lines.append(f"{i}. {f.describe()} ({matched}{also})")
         return "\n".join(lines)
 
     def to_json(self) -> list[dict[str, Any]]:
-        return [f.to_json() for f in self.near]
+        places = self.places or [1] * len(self.near)
+        return [{**f.to_json(), "places": n} for f, n in zip(self.near, places, strict=False)]
 
 
 def _score(f: Failure) -> tuple[int, int, int]:
@@ -74,12 +78,25 @@ def explain(
     taken = {index[g]: m.index for m in found.matches for g in m.graph_nodes}
     in_match = set(taken)
     misses: dict[frozenset[str], Failure] = {}
+    alike: dict[int, int] = {}  # id of a kept miss -> places that look the same
     for s in found.skipped:
         misses[frozenset(s.nodes.values())] = s.failure
-    for node in gm.graph.nodes:
+    depth = _depth(matcher.anchors[0])
+    shapes: dict[int, Failure | None] = {}  # a place's look -> its miss
+    memo: dict[Any, Any] = {}
+    for node in (
+        _around(index, at, len(pattern.compute_nodes)) if at else matcher.near_candidates(gm)
+    ):
         if node.op in ("placeholder", "output") or node in in_match:
             continue
+        look = _look(matcher, node, depth, memo)
+        if look in shapes and at is None:  # the same ops around it: the same miss elsewhere
+            seen = shapes[look]
+            if seen is not None:
+                alike[id(seen)] = alike.get(id(seen), 1) + 1
+            continue
         result = matcher.attempt(gm, node, taken)
+        shapes[look] = result if isinstance(result, Failure) else None
         if isinstance(result, Failure):
             key = frozenset(result.partial.values()) or frozenset([result.culprit])
             old = misses.get(key)
@@ -91,7 +108,50 @@ def explain(
     here: Failure | Match | None = None
     if at is not None:
         here = _here(gm, matcher, index, at, taken, found, ranked)
-    return Explanation(ranked[:limit], here, found.warnings, time.perf_counter() - start)
+    near = ranked[:limit]
+    return Explanation(
+        near, here, found.warnings, time.perf_counter() - start, [alike.get(id(f), 1) for f in near]
+    )
+
+
+def _depth(node: fx.Node) -> int:
+    """The longest path of arguments from ``node`` back to the pattern's inputs."""
+    ins = [a for a in node.all_input_nodes if a.op != "placeholder"]
+    return 1 + max((_depth(a) for a in ins), default=0)
+
+
+def _look(matcher: Matcher, node: fx.Node, depth: int, memo: dict[Any, Any]) -> int:
+    """What a node and the nodes it reads from (``depth`` levels) compute, literals included,
+    as a number: two places with the same number miss the pattern the same way."""
+    key = (node, depth)
+    found = memo.get(key)
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    rule = matcher.rules[matcher.anchors[0]]
+    me: tuple[Any, ...] = (matcher._key_of(node, rule), tuple(node.kwargs), len(node.users) > 1)
+    if depth > 0:
+        me = (
+            me,
+            tuple(
+                _look(matcher, a, depth - 1, memo) if isinstance(a, fx.Node) else repr(a)[:40]
+                for a in node.args
+            ),
+        )
+    number: int = memo.setdefault(("look", me), len(memo))
+    memo[key] = number
+    return number
+
+
+def _around(index: dict[str, fx.Node], at: str, steps: int) -> list[fx.Node]:
+    """``at`` and the nodes a few users after it (attempts that may reach back to it)."""
+    if at not in index:
+        raise KeyError(at)
+    seen = {index[at]: None}
+    frontier = [index[at]]
+    for _ in range(steps):
+        frontier = [u for n in frontier for u in n.users if u not in seen]
+        seen.update(dict.fromkeys(frontier))
+    return sorted(seen)
 
 
 def _here(

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -113,7 +113,18 @@ class _Stop(Exception):
 
 
 class _State:
-    __slots__ = ("map", "used", "bound", "depth", "best", "best_at", "explain", "trail", "branched")
+    __slots__ = (
+        "map",
+        "used",
+        "bound",
+        "depth",
+        "best",
+        "best_at",
+        "explain",
+        "trail",
+        "branched",
+        "tolerated",
+    )
 
     def __init__(self, explain: bool) -> None:
         self.map: dict[Node, Any] = {}  # pattern node -> graph node (or literal, for inputs)
@@ -123,6 +134,8 @@ class _State:
         self.best: Failure | None = None
         self.best_at = (-1, -1)
         self.explain = explain
+        # explaining: the one node whose op differs, matched past to see how much else fits
+        self.tolerated: Failure | None = None
         self.trail: list[Any] = []  # the fast path's bindings, in order, for undoing
         self.branched = False  # the fast path passed over an alternative (a commuted order)
 
@@ -139,17 +152,26 @@ class _State:
     ) -> None:
         if not self.explain:
             return
-        progress = (self.depth, len(self.map))
-        if self.best is not None and self.best_at >= progress and why is not Why.ORDER:
-            return  # the first failure at the furthest point is the one to tell
+        culprit = gn.name if isinstance(gn, Node) else repr(gn)
+        found = Failure(why, pn.name, culprit, arg, text, hint, self.depth, {}, other)
+        if self.tolerated is not None:  # the first failing check is the one to tell
+            found, depth = self.tolerated, self.depth - 1
+        else:
+            depth = self.depth
+        self.keep(found, (depth, len(self.map)), why is Why.ORDER)
+
+    def keep(self, failure: Failure, progress: tuple[int, int], force: bool = False) -> None:
+        """Keep ``failure`` if this attempt got further than the one kept (``progress``:
+        pattern nodes that match, bindings made)."""
+        if self.best is not None and self.best_at >= progress and not force:
+            return
         self.best_at = progress
         partial = {
             p.name: g.name
             for p, g in self.map.items()
             if isinstance(g, Node) and p.op != "placeholder"
         }
-        culprit = gn.name if isinstance(gn, Node) else repr(gn)
-        self.best = Failure(why, pn.name, culprit, arg, text, hint, self.depth, partial, other)
+        self.best = replace(failure, depth=progress[0], partial=partial)
 
 
 class Matcher:
@@ -220,10 +242,13 @@ class Matcher:
         result: list[Match] = []
 
         def record(s: _State) -> None:
+            if s.tolerated is not None:  # everything matched but the one node
+                s.keep(s.tolerated, (len(self.compute) - 1, len(s.map)))
+                return
             nodes = [s.map[p] for p in self.compute]
             failure = self._check(s, nodes, taken)
             if failure is not None:
-                s.best = failure
+                s.keep(failure, (len(self.compute), len(s.map)), force=True)
                 return
             result.append(self._match(s, -1))
             raise _Stop
@@ -235,6 +260,25 @@ class Matcher:
         return st.best or Failure(
             Why.OP, self.anchors[0].name, anchor.name, "", "it does not match"
         )
+
+    def near_candidates(self, gm: fx.GraphModule) -> list[Node]:
+        """Graph nodes worth trying as the anchor when explaining: those that can be it, and
+        those of another op whose inputs come from what the anchor's inputs would be (one
+        op differing).  Not every node: a 20,000-node graph is explained in a blink."""
+        self.gm = gm
+        anchor = self.anchors[0]
+        rule = self.rules[anchor]
+        want = self._key(anchor, self.pgm)
+        feeds = {self._key(a, self.pgm) for a in anchor.all_input_nodes if a.op != "placeholder"}
+        out = []
+        for n in gm.graph.nodes:
+            if n.op in ("placeholder", "output"):
+                continue
+            if not feeds or self._key_of(n, rule) == want:
+                out.append(n)
+            elif any(self._key_of(a, self.rules[anchor]) in feeds for a in n.all_input_nodes):
+                out.append(n)
+        return out
 
     def candidates(self, graph: fx.Graph, j: int) -> list[Node]:
         """Graph nodes that can be the ``j``-th anchor, in graph order."""
@@ -401,10 +445,15 @@ class Matcher:
                 st.used.discard(gn)
             return
         failure = self._same(pn, gn)
+        tolerating = False
         if failure is not None:
             why, text, hint = failure
-            st.fail(why, pn, gn, "", text, hint)
-            return
+            if not st.explain or st.tolerated is not None:
+                st.fail(why, pn, gn, "", text, hint)
+                return
+            # explaining: say this node's reason, but see how much of the rest matches
+            st.tolerated = Failure(why, pn.name, gn.name, "", text, hint)
+            tolerating = True
         st.map[pn] = gn
         st.used.add(gn)
         st.depth += 1
@@ -415,6 +464,8 @@ class Matcher:
             st.depth -= 1
             del st.map[pn]
             st.used.discard(gn)
+            if tolerating:
+                st.tolerated = None
 
     def _all(self, plan: list[tuple[Node, Any, Any, str]], i: int, st: _State) -> Iterator[None]:
         if i == len(plan):
