@@ -659,6 +659,9 @@ class Matcher:
             return plans
         pargs, pkw = list(pn.args), dict(pn.kwargs)
         gargs, gkw = list(gn.args), dict(gn.kwargs)
+        if st.tolerated is not None and st.tolerated.pattern_node == pn.name:
+            # explaining past this node's other op: pair its arguments as loosely as can be
+            rule = replace(rule, spelling="equivalent", arguments="normalize")
         if rule.spelling == "equivalent" and (pn.op != gn.op or pn.target != gn.target):
             for kw in (pkw, gkw):
                 for flag in IN_PLACE_FLAGS:
