@@ -97,6 +97,3 @@ class PatternMarks:
         item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         self.scene.addItem(item)
         self._items.append(item)
-
-    def rect_of(self, names: list[str]) -> QRectF | None:
-        return self._union(names)

@@ -12,35 +12,21 @@ from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QFont, QUndoStack
+from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
-    QDockWidget,
     QFileDialog,
-    QGridLayout,
-    QHBoxLayout,
-    QLabel,
-    QLineEdit,
-    QListWidget,
     QListWidgetItem,
-    QPlainTextEdit,
-    QPushButton,
-    QSplitter,
-    QVBoxLayout,
     QWidget,
 )
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument, PatternBox
 from fxstudio.core.errors import UserError
 from fxstudio.core.patterns.apply import RewriteSpec, run
-from fxstudio.core.patterns.builtins import BUILTINS
 from fxstudio.core.patterns.explain import explain, side_by_side
 from fxstudio.core.patterns.files import read_pattern_file, write_pattern_file
 from fxstudio.core.patterns.matcher import Found, Match, Matcher
 from fxstudio.core.patterns.pattern import (
     DEFAULT_RULES,
-    FX_RULES,
     Pattern,
     Rules,
     compile_function,
@@ -52,20 +38,7 @@ from fxstudio.core.patterns.replace import graph_replacement
 from fxstudio.qt.bridge import SelectionModel
 from fxstudio.qt.commands import EditCommand
 from fxstudio.qt.pattern_marks import PatternMarks
-
-BOX = "__box__"  # the replacement-choice entry for a replacement box
-REPLACEMENT_HINT = "def replacement(x, y):\n    return torch.relu(x)\n"
-
-RULE_BOXES = (
-    ("module", "Submodules by type", "type", "name"),
-    ("spelling", "Equivalent spellings (torch.relu = F.relu = x.relu())", "equivalent", "exact"),
-    ("commutative", "Commutative add, mul (a + b = b + a)", True, False),
-    ("arguments", "Keyword = positional", "normalize", "exact"),
-    ("literals", "Literals match any value", "any", "exact"),
-    ("outside_users", "Inner values may be used outside", True, False),
-    ("same_shape", "Same recorded shape", True, False),
-    ("same_dtype", "Same recorded dtype", True, False),
-)
+from fxstudio.qt.patterns_widgets import BOX, RULE_BOXES, build
 
 
 class PatternsPanel(QObject):
@@ -89,155 +62,16 @@ class PatternsPanel(QObject):
         self.marks = PatternMarks()
         self.scene: Any = None
         self._unsubscribe: Any = None
+        self.default_rules = DEFAULT_RULES  # the rules for every node ...
+        self.node_rules: dict[str, Rules] = {}  # ... and for single nodes
+        self._setting = False  # the checkboxes are being set, not edited
+        self.replacement_box: Pattern | None = None
         self._build(parent)
 
     # --- the widgets -----------------------------------------------------------------------
 
     def _build(self, parent: QWidget) -> None:
-        self.dock = QDockWidget("Patterns", parent)
-        self.dock.setObjectName("patternsDock")
-        body = QWidget(self.dock)
-        layout = QVBoxLayout(body)
-        layout.setContentsMargins(4, 4, 4, 4)
-        row = QHBoxLayout()
-        self.name = QLineEdit("pattern", body)
-        self.name.setObjectName("patternName")
-        self.make_button = QPushButton("Make pattern", body)
-        self.make_button.setObjectName("makePattern")
-        self.make_button.setToolTip("Make a pattern of the selected nodes (box or Ctrl+click them)")
-        self.make_button.clicked.connect(self.make_from_selection)
-        self.open_button = QPushButton("Open…", body)
-        self.open_button.setToolTip("Open a pattern file (def pattern, def replacement, RULES)")
-        self.open_button.clicked.connect(lambda: self.open_file())
-        self.save_button = QPushButton("Save…", body)
-        self.save_button.setToolTip("Save the pattern, its replacement and rules as a .py file")
-        self.save_button.clicked.connect(lambda: self.save_file())
-        row.addWidget(QLabel("Name", body))
-        row.addWidget(self.name, 1)
-        row.addWidget(self.make_button)
-        row.addWidget(self.open_button)
-        row.addWidget(self.save_button)
-        layout.addLayout(row)
-        mono = QFont("monospace")
-        mono.setStyleHint(QFont.StyleHint.Monospace)
-        self.pattern_code = QPlainTextEdit(body)
-        self.pattern_code.setObjectName("patternCode")
-        self.pattern_code.setFont(mono)
-        self.pattern_code.setPlaceholderText(
-            "def pattern(x):\n    return torch.relu(x + 1.0)\n\n"
-            "(or select nodes and press Make pattern)"
-        )
-        rules = QGridLayout()
-        self.default_rules = DEFAULT_RULES
-        self.node_rules: dict[str, Rules] = {}
-        self._setting = False
-        self.scope = QComboBox(body)
-        self.scope.setObjectName("ruleScope")
-        self.scope.setToolTip("The rules below are for every node, or for the node chosen here")
-        self.scope.addItem("Rules for every node", None)
-        self.scope.currentIndexChanged.connect(self._scope_changed)
-        rules.addWidget(self.scope, 0, 0, 1, 2)
-        self.rule_boxes: dict[str, QCheckBox] = {}
-        for i, (key, text, on, _off) in enumerate(RULE_BOXES):
-            box = QCheckBox(text, body)
-            box.setObjectName(f"rule_{key}")
-            box.setChecked(getattr(DEFAULT_RULES, key) == on)
-            box.toggled.connect(self._rules_edited)
-            self.rule_boxes[key] = box
-            rules.addWidget(box, 1 + i // 2, i % 2)
-        self.attrs = QLineEdit(body)
-        self.attrs.setObjectName("ruleAttrs")
-        self.attrs.setPlaceholderText(
-            "compare these module attributes too, e.g. kernel_size, stride"
-        )
-        self.attrs.editingFinished.connect(self._rules_edited)
-        rules.addWidget(self.attrs, 2 + len(RULE_BOXES) // 2, 0, 1, 2)
-        buttons = QHBoxLayout()
-        self.find_button = QPushButton("Find", body)
-        self.find_button.setObjectName("findMatches")
-        self.find_button.clicked.connect(self.find)
-        self.fx_button = QPushButton("torch.fx rules", body)
-        self.fx_button.setToolTip("Match as torch.fx.replace_pattern does: op and target only")
-        self.fx_button.clicked.connect(lambda: self.set_rules(FX_RULES))
-        self.why_button = QPushButton("Why not here?", body)
-        self.why_button.setObjectName("whyNotHere")
-        self.why_button.setToolTip("Explain why the selected node is not part of a match")
-        self.why_button.clicked.connect(self.why_not_here)
-        self.prev_button = QPushButton("◀", body)
-        self.next_button = QPushButton("▶", body)
-        self.prev_button.clicked.connect(lambda: self.step(-1))
-        self.next_button.clicked.connect(lambda: self.step(1))
-        for b in (self.find_button, self.fx_button, self.why_button):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
-        buttons.addWidget(self.prev_button)
-        buttons.addWidget(self.next_button)
-        self.summary = QLabel("No pattern yet.", body)
-        self.summary.setObjectName("matchSummary")
-        self.summary.setWordWrap(True)
-        self.match_list = QListWidget(body)
-        self.match_list.setObjectName("matchList")
-        self.match_list.currentRowChanged.connect(self._show_match)
-        self.explanation = QPlainTextEdit(body)
-        self.explanation.setObjectName("explanation")
-        self.explanation.setReadOnly(True)
-        self.explanation.setFont(mono)
-        self.explanation.setPlaceholderText("Why a node did not match is told here.")
-        rep_row = QHBoxLayout()
-        self.replacement_choice = QComboBox(body)
-        self.replacement_choice.setObjectName("replacementChoice")
-        self.replacement_choice.addItem("the function below", "")
-        self.replacement_choice.addItem("the replacement box (selected nodes)", BOX)
-        for name, b in BUILTINS.items():
-            self.replacement_choice.addItem(f"built-in: {name}", name)
-            self.replacement_choice.setItemData(
-                self.replacement_choice.count() - 1, b.summary, Qt.ItemDataRole.ToolTipRole
-            )
-        self.replace_button = QPushButton("Replace accepted", body)
-        self.replace_button.setObjectName("replaceMatches")
-        self.replace_button.clicked.connect(self.replace_accepted)
-        self.box_button = QPushButton("Selection as replacement", body)
-        self.box_button.setObjectName("replacementBox")
-        self.box_button.setToolTip(
-            "Build the replacement with the editing tools, select its nodes, press this"
-        )
-        self.box_button.clicked.connect(self.use_selection_as_replacement)
-        self.replacement_box: Pattern | None = None
-        rep_row.addWidget(self.replacement_choice, 1)
-        rep_row.addWidget(self.box_button)
-        rep_row.addWidget(self.replace_button)
-        self.replacement_code = QPlainTextEdit(body)
-        self.replacement_code.setObjectName("replacementCode")
-        self.replacement_code.setFont(mono)
-        self.replacement_code.setPlainText(REPLACEMENT_HINT)
-        self.check_label = QLabel("", body)
-        self.check_label.setObjectName("checkResult")
-        self.check_label.setWordWrap(True)
-        self.undo_button = QPushButton("Undo the rewrite", body)
-        self.undo_button.setObjectName("undoRewrite")
-        self.undo_button.hide()
-        self.undo_button.clicked.connect(self._undo_rewrite)
-        split = QSplitter(Qt.Orientation.Vertical, body)
-        top = QWidget(split)
-        top_layout = QVBoxLayout(top)
-        top_layout.setContentsMargins(0, 0, 0, 0)
-        top_layout.addWidget(self.pattern_code)
-        top_layout.addLayout(rules)
-        top_layout.addLayout(buttons)
-        top_layout.addWidget(self.summary)
-        split.addWidget(top)
-        split.addWidget(self.match_list)
-        split.addWidget(self.explanation)
-        bottom = QWidget(split)
-        bottom_layout = QVBoxLayout(bottom)
-        bottom_layout.setContentsMargins(0, 0, 0, 0)
-        bottom_layout.addLayout(rep_row)
-        bottom_layout.addWidget(self.replacement_code)
-        bottom_layout.addWidget(self.check_label)
-        bottom_layout.addWidget(self.undo_button)
-        split.addWidget(bottom)
-        layout.addWidget(split, 1)
-        self.dock.setWidget(body)
+        build(self, parent)
 
     # --- the document ----------------------------------------------------------------------
 
