@@ -8,12 +8,15 @@ as one :class:`~fxstudio.qt.commands.EditCommand`.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import (
+    QApplication,
     QFileDialog,
     QListWidgetItem,
     QWidget,
@@ -39,6 +42,20 @@ from fxstudio.qt.bridge import SelectionModel
 from fxstudio.qt.commands import EditCommand
 from fxstudio.qt.pattern_marks import PatternMarks
 from fxstudio.qt.patterns_widgets import BOX, RULE_BOXES, build
+
+
+def _busy(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A wait cursor while ``method`` runs (a rewrite of thousands of matches takes seconds)."""
+
+    @functools.wraps(method)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            return method(*args, **kwargs)
+        finally:
+            QApplication.restoreOverrideCursor()
+
+    return run
 
 
 class PatternsPanel(QObject):
@@ -224,6 +241,7 @@ class PatternsPanel(QObject):
             return None
         return self.pattern
 
+    @_busy
     def find(self) -> Found | None:
         pattern = self._current_pattern()
         doc = self.document
@@ -301,6 +319,7 @@ class PatternsPanel(QObject):
             return
         self._explain(node)
 
+    @_busy
     def _explain(self, at: str | None) -> None:
         doc, pattern = self.document, self.pattern
         if doc is None or pattern is None:
@@ -317,6 +336,7 @@ class PatternsPanel(QObject):
 
     # --- replacing ---------------------------------------------------------------------------
 
+    @_busy
     def replace_accepted(self) -> None:
         doc = self.document
         if doc is None:
