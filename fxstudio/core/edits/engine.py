@@ -3,10 +3,12 @@ and undo / redo."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import inspect
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,7 +75,30 @@ def commit(
     return edit
 
 
+BIG_GRAPH = 5000  # nodes: above this, an edit's allocations do not make the collector scan it
+
+
+@contextlib.contextmanager
+def _collector_spared(doc: GraphDocument) -> Iterator[None]:
+    """While an edit runs on a big graph, the objects already alive are kept out of the
+    garbage collector's full scans (``gc.freeze``): thousands of steps allocate enough to
+    trigger many, each walking every node of the graph (0.8 s of a 4 s rewrite at 20k)."""
+    if len(doc) < BIG_GRAPH:
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def _run(doc: GraphDocument, steps: Iterable[Step], label: str) -> list[Step]:
+    with _collector_spared(doc):
+        return _run_steps(doc, steps, label)
+
+
+def _run_steps(doc: GraphDocument, steps: Iterable[Step], label: str) -> list[Step]:
     done: list[Step] = []
     try:
         for step in steps:
