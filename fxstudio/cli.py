@@ -205,6 +205,12 @@ def _rewrite_parser() -> argparse.ArgumentParser:
         help="match as torch.fx.replace_pattern does (op and target only)",
     )
     p.add_argument("--dry-run", action="store_true", help="list the matches, change nothing")
+    p.add_argument(
+        "--allow-difference",
+        action="store_true",
+        help="the replacement is meant to change the values: a failing check is "
+        "reported, not an error",
+    )
     p.add_argument("--explain", metavar="NODE", help="why NODE is not (part of) a match")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("-o", "--output", metavar="OUT.py|OUT.fxstudio", help="save the result")

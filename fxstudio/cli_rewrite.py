@@ -48,7 +48,9 @@ def cmd_rewrite(ns: argparse.Namespace) -> int:
             else RewriteSpec(pattern=what, replacement=replacement, rules=rules)
         )
         pattern = pattern_of(doc, spec) if kind == "pattern" else None
-        report = run(doc, spec, dry_run=ns.dry_run, pattern=pattern)
+        report = run(
+            doc, spec, dry_run=ns.dry_run, pattern=pattern, allow_difference=ns.allow_difference
+        )
         record = {"rewrite": spec.title, **report.to_json()}
         lines = _describe(spec.title, report, ns.dry_run)
         if pattern is not None and (ns.explain or not report.result.found.matches):
@@ -65,10 +67,12 @@ def cmd_rewrite(ns: argparse.Namespace) -> int:
             status = EXIT_USAGE
         elif kind == "builtin" and report.result.edit is None and not report.result.replaced:
             print(f"fxstudio: note: {what} found nothing to change", file=sys.stderr)
-        if report.check is not None and not report.check.ok:
+        if report.check_failed:
             status = EXIT_USAGE
             print(
-                f"fxstudio: error: {report.check.describe()} Nothing was written.", file=sys.stderr
+                f"fxstudio: error: {report.check.describe()} Nothing was written (if the "
+                "rewrite is meant to change the values, add --allow-difference).",
+                file=sys.stderr,
             )
             break
     if ns.json:
@@ -102,5 +106,5 @@ def _describe(title: str, report: Any, dry_run: bool) -> list[str]:
     for s in found.skipped:
         lines.append(f"  skipped: {s.failure.describe()}")
     if report.check is not None:
-        lines.append(f"  {report.check.describe()}")
+        lines.append(f"  {report.check.describe(report.intended)}")
     return lines

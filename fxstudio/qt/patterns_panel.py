@@ -389,10 +389,11 @@ class PatternsPanel(QObject):
                 w for _, w in result.skipped[:3]
             )
         if check is not None:
-            text += "\n" + check.describe()
+            text += "\n" + check.describe(report.intended)
             ok = check.ok
         else:
             ok = True
+        ok = ok or report.intended
         colour = "#2e7d32" if ok else "#c62828"
         self.check_label.setText(text)
         self.check_label.setStyleSheet(f"color: {colour}; font-weight: bold;")

@@ -118,3 +118,30 @@ def test_list_and_a_bad_builtin(capsys):
     assert "fold-conv-bn" in capsys.readouterr().out
     assert cli.main(["rewrite", "examples:negrelu", "--builtin", "nope"]) == 2
     assert "There is no built-in rewrite 'nope'" in capsys.readouterr().err
+
+
+def test_a_rewrite_meant_to_change_values_is_written(tmp_path, capsys):
+    pats = tmp_path / "pats.py"
+    pats.write_text(PATTERNS)
+    out = tmp_path / "g.py"
+    base = ["rewrite", "examples:negrelu", "--pattern", f"{pats}:pattern"]
+    args = [*base, "--replacement", f"{pats}:strict", "-o", str(out)]
+    # strict takes one input, the pattern two: refused before anything runs
+    assert cli.main(args) == 2 and "takes 1 arguments" in capsys.readouterr().err
+    other = textwrap.dedent(
+        """
+        import torch
+
+        def pattern(x, y):
+            return torch.neg(x) + torch.relu(y)
+
+        def replacement(x, y):
+            return torch.tanh(x)
+        """
+    )
+    pats.write_text(other)
+    args = [*base, "--replacement", f"{pats}:replacement", "-o", str(out)]
+    assert cli.main(args) == 2 and not out.exists()
+    assert "--allow-difference" in capsys.readouterr().err
+    assert cli.main([*args, "--allow-difference"]) == 0 and out.exists()
+    assert "found other values (as intended)" in capsys.readouterr().out

@@ -63,6 +63,12 @@ class Report:
     result: Rewritten
     check: Check | None
     pattern: Pattern | None = None
+    intended: bool = False  # the rewrite is meant to change the values (the check informs)
+
+    @property
+    def check_failed(self) -> bool:
+        """The check found other values where the rewrite should have kept them."""
+        return self.check is not None and not self.check.ok and not self.intended
 
     def to_json(self) -> dict[str, Any]:
         r = self.result
@@ -73,6 +79,7 @@ class Report:
             + [s.to_json() for s in r.found.skipped],
             "warnings": list(r.found.warnings),
             "check": self.check.to_json() if self.check is not None else None,
+            "changes_values": self.intended,
             "seconds": {"match": r.seconds_match, "replace": r.seconds_replace},
         }
 
@@ -101,6 +108,7 @@ def run(
     dry_run: bool = False,
     pattern: Pattern | None = None,
     replacement: Replacement | None = None,
+    allow_difference: bool = False,
 ) -> Report:
     """Rewrite ``doc`` as ``spec`` says (one edit), then check it numerically.  A failed
     check leaves the rewrite in place for the caller to undo (the window offers Undo; the
@@ -112,6 +120,7 @@ def run(
             raise PatternError("--dry-run lists the matches of a pattern, not of a built-in.")
         result = run_builtin(doc, spec.builtin)
         exact = BUILTINS[name].exact
+        intended = BUILTINS[name].changes_values
     else:
         pattern = pattern or pattern_of(doc, spec)
         if dry_run:
@@ -130,8 +139,9 @@ def run(
             replacement = function_replacement(fn, getattr(fn, "__name__", None), source)
         result = rewrite(doc, pattern, replacement, accepted)
         exact = False  # a user's replacement: judged as a fold (rounding may differ)
+        intended = allow_difference
     result_check = check(doc, before, exact) if before is not None and result.edit else None
-    return Report(result, result_check, pattern)
+    return Report(result, result_check, pattern, intended)
 
 
 def replay(doc: GraphDocument, record: dict[str, Any]) -> None:

@@ -47,6 +47,7 @@ class Builtin:
     exact: bool  # computes the very same values (else: a fold, within a relative tolerance)
     jobs: Callable[[GraphDocument, str], list[Job]]  # (document, argument) -> the work
     dialects: tuple[str, ...] = ("fx",)  # the captures whose graphs it knows how to read
+    changes_values: bool = False  # meant to compute something else (the check informs)
 
 
 def run_builtin(doc: GraphDocument, spec: str) -> Rewritten:
@@ -450,6 +451,7 @@ BUILTINS: dict[str, Builtin] = {
             "swap-activation:FROM:TO, e.g. relu:gelu (every spelling)",
             False,
             _single(_swap, "swap activation"),
+            changes_values=True,
         ),
         Builtin(
             "fuse-attention",
