@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
     QListWidgetItem,
+    QPlainTextEdit,
     QWidget,
 )
 
@@ -137,7 +138,7 @@ class PatternsPanel(QObject):
     def rules(self) -> Rules:
         """The rules the checkboxes show (for every node, or for the node in ``scope``)."""
         values: dict[str, Any] = {}
-        for key, _text, on, off in RULE_BOXES:
+        for key, _text, on, off, _meaning in RULE_BOXES:
             values[key] = on if self.rule_boxes[key].isChecked() else off
         attrs = tuple(a.strip() for a in self.attrs.text().split(",") if a.strip())
         if attrs and values["module"] == "type":
@@ -147,7 +148,7 @@ class PatternsPanel(QObject):
     def _show_rules(self, rules: Rules) -> None:
         self._setting = True
         try:
-            for key, _text, on, _off in RULE_BOXES:
+            for key, _text, on, _off, _meaning in RULE_BOXES:
                 self.rule_boxes[key].setChecked(getattr(rules, key) in (on, "attrs"))
             self.attrs.setText(", ".join(rules.attrs))
         finally:
@@ -297,6 +298,7 @@ class PatternsPanel(QObject):
         self.redraw()
         self.selection.select(m.graph_nodes)
         if self.document is not None and self.pattern is not None:
+            self.explanation.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)  # a table
             self.explanation.setPlainText(side_by_side(self.document.graph_module, self.pattern, m))
 
     def accepted(self) -> set[int]:
@@ -325,6 +327,7 @@ class PatternsPanel(QObject):
         if doc is None or pattern is None:
             return
         why = explain(doc.graph_module, pattern, at=at, found=self.found)
+        self.explanation.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.explanation.setPlainText(why.describe())
         target = why.at if at is not None else (why.near[0] if why.near else None)
         if isinstance(target, Failure):

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -28,15 +29,39 @@ from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
 BOX = "__box__"  # the replacement-choice entry for a replacement box
 REPLACEMENT_HINT = "def replacement(x, y):\n    return torch.relu(x)\n"
 
-RULE_BOXES = (
-    ("module", "Submodules by type", "type", "name"),
-    ("spelling", "Equivalent spellings (torch.relu = F.relu = x.relu())", "equivalent", "exact"),
-    ("commutative", "Commutative add, mul (a + b = b + a)", True, False),
-    ("arguments", "Keyword = positional", "normalize", "exact"),
-    ("literals", "Literals match any value", "any", "exact"),
-    ("outside_users", "Inner values may be used outside", True, False),
-    ("same_shape", "Same recorded shape", True, False),
-    ("same_dtype", "Same recorded dtype", True, False),
+RULE_BOXES = (  # (rule, label, value when ticked, value when not, what it means)
+    (
+        "module",
+        "Submodules by type",
+        "type",
+        "name",
+        "a call_module matches any submodule of the same class, whatever its name",
+    ),
+    (
+        "spelling",
+        "Equivalent spellings",
+        "equivalent",
+        "exact",
+        "torch.relu = F.relu = x.relu() = nn.ReLU, in-place variants too",
+    ),
+    ("commutative", "Commutative add, mul", True, False, "a + b matches b + a"),
+    (
+        "arguments",
+        "Keyword = positional",
+        "normalize",
+        "exact",
+        "torch.sum(x, dim=1) matches torch.sum(x, 1); a default given or left out is the same",
+    ),
+    ("literals", "Literals: any value", "any", "exact", "x + 1.0 matches x + 2.0"),
+    (
+        "outside_users",
+        "Outside users allowed",
+        True,
+        False,
+        "an inner node may also be used outside the match (it is then kept)",
+    ),
+    ("same_shape", "Same shape", True, False, "the graph node's recorded shape must be this one's"),
+    ("same_dtype", "Same dtype", True, False, "the graph node's recorded dtype must be this one's"),
 )
 
 
@@ -62,9 +87,12 @@ def build(panel: Any, parent: QWidget) -> None:
     row.addWidget(QLabel("Name", body))
     row.addWidget(panel.name, 1)
     row.addWidget(panel.make_button)
-    row.addWidget(panel.open_button)
-    row.addWidget(panel.save_button)
     layout.addLayout(row)
+    files = QHBoxLayout()
+    files.addWidget(panel.open_button)
+    files.addWidget(panel.save_button)
+    files.addStretch(1)
+    layout.addLayout(files)
     mono = QFont("monospace")
     mono.setStyleHint(QFont.StyleHint.Monospace)
     panel.pattern_code = QPlainTextEdit(body)
@@ -76,14 +104,19 @@ def build(panel: Any, parent: QWidget) -> None:
     )
     rules = QGridLayout()
     panel.scope = QComboBox(body)
+    panel.scope.setSizeAdjustPolicy(
+        QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+    )
+    panel.scope.setMinimumContentsLength(12)
     panel.scope.setObjectName("ruleScope")
     panel.scope.setToolTip("The rules below are for every node, or for the node chosen here")
     panel.scope.addItem("Rules for every node", None)
     panel.scope.currentIndexChanged.connect(panel._scope_changed)
     rules.addWidget(panel.scope, 0, 0, 1, 2)
     panel.rule_boxes: dict[str, QCheckBox] = {}
-    for i, (key, text, on, _off) in enumerate(RULE_BOXES):
+    for i, (key, text, on, _off, meaning) in enumerate(RULE_BOXES):
         box = QCheckBox(text, body)
+        box.setToolTip(meaning)
         box.setObjectName(f"rule_{key}")
         box.setChecked(getattr(DEFAULT_RULES, key) == on)
         box.toggled.connect(panel._rules_edited)
@@ -107,6 +140,10 @@ def build(panel: Any, parent: QWidget) -> None:
     panel.why_button.clicked.connect(panel.why_not_here)
     panel.prev_button = QPushButton("◀", body)
     panel.next_button = QPushButton("▶", body)
+    for b in (panel.prev_button, panel.next_button):
+        b.setMaximumWidth(32)
+    panel.prev_button.setToolTip("The previous match")
+    panel.next_button.setToolTip("The next match")
     panel.prev_button.clicked.connect(lambda: panel.step(-1))
     panel.next_button.clicked.connect(lambda: panel.step(1))
     for b in (panel.find_button, panel.fx_button, panel.why_button):
@@ -127,6 +164,10 @@ def build(panel: Any, parent: QWidget) -> None:
     panel.explanation.setPlaceholderText("Why a node did not match is told here.")
     rep_row = QHBoxLayout()
     panel.replacement_choice = QComboBox(body)
+    panel.replacement_choice.setSizeAdjustPolicy(
+        QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+    )
+    panel.replacement_choice.setMinimumContentsLength(12)
     panel.replacement_choice.setObjectName("replacementChoice")
     panel.replacement_choice.addItem("the function below", "")
     panel.replacement_choice.addItem("the replacement box (selected nodes)", BOX)
@@ -145,8 +186,10 @@ def build(panel: Any, parent: QWidget) -> None:
     )
     panel.box_button.clicked.connect(panel.use_selection_as_replacement)
     rep_row.addWidget(panel.replacement_choice, 1)
-    rep_row.addWidget(panel.box_button)
-    rep_row.addWidget(panel.replace_button)
+    rep_buttons = QHBoxLayout()
+    rep_buttons.addWidget(panel.box_button)
+    rep_buttons.addStretch(1)
+    rep_buttons.addWidget(panel.replace_button)
     panel.replacement_code = QPlainTextEdit(body)
     panel.replacement_code.setObjectName("replacementCode")
     panel.replacement_code.setFont(mono)
@@ -173,9 +216,16 @@ def build(panel: Any, parent: QWidget) -> None:
     bottom_layout = QVBoxLayout(bottom)
     bottom_layout.setContentsMargins(0, 0, 0, 0)
     bottom_layout.addLayout(rep_row)
+    bottom_layout.addLayout(rep_buttons)
     bottom_layout.addWidget(panel.replacement_code)
     bottom_layout.addWidget(panel.check_label)
     bottom_layout.addWidget(panel.undo_button)
     split.addWidget(bottom)
     layout.addWidget(split, 1)
-    panel.dock.setWidget(body)
+    # scrolled: the dock shares its column with the code view and must not push it away
+    scroll = QScrollArea(panel.dock)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    scroll.setWidget(body)
+    panel.dock.setWidget(scroll)
