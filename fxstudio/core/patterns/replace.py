@@ -279,7 +279,7 @@ def _steps(
             for v, node in zip(m.inputs, m.input_is_node, strict=True)
         ] + [v for _, v in m.bound]
         env: dict[Node, Any] = {}
-        placeholders = [n for n in rg.graph.nodes if n.op == "placeholder"]
+        placeholders, body = _layout(rg.graph)
         if len(placeholders) != len(values):
             raise PatternError(
                 f"The replacement {replacement.name} takes {len(placeholders)} inputs; the "
@@ -298,9 +298,7 @@ def _steps(
         prev = after.name
         result: Any = None
         created: list[str] = []
-        for rn in rg.graph.nodes:
-            if rn.op == "placeholder":
-                continue
+        for rn, base in body:
             if rn.op == "output":
                 result = _substitute(rn.args[0], env)
                 break
@@ -315,7 +313,7 @@ def _steps(
                         path = names.attr(doc, _base(path))
                         yield SetSubmodule(path, module)
                 target = path
-            name = names.node(_base(_node_base(rn)))
+            name = names.node(base)
             args = _substitute(rn.args, env)
             kwargs = _substitute(dict(rn.kwargs), env)
             yield CreateNode(NodeSpec(name, rn.op, target, args, kwargs, None, dict(meta), prev))
@@ -353,6 +351,22 @@ def _steps(
                     if followed.get(o) == new_name:
                         followed[o] = same.name
         replaced.append(m)
+
+
+_LAYOUTS: dict[int, tuple[fx.Graph, list[Node], list[tuple[Node, str]]]] = {}
+
+
+def _layout(graph: fx.Graph) -> tuple[list[Node], list[tuple[Node, str]]]:
+    """A replacement graph's inputs, and its other nodes with the names new nodes are given
+    from them -- read once per graph, not once per match."""
+    known = _LAYOUTS.get(id(graph))
+    if known is None or known[0] is not graph:
+        if len(_LAYOUTS) > 256:
+            _LAYOUTS.clear()
+        inputs = [n for n in graph.nodes if n.op == "placeholder"]
+        body = [(n, _base(_node_base(n))) for n in graph.nodes if n.op != "placeholder"]
+        known = _LAYOUTS[id(graph)] = (graph, inputs, body)
+    return known[1], known[2]
 
 
 def _substitute(value: Any, env: dict[Node, Any]) -> Any:
