@@ -89,9 +89,9 @@ def main() -> None:
     from tests.bench.bench_export import bench_export
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    only = set(
-        sys.argv[1:]
-    )  # e.g. `run.py export` runs one group (capture, export, layout, edits, patterns, canvas)
+    # e.g. `run.py export` runs one group (capture, export, layout, edits, patterns, runtime,
+    # canvas)
+    only = set(sys.argv[1:])
     if not only or "capture" in only:
         for nodes, repeats in ((100, 7), (1000, 5), (10000, 3)):
             bench_capture(nodes, repeats)
@@ -110,6 +110,10 @@ def main() -> None:
         from tests.bench.bench_patterns import bench_patterns
 
         bench_patterns(emit, timed)
+    if not only or "runtime" in only:
+        from tests.bench.bench_runtime import bench_runtime
+
+        bench_runtime(emit, timed)
     if not only or "canvas" in only:
         from tests.bench.bench_canvas import bench_canvas, bench_responsiveness
 

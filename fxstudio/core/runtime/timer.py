@@ -1,0 +1,164 @@
+"""The clean whole-model timer: warm-up, blocks long enough that the clock's cost does not
+count, synchronised around each block (never per call), median and spread.
+
+It follows ``torch.utils.benchmark``'s blocked measurement: calls are grouped into blocks of
+``block`` calls (a power of ten), sized so the overhead of reading the clock (and, on CUDA, of
+synchronising) is under 1e-4 of a block and a block lasts 10 ms or more; blocks are taken
+until ``min_time`` is spent and at least ``min_blocks`` exist; a call's time is its block's
+time divided by ``block``.  The first call (lazy initialisation, cuDNN autotuning,
+compilation) is timed apart and reported, never mixed in, and the warm-up runs until single
+calls agree.  As ``timeit`` does, the garbage collector
+is off inside a block (and runs between blocks).
+
+Example:
+    >>> t = time_calls(lambda: sum(range(1000)), min_time=0.02)
+    >>> t.median_s > 0 and t.runs >= t.block * 9 and t.iqr_s >= 0
+    True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+OVERHEAD_SHARE = 1e-4  # the clock (and sync) may cost at most this share of a block
+NOISY = 0.10  # IQR / median above this: the machine was busy, say so
+MIN_BLOCK_S = 0.01  # a block lasts at least this (calls back to back, as in real use)
+
+
+@dataclass(frozen=True)
+class Timing:
+    times_s: tuple[float, ...]  # seconds per call, one value per block
+    block: int  # calls per block
+    first_call_s: float  # the very first call, apart (initialisation, autotuning, compile)
+    warmup_s: float  # time spent warming up after it
+    threads: int  # CPU threads torch used
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.times_s)
+
+    @property
+    def min_s(self) -> float:
+        return min(self.times_s)
+
+    @property
+    def iqr_s(self) -> float:
+        if len(self.times_s) < 2:
+            return 0.0
+        q = statistics.quantiles(self.times_s, n=4, method="inclusive")
+        return q[2] - q[0]
+
+    @property
+    def runs(self) -> int:
+        return len(self.times_s) * self.block
+
+    @property
+    def spread(self) -> float:
+        return self.iqr_s / self.median_s if self.median_s > 0 else 0.0
+
+    @property
+    def noisy(self) -> bool:
+        return self.spread > NOISY
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "median_s": self.median_s,
+            "iqr_s": self.iqr_s,
+            "min_s": self.min_s,
+            "runs": self.runs,
+            "blocks": len(self.times_s),
+            "block": self.block,
+            "first_call_s": self.first_call_s,
+            "warmup_s": self.warmup_s,
+            "threads": self.threads,
+            "noisy": self.noisy,
+        }
+
+
+@contextlib.contextmanager
+def threads(n: int | None) -> Iterator[int]:
+    """Run with ``n`` CPU threads (``None``: as now); the count before is put back."""
+    before = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield torch.get_num_threads()
+    finally:
+        torch.set_num_threads(before)
+
+
+def _sync_for(device: torch.device | None) -> Callable[[], None]:
+    if device is not None and device.type == "cuda":
+        return lambda: torch.cuda.synchronize(device)
+    if device is not None and device.type == "mps":
+        return torch.mps.synchronize
+    return lambda: None
+
+
+def _overhead(sync: Callable[[], None], clock: Callable[[], float]) -> float:
+    """What reading the clock around a block (and synchronising) costs, at the median."""
+    samples = []
+    for _ in range(25):
+        t0 = clock()
+        sync()
+        samples.append(clock() - t0)
+    return max(statistics.median(samples), 1e-9)
+
+
+def time_calls(
+    fn: Callable[[], Any],
+    device: torch.device | None = None,
+    min_time: float = 1.0,
+    n_threads: int | None = None,
+    min_blocks: int = 9,
+    clock: Callable[[], float] = time.perf_counter,
+) -> Timing:
+    """Time ``fn()`` (a whole forward pass) as described above."""
+    sync = _sync_for(device)
+    with threads(n_threads) as used:
+        sync()
+        t0 = clock()
+        fn()
+        sync()
+        first = clock() - t0
+        # warm up until three single calls in a row agree within 10 % (or 20 % of the budget)
+        w0 = clock()
+        recent: list[float] = []
+        while clock() - w0 < 0.2 * min_time:
+            t = clock()
+            fn()
+            sync()
+            recent = [*recent[-2:], clock() - t]
+            if len(recent) == 3 and max(recent) <= 1.1 * min(recent):
+                break
+        warmup = clock() - w0
+        one = statistics.median(recent) if recent else first
+        floor = max(_overhead(sync, clock) / OVERHEAD_SHARE, MIN_BLOCK_S)
+        block = 1
+        while block * one < floor and block < 10**7:
+            block *= 10
+        times: list[float] = []
+        start = clock()
+        collecting = gc.isenabled()
+        try:
+            while len(times) < min_blocks or clock() - start < min_time:
+                gc.disable()  # as timeit does: a collection is not the model's time
+                t = clock()
+                for _ in range(block):
+                    fn()
+                sync()
+                times.append((clock() - t) / block)
+                if collecting:
+                    gc.enable()
+        finally:
+            if collecting:
+                gc.enable()
+    return Timing(tuple(times), block, first, warmup, used)
