@@ -53,6 +53,7 @@ from fxstudio.qt.open_dialog import OpenDialog
 from fxstudio.qt.palette import InsertPalette
 from fxstudio.qt.patterns_panel import PatternsPanel
 from fxstudio.qt.resources import icon
+from fxstudio.qt.run_panel import RunPanel
 from fxstudio.qt.search import SearchController
 from fxstudio.qt.table_model import NAME_ROLE, NodeFilterProxy, NodeTableModel
 from fxstudio.qt.workers import Task, UserCodeTask
@@ -186,6 +187,9 @@ class MainWindow(QMainWindow):
         self.patterns = PatternsPanel(self, self.selection, self.undo_stack)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.patterns.dock)
         self.tabifyDockWidget(self.findChild(QDockWidget, "inspectorDock"), self.patterns.dock)
+        self.run_panel = RunPanel(self)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.run_panel.dock)
+        self.tabifyDockWidget(self.findChild(QDockWidget, "inspectorDock"), self.run_panel.dock)
         self.findChild(QDockWidget, "inspectorDock").raise_()
         self.canvas_controller.layoutFailed.connect(
             lambda exc: self._error("Could not lay out the graph", exc)
@@ -427,6 +431,7 @@ class MainWindow(QMainWindow):
         self.code.set_document(document)
         self.inspector.set_document(document)
         self.patterns.set_document(document)
+        self.run_panel.set_document(document)
         self.search.refresh()
         if document is not None:
             self._bridge = DocumentBridge(document, self)
