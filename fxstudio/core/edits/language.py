@@ -9,7 +9,7 @@ import torch
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.engine import Edit
-from fxstudio.core.edits.naming import _get_attr
+from fxstudio.core.edits.naming import attribute
 from fxstudio.core.edits.steps import EditError, Ref
 from fxstudio.core.edits.user import (
     add_input,
@@ -138,7 +138,7 @@ def run_command(doc: GraphDocument, text: str) -> Edit:
         if target.startswith("."):
             args, kwargs = parse_arguments(doc, extra)
             return insert(doc, "call_method", target[1:], [Ref(node), *args], kwargs)
-        if _get_attr(doc.graph_module, target) is not None and not extra:
+        if attribute(doc.graph_module, target) is not None and not extra:
             return insert(doc, "get_attr", target)
         args, kwargs = parse_arguments(doc, extra)
         return insert(doc, "call_function", target, [Ref(node), *args], kwargs)

@@ -71,7 +71,8 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
 
 
-def _get_attr(gm: nn.Module, path: str) -> Any:
+def attribute(gm: Any, path: str) -> Any:
+    """The attribute at a dotted ``path`` (``layer1.0.conv1``, ``fc.weight``), or ``None``."""
     obj: Any = gm
     for part in path.split("."):
         obj = getattr(obj, part, None)

@@ -15,9 +15,9 @@ from torch.fx.node import map_aggregate
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.edits.engine import Edit, commit
 from fxstudio.core.edits.naming import (
-    _get_attr,
     _module_path,
     _new_spec,
+    attribute,
     build_module,
     resolve_function,
     unique_name,
@@ -113,7 +113,7 @@ def insert(
     elif op == "call_method":
         value, base = target, target
     elif op == "get_attr":
-        if _get_attr(doc.graph_module, target) is None:
+        if attribute(doc.graph_module, target) is None:
             raise EditError(f"The model has no parameter or buffer '{target}'.")
         value, base = target, target.replace(".", "_")
     else:

@@ -117,40 +117,21 @@ def check(doc: GraphDocument, before: Reference, exact: bool) -> Check:
         return Check(0.0, 0.0, 0.0, exact, False, 0, "the model has no example inputs to run")
     worst_abs = worst_rel = 0.0
     tolerance = EXACT_ATOL if exact else FOLD_RTOL
+
+    def failed(problem: str, diff: float = 0.0) -> Check:
+        return Check(diff, diff, tolerance, exact, False, 0, problem)
+
     for inputs, expected in zip(before.inputs, before.outputs, strict=True):
         try:
             got = _run(doc, inputs)
         except Exception as exc:
-            return Check(
-                0.0,
-                0.0,
-                tolerance,
-                exact,
-                False,
-                0,
-                f"the rewritten model raised {type(exc).__name__}: {exc}",
-            )
+            return failed(f"the rewritten model raised {type(exc).__name__}: {exc}")
         if len(got) != len(expected):
-            return Check(
-                0.0,
-                0.0,
-                tolerance,
-                exact,
-                False,
-                0,
-                f"it returns {len(got)} tensors, the model before {len(expected)}",
-            )
+            return failed(f"it returns {len(got)} tensors, the model before {len(expected)}")
         for a, b in zip(got, expected, strict=True):
             if a.shape != b.shape or a.dtype != b.dtype:
-                return Check(
-                    0.0,
-                    0.0,
-                    tolerance,
-                    exact,
-                    False,
-                    0,
-                    f"an output is {tuple(a.shape)} {a.dtype}, before {tuple(b.shape)} {b.dtype}",
-                )
+                was = f"{tuple(b.shape)} {b.dtype}"
+                return failed(f"an output is {tuple(a.shape)} {a.dtype}, before {was}")
             if not b.is_floating_point():
                 diff = float((a != b).sum()) if a.numel() else 0.0
                 worst_abs = max(worst_abs, diff)
@@ -158,15 +139,8 @@ def check(doc: GraphDocument, before: Reference, exact: bool) -> Check:
                 continue
             same_nan = torch.isnan(a) == torch.isnan(b)
             if not bool(same_nan.all()):
-                return Check(
-                    float("nan"),
-                    float("nan"),
-                    tolerance,
-                    exact,
-                    False,
-                    0,
-                    "NaN where the model before has a number (or the other way)",
-                )
+                nan = float("nan")
+                return failed("NaN where the model before has a number (or the other way)", nan)
             d = (a.double() - b.double()).nan_to_num(0.0).abs()
             mx = float(d.max()) if d.numel() else 0.0
             scale = float(b.double().nan_to_num(0.0).abs().max()) if b.numel() else 0.0

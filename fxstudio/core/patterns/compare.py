@@ -18,6 +18,7 @@ import torch.fx as fx
 from torch.fx.node import Node
 
 from fxstudio.core.capture import node_dtype, node_shape
+from fxstudio.core.edits.naming import attribute
 from fxstudio.core.patterns.ops import (
     COMMUTATIVE,
     IN_PLACE_FLAGS,
@@ -91,7 +92,7 @@ class NodeComparison:
         if pn.op == "call_module":
             return self._module(pn, gn, rule) or self._constraints(pn, gn, rule)
         if pn.op == "get_attr":
-            pv, gv = _value(self.pgm, pn.target), _value(self.gm, gn.target)
+            pv, gv = attribute(self.pgm, str(pn.target)), attribute(self.gm, str(gn.target))
             if type(pv) is not type(gv):
                 return (
                     Why.TARGET,
@@ -249,13 +250,6 @@ def _same_literal(a: Any, b: Any) -> bool:
         return type(a) is type(b) and bool(a == b)
     except Exception:  # tensors, odd objects: equal only when the very same
         return a is b
-
-
-def _value(gm: Any, target: Any) -> Any:
-    obj = gm
-    for part in str(target).split("."):
-        obj = getattr(obj, part, None)
-    return obj
 
 
 def _pairs(

@@ -37,6 +37,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core.document import GraphDocument
+from fxstudio.core.edits.naming import attribute
 from fxstudio.core.errors import UserError
 from fxstudio.core.patterns.ops import dialect_of
 
@@ -222,7 +223,7 @@ def from_nodes(
         new.meta = {k: v for k, v in n.meta.items() if k in ("val", "tensor_meta", "stack_trace")}
         env[n] = new
         if n.op in ("call_module", "get_attr"):
-            root[str(n.target)] = _attr(gm, str(n.target))
+            root[str(n.target)] = attribute(gm, str(n.target))
     # values used outside are outputs; so is a node nothing uses (an assert, a dead value):
     # a pattern has no dead code
     outs = [n for n in nodes if not n.users or any(u not in chosen for u in n.users)]
@@ -246,13 +247,6 @@ def _after_inputs(graph: fx.Graph) -> Any:
 
 def _identifier(name: str) -> str:
     return re.sub(r"\W", "_", name) or "x"
-
-
-def _attr(root: nn.Module, path: str) -> Any:
-    obj: Any = root
-    for part in path.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 # --- patterns from code ----------------------------------------------------------------------
@@ -419,7 +413,7 @@ def pattern_code(gm: fx.GraphModule, name: str) -> str:
         return "\n".join([head, *body[1:]])
     out = ["class Pattern(nn.Module):", "    def __init__(self):", "        super().__init__()"]
     for path in dict.fromkeys(str(n.target) for n in modules):
-        value = _attr(gm, path)
+        value = attribute(gm, path)
         made = repr(value) if isinstance(value, nn.Module) and "\n" not in repr(value) else None
         where = path.replace(".", "_")
         if made is not None:

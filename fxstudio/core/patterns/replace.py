@@ -49,6 +49,7 @@ from torch.fx.node import Node, map_aggregate
 
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.edits.engine import Edit, commit
+from fxstudio.core.edits.naming import attribute
 from fxstudio.core.edits.steps import (
     CreateNode,
     EditError,
@@ -308,8 +309,8 @@ def _steps(
                 if path in rg.modules:
                     yield SetSubmodule(path, rg.modules[path])
                 elif rg.root is not None and rn.op == "call_module":
-                    module = _attr(rg.root, path)
-                    if _has(doc.graph_module, path) is not module:  # not the model's own
+                    module = attribute(rg.root, path)
+                    if attribute(doc.graph_module, path) is not module:  # not the model's own
                         path = names.attr(doc, _base(path))
                         yield SetSubmodule(path, module)
                 target = path
@@ -431,20 +432,6 @@ def _reordered(graph: fx.Graph, names: list[str]) -> fx.Graph:
     result = out.graph_copy(graph, env)
     out.output(result)
     return out
-
-
-def _has(root: Any, path: str) -> Any:
-    try:
-        return _attr(root, path)
-    except AttributeError:
-        return None
-
-
-def _attr(root: Any, path: str) -> Any:
-    obj = root
-    for part in path.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def graph_replacement(replacement: Pattern) -> Replacement:
