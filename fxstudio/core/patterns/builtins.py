@@ -87,9 +87,7 @@ class _Pair(nn.Module):
         return self.second(self.first(x))
 
 
-def _fold(
-    first: nn.Module, bn: nn.Module, fuse: Callable[..., nn.Module], what: str
-) -> Replacement:
+def _fold(fuse: Callable[..., nn.Module], what: str) -> Replacement:
     def build(ctx: MatchContext) -> ReplacementGraph:
         layer_node = ctx.node("first")
         layer, norm = ctx.module("first"), ctx.module("second")
@@ -133,7 +131,7 @@ def _fold_jobs(
                 f"{layer_type.__name__}+{bn_type.__name__}",
                 rules=_BY_TYPE,
             )
-            out.append(Job(pattern, _fold(layer, bn_type(1), fuse, what)))
+            out.append(Job(pattern, _fold(fuse, what)))
         return out
 
     return jobs
