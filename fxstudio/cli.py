@@ -251,7 +251,8 @@ def _profile_parser() -> argparse.ArgumentParser:
 
 def cmd_profile(ns: argparse.Namespace) -> int:
     from fxstudio.core.files import atomic_write, check_writable
-    from fxstudio.core.runtime.devices import available
+    from fxstudio.core.guard import format_bytes
+    from fxstudio.core.runtime.devices import available, resolve
     from fxstudio.core.runtime.run import profile_whole
     from fxstudio.core.session import open_document
 
@@ -259,15 +260,11 @@ def cmd_profile(ns: argparse.Namespace) -> int:
         for d in available():
             extra = f"{d.threads} threads" if d.kind == "cpu" else ""
             if d.free_bytes is not None:
-                from fxstudio.core.guard import format_bytes
-
                 extra = f"{format_bytes(d.free_bytes)} free of {format_bytes(d.total_bytes or 0)}"
             print(f"{d.name:<8} {d.label}  {extra}".rstrip())
         return EXIT_OK
     if ns.json:
         check_writable(ns.json, ns.force)
-    from fxstudio.core.runtime.devices import resolve
-
     resolve(ns.device)  # a missing device is said before the model is built
     doc = open_document(_request(ns))
     result = profile_whole(doc, ns.device, ns.threads, ns.dtype, ns.min_time)

@@ -331,6 +331,22 @@ def compare_outputs(got: list[torch.Tensor], expected: list[torch.Tensor]) -> Co
     return Comparison(same, n, m, worst_abs, worst_rel, tol_used, same or within)
 
 
+def largest_difference(got: torch.Tensor, expected: torch.Tensor) -> tuple[float, float]:
+    """The largest ``|got - expected|`` (NaN ignored), and that relative to ``expected``'s
+    largest magnitude -- not element by element, which a value near zero would blow up (what
+    a fold or another dtype changes is rounding, measured against the output's scale).
+
+    >>> largest_difference(torch.tensor([1.0, 100.0]), torch.tensor([1.5, 100.0]))
+    (0.5, 0.005)
+    """
+    d = (got.detach().double().cpu() - expected.detach().double().cpu()).nan_to_num(0.0).abs()
+    worst = float(d.max()) if d.numel() else 0.0
+    scale = (
+        float(expected.detach().double().nan_to_num(0.0).abs().max()) if expected.numel() else 0.0
+    )
+    return worst, (worst / scale if scale > 0 else worst)
+
+
 def _bytes(t: torch.Tensor) -> torch.Tensor:
     """The tensor's bytes (bit for bit: NaN equals the same NaN, -0.0 differs from 0.0)."""
     return t.contiguous().reshape(-1).view(torch.uint8)

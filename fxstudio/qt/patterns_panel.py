@@ -220,10 +220,13 @@ class PatternsPanel(QObject):
         if doc is None:
             return None
         text = self.pattern_code.toPlainText().strip()
-        if self.pattern is not None and text == self.pattern.code().strip():
-            self.pattern = self._with_rules(self.pattern)
-            return self.pattern
-        if self.pattern is not None and text == (self.pattern.source or "").strip():
+        shown = (
+            (self.pattern.code().strip(), (self.pattern.source or "").strip())
+            if self.pattern
+            else ()
+        )
+        if text in shown:  # the pattern as made or typed: only the rules may have changed
+            assert self.pattern is not None
             self.pattern = self._with_rules(self.pattern)
             return self.pattern
         if not text:
@@ -360,6 +363,7 @@ class PatternsPanel(QObject):
                     accepted=self.accepted(),
                     pattern=self.pattern,
                     replacement=graph_replacement(self.replacement_box),
+                    found=self.found,
                 )
             elif builtin:
                 spec = RewriteSpec(builtin=str(builtin))
@@ -375,7 +379,9 @@ class PatternsPanel(QObject):
                     replacement_code=self.replacement_code.toPlainText(),
                     rules=self.default_rules,
                 )
-                report = run(doc, spec, accepted=self.accepted(), pattern=self.pattern)
+                report = run(
+                    doc, spec, accepted=self.accepted(), pattern=self.pattern, found=self.found
+                )
         except UserError as exc:
             self.message.emit(str(exc))
             return

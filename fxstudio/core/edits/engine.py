@@ -17,7 +17,7 @@ import torch.fx as fx
 
 from fxstudio.core.catchup import repropagate
 from fxstudio.core.document import ChangeKind, GraphDocument, format_target
-from fxstudio.core.edits.steps import EditError, Step, _get_submodule
+from fxstudio.core.edits.steps import EditError, Step, submodule_at
 from fxstudio.core.errors import UserError
 
 # --- edits ---------------------------------------------------------------------------------------
@@ -162,21 +162,20 @@ def check_call(doc: GraphDocument, node: fx.Node) -> None:
             )
         return
     elif node.op == "call_module":
-        module = _get_submodule(doc.graph_module, str(node.target))
+        module = submodule_at(doc.graph_module, str(node.target))
         if module is None:
             raise EditError(f"The model has no submodule '{node.target}'.")
         fn = module.forward
     else:
         return
-    sig = _signature(fn)
+    sig = signature(fn)
     if sig is None:
         # A builtin (torch.sigmoid): torch lists one signature for each, but not its
         # overloads (torch.max(x) and torch.max(x, 1)), so only a call without any argument
         # is checked against it; shapes tell about the rest.
-        override = _testing_overrides().get(fn)
-        if override is None or node.args or node.kwargs:
+        sig = builtin_signature(fn)
+        if sig is None or node.args or node.kwargs:
             return
-        sig = inspect.signature(override)
     try:
         sig.bind(*node.args, **node.kwargs)
     except TypeError as exc:
@@ -193,7 +192,7 @@ def check_call(doc: GraphDocument, node: fx.Node) -> None:
 _SIGNATURES: dict[Any, inspect.Signature | None] = {}
 
 
-def _signature(fn: Any) -> inspect.Signature | None:
+def signature(fn: Any) -> inspect.Signature | None:
     """``inspect.signature``, once per function (a rewrite checks thousands of calls); a
     bound method (a submodule's forward) is read each time."""
     if inspect.ismethod(fn):
@@ -221,6 +220,16 @@ def _signature(fn: Any) -> inspect.Signature | None:
 def _testing_overrides() -> dict[Any, Any]:
     """torch's list of its builtins' signatures (building it costs a millisecond: once)."""
     return torch.overrides.get_testing_overrides()
+
+
+def builtin_signature(fn: Any) -> inspect.Signature | None:
+    """The one signature torch lists for a builtin without one (``torch.sigmoid``), if any;
+    its overloads (``torch.max(x)``, ``torch.max(x, 1)``) are not in it."""
+    try:
+        override = _testing_overrides().get(fn)
+    except TypeError:  # unhashable
+        return None
+    return signature(override) if override is not None else None
 
 
 def _finish(doc: GraphDocument, kind: ChangeKind, names: set[str]) -> None:

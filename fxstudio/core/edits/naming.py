@@ -3,9 +3,7 @@ text, modules built from a constructor."""
 
 from __future__ import annotations
 
-import builtins
 import importlib
-import keyword
 import operator
 import re
 from collections.abc import Callable
@@ -15,20 +13,24 @@ import torch
 from torch import nn
 
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.edits.steps import EditError, NodeSpec, check_name, node_of, refs_in
+from fxstudio.core.edits.steps import EditError, NodeSpec, check_name, node_of, refs_in, reserved
 
 # --- names and targets ---------------------------------------------------------------------------
+
+
+def name_base(text: str) -> str:
+    """``text`` made an identifier to number names from (``layer1.0.conv`` -> ``layer1_0_conv``)."""
+    base = re.sub(r"\W", "_", text).strip("_") or "node"
+    return f"_{base}" if base[0].isdigit() else base
 
 
 def unique_name(
     doc: GraphDocument, base: str, also: set[str] | frozenset[str] = frozenset()
 ) -> str:
     """``base``, or ``base_N``: a name no node has (nor had: fx never reuses one), nor ``also``."""
-    base = re.sub(r"\W", "_", base).strip("_") or "node"
-    if base[0].isdigit():
-        base = f"_{base}"
+    base = name_base(base)
     taken = set(doc._node_index()) | doc.graph._graph_namespace._used_names | set(also)
-    if base not in taken and not keyword.iskeyword(base) and not hasattr(builtins, base):
+    if base not in taken and not reserved(base):
         return base
     i = 1
     while f"{base}_{i}" in taken:

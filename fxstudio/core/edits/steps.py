@@ -58,12 +58,17 @@ def node_of(doc: GraphDocument, name: str) -> fx.Node:
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+def reserved(name: str) -> bool:
+    """A name generated code cannot give a value: a keyword, a builtin, ``self``, ``torch``."""
+    return keyword.iskeyword(name) or hasattr(builtins, name) or name in ("self", "torch")
+
+
 def check_name(doc: GraphDocument, name: str) -> None:
     if not _IDENT.match(name):
         raise EditError(
             f"'{name}' is not a valid name: use letters, digits and _, not starting with a digit."
         )
-    if keyword.iskeyword(name) or hasattr(builtins, name) or name in ("self", "torch"):
+    if reserved(name):
         raise EditError(f"'{name}' cannot name a node: Python reserves it.")
     if name in doc._node_index():
         raise EditError(f"There is already a node named '{name}'.")
@@ -271,7 +276,7 @@ class SetSubmodule(Step):
 
     def apply(self, doc: GraphDocument) -> None:
         gm = doc.graph_module
-        self.old = _get_submodule(gm, self.path)
+        self.old = submodule_at(gm, self.path)
         if self.module is None:
             gm.delete_submodule(self.path)
         else:
@@ -282,7 +287,8 @@ class SetSubmodule(Step):
         return SetSubmodule(self.path, self.old)
 
 
-def _get_submodule(gm: nn.Module, path: str) -> nn.Module | None:
+def submodule_at(gm: nn.Module, path: str) -> nn.Module | None:
+    """The submodule at a dotted ``path``, or ``None`` where there is none."""
     try:
         return gm.get_submodule(path)
     except AttributeError:

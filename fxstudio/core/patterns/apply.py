@@ -20,9 +20,9 @@ from typing import Any
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.steps import EditError
-from fxstudio.core.patterns.builtins import BUILTINS, run_builtin
+from fxstudio.core.patterns.builtins import builtin_for, run_builtin
 from fxstudio.core.patterns.check import Check, check, reference
-from fxstudio.core.patterns.matcher import Matcher
+from fxstudio.core.patterns.matcher import Found, Matcher
 from fxstudio.core.patterns.pattern import (
     DEFAULT_RULES,
     Pattern,
@@ -109,22 +109,22 @@ def run(
     pattern: Pattern | None = None,
     replacement: Replacement | None = None,
     allow_difference: bool = False,
+    found: Found | None = None,
 ) -> Report:
     """Rewrite ``doc`` as ``spec`` says (one edit), then check it numerically.  A failed
     check leaves the rewrite in place for the caller to undo (the window offers Undo; the
     command line exits 2 and writes nothing)."""
-    before = reference(doc) if not dry_run and doc.example_inputs else None
     if spec.builtin:
-        name = spec.builtin.partition(":")[0]
         if dry_run:
             raise PatternError("--dry-run lists the matches of a pattern, not of a built-in.")
+        builtin = builtin_for(doc, spec.builtin)  # refused before the model runs
+        before = reference(doc) if doc.example_inputs else None
         result = run_builtin(doc, spec.builtin)
-        exact = BUILTINS[name].exact
-        intended = BUILTINS[name].changes_values
+        exact, intended = builtin.exact, builtin.changes_values
     else:
         pattern = pattern or pattern_of(doc, spec)
+        found = found or Matcher(pattern).find(doc.graph_module)  # the caller's, if current
         if dry_run:
-            found = Matcher(pattern).find(doc.graph_module)
             return Report(Rewritten(None, found, [], [], found.seconds, 0.0), None, pattern)
         if replacement is None:
             if spec.replacement_code:
@@ -137,7 +137,9 @@ def run(
             if problem:
                 raise PatternError(problem)
             replacement = function_replacement(fn, getattr(fn, "__name__", None), source)
-        result = rewrite(doc, pattern, replacement, accepted)
+        # the model before, run only when there is something to replace
+        before = reference(doc) if doc.example_inputs and found.matches else None
+        result = rewrite(doc, pattern, replacement, accepted, found=found)
         exact = False  # a user's replacement: judged as a fold (rounding may differ)
         intended = allow_difference
     result_check = check(doc, before, exact) if before is not None and result.edit else None

@@ -50,19 +50,25 @@ class Builtin:
     changes_values: bool = False  # meant to compute something else (the check informs)
 
 
-def run_builtin(doc: GraphDocument, spec: str) -> Rewritten:
-    """Run ``NAME`` or ``NAME:ARGUMENT`` (``swap-activation:relu:gelu``) as one edit."""
-    name, _, arg = spec.partition(":")
+def builtin_for(doc: GraphDocument, spec: str) -> Builtin:
+    """The built-in ``spec`` names, if it can read this document's graph (else why not)."""
+    name = spec.partition(":")[0]
     builtin = BUILTINS.get(name)
     if builtin is None:
         raise PatternError(f"There is no built-in rewrite '{name}'. They are:\n{listing()}")
-    dialect = dialect_of(doc.graph)
-    if dialect not in builtin.dialects:
+    if dialect_of(doc.graph) not in builtin.dialects:
         raise PatternError(
             f"{name} rewrites symbolically traced graphs (torch functions and submodules); "
             "this model was captured with torch.export (ATen ops). Open it with --frontend fx "
             "(or the fx frontend in the Open dialog) and rewrite again."
         )
+    return builtin
+
+
+def run_builtin(doc: GraphDocument, spec: str) -> Rewritten:
+    """Run ``NAME`` or ``NAME:ARGUMENT`` (``swap-activation:relu:gelu``) as one edit."""
+    builtin = builtin_for(doc, spec)
+    arg = spec.partition(":")[2]
     jobs = builtin.jobs(doc, arg)
     label = builtin.name if not arg else f"{builtin.name} {arg}"
     return rewrite_jobs(doc, jobs, label, {"edit": "rewrite", "builtin": spec})

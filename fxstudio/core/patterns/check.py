@@ -25,6 +25,7 @@ from torch.utils._pytree import tree_leaves
 
 from fxstudio.core.capture import eval_mode
 from fxstudio.core.document import GraphDocument
+from fxstudio.core.export import largest_difference
 
 EXACT_ATOL = 1e-5  # float32; scaled by the dtype's epsilon
 FOLD_RTOL = 1e-4
@@ -141,11 +142,9 @@ def check(doc: GraphDocument, before: Reference, exact: bool) -> Check:
             if not bool(same_nan.all()):
                 nan = float("nan")
                 return failed("NaN where the model before has a number (or the other way)", nan)
-            d = (a.double() - b.double()).nan_to_num(0.0).abs()
-            mx = float(d.max()) if d.numel() else 0.0
-            scale = float(b.double().nan_to_num(0.0).abs().max()) if b.numel() else 0.0
-            worst_abs = max(worst_abs, mx)
-            worst_rel = max(worst_rel, mx / scale if scale > 0 else (0.0 if mx == 0 else mx))
+            diff, relative = largest_difference(a, b)
+            worst_abs = max(worst_abs, diff)
+            worst_rel = max(worst_rel, relative)
             tolerance = (EXACT_ATOL if exact else FOLD_RTOL) * max(1.0, _eps_ratio(b.dtype))
     ok = (worst_abs <= tolerance) if exact else (worst_rel <= tolerance)
     return Check(worst_abs, worst_rel, tolerance, exact, ok, len(before.inputs))

@@ -18,6 +18,7 @@ import torch.fx as fx
 from torch.fx.node import Node
 
 from fxstudio.core.capture import node_dtype, node_shape
+from fxstudio.core.edits.engine import builtin_signature, signature
 from fxstudio.core.edits.naming import attribute
 from fxstudio.core.patterns.ops import (
     COMMUTATIVE,
@@ -275,9 +276,6 @@ def _schema_args(target: Any, args: list[Any], kwargs: dict[str, Any]) -> list[A
     return out
 
 
-_SIGNATURES: dict[Any, Any] = {}
-
-
 def _normalized(
     node: Node, gm: Any, args: list[Any], kwargs: dict[str, Any]
 ) -> dict[str, Any] | None:
@@ -296,16 +294,9 @@ def _normalized(
         return None
     if fn is None:
         return None
-    sig = _SIGNATURES.get(fn)
+    sig = signature(fn) or builtin_signature(fn)
     if sig is None:
-        try:
-            sig = inspect.signature(fn)
-        except (TypeError, ValueError):
-            override = torch.overrides.get_testing_overrides().get(fn)
-            if override is None:
-                return None
-            sig = inspect.signature(override)
-        _SIGNATURES[fn] = sig
+        return None
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError:

@@ -23,6 +23,8 @@ import torch
 import torch.fx as fx
 from torch import nn
 
+from fxstudio.core.edits.steps import submodule_at
+
 # operator.<name> -> the family of the op it spells
 _OPERATORS = {
     "add": "add",
@@ -102,12 +104,10 @@ def module_family(module: nn.Module | None) -> str | None:
 
 
 def submodule(gm: nn.Module | None, target: Any) -> nn.Module | None:
+    """The submodule a ``call_module`` target names (``None`` when there is none)."""
     if gm is None or not isinstance(target, str):
         return None
-    try:
-        return gm.get_submodule(target)
-    except AttributeError:
-        return None
+    return submodule_at(gm, target)
 
 
 def family(node: fx.Node, gm: nn.Module | None) -> str | None:

@@ -276,7 +276,6 @@ def from_function(
                 _Wrap(target) if not isinstance(target, nn.Module) else target, inputs
             )
             gm = _drop_export_guards(gm)
-            gm.graph.eliminate_dead_code()
         else:
             gm = fx.symbolic_trace(target)
     except UserError as exc:

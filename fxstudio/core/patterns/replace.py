@@ -34,10 +34,7 @@ Example:
 
 from __future__ import annotations
 
-import builtins
 import inspect
-import keyword
-import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -49,7 +46,7 @@ from torch.fx.node import Node, map_aggregate
 
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.edits.engine import Edit, commit
-from fxstudio.core.edits.naming import attribute
+from fxstudio.core.edits.naming import attribute, name_base
 from fxstudio.core.edits.steps import (
     CreateNode,
     EditError,
@@ -60,6 +57,7 @@ from fxstudio.core.edits.steps import (
     SetInputs,
     SetSubmodule,
     Step,
+    reserved,
     to_refs,
 )
 from fxstudio.core.patterns.matcher import Found, Match, Matcher
@@ -197,16 +195,16 @@ def rewrite_jobs(
 ) -> Rewritten:
     """Several patterns replaced as one edit (a built-in rewrite with variants): all are
     matched on the graph as it is, then replaced in turn."""
-    t0 = time.perf_counter()
     for job in jobs:
         if job.found is None:
             job.found = Matcher(job.pattern).find(doc.graph_module)
+    match_s = sum(j.found.seconds for j in jobs if j.found is not None)
     t1 = time.perf_counter()
     merged = Found(
         [m for j in jobs for m in j.found.matches],  # type: ignore[union-attr]
         [s for j in jobs for s in j.found.skipped],  # type: ignore[union-attr]
         list(dict.fromkeys(w for j in jobs for w in j.found.warnings)),  # type: ignore[union-attr]
-        t1 - t0,
+        match_s,
     )
     replaced: list[Match] = []
     skipped: list[tuple[Match, str]] = []
@@ -215,7 +213,7 @@ def rewrite_jobs(
         for j in jobs
     ]
     if not any(chosen for _, chosen in work):
-        return Rewritten(None, merged, [], [], t1 - t0, 0.0)
+        return Rewritten(None, merged, [], [], match_s, 0.0)
     accepted = [sorted(m.anchor for m in chosen) for j, chosen in work if j.accepted is not None]
     if accepted:
         record = {**record, "accepted": accepted[0] if len(work) == 1 else accepted}
@@ -233,7 +231,7 @@ def rewrite_jobs(
         pass
     if edit is not None:
         edit.label = f"{label} ({len(replaced)} match{'es' if len(replaced) != 1 else ''})"
-    return Rewritten(edit, merged, replaced, skipped, t1 - t0, time.perf_counter() - t1)
+    return Rewritten(edit, merged, replaced, skipped, match_s, time.perf_counter() - t1)
 
 
 class _NothingDone(EditError):
@@ -311,7 +309,7 @@ def _steps(
                 elif rg.root is not None and rn.op == "call_module":
                     module = attribute(rg.root, path)
                     if attribute(doc.graph_module, path) is not module:  # not the model's own
-                        path = names.attr(doc, _base(path))
+                        path = names.attr(doc, name_base(path))
                         yield SetSubmodule(path, module)
                 target = path
             name = names.node(base)
@@ -365,7 +363,7 @@ def _layout(graph: fx.Graph) -> tuple[list[Node], list[tuple[Node, str]]]:
         if len(_LAYOUTS) > 256:
             _LAYOUTS.clear()
         inputs = [n for n in graph.nodes if n.op == "placeholder"]
-        body = [(n, _base(_node_base(n))) for n in graph.nodes if n.op != "placeholder"]
+        body = [(n, name_base(_node_base(n))) for n in graph.nodes if n.op != "placeholder"]
         known = _LAYOUTS[id(graph)] = (graph, inputs, body)
     return known[1], known[2]
 
@@ -392,11 +390,6 @@ def _node_base(rn: fx.Node) -> str:
     return getattr(rn.target, "__name__", str(rn.target))
 
 
-def _base(text: str) -> str:
-    base = re.sub(r"\W", "_", text).strip("_") or "node"
-    return f"_{base}" if base[0].isdigit() else base
-
-
 class _Names:
     """Names no node and no attribute has, handed out as ``base``, ``base_1``...: the count
     goes on per base, so a rewrite of thousands of matches does not probe every name again."""
@@ -414,9 +407,7 @@ class _Names:
     def _new(self, base: str, used: Callable[[str], bool]) -> str:
         i = self.count.get(base, 0)
         name = base if i == 0 else f"{base}_{i}"
-        while (
-            name in self.taken or used(name) or keyword.iskeyword(name) or hasattr(builtins, name)
-        ):
+        while name in self.taken or used(name) or reserved(name):
             i += 1
             name = f"{base}_{i}"
         self.count[base] = i

@@ -24,6 +24,7 @@ from torch.utils._pytree import tree_leaves, tree_map
 from fxstudio.core.capture import eval_mode
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
+from fxstudio.core.export import largest_difference
 from fxstudio.core.guard import allocation_failure, format_bytes, out_of_memory
 from fxstudio.core.runtime.devices import resolve
 from fxstudio.core.runtime.environment import environment
@@ -135,11 +136,9 @@ def _check(got: list[torch.Tensor], reference: list[torch.Tensor] | None) -> Out
     for a, b in zip(got, reference, strict=False):
         if not b.is_floating_point():
             continue
-        d = (a.detach().double().cpu() - b.double()).abs().nan_to_num(0.0)
-        scale = float(b.double().abs().max()) if b.numel() else 0.0
-        mx = float(d.max()) if d.numel() else 0.0
-        worst_abs = max(worst_abs, mx)
-        worst_rel = max(worst_rel, mx / scale if scale > 0 else mx)
+        diff, relative = largest_difference(a, b)
+        worst_abs = max(worst_abs, diff)
+        worst_rel = max(worst_rel, relative)
     ok = nonfinite == 0
     text = (
         f"{'finite' if ok else f'{nonfinite} NaN/Inf values'}; against CPU float32: max abs "
