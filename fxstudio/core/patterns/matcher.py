@@ -116,13 +116,21 @@ class Matcher(Walk):
         self.order = {n.name: i for i, n in enumerate(pattern.graph.nodes)}
         self.pfam = {n: family(n, self.pgm) for n in pattern.graph.nodes}
         self.gm: Any = None
-        self.gfam: dict[Node, str | None] = {}
+        self.gfam: dict[Node, str | None] = {}  # graph node -> its op family, per graph read
+        self.later: dict[int, list[Node]] = {}  # anchor j -> its candidates, per graph read
 
     # --- public ----------------------------------------------------------------------------
 
+    def _read(self, gm: fx.GraphModule) -> None:
+        """Start on ``gm`` as it is now: what was worked out about a graph before is dropped
+        (an edit may have changed a node's target since)."""
+        self.gm = gm
+        self.gfam = {}
+        self.later = {}
+
     def find(self, gm: fx.GraphModule) -> Found:
         start = time.perf_counter()
-        self.gm = gm
+        self._read(gm)
         warnings = dialect_warnings(self.pattern, gm.graph)
         matches: list[Match] = []
         skipped: list[Skipped] = []
@@ -162,8 +170,10 @@ class Matcher(Walk):
         return Found(matches, _unique(skipped), warnings, time.perf_counter() - start)
 
     def attempt(self, gm: fx.GraphModule, anchor: Node, taken: dict[Node, int]) -> Failure | Match:
-        """Try one graph node as the first anchor; the match, or the deepest failure."""
-        self.gm = gm
+        """Try one graph node as the first anchor; the match, or the deepest failure (after
+        :meth:`near_candidates` or :meth:`find` on the same graph)."""
+        if gm is not self.gm:
+            self._read(gm)
         st = _State(explain=True)
         result: list[Match] = []
 
@@ -191,7 +201,7 @@ class Matcher(Walk):
         """Graph nodes worth trying as the anchor when explaining: those that can be it, and
         those of another op whose inputs come from what the anchor's inputs would be (one
         op differing).  Not every node: a 20,000-node graph is explained in a blink."""
-        self.gm = gm
+        self._read(gm)
         anchor = self.anchors[0]
         rule = self.rules[anchor]
         want = self._key(anchor, self.pgm)
@@ -227,12 +237,12 @@ class Matcher(Walk):
 
     def _next_candidates(self, j: int, st: _State) -> list[Node]:
         hook = self.hooks[j]
-        if hook is None:
-            return [c for c in self.candidates(self.gm.graph, j) if c not in st.used]
-        start, path = hook
-        first = st.map.get(start)
-        if not isinstance(first, Node):
-            return [c for c in self.candidates(self.gm.graph, j) if c not in st.used]
+        first = st.map.get(hook[0]) if hook is not None else None
+        if hook is None or not isinstance(first, Node):  # not reached from earlier anchors
+            if j not in self.later:
+                self.later[j] = self.candidates(self.gm.graph, j)
+            return [c for c in self.later[j] if c not in st.used]
+        path = hook[1]
         frontier: list[Node] = [first]
         for pn in path:
             nxt: dict[Node, None] = {}
