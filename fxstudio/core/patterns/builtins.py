@@ -199,16 +199,16 @@ class _SingleJob(Job):
                 Match(i, {"node": n.name}, inputs, (isinstance(first, fx.Node),), (n.name,))
             )
         self._what = {m.anchor: w for m, (_, w) in zip(matches, chosen, strict=True)}
+        self._graphs: dict[Any, fx.Graph] = {}
         super().__init__(_one_node_pattern(), Replacement(name, self._build), Found(matches), None)
 
     def _build(self, ctx: MatchContext) -> ReplacementGraph:
         what = self._what[ctx.match.anchor]
-        graph = fx.Graph()
-        x = graph.placeholder("x")
-        if what == "bypass":
-            graph.output(x)
-            return ReplacementGraph(graph)
-        graph.output(graph.call_function(what, (x,)))
+        graph = self._graphs.get(what)
+        if graph is None:  # one graph per kind of replacement, not one per node
+            graph = self._graphs[what] = fx.Graph()
+            x = graph.placeholder("x")
+            graph.output(x if what == "bypass" else graph.call_function(what, (x,)))
         return ReplacementGraph(graph)
 
 
