@@ -17,6 +17,7 @@ def cmd_rewrite(ns: argparse.Namespace) -> int:
     from fxstudio.core.patterns.apply import RewriteSpec, pattern_of, run
     from fxstudio.core.patterns.builtins import listing
     from fxstudio.core.patterns.explain import explain
+    from fxstudio.core.patterns.matcher import Matcher
     from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
     from fxstudio.core.session import SESSION_SUFFIX, open_document
     from fxstudio.core.sessionfile import save_session
@@ -48,13 +49,22 @@ def cmd_rewrite(ns: argparse.Namespace) -> int:
             else RewriteSpec(pattern=what, replacement=replacement, rules=rules)
         )
         pattern = pattern_of(doc, spec) if kind == "pattern" else None
+        found = Matcher(pattern).find(doc.graph_module) if pattern is not None else None
+        why = None
+        if pattern is not None and (ns.explain or not found.matches):  # type: ignore[union-attr]
+            # on the graph as matched: a replacement would take the nodes asked about away
+            why = explain(doc.graph_module, pattern, at=ns.explain, found=found)
         report = run(
-            doc, spec, dry_run=ns.dry_run, pattern=pattern, allow_difference=ns.allow_difference
+            doc,
+            spec,
+            dry_run=ns.dry_run,
+            pattern=pattern,
+            allow_difference=ns.allow_difference,
+            found=found,
         )
         record = {"rewrite": spec.title, **report.to_json()}
         lines = _describe(spec.title, report, ns.dry_run)
-        if pattern is not None and (ns.explain or not report.result.found.matches):
-            why = explain(doc.graph_module, pattern, at=ns.explain, found=report.result.found)
+        if why is not None:
             record["explanation"] = why.to_json()
             if ns.explain and why.at is not None:
                 at = why.at

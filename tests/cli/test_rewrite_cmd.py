@@ -145,3 +145,21 @@ def test_a_rewrite_meant_to_change_values_is_written(tmp_path, capsys):
     assert "--allow-difference" in capsys.readouterr().err
     assert cli.main([*args, "--allow-difference"]) == 0 and out.exists()
     assert "found other values (as intended)" in capsys.readouterr().out
+
+
+def test_explain_a_node_the_rewrite_replaces_or_one_that_is_not_there(tmp_path, capsys):
+    pats = tmp_path / "pats.py"
+    pats.write_text(PATTERNS)
+    base = [
+        "rewrite",
+        "examples:negrelu",
+        "--pattern",
+        f"{pats}:pattern",
+        "--replacement",
+        f"{pats}:replacement",
+    ]
+    # relu is replaced: it is explained on the graph as matched, before the replacement
+    assert cli.main([*base, "--explain", "relu"]) == 0
+    assert "relu is in match 1 (neg, relu, add): it matches." in capsys.readouterr().out
+    assert cli.main([*base, "--explain", "nope"]) == 2
+    assert "There is no node named 'nope'" in capsys.readouterr().err

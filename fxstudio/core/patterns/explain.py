@@ -24,7 +24,7 @@ from typing import Any
 import torch.fx as fx
 
 from fxstudio.core.patterns.matcher import Found, Match, Matcher
-from fxstudio.core.patterns.pattern import Pattern
+from fxstudio.core.patterns.pattern import Pattern, PatternError
 from fxstudio.core.patterns.reasons import Failure, Why
 
 
@@ -35,11 +35,14 @@ class Explanation:
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     places: list[int] = field(default_factory=list)  # per near miss: places that look alike
+    asked: str | None = None  # the node "why not here?" was asked about
 
     def describe(self) -> str:
         lines = list(self.warnings)
         if isinstance(self.at, Match):
-            lines.append(f"{self.at.anchor} matches (match {self.at.index + 1}).")
+            who = self.asked or self.at.anchor
+            nodes = ", ".join(self.at.graph_nodes)
+            lines.append(f"{who} is in match {self.at.index + 1} ({nodes}): it matches.")
         elif isinstance(self.at, Failure):
             lines.append(f"Here: {self.at.describe()}")
         if not self.near:
@@ -109,9 +112,8 @@ def explain(
     if at is not None:
         here = _here(gm, matcher, index, at, taken, found, ranked)
     near = ranked[:limit]
-    return Explanation(
-        near, here, found.warnings, time.perf_counter() - start, [alike.get(id(f), 1) for f in near]
-    )
+    places = [alike.get(id(f), 1) for f in near]
+    return Explanation(near, here, found.warnings, time.perf_counter() - start, places, at)
 
 
 def _depth(node: fx.Node) -> int:
@@ -145,7 +147,7 @@ def _look(matcher: Matcher, node: fx.Node, depth: int, memo: dict[Any, Any]) -> 
 def _around(index: dict[str, fx.Node], at: str, steps: int) -> list[fx.Node]:
     """``at`` and the nodes a few users after it (attempts that may reach back to it)."""
     if at not in index:
-        raise KeyError(at)
+        raise PatternError(f"There is no node named '{at}' to explain.")
     seen = {index[at]: None}
     frontier = [index[at]]
     for _ in range(steps):
@@ -163,9 +165,7 @@ def _here(
     found: Found,
     ranked: list[Failure],
 ) -> Failure | Match:
-    if at not in index:
-        raise KeyError(at)
-    for m in found.matches:
+    for m in found.matches:  # (``at`` is a node: _around said so)
         if at in m.graph_nodes:
             return m
     involved = [f for f in ranked if at in f.partial.values() or f.culprit == at]
