@@ -124,6 +124,7 @@ class PatternsPanel(QObject):
             self.found = None
             self.marks.matches, self.marks.partial, self.marks.culprit = [], [], None
             self.match_list.clear()
+            self.explanation.clear()  # a match's table or a miss of the old graph
             self.summary.setText("The graph changed: Find again.")
         self._boxes_from_document()
 

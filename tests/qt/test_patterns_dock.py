@@ -24,6 +24,7 @@ def test_box_find_replace_and_undo_gives_the_code_back(qtbot, window):
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
         panel.replace_button.click()
     assert "torch.neg" not in window.code_view.toPlainText()
+    assert panel.explanation.toPlainText() == ""  # the old match's table is gone with it
     assert window.undo_stack.count() == 1
     assert "Check passed" in panel.check_label.text()
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
