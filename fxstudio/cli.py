@@ -7,6 +7,9 @@
     fxstudio layout MODEL [--expanded] [--json F]   lay it out as the canvas does
     fxstudio edit MODEL -e EDIT... [-o S.fxstudio]  edit the graph headless, print its code,
                                                    save the edits as a session
+    fxstudio rewrite MODEL --builtin NAME...        rewrite by pattern (fxstudio/cli_rewrite.py)
+    fxstudio profile MODEL [--per-node] [--against BASE]
+                                                   run and time it (fxstudio/cli_profile.py)
 
 Exit status: 0 on success, 2 for bad input (the message says what to do), 1 for an
 fxstudio bug.
@@ -220,61 +223,6 @@ def _rewrite_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _profile_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="fxstudio profile",
-        description="Run the model on a device and time the whole forward pass: outputs "
-        "checked first, warm-up apart, blocks synchronised, median and spread, an environment "
-        "stamp. MODEL may be a session (a rewritten graph).",
-    )
-    p.add_argument("model", help=MODEL_HELP + " (or a .fxstudio session)")
-    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps (default cpu)")
-    p.add_argument("--threads", type=int, metavar="N", help="CPU threads (default: as torch has)")
-    p.add_argument(
-        "--dtype",
-        choices=("float32", "float16", "bfloat16", "float64"),
-        help="cast the weights and float inputs (default: as captured)",
-    )
-    p.add_argument(
-        "--min-time",
-        type=float,
-        default=1.0,
-        metavar="S",
-        help="seconds of timed blocks at least (default 1)",
-    )
-    p.add_argument("--json", metavar="OUT", help="write the result as JSON here")
-    p.add_argument("--force", action="store_true", help="replace an existing --json file")
-    p.add_argument("--list-devices", action="store_true", help="list the devices and exit")
-    _add_model_options(p)
-    return p
-
-
-def cmd_profile(ns: argparse.Namespace) -> int:
-    from fxstudio.core.files import atomic_write, check_writable
-    from fxstudio.core.guard import format_bytes
-    from fxstudio.core.runtime.devices import available, resolve
-    from fxstudio.core.runtime.run import profile_whole
-    from fxstudio.core.session import open_document
-
-    if ns.list_devices:
-        for d in available():
-            extra = f"{d.threads} threads" if d.kind == "cpu" else ""
-            if d.free_bytes is not None:
-                extra = f"{format_bytes(d.free_bytes)} free of {format_bytes(d.total_bytes or 0)}"
-            print(f"{d.name:<8} {d.label}  {extra}".rstrip())
-        return EXIT_OK
-    if ns.json:
-        check_writable(ns.json, ns.force)
-    resolve(ns.device)  # a missing device is said before the model is built
-    doc = open_document(_request(ns))
-    result = profile_whole(doc, ns.device, ns.threads, ns.dtype, ns.min_time)
-    print(f"{ns.model}: {result.describe()}")
-    if ns.json:
-        atomic_write(ns.json, json.dumps(result.to_json(), indent=2, default=str) + "\n")
-        print(f"wrote {ns.json}", file=sys.stderr)
-    return EXIT_OK if result.check.ok else EXIT_USAGE
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
@@ -295,7 +243,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args and args[0] == "edit":
             return cmd_edit(_edit_parser().parse_args(args[1:]))
         if args and args[0] == "profile":
-            return cmd_profile(_profile_parser().parse_args(args[1:]))
+            from fxstudio.cli_profile import cmd_profile, profile_parser
+
+            return cmd_profile(profile_parser().parse_args(args[1:]))
         if args and args[0] == "rewrite":
             from fxstudio.cli_rewrite import cmd_rewrite
 

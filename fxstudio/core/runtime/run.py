@@ -9,12 +9,17 @@ Example:
     >>> result = profile_whole(open_document("examples:simple"), min_time=0.05)
     >>> result.check.ok, result.timing.median_s > 0, result.items
     (True, True, 2)
+
+With ``per_node=True`` a second, profiled run follows the clean one (never mixed into the
+headline): see :mod:`fxstudio.core.runtime.nodes` and :mod:`fxstudio.core.runtime.breakdown`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import resource
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,9 +31,14 @@ from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.export import largest_difference
 from fxstudio.core.guard import allocation_failure, format_bytes, out_of_memory
+from fxstudio.core.runtime.breakdown import NodeProfile, breakdown
 from fxstudio.core.runtime.devices import resolve
 from fxstudio.core.runtime.environment import environment
-from fxstudio.core.runtime.timer import Timing, time_calls
+from fxstudio.core.runtime.flops import node_work
+from fxstudio.core.runtime.nodes import profile_calls
+from fxstudio.core.runtime.roofline import peaks_for
+from fxstudio.core.runtime.timer import Timing, _sync_for, time_calls, time_cold_calls
+from fxstudio.core.runtime.timer import threads as using_threads
 
 DTYPES = {
     "float32": torch.float32,
@@ -68,6 +78,15 @@ class WholeModel:
     items: int  # the batch: items per call, for throughput
     peak_bytes: int | None = None  # CUDA: max allocated; CPU: peak RSS growth
     notes: list[str] = field(default_factory=list)
+    nodes: NodeProfile | None = None  # the separate profiled run, when asked for
+    l2: str = "warm"  # CUDA: "cold" when the L2 was flushed before every call
+    compiled: str | None = None  # the torch.compile backend, when compiled
+    compile_s: float | None = None  # the first (compiling) call, apart
+    recompiles: int = 0  # compilations inside the timed loop: the run is then invalid
+
+    @property
+    def valid(self) -> bool:
+        return self.recompiles == 0
 
     @property
     def throughput(self) -> float:
@@ -76,10 +95,21 @@ class WholeModel:
     def to_json(self) -> dict[str, Any]:
         return {
             "env": self.env,
-            "whole": {**self.timing.to_json(), "throughput": self.throughput, "items": self.items},
+            "whole": {
+                **self.timing.to_json(),
+                "times_s": list(self.timing.times_s),
+                "throughput": self.throughput,
+                "items": self.items,
+                "l2": self.l2,
+                "compiled": self.compiled,
+                "compile_s": self.compile_s,
+                "recompiles": self.recompiles,
+                "valid": self.valid,
+            },
             "check": self.check.to_json(),
             "peak_bytes": self.peak_bytes,
             "notes": list(self.notes),
+            **(self.nodes.to_json() if self.nodes is not None else {}),
         }
 
     def describe(self) -> str:
@@ -92,6 +122,14 @@ class WholeModel:
             f"torch {self.env['torch']}"
         )
         extra = [f"first call {_ms(t.first_call_s)} (not in the median)"]
+        if self.compiled:
+            extra.append(
+                f"torch.compile({self.compiled}): compile + first call {_ms(self.compile_s or 0)}"
+            )
+        if self.l2 == "cold":
+            extra.append("cold L2 (flushed before every call, outside the timed span)")
+        if not self.valid:
+            extra.append(f"INVALID: {self.recompiles} recompile(s) inside the timed loop")
         if self.peak_bytes:
             extra.append(f"peak memory {format_bytes(self.peak_bytes)}")
         if t.noisy:
@@ -102,6 +140,7 @@ class WholeModel:
                 "  " + "; ".join(extra),
                 *(f"  {n}" for n in self.notes),
                 f"  outputs: {self.check.text}",
+                *([self.nodes.describe()] if self.nodes is not None else []),
             ]
         )
 
@@ -126,7 +165,11 @@ def _outputs(module: Any, inputs: tuple[Any, ...]) -> list[torch.Tensor]:
         return [t for t in tree_leaves(module(*inputs)) if isinstance(t, torch.Tensor)]
 
 
-def _check(got: list[torch.Tensor], reference: list[torch.Tensor] | None) -> OutputCheck:
+def _check(
+    got: list[torch.Tensor],
+    reference: list[torch.Tensor] | None,
+    against: str = "CPU float32",
+) -> OutputCheck:
     nonfinite = sum(int((~torch.isfinite(t)).sum()) for t in got if t.is_floating_point())
     if reference is None:
         ok = nonfinite == 0
@@ -141,51 +184,61 @@ def _check(got: list[torch.Tensor], reference: list[torch.Tensor] | None) -> Out
         worst_rel = max(worst_rel, relative)
     ok = nonfinite == 0
     text = (
-        f"{'finite' if ok else f'{nonfinite} NaN/Inf values'}; against CPU float32: max abs "
+        f"{'finite' if ok else f'{nonfinite} NaN/Inf values'}; against {against}: max abs "
         f"diff {worst_abs:.3g}, max rel diff {worst_rel:.3g}"
     )
     return OutputCheck(ok, nonfinite, worst_abs, worst_rel, text)
 
 
-def profile_whole(
-    doc: GraphDocument,
-    device: str = "cpu",
-    threads: int | None = None,
-    dtype: str | None = None,
-    min_time: float = 1.0,
-) -> WholeModel:
-    """Check the outputs, then time the whole forward pass (no profiler attached)."""
+@dataclass
+class Prepared:
+    """A document's model ready to run as asked: on the device, in the dtype, in eval mode."""
+
+    module: Any
+    inputs: tuple[Any, ...]
+    target: torch.device
+    cast: torch.dtype | None
+    reference: list[torch.Tensor] | None  # CPU float32 outputs, when device or dtype differ
+    notes: list[str]
+    tree: Any  # the document's module tree, for roll-ups
+    items: int
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.cast or torch.float32
+
+
+def _dtype(name: str | None) -> torch.dtype | None:
+    if name is None:
+        return None
+    if name not in DTYPES:
+        raise RunError(f"'{name}' is not a dtype fxstudio runs: {', '.join(DTYPES)}.")
+    return DTYPES[name]
+
+
+@contextlib.contextmanager
+def prepared(doc: GraphDocument, device: str, dtype: str | None) -> Iterator[Prepared]:
+    """The model prepared for a run; a failure inside becomes a :class:`RunError` (or the
+    out-of-memory message) and device memory is given back at the end."""
     target = resolve(device)
     if not doc.example_inputs:
         raise RunError("The model has no example inputs to run: open it with --input SHAPE.")
-    cast = None
-    if dtype is not None:
-        if dtype not in DTYPES:
-            raise RunError(f"'{dtype}' is not a dtype fxstudio runs: {', '.join(DTYPES)}.")
-        cast = DTYPES[dtype]
+    cast = _dtype(dtype)
     doc.ensure_compiled()
     gm = doc.graph_module
-    notes = []
     same = target.type == "cpu" and cast in (None, torch.float32)
+    first = next((x for x in doc.example_inputs if isinstance(x, torch.Tensor)), None)
+    items = int(first.shape[0]) if first is not None and first.dim() > 0 else 1
     try:
         with eval_mode(gm):
             reference = None if same else _outputs(gm, tuple(doc.example_inputs))
             module = gm if same else copy.deepcopy(gm).to(target)
+            notes = []
             if cast is not None and not same:
                 module = module.to(cast)
                 notes.append(f"weights and float inputs cast to {dtype} (not autocast)")
             inputs = tuple(_to(tuple(doc.example_inputs), target, cast))
-            if target.type == "cuda":
-                torch.cuda.reset_peak_memory_stats(target)
-            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            check = _check(_outputs(module, inputs), reference)
-
-            with torch.no_grad():  # around the whole timing: not a context per call
-                timing = time_calls(lambda: module(*inputs), target, min_time, threads)
-            if target.type == "cuda":
-                peak: int | None = torch.cuda.max_memory_allocated(target)
-            else:
-                peak = max(0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss) * 1024
+            yield Prepared(module, inputs, target, cast, reference, notes, doc.module_tree(), items)
     except UserError:
         raise
     except Exception as exc:
@@ -198,7 +251,116 @@ def profile_whole(
     finally:
         if target.type == "cuda":
             torch.cuda.empty_cache()
-    first = next((x for x in doc.example_inputs if isinstance(x, torch.Tensor)), None)
-    items = int(first.shape[0]) if first is not None and first.dim() > 0 else 1
-    env = environment(target, cast or torch.float32, timing.threads)
-    return WholeModel(timing, check, env, items, peak, notes)
+
+
+def default_calls(clean_s: float) -> int:
+    """Profiled calls: about half a second of them, 9 to 50."""
+    return max(9, min(50, int(0.5 / max(clean_s, 1e-6))))
+
+
+def profile_nodes(p: Prepared, threads: int | None, clean_s: float, calls: int) -> NodeProfile:
+    """The separate profiled run of a prepared model (see :mod:`.nodes`)."""
+    with using_threads(threads) as used:
+        work = node_work(p.module, p.inputs)
+        raw = profile_calls(p.module, p.inputs, p.target, calls)
+        peaks = peaks_for(p.target, p.dtype, used)
+    return breakdown(p.module.graph, raw, work, p.tree, peaks, clean_s)
+
+
+def profile_whole(
+    doc: GraphDocument,
+    device: str = "cpu",
+    threads: int | None = None,
+    dtype: str | None = None,
+    min_time: float = 1.0,
+    per_node: bool = False,
+    repeats: int | None = None,
+    compile: str | None = None,
+    cold_l2: bool = False,
+) -> WholeModel:
+    """Check the outputs, time the whole forward pass (no profiler attached), then -- with
+    ``per_node`` -- profile ``repeats`` more calls node by node (default: :func:`default_calls`).
+
+    ``compile``: a ``torch.compile`` backend; the compiling first call is timed apart and a
+    recompilation inside the timed loop marks the run invalid.  ``cold_l2`` (CUDA): flush the
+    L2 before every call, outside the timed span."""
+    if compile and per_node:
+        raise RunError(
+            "Per-node times are of the graph as it is; torch.compile fuses its nodes into "
+            "kernels that belong to no single node. Profile per node without --compile."
+        )
+    if cold_l2 and resolve(device).type != "cuda":
+        raise RunError("A cold L2 is a CUDA mode (the CPU's caches cannot be flushed apart).")
+    with prepared(doc, device, dtype) as p:
+        target = p.target
+        if target.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(target)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        check = _check(_outputs(p.module, p.inputs), p.reference)
+        run = p.module
+        compile_s = None
+        recompiles = 0
+        with torch.no_grad():  # around the whole timing: not a context per call
+            if compile:
+                eager = _outputs(p.module, p.inputs)
+                run, compile_s = _compiled(p, compile, threads)
+                got = _check(_outputs(run, p.inputs), eager, "eager")
+                p.notes.append(f"compiled: {got.text}")
+                if not got.ok:
+                    check = got
+            before = _compilations()
+            if cold_l2:
+                with using_threads(threads):
+                    timing = time_cold_calls(lambda: run(*p.inputs), target, min_time)
+            else:
+                timing = time_calls(lambda: run(*p.inputs), target, min_time, threads)
+            recompiles = _compilations() - before
+        if target.type == "cuda":
+            peak: int | None = torch.cuda.max_memory_allocated(target)
+        else:
+            peak = max(0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss) * 1024
+        profile = None
+        if per_node:
+            profile = profile_nodes(
+                p, threads, timing.median_s, repeats or default_calls(timing.median_s)
+            )
+        env = environment(target, p.dtype, timing.threads)
+        return WholeModel(
+            timing,
+            check,
+            env,
+            p.items,
+            peak,
+            p.notes,
+            profile,
+            "cold" if cold_l2 else "warm",
+            compile,
+            compile_s,
+            recompiles,
+        )
+
+
+def _compilations() -> int:
+    """Graphs torch.compile has compiled so far in this process."""
+    from torch._dynamo.utils import counters
+
+    return int(counters["stats"]["unique_graphs"])
+
+
+def _compiled(p: Prepared, backend: str, threads: int | None) -> tuple[Any, float]:
+    """``torch.compile`` the prepared model; the compiling first call, timed."""
+    import time
+
+    import torch._dynamo
+
+    sync = _sync_for(p.target)
+    torch._dynamo.reset()
+    try:
+        run = torch.compile(p.module, backend=backend)
+    except Exception as exc:  # an unknown backend is refused here
+        raise RunError(f"torch.compile(backend={backend!r}) is not available: {exc}") from exc
+    with using_threads(threads):
+        t0 = time.perf_counter()
+        run(*p.inputs)
+        sync()
+    return run, time.perf_counter() - t0

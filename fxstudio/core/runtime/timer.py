@@ -113,6 +113,57 @@ def _overhead(sync: Callable[[], None], clock: Callable[[], float]) -> float:
     return max(statistics.median(samples), 1e-9)
 
 
+@dataclass(frozen=True)
+class _Calibrated:
+    first: float
+    warmup: float
+    block: int
+
+
+def _calibrate(
+    fn: Callable[[], Any], sync: Callable[[], None], min_time: float, clock: Callable[[], float]
+) -> _Calibrated:
+    """First call apart, warm-up until three single calls agree within 10 % (or 20 % of the
+    budget is spent), then the block size."""
+    sync()
+    t0 = clock()
+    fn()
+    sync()
+    first = clock() - t0
+    w0 = clock()
+    recent: list[float] = []
+    while clock() - w0 < 0.2 * min_time:
+        t = clock()
+        fn()
+        sync()
+        recent = [*recent[-2:], clock() - t]
+        if len(recent) == 3 and max(recent) <= 1.1 * min(recent):
+            break
+    warmup = clock() - w0
+    one = statistics.median(recent) if recent else first
+    floor = max(_overhead(sync, clock) / OVERHEAD_SHARE, MIN_BLOCK_S)
+    block = 1
+    while block * one < floor and block < 10**7:
+        block *= 10
+    return _Calibrated(first, warmup, block)
+
+
+def _block(
+    fn: Callable[[], Any], block: int, sync: Callable[[], None], clock: Callable[[], float]
+) -> float:
+    collecting = gc.isenabled()
+    gc.disable()  # as timeit does: a collection is not the model's time
+    try:
+        t = clock()
+        for _ in range(block):
+            fn()
+        sync()
+        return (clock() - t) / block
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def time_calls(
     fn: Callable[[], Any],
     device: torch.device | None = None,
@@ -124,41 +175,72 @@ def time_calls(
     """Time ``fn()`` (a whole forward pass) as described above."""
     sync = _sync_for(device)
     with threads(n_threads) as used:
-        sync()
-        t0 = clock()
-        fn()
-        sync()
-        first = clock() - t0
-        # warm up until three single calls in a row agree within 10 % (or 20 % of the budget)
-        w0 = clock()
-        recent: list[float] = []
-        while clock() - w0 < 0.2 * min_time:
-            t = clock()
-            fn()
-            sync()
-            recent = [*recent[-2:], clock() - t]
-            if len(recent) == 3 and max(recent) <= 1.1 * min(recent):
-                break
-        warmup = clock() - w0
-        one = statistics.median(recent) if recent else first
-        floor = max(_overhead(sync, clock) / OVERHEAD_SHARE, MIN_BLOCK_S)
-        block = 1
-        while block * one < floor and block < 10**7:
-            block *= 10
+        cal = _calibrate(fn, sync, min_time, clock)
         times: list[float] = []
         start = clock()
-        collecting = gc.isenabled()
-        try:
-            while len(times) < min_blocks or clock() - start < min_time:
-                gc.disable()  # as timeit does: a collection is not the model's time
-                t = clock()
-                for _ in range(block):
-                    fn()
-                sync()
-                times.append((clock() - t) / block)
-                if collecting:
-                    gc.enable()
-        finally:
-            if collecting:
-                gc.enable()
-    return Timing(tuple(times), block, first, warmup, used)
+        while len(times) < min_blocks or clock() - start < min_time:
+            times.append(_block(fn, cal.block, sync, clock))
+    return Timing(tuple(times), cal.block, cal.first, cal.warmup, used)
+
+
+def time_interleaved(
+    fns: tuple[Callable[[], Any], Callable[[], Any]],
+    device: torch.device | None = None,
+    min_time: float = 1.0,
+    n_threads: int | None = None,
+    replicates: int = 9,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[Timing, Timing]:
+    """Time two versions A/B/A/B…: ``replicates`` replicates a side, each the median of the
+    blocks it gets (at least 3) within its share of ``min_time`` -- so drift of the machine
+    (clocks, other load) falls on both sides alike."""
+    sync = _sync_for(device)
+    with threads(n_threads) as used:
+        cals = [_calibrate(fn, sync, min_time / 2, clock) for fn in fns]
+        share = min_time / (2 * replicates)
+        values: list[list[float]] = [[], []]
+        for _ in range(replicates):
+            for side, fn in enumerate(fns):
+                blocks: list[float] = []
+                start = clock()
+                while len(blocks) < 3 or clock() - start < share:
+                    blocks.append(_block(fn, cals[side].block, sync, clock))
+                values[side].append(statistics.median(blocks))
+    a, b = (
+        Timing(tuple(v), c.block, c.first, c.warmup, used)
+        for v, c in zip(values, cals, strict=True)
+    )
+    return a, b
+
+
+def time_cold_calls(
+    fn: Callable[[], Any],
+    device: torch.device,
+    min_time: float = 1.0,
+    min_calls: int = 25,
+) -> Timing:
+    """CUDA with a cold L2: before every call a buffer larger than the L2 is overwritten,
+    outside the timed span; each call is timed alone between two CUDA events (the host
+    synchronises once per batch of calls, not per call)."""
+    if device.type != "cuda":
+        raise ValueError("a cold L2 is a CUDA mode")
+    sync = _sync_for(device)
+    props = torch.cuda.get_device_properties(device)
+    l2 = int(getattr(props, "L2_cache_size", 0) or 0)
+    flush = torch.empty(max(256 * 2**20, 2 * l2), dtype=torch.int8, device=device)
+    cal = _calibrate(fn, sync, min_time, time.perf_counter)
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < min_calls or time.perf_counter() - start < min_time:
+        pairs = []
+        for _ in range(10):
+            flush.zero_()
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            fn()
+            end.record()
+            pairs.append((begin, end))
+        sync()
+        times.extend(b.elapsed_time(e) * 1e-3 for b, e in pairs)
+    del flush
+    return Timing(tuple(times), 1, cal.first, cal.warmup, torch.get_num_threads())

@@ -1,0 +1,159 @@
+"""``fxstudio profile``: the Run dock without a window."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from fxstudio.cli import EXIT_OK, EXIT_USAGE, MODEL_HELP, _add_model_options, _request
+
+
+def profile_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="fxstudio profile",
+        description="Run the model on a device and time it: outputs checked first, warm-up "
+        "apart, blocks synchronised, median and spread, an environment stamp; --per-node adds "
+        "a separate profiled run (node and module times that add up, FLOPs, roofline); "
+        "--against times a baseline interleaved with it (speed-up, 95 %% CI, significance). "
+        "MODEL may be a session (a rewritten graph).",
+    )
+    p.add_argument("model", nargs="?", help=MODEL_HELP + " (or a .fxstudio session)")
+    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps (default cpu)")
+    p.add_argument("--threads", type=int, metavar="N", help="CPU threads (default: as torch has)")
+    p.add_argument(
+        "--dtype",
+        choices=("float32", "float16", "bfloat16", "float64"),
+        help="cast the weights and float inputs (default: as captured)",
+    )
+    p.add_argument(
+        "--min-time",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="seconds of timed blocks at least (default 1; with --against, for both sides)",
+    )
+    p.add_argument(
+        "--compile",
+        nargs="?",
+        const="inductor",
+        metavar="BACKEND",
+        help="time torch.compile(model, backend=BACKEND) (default inductor); compile time and "
+        "recompiles are reported apart",
+    )
+    p.add_argument(
+        "--cold-l2", action="store_true", help="CUDA: flush the L2 before every timed call"
+    )
+    p.add_argument(
+        "--per-node",
+        action="store_true",
+        help="also profile node by node (a separate run, never the headline)",
+    )
+    p.add_argument(
+        "--calls", type=int, metavar="N", help="profiled calls for --per-node (default: ~0.5 s)"
+    )
+    p.add_argument(
+        "--against",
+        metavar="MODEL_OR_SESSION",
+        help="the baseline (before) to compare with, opened with the same options",
+    )
+    p.add_argument(
+        "--replicates",
+        type=int,
+        default=9,
+        metavar="N",
+        help="interleaved replicates a side with --against (at least 9)",
+    )
+    p.add_argument("--json", metavar="OUT", help="write the result as JSON here")
+    p.add_argument(
+        "--trace",
+        metavar="OUT.json",
+        help="write the profiled calls as a Chrome/Perfetto trace (--per-node)",
+    )
+    p.add_argument("--csv", metavar="OUT.csv", help="write the per-node table as CSV (--per-node)")
+    p.add_argument("--force", action="store_true", help="replace existing output files")
+    p.add_argument("--list-devices", action="store_true", help="list the devices and exit")
+    _add_model_options(p)
+    return p
+
+
+def cmd_profile(ns: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from fxstudio.core.files import atomic_path, atomic_write, check_writable
+    from fxstudio.core.guard import format_bytes
+    from fxstudio.core.runtime.compare import compare
+    from fxstudio.core.runtime.devices import available, resolve
+    from fxstudio.core.runtime.run import profile_whole
+    from fxstudio.core.session import open_document
+
+    if ns.list_devices:
+        for d in available():
+            extra = f"{d.threads} threads" if d.kind == "cpu" else ""
+            if d.free_bytes is not None:
+                extra = f"{format_bytes(d.free_bytes)} free of {format_bytes(d.total_bytes or 0)}"
+            print(f"{d.name:<8} {d.label}  {extra}".rstrip())
+        return EXIT_OK
+    if not ns.model:
+        print("fxstudio: error: give the model to profile (or --list-devices)", file=sys.stderr)
+        return EXIT_USAGE
+    if (ns.trace or ns.csv) and not ns.per_node:
+        print("fxstudio: error: --trace and --csv need --per-node", file=sys.stderr)
+        return EXIT_USAGE
+    if ns.against and (ns.compile or ns.cold_l2):
+        print("fxstudio: error: --against times eager models with a warm L2", file=sys.stderr)
+        return EXIT_USAGE
+    for out in (ns.json, ns.trace, ns.csv):
+        if out:
+            check_writable(out, ns.force)
+    resolve(ns.device)  # a missing device is said before the model is built
+    doc = open_document(_request(ns))
+    payload: dict
+    if ns.against:
+        base = open_document(replace(_request(ns), spec=ns.against))
+        result = compare(
+            base,
+            doc,
+            ns.device,
+            ns.threads,
+            ns.dtype,
+            2 * ns.min_time,
+            ns.replicates,
+            ns.per_node,
+        )
+        after = result.after
+        print(f"{ns.model}: {after.describe()}")
+        print(result.describe())
+        payload = {
+            **after.to_json(),
+            "compare": result.to_json(),
+            "against": result.before.to_json(),
+        }
+        ok = after.check.ok and result.before.check.ok
+    else:
+        after = profile_whole(
+            doc,
+            ns.device,
+            ns.threads,
+            ns.dtype,
+            ns.min_time,
+            ns.per_node,
+            ns.calls,
+            ns.compile,
+            ns.cold_l2,
+        )
+        print(f"{ns.model}: {after.describe()}")
+        payload = after.to_json()
+        ok = after.check.ok and after.valid
+    if ns.json:
+        atomic_write(ns.json, json.dumps(payload, indent=2, default=str) + "\n")
+        print(f"wrote {ns.json}", file=sys.stderr)
+    if after.nodes is not None:
+        if ns.csv:
+            atomic_write(ns.csv, after.nodes.to_csv())
+            print(f"wrote {ns.csv}", file=sys.stderr)
+        if ns.trace:
+            with atomic_path(ns.trace) as tmp:
+                after.nodes.write_trace(tmp)
+            print(f"wrote {ns.trace}", file=sys.stderr)
+    return EXIT_OK if ok else EXIT_USAGE

@@ -1,0 +1,58 @@
+"""``fxstudio profile`` headless: per node, against a baseline, exports, refusals."""
+
+import json
+import math
+
+import torch
+
+from fxstudio import cli
+
+
+def test_per_node_json_trace_and_csv(tmp_path, capsys) -> None:
+    out, trace, table = tmp_path / "p.json", tmp_path / "t.json", tmp_path / "p.csv"
+    args = ["profile", "examples:resnet", "--threads", "1", "--min-time", "0.1", "--per-node"]
+    args += ["--calls", "9", "--json", str(out), "--trace", str(trace), "--csv", str(table)]
+    assert cli.main(args) == 0
+    assert "per node (9 profiled calls" in capsys.readouterr().out
+    data = json.loads(out.read_text())
+    assert {"env", "whole", "nodes", "modules", "unattributed_s"} <= set(data)
+    shares = sum(n["share"] for n in data["nodes"])
+    rest = (data["unattributed_s"] + data["gap_s"]) / data["profile"]["whole_s"]
+    assert math.isclose(shares + rest, 1.0, rel_tol=1e-9)
+    root = next(m for m in data["modules"] if m["path"] == "")
+    assert math.isclose(root["time_s"], sum(n["time_s"] for n in data["nodes"]), rel_tol=1e-9)
+    assert "layer1_0_conv1" in {e.get("name") for e in json.loads(trace.read_text())["traceEvents"]}
+    assert table.read_text().startswith("name,op,target")
+    # an existing output is not replaced without --force, and stays as it was
+    before = out.read_text()
+    assert cli.main(["profile", "examples:simple", "--json", str(out)]) == 2
+    assert "--force" in capsys.readouterr().err and out.read_text() == before
+
+
+def test_against_a_baseline_compares_a_rewritten_session(tmp_path, capsys) -> None:
+    session = tmp_path / "folded.fxstudio"
+    assert (
+        cli.main(["rewrite", "examples:resnet", "--builtin", "fold-conv-bn", "-o", str(session)])
+        == 0
+    )
+    out = tmp_path / "c.json"
+    args = ["profile", str(session), "--against", "examples:resnet", "--threads", "1"]
+    args += ["--min-time", "0.2", "--json", str(out)]
+    assert cli.main(args) == 0
+    assert "before vs after (interleaved A/B, 9 replicates a side)" in capsys.readouterr().out
+    compare = json.loads(out.read_text())["compare"]
+    assert {"speedup", "ci_low", "ci_high", "significant"} <= set(compare)
+    assert compare["ci_low"] <= compare["speedup"] <= compare["ci_high"]
+    assert compare["max_abs_diff"] < 1e-4
+
+
+def test_what_cannot_be_asked_is_refused(capsys) -> None:
+    assert cli.main(["profile", "examples:simple", "--trace", "t.json"]) == 2
+    assert "--per-node" in capsys.readouterr().err
+    if not torch.cuda.is_available():
+        assert cli.main(["profile", "examples:simple", "--cold-l2"]) == 2
+        assert "CUDA mode" in capsys.readouterr().err
+    assert cli.main(["profile", "examples:simple", "--per-node", "--compile", "eager"]) == 2
+    assert "Per-node times" in capsys.readouterr().err
+    assert cli.main(["profile", "examples:simple", "--against", "examples:resnet"]) == 2
+    assert "different inputs" in capsys.readouterr().err
