@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
@@ -35,6 +36,7 @@ class InspectorController(QObject):
         self.selection = selection
         self.document: GraphDocument | None = None
         self.edit = edit
+        self.profile: Any = None  # the last per-node profile (a NodeProfile), or None
         self._filling = False
         tree.setHeaderLabels(["Property", "Value"])
         tree.setColumnWidth(0, 110)
@@ -83,7 +85,14 @@ class InspectorController(QObject):
                     f"from {', '.join(made['from'])}",
                 )
             )
+        timed = self.profile.node(name) if self.profile is not None else None
+        if timed is not None:
+            props += _timing_rows(timed)
         return props
+
+    def set_profile(self, profile: Any) -> None:
+        self.profile = profile
+        self.refresh()
 
     def refresh(self) -> None:
         self._filling = True
@@ -109,6 +118,32 @@ class InspectorController(QObject):
         if column == 1:
             self.edit(self.selection.current, item.text(0), item.text(1))
         self.refresh()  # shows the document: the edit, or the old value after a refusal
+
+
+def _timing_rows(n: Any) -> list[tuple[str, str]]:
+    """The profiled time, FLOPs and roofline place of one node, for the inspector."""
+    rows = [
+        (
+            "time",
+            f"{n.time_s * 1e3:.3f} ms ± {n.iqr_s * 1e3:.3f} (IQR) · {n.share:.1%} of the whole",
+        )
+    ]
+    work = f"{n.flops:,} FLOPs · {n.bytes:,} bytes moved"
+    rows.append(("work", work))
+    if n.flops_per_s or n.bytes_per_s:
+        rate = []
+        if n.flops_per_s:
+            rate.append(f"{n.flops_per_s / 1e9:.2f} GFLOP/s")
+        if n.bytes_per_s:
+            rate.append(f"{n.bytes_per_s / 1e9:.2f} GB/s")
+        if n.bound == "invalid":
+            rate.append("above the device's peak: a measurement error, not a fast node")
+        elif n.bound:
+            rate.append(f"{n.bound}-bound, {n.peak_share:.0%} of peak")
+            if n.from_cache:
+                rate.append("faster than memory: the data was in cache")
+        rows.append(("achieved", " · ".join(rate)))
+    return rows
 
 
 def _editable(node, label: str) -> bool:

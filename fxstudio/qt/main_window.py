@@ -212,6 +212,9 @@ class MainWindow(QMainWindow):
         self.inspector = InspectorController(
             self.inspector_tree, self.selection, self, edit=self.edits.set_property
         )
+        self.run_panel.profiled.connect(self._profile_shown)
+        self.run_panel.nodeChosen.connect(self._show_node)
+        self.run_panel.message.connect(self._edit_refused)
 
         self._progress = QProgressBar(self)
         self._progress.setRange(0, 0)
@@ -481,9 +484,20 @@ class MainWindow(QMainWindow):
 
     def _layout_done(self, layout) -> None:
         self.patterns.set_scene(self.canvas.scene())
+        self.run_panel.set_scene(self.canvas.scene())
         for note in layout.notes:
             self.status_bar.showMessage(note, 15000)
         self.layoutShown.emit(layout)
+
+    def _profile_shown(self, profile) -> None:
+        """A per-node profile (or none): the table's Time column and the inspector follow."""
+        times = {n.name: (n.time_s, n.share) for n in profile.nodes} if profile else {}
+        self.table_model.set_times(times)
+        self.inspector.set_profile(profile)
+
+    def _show_node(self, name: str) -> None:
+        if self.document is not None and name in self.document:
+            self.selection.select([name])
 
     def _update_summary(self, recount: bool = True) -> None:
         doc = self.document

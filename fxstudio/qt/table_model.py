@@ -38,6 +38,13 @@ class NodeTableModel(QAbstractTableModel):
         self._document: GraphDocument | None = None
         self._rows: list[NodeRow] = []
         self._row_of: dict[str, int] = {}
+        self._times: dict[str, tuple[float, float]] = {}  # profiled: name -> (seconds, share)
+
+    def set_times(self, times: dict[str, tuple[float, float]]) -> None:
+        """Show a *Time* column (the last per-node profile); ``{}`` takes it away."""
+        self.beginResetModel()
+        self._times = dict(times)
+        self.endResetModel()
 
     def set_document(self, document: GraphDocument | None) -> None:
         self.beginResetModel()
@@ -110,12 +117,19 @@ class NodeTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self._rows)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(NodeRow.COLUMNS)
+        return 0 if parent.isValid() else len(NodeRow.COLUMNS) + (1 if self._times else 0)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
         row = self._rows[index.row()]
+        if index.column() == len(NodeRow.COLUMNS):  # the profiled time
+            seconds, share = self._times.get(row.name, (-1.0, 0.0))
+            if role == Qt.ItemDataRole.UserRole:
+                return seconds
+            if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+                return f"{seconds * 1e3:.3f} ms ({share:.1%})" if seconds >= 0 else ""
+            return row.name if role == NAME_ROLE else None
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             return row.values()[index.column()]
         if role == NAME_ROLE:
@@ -134,6 +148,8 @@ class NodeTableModel(QAbstractTableModel):
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         if orientation == Qt.Orientation.Horizontal:
+            if section == len(NodeRow.COLUMNS):
+                return "Time"
             return HEADERS[NodeRow.COLUMNS[section]]
         return str(section)
 

@@ -1,5 +1,7 @@
 """The Run dock: the model runs in a worker on a snapshot; the window stays usable."""
 
+from PySide6.QtCore import Qt
+
 from tests.qt.conftest import open_and_wait
 
 
@@ -26,3 +28,80 @@ def test_a_run_that_fails_says_why(qtbot, window):
         panel.run_button.click()
     assert "--input" in panel.result.toPlainText()
     assert panel.status.text() == "The run failed."
+
+
+def test_per_node_profile_shows_in_the_table_heat_inspector_and_chart(qtbot, window, tmp_path):
+    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
+    panel = window.run_panel
+    panel.min_time.setValue(0.05)
+    panel.threads.setValue(1)
+    assert panel.per_node.isChecked()
+    with qtbot.waitSignal(panel.finished, timeout=120000) as done:
+        panel.run_button.click()
+    profile = done.args[0].nodes
+    assert profile is not None
+    # the dock's node table: every call node plus the unattributed and gap rows, slowest first
+    table = panel.node_table
+    assert table.rowCount() == len(profile.nodes) + 2
+    assert table.item(0, 0).text() == profile.top(1)[0].name
+    # the window's node table has a Time column, sortable by seconds
+    model = window.table_model
+    last = model.columnCount() - 1
+    assert model.headerData(last, Qt.Orientation.Horizontal) == "Time"
+    row = model.row_of("layer1_0_conv1")
+    assert model.index(row, last).data().endswith("%)")
+    assert (
+        model.index(row, last).data(Qt.ItemDataRole.UserRole)
+        == profile.node("layer1_0_conv1").time_s
+    )
+    # heat: one tint per profiled node drawn on the canvas, hottest reddest
+    scene = window.canvas.scene()
+    assert len(panel.marks._items) == 2 * (
+        len(profile.nodes)
+        + sum(1 for g in scene.groups.values() if g.collapsed and g.name in panel.marks.modules)
+    )
+    panel.heat.setChecked(False)
+    assert panel.marks._items == []
+    panel.heat.setChecked(True)
+    # the inspector shows time and FLOPs of the selected node
+    window.selection.select(["layer1_0_conv1"])
+    labels = dict(window.inspector.properties())
+    assert "ms" in labels["time"] and "FLOPs" in labels["work"]
+    assert panel.node_chart.bars and panel.module_chart.bars
+    assert panel.node_chart.bars[0][0] == profile.top(1)[0].name
+    # exports: trace, CSV, JSON
+    for kind, name in (("trace", "t.json"), ("csv", "n.csv"), ("json", "r.json")):
+        assert panel.export(kind, tmp_path / name)
+        assert (tmp_path / name).stat().st_size > 0
+
+
+def test_pin_rewrite_and_compare_fills_before_after(qtbot, window):
+    from fxstudio.core.patterns.apply import RewriteSpec, run
+
+    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
+    panel = window.run_panel
+    panel.min_time.setValue(0.1)
+    panel.threads.setValue(1)
+    assert not panel.compare_button.isEnabled()
+    panel.pin_button.click()
+    assert panel.compare_button.isEnabled() and "Baseline" in panel.baseline_label.text()
+    report = run(window.document, RewriteSpec(builtin="fold-conv-bn"))
+    assert report.check.ok
+    with qtbot.waitSignal(panel.finished, timeout=180000) as done:
+        panel.compare_button.click()
+    result = done.args[0]
+    table = panel.compare_table
+    labels = [table.item(r, 0).text() for r in range(table.rowCount())]
+    assert "whole model (interleaved)" in labels
+    assert any("stem_0 + stem_1" in label for label in labels)
+    assert result.whole.ci_low <= result.whole.speedup <= result.whole.ci_high
+    assert "After vs baseline" in panel.status.text()
+
+
+def test_exporting_before_a_per_node_run_says_what_to_do(qtbot, window, tmp_path):
+    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
+    panel = window.run_panel
+    messages = []
+    panel.message.connect(messages.append)
+    assert not panel.export("trace", tmp_path / "t.json")
+    assert "run the model first" in messages[-1] and not (tmp_path / "t.json").exists()

@@ -197,6 +197,9 @@ def time_interleaved(
     sync = _sync_for(device)
     with threads(n_threads) as used:
         cals = [_calibrate(fn, sync, min_time / 2, clock) for fn in fns]
+        block = max(c.block for c in cals)  # the same amortisation on both sides
+        for fn in fns:  # one round apart: whatever the calibration disturbed settles
+            _block(fn, block, sync, clock)
         share = min_time / (2 * replicates)
         values: list[list[float]] = [[], []]
         for _ in range(replicates):
@@ -204,11 +207,10 @@ def time_interleaved(
                 blocks: list[float] = []
                 start = clock()
                 while len(blocks) < 3 or clock() - start < share:
-                    blocks.append(_block(fn, cals[side].block, sync, clock))
+                    blocks.append(_block(fn, block, sync, clock))
                 values[side].append(statistics.median(blocks))
     a, b = (
-        Timing(tuple(v), c.block, c.first, c.warmup, used)
-        for v, c in zip(values, cals, strict=True)
+        Timing(tuple(v), block, c.first, c.warmup, used) for v, c in zip(values, cals, strict=True)
     )
     return a, b
 
