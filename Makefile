@@ -25,7 +25,7 @@ APT_PACKAGES := graphviz libgraphviz-dev pkg-config build-essential python3-dev 
 	libxcb-shape0 libxcb-randr0 libxcb-render-util0 libxcb-xinerama0 libxcb-image0 libxcb-xkb1 \
 	libxrender1 libxi6
 
-.PHONY: setup system run test bench lint clean
+.PHONY: setup system run test bench bench-gpu lint clean
 
 setup: system $(VENV)/.installed
 
@@ -62,6 +62,10 @@ test: setup
 
 bench: setup
 	$(PY) tests/bench/run.py
+
+# On a machine with an NVIDIA GPU and a CUDA torch (with torchvision) in the venv.
+bench-gpu: setup
+	$(PY) tests/bench/bench_gpu.py
 
 lint: setup
 	$(VENV)/bin/ruff check fxstudio tests

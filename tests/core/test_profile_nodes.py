@@ -172,7 +172,7 @@ def test_the_same_graph_twice_is_no_significant_change() -> None:
         compare(doc, doc, replicates=5)
 
 
-def test_a_rewrite_is_compared_node_by_node_through_its_provenance() -> None:
+def test_a_rewrite_is_compared_node_by_node_through_its_provenance(tmp_path) -> None:
     before = open_document("examples:resnet")
     after = open_document("examples:resnet")
     report = run(after, RewriteSpec(builtin="fold-conv-bn"))
@@ -189,6 +189,13 @@ def test_a_rewrite_is_compared_node_by_node_through_its_provenance() -> None:
     assert c.max_abs_diff < 1e-4
     out = c.to_json()
     assert {"speedup", "ci_low", "ci_high", "significant"} <= set(out)
+    # both sides were profiled in one session, interleaved: one trace holds both
+    assert c.after.nodes is not None and c.before.nodes is not None
+    assert c.after.nodes.calls == c.before.nodes.calls
+    trace = tmp_path / "pair.json"
+    c.after.nodes.write_trace(trace)
+    names = {e.get("name") for e in json.loads(trace.read_text())["traceEvents"]}
+    assert {"before:stem_1", "stem_0", "before:forward", "forward"} <= names
 
 
 def test_compiled_runs_report_compile_time_apart() -> None:

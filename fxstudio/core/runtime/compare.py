@@ -123,8 +123,10 @@ def speedup(
     after: Sequence[float],
     resamples: int = 2000,
     seed: int = 0,
+    alpha: float = ALPHA,
 ) -> Speedup:
-    """The speed-up of ``after`` over ``before`` (both: seconds, one value per replicate)."""
+    """The speed-up of ``after`` over ``before`` (both: seconds, one value per replicate);
+    significant below ``alpha`` (a table of many rows passes ALPHA ÷ rows: Bonferroni)."""
     mb, ma = statistics.median(before), statistics.median(after)
     ratio = mb / ma if ma > 0 else math.inf
     rng = random.Random(seed)
@@ -137,7 +139,7 @@ def speedup(
     low = boots[int(0.025 * resamples)]
     high = boots[min(resamples - 1, int(0.975 * resamples))]
     p = mann_whitney(before, after)
-    significant = p < ALPHA and not (low <= 1.0 <= high) and abs(ratio - 1) >= FLOOR
+    significant = p < alpha and not (low <= 1.0 <= high) and abs(ratio - 1) >= FLOOR
     return Speedup(mb, ma, ratio, low, high, p, significant, len(before), len(after))
 
 
@@ -206,6 +208,20 @@ class Comparison:
         return "\n".join(lines)
 
 
+# a row before its test: label, before names, after names, before and after per call, how
+_Row = tuple[str, tuple[str, ...], tuple[str, ...], list[float], list[float], str]
+
+
+def _tested(rows: list[_Row]) -> list[Delta]:
+    """Test every row at ALPHA ÷ rows (Bonferroni: a table of 60 nodes with nothing changed
+    must not show one 'significant' by chance)."""
+    alpha = ALPHA / max(1, len(rows))
+    return [
+        Delta(label, was, made, speedup(b, a, alpha=alpha), how)
+        for label, was, made, b, a, how in rows
+    ]
+
+
 def _sum_calls(profile: NodeProfile, names: Sequence[str]) -> list[float]:
     rows = [profile.node(n) for n in names]
     series = [r.times_s for r in rows if r is not None]
@@ -226,7 +242,7 @@ def match_nodes(
         made = n.meta.get("fxstudio_rewrite")
         if n.name in new and made and made.get("from"):
             groups.setdefault(tuple(made["from"]), []).append(n.name)
-    rows: list[Delta] = []
+    rows: list[_Row] = []
     used_old: set[str] = set()
     used_new: set[str] = set()
     for source, made in groups.items():
@@ -236,26 +252,26 @@ def match_nodes(
         b, a = _sum_calls(before, was), _sum_calls(after, made)
         if b and a:
             label = f"{' + '.join(was)} → {' + '.join(made)}"
-            rows.append(Delta(label, was, tuple(made), speedup(b, a), "provenance"))
+            rows.append((label, was, tuple(made), b, a, "provenance"))
             used_old.update(was)
             used_new.update(made)
     for n in after.nodes:
         if n.name in used_new or n.name not in old or n.name in used_old:
             continue
         b, a = _sum_calls(before, [n.name]), list(n.times_s)
-        rows.append(Delta(n.name, (n.name,), (n.name,), speedup(b, a), "name"))
+        rows.append((n.name, (n.name,), (n.name,), b, a, "name"))
         used_old.add(n.name)
         used_new.add(n.name)
     removed = [n.name for n in before.nodes if n.name not in used_old]
     added = [n.name for n in after.nodes if n.name not in used_new]
-    return rows, added, removed
+    return _tested(rows), added, removed
 
 
 def match_modules(before: NodeProfile, after: NodeProfile, kept: set[str]) -> list[Delta]:
     """Rows for the modules of both trees that are still modules of both models (a module a
     rewrite took out -- a folded BatchNorm -- has no row: its node is compared instead)."""
     after_paths = {m.path for m in after.modules}
-    rows = []
+    rows: list[_Row] = []
     for m in before.modules:
         if m.path not in after_paths or m.path not in kept:
             continue
@@ -272,10 +288,8 @@ def match_modules(before: NodeProfile, after: NodeProfile, kept: set[str]) -> li
             )
         ]
         if b and a:
-            rows.append(
-                Delta(m.path or "(whole model)", (m.path,), (m.path,), speedup(b, a), "module")
-            )
-    return rows
+            rows.append((m.path or "(whole model)", (m.path,), (m.path,), b, a, "module"))
+    return _tested(rows)
 
 
 def _inside(module: str, path: str) -> bool:
@@ -318,14 +332,17 @@ def compare(
                 replicates,
             )
         whole = speedup(list(tb.times_s), list(ta.times_s))
+        profiles: list[NodeProfile | None] = [None, None]
+        if per_node:  # both profiled in one session, their calls interleaved
+            calls = max(MIN_REPLICATES, default_calls(max(tb.median_s, ta.median_s)))
+            profiles = list(profile_nodes([pb, pa], threads, [tb.median_s, ta.median_s], calls))
         sides = []
-        for p, timing in ((pb, tb), (pa, ta)):
-            check = _check(out_b if p is pb else out_a, p.reference)
+        for p, timing, outputs, prof in (
+            (pb, tb, out_b, profiles[0]),
+            (pa, ta, out_a, profiles[1]),
+        ):
+            check = _check(outputs, p.reference)
             env = environment(p.target, p.dtype, timing.threads)
-            prof = None
-            if per_node:
-                calls = max(MIN_REPLICATES, default_calls(timing.median_s))
-                prof = profile_nodes(p, threads, timing.median_s, calls)
             sides.append(WholeModel(timing, check, env, p.items, None, p.notes, prof))
         result = Comparison(whole, sides[0], sides[1], worst_abs, worst_rel)
         if per_node and sides[0].nodes is not None and sides[1].nodes is not None:

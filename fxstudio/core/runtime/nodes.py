@@ -43,18 +43,21 @@ from torch.profiler import ProfilerActivity, profile
 
 from fxstudio.core.runtime.timer import _sync_for
 
-FORWARD = "## fxstudio forward ##"
-_NODE = re.compile(r"^## (\d+) ##$")
+FORWARD = "## fxstudio forward {} ##"  # one per profiled module, by its number
+_NODE = re.compile(r"^## (\d+)\.(\d+) ##$")  # module number . node number
+_CODEGEN_RANGE = re.compile(r"_RecordFunctionFast\('## (\d+) ##'\)")
 _DEVICE_KINDS = (DeviceType.CUDA,)
 
 
-def annotated(gm: fx.GraphModule) -> tuple[fx.GraphModule, list[str]]:
-    """A copy of ``gm`` (weights shared) whose forward opens a profiler range per call node,
-    and the node names by range number."""
+def annotated(gm: fx.GraphModule, tag: int = 0) -> tuple[fx.GraphModule, list[str]]:
+    """A copy of ``gm`` (weights shared) whose forward opens a profiler range per call node
+    (named ``## tag.i ##``) inside one for the call (``FORWARD`` with ``tag``), and the node
+    names by range number."""
     graph = copy.deepcopy(gm.graph)
     module = fx.GraphModule(gm, graph)
     code = graph.python_code(root_module="self", record_func=True)
-    src = code.src.replace("## ENTER_GRAPH_PLACEHOLDER_KEY ##", FORWARD)
+    src = code.src.replace("## ENTER_GRAPH_PLACEHOLDER_KEY ##", FORWARD.format(tag))
+    src = _CODEGEN_RANGE.sub(lambda m: f"_RecordFunctionFast('## {tag}.{m.group(1)} ##')", src)
     type(module).forward = _forward_from_src(src, code.globals, {})  # its own class
     module._code = src  # what .code shows is what runs
     return module, [n.name for n in graph.nodes]
@@ -92,7 +95,7 @@ class RawProfile:
 
 
 def _sweep(
-    events: list[Any], names: list[str]
+    events: list[Any], names: list[str], tag: int
 ) -> tuple[list[dict[str, Any]], dict[int, tuple[int, str | None]]]:
     """Walk the CPU events of the calling thread in time order (a stack of open ranges).
 
@@ -101,7 +104,8 @@ def _sweep(
     cpu = [
         e for e in events if e.device_type() == DeviceType.CPU and e.linked_correlation_id() == 0
     ]
-    forwards = [e for e in cpu if e.name() == FORWARD]
+    ours = FORWARD.format(tag)
+    forwards = [e for e in cpu if e.name() == ours]
     if not forwards:
         return [], {}
     thread = forwards[0].start_thread_id()
@@ -115,7 +119,7 @@ def _sweep(
         while stack and stack[-1][0] <= start:
             stack.pop()
         name = e.name()
-        if name == FORWARD:
+        if name == ours:
             calls.append({"start": start, "end": end, "nodes": {}, "ops": 0.0, "outside": 0.0})
             stack.append((end, len(calls) - 1, None, False))
             owner[e.correlation_id()] = (len(calls) - 1, None)
@@ -124,8 +128,8 @@ def _sweep(
             continue  # outside every call (the warm-up's stragglers)
         _, call, node, inside_op = stack[-1]
         hit = _NODE.match(name)
-        if hit and not inside_op:
-            index = int(hit.group(1))
+        if hit and not inside_op and int(hit.group(1)) == tag:
+            index = int(hit.group(2))
             node = names[index] if index < len(names) else None
             if node is not None:
                 nodes = calls[call]["nodes"]
@@ -143,8 +147,8 @@ def _sweep(
     return calls, owner
 
 
-def _attribute(events: list[Any], names: list[str], on_device: bool) -> RawProfile:
-    calls, owner = _sweep(events, names)
+def _attribute(events: list[Any], names: list[str], on_device: bool, tag: int) -> RawProfile:
+    calls, owner = _sweep(events, names, tag)
     node_times: dict[str, list[float]] = {}
     whole: list[float] = []
     unattributed: list[float] = []
@@ -197,7 +201,7 @@ def _attribute(events: list[Any], names: list[str], on_device: bool) -> RawProfi
     return RawProfile("", node_times, whole, unattributed, gap, kernel, 0.0)
 
 
-def _renamed_trace(prof: Any, names: list[str]) -> Callable[[Path], None]:
+def _renamed_trace(prof: Any, names: list[list[str]], labels: list[str]) -> Callable[[Path], None]:
     def write(path: Path) -> None:
         tmp = path.with_name(path.name + ".raw")
         prof.export_chrome_trace(str(tmp))
@@ -205,12 +209,16 @@ def _renamed_trace(prof: Any, names: list[str]) -> Callable[[Path], None]:
             data = json.loads(tmp.read_text())
         finally:
             tmp.unlink(missing_ok=True)
+        forwards = {FORWARD.format(tag): f"{label}forward" for tag, label in enumerate(labels)}
         for event in data.get("traceEvents", []):
-            if event.get("name") == FORWARD:
-                event["name"] = "forward"
-            hit = _NODE.match(str(event.get("name", "")))
+            name = str(event.get("name", ""))
+            if name in forwards:
+                event["name"] = forwards[name]
+            hit = _NODE.match(name)
             if hit and int(hit.group(1)) < len(names):
-                event["name"] = names[int(hit.group(1))]
+                tag, index = int(hit.group(1)), int(hit.group(2))
+                if index < len(names[tag]):
+                    event["name"] = labels[tag] + names[tag][index]
         path.write_text(json.dumps(data))
 
     return write
@@ -224,29 +232,56 @@ def profile_calls(
 ) -> RawProfile:
     """Run the annotated copy of ``gm`` ``repeats`` times under the profiler (after two
     unprofiled warm-up calls, and one profiled call that is dropped)."""
-    module, names = annotated(gm)
+    return profile_interleaved([gm], inputs, device, repeats)[0]
+
+
+def profile_interleaved(
+    gms: list[fx.GraphModule],
+    inputs: tuple[Any, ...],
+    device: torch.device,
+    repeats: int = 9,
+    labels: list[str] | None = None,
+) -> list[RawProfile]:
+    """Profile several versions of a model in one profiler session, their calls interleaved
+    (A B, B A, A B, …) so that drift of the machine falls on all alike; one raw profile each.
+    ``labels`` prefix their node names in the trace (default: none for one module,
+    ``"0:"``, ``"1:"``… for several)."""
+    made = [annotated(gm, tag) for tag, gm in enumerate(gms)]
+    if labels is None:
+        labels = [""] if len(gms) == 1 else [f"{i}:" for i in range(len(gms))]
     sync = _sync_for(device)
     on_device = device.type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_device else [])
+    wall = [0.0] * len(made)
     with torch.no_grad():
-        for _ in range(2):
-            module(*inputs)
+        for module, _ in made:
+            for _ in range(2):
+                module(*inputs)
         sync()
         with profile(activities=activities) as prof:
-            module(*inputs)
-            sync()
-            t0 = time.perf_counter()
-            for _ in range(repeats):
+            for module, _ in made:  # one profiled call each, dropped
                 module(*inputs)
             sync()
-            wall = (time.perf_counter() - t0) / repeats
-    raw = _attribute(list(prof.profiler.kineto_results.events()), names, on_device)
-    drop = len(raw.whole_s) - repeats  # the dropped first call
-    if drop > 0:
-        raw.whole_s, raw.unattributed_s = raw.whole_s[drop:], raw.unattributed_s[drop:]
-        raw.gap_s, raw.kernel_s = raw.gap_s[drop:], raw.kernel_s[drop:]
-        raw.node_times = {k: v[drop:] for k, v in raw.node_times.items()}
-    raw.device = str(device)
-    raw.wall_s = wall
-    raw.trace = _renamed_trace(prof, names)
-    return raw
+            for r in range(repeats):
+                order = range(len(made)) if r % 2 == 0 else reversed(range(len(made)))
+                for i in order:
+                    t0 = time.perf_counter()
+                    made[i][0](*inputs)
+                    sync()
+                    wall[i] += time.perf_counter() - t0
+    events = list(prof.profiler.kineto_results.events())
+    names = [n for _, n in made]
+    trace = _renamed_trace(prof, names, labels)
+    out = []
+    for tag, (_, node_names) in enumerate(made):
+        raw = _attribute(events, node_names, on_device, tag)
+        drop = len(raw.whole_s) - repeats  # the dropped first call
+        if drop > 0:
+            raw.whole_s, raw.unattributed_s = raw.whole_s[drop:], raw.unattributed_s[drop:]
+            raw.gap_s, raw.kernel_s = raw.gap_s[drop:], raw.kernel_s[drop:]
+            raw.node_times = {k: v[drop:] for k, v in raw.node_times.items()}
+        raw.device = str(device)
+        raw.wall_s = wall[tag] / repeats
+        raw.trace = trace
+        out.append(raw)
+    return out

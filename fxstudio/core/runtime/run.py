@@ -35,7 +35,7 @@ from fxstudio.core.runtime.breakdown import NodeProfile, breakdown
 from fxstudio.core.runtime.devices import resolve
 from fxstudio.core.runtime.environment import environment
 from fxstudio.core.runtime.flops import node_work
-from fxstudio.core.runtime.nodes import profile_calls
+from fxstudio.core.runtime.nodes import profile_interleaved
 from fxstudio.core.runtime.roofline import peaks_for
 from fxstudio.core.runtime.timer import Timing, _sync_for, time_calls, time_cold_calls
 from fxstudio.core.runtime.timer import threads as using_threads
@@ -258,13 +258,23 @@ def default_calls(clean_s: float) -> int:
     return max(9, min(50, int(0.5 / max(clean_s, 1e-6))))
 
 
-def profile_nodes(p: Prepared, threads: int | None, clean_s: float, calls: int) -> NodeProfile:
-    """The separate profiled run of a prepared model (see :mod:`.nodes`)."""
+def profile_nodes(
+    ps: list[Prepared], threads: int | None, clean_s: list[float], calls: int
+) -> list[NodeProfile]:
+    """The separate profiled run of prepared models (see :mod:`.nodes`): several are profiled
+    interleaved, call by call, on the first one's inputs."""
+    first = ps[0]
     with using_threads(threads) as used:
-        work = node_work(p.module, p.inputs)
-        raw = profile_calls(p.module, p.inputs, p.target, calls)
-        peaks = peaks_for(p.target, p.dtype, used)
-    return breakdown(p.module.graph, raw, work, p.tree, peaks, clean_s)
+        work = [node_work(p.module, first.inputs) for p in ps]
+        labels = ["before:", ""] if len(ps) == 2 else None  # a comparison's trace
+        raws = profile_interleaved(
+            [p.module for p in ps], first.inputs, first.target, calls, labels
+        )
+        peaks = peaks_for(first.target, first.dtype, used)
+    return [
+        breakdown(p.module.graph, raw, w, p.tree, peaks, clean)
+        for p, raw, w, clean in zip(ps, raws, work, clean_s, strict=True)
+    ]
 
 
 def profile_whole(
@@ -321,9 +331,8 @@ def profile_whole(
             peak = max(0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss) * 1024
         profile = None
         if per_node:
-            profile = profile_nodes(
-                p, threads, timing.median_s, repeats or default_calls(timing.median_s)
-            )
+            calls = repeats or default_calls(timing.median_s)
+            profile = profile_nodes([p], threads, [timing.median_s], calls)[0]
         env = environment(target, p.dtype, timing.threads)
         return WholeModel(
             timing,

@@ -1,0 +1,52 @@
+"""Per-node profiles and before/after comparisons on real models (no timing assertions)."""
+
+import json
+import math
+import subprocess
+import sys
+
+from fxstudio.core.patterns.apply import RewriteSpec, run
+from fxstudio.core.runtime.compare import compare
+from fxstudio.core.runtime.run import profile_whole
+from fxstudio.core.session import OpenRequest, open_document
+from tests.models.test_real_models import needs_torchvision, needs_transformers
+
+
+@needs_torchvision
+def test_resnet18_per_node_json_adds_up(tmp_path) -> None:
+    """The issue's command, in a real process."""
+    out = tmp_path / "p.json"
+    cmd = [sys.executable, "-m", "fxstudio", "profile", "torchvision.models:resnet18"]
+    cmd += ["--input", "1x3x224x224", "--per-node", "--min-time", "0.2", "--json", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    whole = data["profile"]["whole_s"]
+    total = sum(n["time_s"] for n in data["nodes"]) + data["unattributed_s"] + data["gap_s"]
+    assert math.isclose(total, whole, rel_tol=1e-9)
+    assert data["profile"]["attributed"] >= 0.99
+    modules = {m["path"]: m for m in data["modules"]}
+    layer1 = sum(n["time_s"] for n in data["nodes"] if n["module"].startswith("layer1."))
+    assert math.isclose(modules["layer1"]["time_s"], layer1, rel_tol=1e-9)
+    convs = [n for n in data["nodes"] if n["target"].startswith("conv") or "conv" in n["name"]]
+    assert convs and all(n["flops"] > 0 for n in convs)
+
+
+@needs_torchvision
+def test_resnet18_fold_compared_through_provenance() -> None:
+    spec = OpenRequest("torchvision.models:resnet18", inputs=("1x3x224x224",))
+    before, after = open_document(spec), open_document(spec)
+    assert run(after, RewriteSpec(builtin="fold-conv-bn")).check.ok
+    c = compare(before, after, "cpu", min_time=1.0, per_node=True)
+    assert sum(d.how == "provenance" for d in c.nodes) == 20
+    assert not c.removed and not c.added and c.max_rel_diff < 1e-3
+
+
+@needs_transformers
+def test_gpt2_per_node_rolls_up_to_its_blocks() -> None:
+    doc = open_document(OpenRequest("hf:gpt2(n_layer=2)"))
+    result = profile_whole(doc, "cpu", min_time=0.1, per_node=True, repeats=9)
+    p = result.nodes
+    assert p is not None and math.isclose(p.parts_s, p.whole_s, rel_tol=1e-9)
+    paths = {m.path for m in p.modules}
+    assert any(path.endswith("h.0") for path in paths), sorted(paths)[:10]
