@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.files import atomic_path, atomic_write
-from fxstudio.core.runtime.breakdown import NodeProfile
+from fxstudio.core.runtime.breakdown import NodeProfile, format_rate
 from fxstudio.core.runtime.compare import Comparison, Delta, compare
 from fxstudio.core.runtime.run import WholeModel, profile_whole
 from fxstudio.qt import run_widgets
@@ -33,15 +33,6 @@ from fxstudio.qt.workers import Task
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3f} ms"
-
-
-def _rate(value: float | None) -> str:
-    if value is None:
-        return ""
-    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if value >= scale:
-            return f"{value / scale:.1f} {prefix}"
-    return f"{value:.0f}"
 
 
 class RunPanel(QObject):
@@ -267,7 +258,7 @@ class RunPanel(QObject):
                     SortItem(_ms(spread), spread),
                     SortItem(f"{share:.1%}", share),
                     SortItem(f"{flops:,}" if flops else "", float(flops)),
-                    SortItem(_rate(fps), fps or 0.0),
+                    SortItem(format_rate(fps) if fps else "", fps or 0.0),
                     SortItem(bound, bound),
                 )
                 for j, cell in enumerate(cells):

@@ -243,8 +243,8 @@ class NodeProfile:
             f"unattributed {self.unattributed_s * 1e3:.3f} + gap {self.gap_s * 1e3:.3f} ms; "
             f"{self.attributed:.1%} of op time attributed; profiled ÷ clean "
             f"{self.profiled_over_clean:.2f}×",
-            f"  peaks: {_rate(self.peaks.flops_per_s, 'FLOP/s')}, "
-            f"{_rate(self.peaks.bytes_per_s, 'B/s')} ({self.peaks.source})",
+            f"  peaks: {format_rate(self.peaks.flops_per_s, 'FLOP/s')}, "
+            f"{format_rate(self.peaks.bytes_per_s, 'B/s')} ({self.peaks.source})",
             f"  {'node':<28} {'time':>10} {'±IQR':>9} {'share':>6} {'FLOP/s':>10} bound",
         ]
         for n in self.top(top):
@@ -253,7 +253,7 @@ class NodeProfile:
                 bound += f" {n.peak_share:.0%}"
             lines.append(
                 f"  {n.name[:28]:<28} {n.time_s * 1e3:>7.3f} ms {n.iqr_s * 1e3:>6.3f} ms "
-                f"{n.share:>6.1%} {_rate(n.flops_per_s, ''):>10} {bound}"
+                f"{n.share:>6.1%} {format_rate(n.flops_per_s, ''):>10} {bound}"
             )
         lines.append("  modules:")
         for m in sorted(self.modules, key=lambda m: -m.time_s)[1 : top + 1]:
@@ -262,7 +262,8 @@ class NodeProfile:
         return "\n".join(lines)
 
 
-def _rate(value: float | None, unit: str) -> str:
+def format_rate(value: float | None, unit: str = "") -> str:
+    """``1.5e10`` → ``'15.0 G'`` + unit; ``None`` → ``'–'``."""
     if value is None:
         return "–"
     for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
