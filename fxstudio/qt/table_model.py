@@ -42,6 +42,8 @@ class NodeTableModel(QAbstractTableModel):
 
     def set_times(self, times: dict[str, tuple[float, float]]) -> None:
         """Show a *Time* column (the last per-node profile); ``{}`` takes it away."""
+        if not times and not self._times:
+            return  # nothing shown, nothing to show: no reset of a big table
         self.beginResetModel()
         self._times = dict(times)
         self.endResetModel()
