@@ -166,6 +166,12 @@ class RunPanel(QObject):
             )
             self._idle()
 
+    def _finish_thread(self) -> None:
+        """The worker has emitted its last signal: let its thread end before going on (a
+        QThread destroyed while still running aborts the process)."""
+        if self.task is not None:
+            self.task.wait()
+
     def _idle(self) -> None:
         self.run_button.setEnabled(self.document is not None)
         self.pin_button.setEnabled(self.document is not None)
@@ -173,6 +179,7 @@ class RunPanel(QObject):
         self.cancel_button.setEnabled(False)
 
     def _done(self, result: WholeModel | Comparison) -> None:
+        self._finish_thread()
         self._idle()
         if isinstance(result, Comparison):
             self.comparison = result
@@ -198,6 +205,7 @@ class RunPanel(QObject):
         self.finished.emit(result)
 
     def _failed(self, exc: BaseException) -> None:
+        self._finish_thread()
         self._idle()
         text = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
         self.status.setText("The run failed.")
