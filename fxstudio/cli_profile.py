@@ -23,8 +23,22 @@ def profile_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, metavar="N", help="CPU threads (default: as torch has)")
     p.add_argument(
         "--dtype",
-        choices=("float32", "float16", "bfloat16", "float64"),
-        help="cast the weights and float inputs (default: as captured)",
+        choices=(
+            "float32",
+            "float16",
+            "bfloat16",
+            "float64",
+            "autocast:float16",
+            "autocast:bfloat16",
+        ),
+        help="cast the weights and float inputs, or (autocast:…) run the ops under "
+        "torch.autocast with the weights as they are (default: as captured)",
+    )
+    p.add_argument(
+        "--batch",
+        type=int,
+        metavar="N",
+        help="run with N items: the example inputs' rows repeated (default: as given)",
     )
     p.add_argument(
         "--min-time",

@@ -107,10 +107,11 @@ class RunPanel(QObject):
 
     # -- running --------------------------------------------------------------------
 
-    def _options(self) -> tuple[str, int | None, Any, float]:
+    def _options(self) -> tuple[str, int | None, Any, float, int | None]:
         device = str(self.device.currentData())
         threads = self.threads.value() if device == "cpu" else None
-        return device, threads, self.dtype.currentData(), self.min_time.value()
+        batch = self.batch.value() or None  # 0: as captured
+        return device, threads, self.dtype.currentData(), self.min_time.value(), batch
 
     def _start(self, fn: Any, text: str) -> None:
         self.task = Task(fn, self)
@@ -129,10 +130,10 @@ class RunPanel(QObject):
         if self.document is None or self.busy():
             return
         snap = self.snapshot()
-        device, threads, dtype, min_time = self._options()
+        device, threads, dtype, min_time, batch = self._options()
         per_node = self.per_node.isChecked()
         self._start(
-            lambda: profile_whole(snap, device, threads, dtype, min_time, per_node),
+            lambda: profile_whole(snap, device, threads, dtype, min_time, per_node, batch=batch),
             f"Running on {device}…" + (" then profiling node by node…" if per_node else ""),
         )
 
@@ -150,10 +151,12 @@ class RunPanel(QObject):
         if self.document is None or self.baseline is None or self.busy():
             return
         before, after = self.baseline, self.snapshot()
-        device, threads, dtype, min_time = self._options()
+        device, threads, dtype, min_time, batch = self._options()
         per_node = self.per_node.isChecked()
         self._start(
-            lambda: compare(before, after, device, threads, dtype, 2 * min_time, 9, per_node),
+            lambda: compare(
+                before, after, device, threads, dtype, 2 * min_time, 9, per_node, batch
+            ),
             f"Timing baseline and current graph interleaved on {device}…",
         )
 

@@ -88,6 +88,13 @@ def build(panel: Any, parent: QWidget) -> QDockWidget:
     for name in DTYPES:
         if name != "float32":
             panel.dtype.addItem(f"{name} (cast)", name)
+    for name in ("bfloat16", "float16"):
+        panel.dtype.addItem(f"{name} (autocast)", f"autocast:{name}")
+    panel.batch = QSpinBox(body)
+    panel.batch.setObjectName("runBatch")
+    panel.batch.setRange(0, 4096)
+    panel.batch.setSpecialValueText("as captured")
+    panel.batch.setToolTip("Items per call: the example inputs' rows repeated to this many")
     panel.min_time = QDoubleSpinBox(body)
     panel.min_time.setObjectName("runMinTime")
     panel.min_time.setRange(0.01, 60.0)
@@ -112,7 +119,9 @@ def build(panel: Any, parent: QWidget) -> QDockWidget:
     form.addWidget(panel.dtype, 1, 3)
     form.addWidget(QLabel("Time at least", body), 2, 0)
     form.addWidget(panel.min_time, 2, 1)
-    form.addWidget(panel.per_node, 2, 2, 1, 2)
+    form.addWidget(QLabel("Batch", body), 2, 2)
+    form.addWidget(panel.batch, 2, 3)
+    form.addWidget(panel.per_node, 3, 0, 1, 2)
     form.addWidget(panel.heat, 3, 2, 1, 2)
     form.setColumnStretch(3, 1)
     layout.addLayout(form)

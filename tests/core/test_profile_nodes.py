@@ -24,7 +24,7 @@ from fxstudio.core.runtime.compare import compare, mann_whitney, speedup
 from fxstudio.core.runtime.flops import node_work
 from fxstudio.core.runtime.nodes import annotated, profile_calls
 from fxstudio.core.runtime.roofline import Peaks
-from fxstudio.core.runtime.run import RunError, profile_whole
+from fxstudio.core.runtime.run import RunError, batched, profile_whole
 from fxstudio.core.session import open_document
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
@@ -232,3 +232,27 @@ def test_cuda_cold_l2_runs_and_says_so() -> None:
     doc = open_document("examples:resnet")
     result = profile_whole(doc, "cuda", min_time=0.2, cold_l2=True)
     assert result.l2 == "cold" and result.timing.runs >= 25
+
+
+def test_a_batch_grows_the_inputs_and_counts_items() -> None:
+    doc = open_document("examples:resnet")
+    result = profile_whole(doc, "cpu", min_time=0.05, batch=4)
+    assert result.items == 4 and any("batch 4" in n for n in result.notes)
+    assert doc.example_inputs[0].shape[0] == 1  # the document's inputs are as they were
+    with pytest.raises(RunError, match="batch of 0"):
+        batched(tuple(doc.example_inputs), 0)
+    grown = batched((torch.arange(6).view(3, 2), 5.0), 5)
+    assert grown[0].tolist() == [[0, 1], [2, 3], [4, 5], [0, 1], [2, 3]] and grown[1] == 5.0
+
+
+def test_autocast_keeps_the_weights_and_checks_against_float32() -> None:
+    doc = open_document("examples:resnet")
+    weight = next(doc.graph_module.parameters())
+    result = profile_whole(doc, "cpu", dtype="autocast:bfloat16", min_time=0.05, per_node=True)
+    assert "autocast" in result.env["dtype"] and any("autocast" in n for n in result.notes)
+    assert result.check.max_rel_diff is not None and 0 < result.check.max_rel_diff < 0.5
+    assert next(doc.graph_module.parameters()) is weight and weight.dtype == torch.float32
+    assert result.nodes is not None and result.nodes.node("layer1_0_conv1") is not None
+    assert not torch.is_autocast_enabled("cpu")  # nothing left switched on
+    with pytest.raises(RunError, match="autocast:bfloat16"):
+        profile_whole(doc, "cpu", dtype="int8", min_time=0.05)

@@ -105,3 +105,17 @@ def test_exporting_before_a_per_node_run_says_what_to_do(qtbot, window, tmp_path
     panel.message.connect(messages.append)
     assert not panel.export("trace", tmp_path / "t.json")
     assert "run the model first" in messages[-1] and not (tmp_path / "t.json").exists()
+
+
+def test_batch_and_autocast_from_the_dock(qtbot, window):
+    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
+    panel = window.run_panel
+    panel.min_time.setValue(0.05)
+    panel.per_node.setChecked(False)
+    panel.batch.setValue(3)
+    panel.dtype.setCurrentIndex(panel.dtype.findData("autocast:bfloat16"))
+    with qtbot.waitSignal(panel.finished, timeout=60000) as done:
+        panel.run_button.click()
+    result = done.args[0]
+    assert result.items == 3 and "autocast" in result.env["dtype"]
+    assert "batch 3" in panel.result.toPlainText()

@@ -30,7 +30,6 @@ import torch
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.export import largest_difference
 from fxstudio.core.runtime.breakdown import NodeProfile
-from fxstudio.core.runtime.environment import environment
 from fxstudio.core.runtime.run import (
     RunError,
     WholeModel,
@@ -305,12 +304,13 @@ def compare(
     min_time: float = 2.0,
     replicates: int = MIN_REPLICATES,
     per_node: bool = False,
+    batch: int | None = None,
 ) -> Comparison:
     """Time ``before`` and ``after`` interleaved on the same inputs; with ``per_node``, each
     also profiled node by node and compared row by row."""
     if replicates < MIN_REPLICATES:
         raise RunError(f"A comparison needs at least {MIN_REPLICATES} replicates a side.")
-    with prepared(before, device, dtype) as pb, prepared(after, device, dtype) as pa:
+    with prepared(before, device, dtype, batch) as pb, prepared(after, device, dtype, batch) as pa:
         if len(pb.inputs) != len(pa.inputs) or any(
             isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape != y.shape
             for x, y in zip(pb.inputs, pa.inputs, strict=True)
@@ -342,7 +342,7 @@ def compare(
             (pa, ta, out_a, profiles[1]),
         ):
             check = _check(outputs, p.reference)
-            env = environment(p.target, p.dtype, timing.threads)
+            env = p.stamp(timing.threads)
             sides.append(WholeModel(timing, check, env, p.items, None, p.notes, prof))
         result = Comparison(whole, sides[0], sides[1], worst_abs, worst_rel)
         if per_node and sides[0].nodes is not None and sides[1].nodes is not None:

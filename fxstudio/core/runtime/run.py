@@ -202,43 +202,106 @@ class Prepared:
     notes: list[str]
     tree: Any  # the document's module tree, for roll-ups
     items: int
+    autocast: torch.dtype | None = None  # ops under torch.autocast to this dtype
 
     @property
     def dtype(self) -> torch.dtype:
-        return self.cast or torch.float32
+        """What the math runs in (for peaks and the stamp)."""
+        return self.autocast or self.cast or torch.float32
+
+    def stamp(self, threads: int) -> dict[str, Any]:
+        env = environment(self.target, self.dtype, threads)
+        if self.autocast is not None:
+            env["dtype"] = f"autocast {env['dtype']} (weights float32)"
+        return env
+
+
+AUTOCAST = "autocast:"  # a dtype spelled "autocast:bfloat16": weights stay, ops autocast
 
 
 def _dtype(name: str | None) -> torch.dtype | None:
     if name is None:
         return None
-    if name not in DTYPES:
-        raise RunError(f"'{name}' is not a dtype fxstudio runs: {', '.join(DTYPES)}.")
-    return DTYPES[name]
+    if name.removeprefix(AUTOCAST) not in DTYPES:
+        raise RunError(
+            f"'{name}' is not a dtype fxstudio runs: {', '.join(DTYPES)} (cast), or "
+            f"autocast:float16 / autocast:bfloat16."
+        )
+    return DTYPES[name.removeprefix(AUTOCAST)]
+
+
+def batched(inputs: tuple[Any, ...], batch: int) -> tuple[Any, ...]:
+    """The example inputs with ``batch`` items: every tensor's first dimension, its rows
+    repeated in turn (the same values, so checks stay meaningful)."""
+    if batch < 1:
+        raise RunError(f"A batch of {batch} cannot run: give 1 or more.")
+
+    def grow(x: Any) -> Any:
+        if not isinstance(x, torch.Tensor) or x.dim() == 0 or x.shape[0] == 0:
+            return x
+        reps = -(-batch // x.shape[0])
+        return torch.cat([x] * reps)[:batch].clone()
+
+    return tuple(tree_map(grow, tuple(inputs)))
 
 
 @contextlib.contextmanager
-def prepared(doc: GraphDocument, device: str, dtype: str | None) -> Iterator[Prepared]:
+def prepared(
+    doc: GraphDocument, device: str, dtype: str | None, batch: int | None = None
+) -> Iterator[Prepared]:
     """The model prepared for a run; a failure inside becomes a :class:`RunError` (or the
-    out-of-memory message) and device memory is given back at the end."""
+    out-of-memory message) and device memory is given back at the end.
+
+    ``dtype``: ``None`` (as captured), a name of :data:`DTYPES` (weights and float inputs
+    cast), or ``autocast:NAME`` (weights kept, ops under ``torch.autocast`` -- the calls made
+    inside this context).  ``batch``: the example inputs grown or cut to that many items."""
     target = resolve(device)
     if not doc.example_inputs:
         raise RunError("The model has no example inputs to run: open it with --input SHAPE.")
-    cast = _dtype(dtype)
+    autocast = _dtype(dtype) if dtype and dtype.startswith(AUTOCAST) else None
+    cast = None if autocast is not None else _dtype(dtype)
     doc.ensure_compiled()
     gm = doc.graph_module
-    same = target.type == "cpu" and cast in (None, torch.float32)
-    first = next((x for x in doc.example_inputs if isinstance(x, torch.Tensor)), None)
+    example = tuple(doc.example_inputs)
+    if batch is not None:
+        example = batched(example, batch)
+    same = target.type == "cpu" and cast in (None, torch.float32) and autocast is None
+    first = next((x for x in example if isinstance(x, torch.Tensor)), None)
     items = int(first.shape[0]) if first is not None and first.dim() > 0 else 1
     try:
         with eval_mode(gm):
-            reference = None if same else _outputs(gm, tuple(doc.example_inputs))
+            with torch.autocast("cpu", enabled=False):  # the reference: plain float32
+                reference = None if same else _outputs(gm, example)
             module = gm if same else copy.deepcopy(gm).to(target)
             notes = []
+            if batch is not None:
+                notes.append(f"batch {items} (the example inputs' rows repeated)")
             if cast is not None and not same:
                 module = module.to(cast)
                 notes.append(f"weights and float inputs cast to {dtype} (not autocast)")
-            inputs = tuple(_to(tuple(doc.example_inputs), target, cast))
-            yield Prepared(module, inputs, target, cast, reference, notes, doc.module_tree(), items)
+            if autocast is not None:
+                notes.append(
+                    f"torch.autocast to {str(autocast).removeprefix('torch.')} (weights stay "
+                    "float32)"
+                )
+            inputs = tuple(_to(example, target, cast))
+            region = (
+                torch.autocast(target.type, dtype=autocast)
+                if autocast is not None
+                else contextlib.nullcontext()
+            )
+            with region:
+                yield Prepared(
+                    module,
+                    inputs,
+                    target,
+                    cast,
+                    reference,
+                    notes,
+                    doc.module_tree(),
+                    items,
+                    autocast,
+                )
     except UserError:
         raise
     except Exception as exc:
@@ -287,6 +350,7 @@ def profile_whole(
     repeats: int | None = None,
     compile: str | None = None,
     cold_l2: bool = False,
+    batch: int | None = None,
 ) -> WholeModel:
     """Check the outputs, time the whole forward pass (no profiler attached), then -- with
     ``per_node`` -- profile ``repeats`` more calls node by node (default: :func:`default_calls`).
@@ -301,7 +365,7 @@ def profile_whole(
         )
     if cold_l2 and resolve(device).type != "cuda":
         raise RunError("A cold L2 is a CUDA mode (the CPU's caches cannot be flushed apart).")
-    with prepared(doc, device, dtype) as p:
+    with prepared(doc, device, dtype, batch) as p:
         target = p.target
         if target.type == "cuda":
             torch.cuda.reset_peak_memory_stats(target)
@@ -333,7 +397,7 @@ def profile_whole(
         if per_node:
             calls = repeats or default_calls(timing.median_s)
             profile = profile_nodes([p], threads, [timing.median_s], calls)[0]
-        env = environment(target, p.dtype, timing.threads)
+        env = p.stamp(timing.threads)
         return WholeModel(
             timing,
             check,
