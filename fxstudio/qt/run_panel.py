@@ -23,7 +23,7 @@ from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.files import atomic_path, atomic_write
 from fxstudio.core.runtime.breakdown import NodeProfile, format_rate
-from fxstudio.core.runtime.compare import Comparison, Delta, compare
+from fxstudio.core.runtime.compare import Comparison, by_change, compare
 from fxstudio.core.runtime.run import WholeModel, profile_whole
 from fxstudio.qt import run_widgets
 from fxstudio.qt.heat import HeatMarks
@@ -114,13 +114,16 @@ class RunPanel(QObject):
         return device, threads, self.dtype.currentData(), self.min_time.value(), batch
 
     def _start(self, fn: Any, text: str) -> None:
-        self.task = Task(fn, self)
+        """Run ``fn(say)`` in a worker; ``say(text)`` shows what it does now."""
+        task = Task(lambda: fn(task.say), self)  # (task is bound before the thread starts)
+        self.task = task
+        task.stage.connect(lambda line: self.status.setText(f"{text} {line}"))
         self.task.succeeded.connect(self._done)
         self.task.failed.connect(self._failed)
         for b in (self.run_button, self.compare_button, self.pin_button):
             b.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        self.status.setText(text)
+        self.status.setText(f"{text} starting…")
         self.task.start()
 
     def busy(self) -> bool:
@@ -131,10 +134,21 @@ class RunPanel(QObject):
             return
         snap = self.snapshot()
         device, threads, dtype, min_time, batch = self._options()
-        per_node = self.per_node.isChecked()
+        backend = self.compile.currentData()
+        per_node = self.per_node.isChecked() and backend is None  # fused kernels: no nodes
         self._start(
-            lambda: profile_whole(snap, device, threads, dtype, min_time, per_node, batch=batch),
-            f"Running on {device}…" + (" then profiling node by node…" if per_node else ""),
+            lambda say: profile_whole(
+                snap,
+                device,
+                threads,
+                dtype,
+                min_time,
+                per_node,
+                compile=backend,
+                batch=batch,
+                stage=say,
+            ),
+            f"On {device}:",
         )
 
     def pin(self) -> None:
@@ -154,10 +168,10 @@ class RunPanel(QObject):
         device, threads, dtype, min_time, batch = self._options()
         per_node = self.per_node.isChecked()
         self._start(
-            lambda: compare(
-                before, after, device, threads, dtype, 2 * min_time, 9, per_node, batch
+            lambda say: compare(
+                before, after, device, threads, dtype, 2 * min_time, 9, per_node, batch, say
             ),
-            f"Timing baseline and current graph interleaved on {device}…",
+            f"Baseline vs the graph now, on {device}:",
         )
 
     def cancel(self) -> None:
@@ -296,8 +310,8 @@ class RunPanel(QObject):
         t.setSortingEnabled(False)
         t.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # as listed
         rows: list[tuple[str, Any]] = [("whole model (interleaved)", c.whole)]
-        rows += [(d.label, d.change) for d in _by_change(c.nodes)]
-        rows += [(f"module {d.label}", d.change) for d in _by_change(c.modules)]
+        rows += [(d.label, d.change) for d in by_change(c.nodes)]
+        rows += [(f"module {d.label}", d.change) for d in by_change(c.modules)]
         rows = [r for r in rows if r[0] != "module (whole model)"]
         rows += [(f"removed: {n}", None) for n in c.removed]
         rows += [(f"added: {n}", None) for n in c.added]
@@ -358,7 +372,3 @@ class RunPanel(QObject):
             return False
         self.status.setText(f"Wrote {path}")
         return True
-
-
-def _by_change(rows: list[Delta]) -> list[Delta]:
-    return sorted(rows, key=lambda d: -abs(d.change.before_s - d.change.after_s))

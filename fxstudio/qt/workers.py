@@ -22,6 +22,7 @@ class Task(QThread):
     succeeded = Signal(object)
     failed = Signal(object)
     progress = Signal(int, int)  # done, total: emitted by fn through report()
+    stage = Signal(str)  # what runs now: emitted by fn through say()
 
     def __init__(self, fn: Callable[[], Any], parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -34,6 +35,11 @@ class Task(QThread):
     def report(self, done: int, total: int) -> None:
         """For ``fn`` to call from the worker thread; delivered on the GUI thread."""
         self.progress.emit(done, total)
+
+    def say(self, text: str) -> None:
+        """For ``fn`` to call from the worker thread: what it does now."""
+        if not self.cancelled:
+            self.stage.emit(text)
 
     def run(self) -> None:
         try:

@@ -136,7 +136,13 @@ def test_a_node_above_the_device_peak_is_marked_a_measurement_error() -> None:
 
 def test_the_trace_names_nodes(tmp_path) -> None:
     doc = open_document("examples:simple")
-    result = profile_whole(doc, "cpu", min_time=0.02, per_node=True, repeats=3)
+    stages: list[str] = []
+    result = profile_whole(doc, "cpu", min_time=0.02, per_node=True, repeats=3, stage=stages.append)
+    assert stages == [
+        "checking the outputs…",
+        "timing for at least 0.02 s…",
+        "profiling node by node (3 calls)…",
+    ]
     assert result.nodes is not None
     out = tmp_path / "trace.json"
     result.nodes.write_trace(out)

@@ -119,3 +119,16 @@ def test_batch_and_autocast_from_the_dock(qtbot, window):
     result = done.args[0]
     assert result.items == 3 and "autocast" in result.env["dtype"]
     assert "batch 3" in panel.result.toPlainText()
+
+
+def test_a_compiled_run_reports_its_compile_time(qtbot, window):
+    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
+    panel = window.run_panel
+    panel.min_time.setValue(0.05)
+    panel.compile.setCurrentIndex(panel.compile.findData("eager"))
+    assert panel.per_node.isChecked()  # ticked, but a compiled run has no nodes to profile
+    with qtbot.waitSignal(panel.finished, timeout=120000) as done:
+        panel.run_button.click()
+    result = done.args[0]
+    assert result.compiled == "eager" and result.compile_s is not None and result.nodes is None
+    assert "torch.compile(eager)" in panel.result.toPlainText()

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +86,11 @@ class Speedup:
             "n_before": self.n_before,
             "n_after": self.n_after,
         }
+
+
+def by_change(rows: list[Delta]) -> list[Delta]:
+    """Rows by how much time they gained or lost, most first."""
+    return sorted(rows, key=lambda d: -abs(d.change.before_s - d.change.after_s))
 
 
 def mann_whitney(a: Sequence[float], b: Sequence[float]) -> float:
@@ -192,7 +197,7 @@ class Comparison:
             f"  outputs after vs before: max abs diff {self.max_abs_diff:.3g}, max rel diff "
             f"{self.max_rel_diff:.3g}",
         ]
-        rows = sorted(self.nodes, key=lambda d: -abs(d.change.before_s - d.change.after_s))
+        rows = by_change(self.nodes)
         for d in rows[:top]:
             lines.append(f"  {d.label}: {d.change.describe()}")
         if self.removed:
@@ -305,6 +310,7 @@ def compare(
     replicates: int = MIN_REPLICATES,
     per_node: bool = False,
     batch: int | None = None,
+    stage: Callable[[str], None] | None = None,
 ) -> Comparison:
     """Time ``before`` and ``after`` interleaved on the same inputs; with ``per_node``, each
     also profiled node by node and compared row by row."""
@@ -317,12 +323,15 @@ def compare(
         ):
             raise RunError("The two models take different inputs: they cannot be compared.")
         inputs = pb.inputs  # the same tensors for both sides
+        say = stage or (lambda _text: None)
+        say("checking both models' outputs…")
         out_b, out_a = _outputs(pb.module, inputs), _outputs(pa.module, inputs)
         worst_abs = worst_rel = 0.0
         for x, y in zip(out_a, out_b, strict=False):
             if x.is_floating_point() and x.shape == y.shape:
                 d, r = largest_difference(x, y)
                 worst_abs, worst_rel = max(worst_abs, d), max(worst_rel, r)
+        say(f"timing both interleaved, {replicates} replicates a side…")
         with torch.no_grad():
             tb, ta = time_interleaved(
                 (lambda: pb.module(*inputs), lambda: pa.module(*inputs)),
@@ -335,6 +344,7 @@ def compare(
         profiles: list[NodeProfile | None] = [None, None]
         if per_node:  # both profiled in one session, their calls interleaved
             calls = max(MIN_REPLICATES, default_calls(max(tb.median_s, ta.median_s)))
+            say(f"profiling both node by node, interleaved ({calls} calls each)…")
             profiles = list(profile_nodes([pb, pa], threads, [tb.median_s, ta.median_s], calls))
         sides = []
         for p, timing, outputs, prof in (

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import resource
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -351,13 +351,15 @@ def profile_whole(
     compile: str | None = None,
     cold_l2: bool = False,
     batch: int | None = None,
+    stage: Callable[[str], None] | None = None,
 ) -> WholeModel:
     """Check the outputs, time the whole forward pass (no profiler attached), then -- with
     ``per_node`` -- profile ``repeats`` more calls node by node (default: :func:`default_calls`).
 
     ``compile``: a ``torch.compile`` backend; the compiling first call is timed apart and a
     recompilation inside the timed loop marks the run invalid.  ``cold_l2`` (CUDA): flush the
-    L2 before every call, outside the timed span."""
+    L2 before every call, outside the timed span.  ``stage(text)`` is told what runs now
+    (for a progress line)."""
     if compile and per_node:
         raise RunError(
             "Per-node times are of the graph as it is; torch.compile fuses its nodes into "
@@ -370,12 +372,15 @@ def profile_whole(
         if target.type == "cuda":
             torch.cuda.reset_peak_memory_stats(target)
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        say = stage or (lambda _text: None)
+        say("checking the outputs…")
         check = _check(_outputs(p.module, p.inputs), p.reference)
         run = p.module
         compile_s = None
         recompiles = 0
         with torch.no_grad():  # around the whole timing: not a context per call
             if compile:
+                say(f"compiling with torch.compile({compile})…")
                 eager = _outputs(p.module, p.inputs)
                 run, compile_s = _compiled(p, compile, threads)
                 got = _check(_outputs(run, p.inputs), eager, "eager")
@@ -383,6 +388,7 @@ def profile_whole(
                 if not got.ok:
                     check = got
             before = _compilations()
+            say(f"timing for at least {min_time:g} s…")
             if cold_l2:
                 with using_threads(threads):
                     timing = time_cold_calls(lambda: run(*p.inputs), target, min_time)
@@ -396,6 +402,7 @@ def profile_whole(
         profile = None
         if per_node:
             calls = repeats or default_calls(timing.median_s)
+            say(f"profiling node by node ({calls} calls)…")
             profile = profile_nodes([p], threads, [timing.median_s], calls)[0]
         env = p.stamp(timing.threads)
         return WholeModel(
