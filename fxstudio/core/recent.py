@@ -41,6 +41,23 @@ class RecentModels:
         except (OSError, ValueError, TypeError, KeyError):
             return []
 
+    def existing(self) -> list[OpenRequest]:
+        """The recent requests whose file (``FILE.py:Name``, ``.pt2``, a session) is still
+        there; package and example specs always are."""
+        kept = []
+        for r in self.load():
+            path = _file_of(r.spec)
+            if path is None or path.exists():
+                kept.append(r)
+        return kept
+
+    def clear(self) -> None:
+        """Forget them all (a file that cannot be removed stays: see :meth:`add`)."""
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError:
+            pass
+
     def add(self, request: OpenRequest) -> None:
         """Put ``request`` first (recovery files are not worth remembering).  A file that
         cannot be written is left as it was: remembering is a convenience."""
@@ -59,3 +76,13 @@ class RecentModels:
             atomic_write(self.path, json.dumps(data, indent=1))
         except Exception:  # noqa: BLE001, S110 - see above
             pass
+
+
+def _file_of(spec: str) -> Path | None:
+    """The file a model spec names, if it names one."""
+    if spec.endswith((SESSION_SUFFIX, ".pt2")):
+        return Path(spec)
+    head, sep, _ = spec.rpartition(":")
+    if sep and head.endswith(".py"):
+        return Path(head)
+    return None

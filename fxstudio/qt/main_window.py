@@ -56,6 +56,7 @@ from fxstudio.qt.resources import icon
 from fxstudio.qt.run_panel import RunPanel
 from fxstudio.qt.search import SearchController
 from fxstudio.qt.table_model import NAME_ROLE, NodeFilterProxy, NodeTableModel
+from fxstudio.qt.window_state import WindowState
 from fxstudio.qt.workers import Task, UserCodeTask
 
 #: Graphs with more nodes than this show an edit at once and get its code and shapes from a
@@ -308,6 +309,16 @@ class MainWindow(QMainWindow):
         self.resizeDocks([code_dock, inspector_dock], [520, 520], Qt.Orientation.Horizontal)
         self.resizeDocks([code_dock, inspector_dock], [480, 320], Qt.Orientation.Vertical)
         self.resizeDocks([table_dock], [220], Qt.Orientation.Vertical)
+        self.window_state = WindowState(
+            self,
+            self.autosaver.directory.parent / "window.ini",
+            self.recent,
+            self.findChild(QMenu, "menuFile"),
+            view_menu,
+            self._action("actionReload"),
+            self.open_model,
+        )
+        self.window_state.restore()
         self.status_bar.showMessage("Open a model with File ▸ Open model… (Ctrl+O)")
 
     def _action(self, name: str) -> QAction:
@@ -557,6 +568,7 @@ class MainWindow(QMainWindow):
         if not self.maybe_save_changes():
             event.ignore()
             return
+        self.window_state.save()
         self.cancel_loading(quiet=True)  # a daemon thread: it never holds up quitting
         for task in self.findChildren(Task):
             task.wait(30000)  # let a save that is under way finish its atomic write

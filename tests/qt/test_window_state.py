@@ -1,0 +1,65 @@
+"""The window remembers its layout and the models opened before."""
+
+from PySide6.QtWidgets import QDockWidget
+
+from fxstudio.core.recent import RecentModels
+from fxstudio.core.session import OpenRequest
+from fxstudio.qt.main_window import MainWindow
+from tests.qt.conftest import open_and_wait
+
+
+def _window(qtbot, tmp_path):
+    w = MainWindow(interactive=False, autosave_s=0, recovery=tmp_path / "recovery")
+    qtbot.addWidget(w)
+    w.resize(1100, 760)
+    w.show()
+    return w
+
+
+def test_the_layout_comes_back_as_it_was_left_and_resets(qtbot, tmp_path):
+    first = _window(qtbot, tmp_path)
+    first.findChild(QDockWidget, "runDock").hide()
+    first.findChild(QDockWidget, "tableDock").hide()
+    first.resize(900, 640)
+    first.close()
+    assert (tmp_path / "window.ini").exists()
+    again = _window(qtbot, tmp_path)
+    # (the fixture resized it; the saved geometry is applied when it is built)
+    assert again.findChild(QDockWidget, "tableDock").isHidden()
+    assert again.findChild(QDockWidget, "runDock").isHidden()
+    again.window_state.reset_action.trigger()
+    assert not again.findChild(QDockWidget, "tableDock").isHidden()
+    assert not again.findChild(QDockWidget, "runDock").isHidden()
+
+
+def test_a_saved_geometry_is_restored(qtbot, tmp_path):
+    first = MainWindow(interactive=False, autosave_s=0, recovery=tmp_path / "recovery")
+    qtbot.addWidget(first)
+    first.show()
+    first.resize(760, 700)  # within the offscreen screen (800x800): restoring fits it there
+    size = first.size()
+    assert size.width() == 760
+    first.close()
+    again = MainWindow(interactive=False, autosave_s=0, recovery=tmp_path / "recovery")
+    qtbot.addWidget(again)
+    again.show()
+    assert again.size() == size
+
+
+def test_open_recent_lists_what_was_opened_leaves_out_missing_files_and_clears(qtbot, tmp_path):
+    w = _window(qtbot, tmp_path)
+    open_and_wait(qtbot, w, "examples:simple")
+    recent = RecentModels(tmp_path / "recent.json")
+    recent.add(OpenRequest(str(tmp_path / "gone.py") + ":Net"))
+    menu = w.window_state.recent_menu
+    menu.aboutToShow.emit()
+    labels = [a.text() for a in menu.actions() if a.text()]
+    assert any("examples:simple" in t for t in labels)
+    assert not any("gone.py" in t for t in labels)
+    entry = next(a for a in menu.actions() if "examples:simple" in a.text())
+    with qtbot.waitSignal(w.documentLoaded, timeout=60000):
+        entry.trigger()
+    clear = next(a for a in menu.actions() if "Clear" in a.text())
+    clear.trigger()
+    menu.aboutToShow.emit()
+    assert [a.text() for a in menu.actions() if a.isEnabled() and a.text()] == []
