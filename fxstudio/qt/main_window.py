@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio import __version__
 from fxstudio.core.catalogue import catalogue
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument, format_target
 from fxstudio.core.errors import UserError
@@ -39,6 +38,7 @@ from fxstudio.core.loading import model_file
 from fxstudio.core.recent import RecentModels
 from fxstudio.core.session import SESSION_SUFFIX, OpenRequest, open_document
 from fxstudio.core.sessionfile import save_session
+from fxstudio.qt.about import AboutDialog
 from fxstudio.qt.autosave import DEFAULT_INTERVAL_S, Autosaver, find_recoveries, recovery_dir
 from fxstudio.qt.bridge import DocumentBridge, SelectionModel
 from fxstudio.qt.canvas import CanvasView
@@ -557,12 +557,7 @@ class MainWindow(QMainWindow):
             self.table_view.scrollTo(last)
 
     def _about(self) -> None:
-        QMessageBox.about(
-            self,
-            "About fxstudio",
-            f"<b>fxstudio {__version__}</b><p>A desktop editor for PyTorch torch.fx graphs.</p>"
-            "<p>Opening a model file runs its code.</p>",
-        )
+        AboutDialog(self).exec()
 
     def closeEvent(self, event) -> None:  # noqa: N802
         if not self.maybe_save_changes():
