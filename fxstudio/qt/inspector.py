@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.runtime.breakdown import format_rate
 from fxstudio.qt.bridge import SelectionModel
 
 #: The properties a user can edit in place (double-click the value), and what they mean.
@@ -133,9 +134,9 @@ def _timing_rows(n: Any) -> list[tuple[str, str]]:
     if n.flops_per_s or n.bytes_per_s:
         rate = []
         if n.flops_per_s:
-            rate.append(f"{n.flops_per_s / 1e9:.2f} GFLOP/s")
+            rate.append(format_rate(n.flops_per_s, "FLOP/s"))
         if n.bytes_per_s:
-            rate.append(f"{n.bytes_per_s / 1e9:.2f} GB/s")
+            rate.append(format_rate(n.bytes_per_s, "B/s"))
         if n.bound == "invalid":
             rate.append("above the device's peak: a measurement error, not a fast node")
         elif n.bound:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,9 @@ import torch.fx as fx
 
 from fxstudio.core.document import ModuleGroup, format_target, module_path
 from fxstudio.core.runtime.flops import Work
-from fxstudio.core.runtime.nodes import RawProfile, iqr, median
+from fxstudio.core.runtime.nodes import RawProfile
 from fxstudio.core.runtime.roofline import Peaks
+from fxstudio.core.runtime.timer import iqr, median
 
 SLOW_PROFILE = 1.10  # profiled whole ÷ clean headline above this: the profile distorts
 
@@ -86,6 +88,7 @@ class ModuleTime:
     share: float
     flops: int
     nodes: int
+    names: tuple[str, ...] = field(repr=False, default=())  # the profiled nodes under it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -127,8 +130,12 @@ class NodeProfile:
     def parts_s(self) -> float:
         return sum(n.time_s for n in self.nodes) + self.unattributed_s + self.gap_s
 
+    @cached_property
+    def _by_name(self) -> dict[str, NodeTime]:
+        return {n.name: n for n in self.nodes}
+
     def node(self, name: str) -> NodeTime | None:
-        return next((n for n in self.nodes if n.name == name), None)
+        return self._by_name.get(name)
 
     def top(self, k: int = 10) -> list[NodeTime]:
         return sorted(self.nodes, key=lambda n: -n.time_s)[:k]
@@ -326,6 +333,7 @@ def breakdown(
                 t / whole if whole else 0.0,
                 sum(r.flops for r in under),
                 len(under),
+                tuple(r.name for r in under),
             )
         )
     return NodeProfile(

@@ -274,30 +274,15 @@ def match_nodes(
 def match_modules(before: NodeProfile, after: NodeProfile, kept: set[str]) -> list[Delta]:
     """Rows for the modules of both trees that are still modules of both models (a module a
     rewrite took out -- a folded BatchNorm -- has no row: its node is compared instead)."""
-    after_paths = {m.path for m in after.modules}
+    after_modules = {m.path: m for m in after.modules}
     rows: list[_Row] = []
     for m in before.modules:
-        if m.path not in after_paths or m.path not in kept:
+        if m.path not in after_modules or m.path not in kept:
             continue
-        b = [
-            sum(v)
-            for v in zip(
-                *(n.times_s for n in before.nodes if _inside(n.module, m.path)), strict=True
-            )
-        ]
-        a = [
-            sum(v)
-            for v in zip(
-                *(n.times_s for n in after.nodes if _inside(n.module, m.path)), strict=True
-            )
-        ]
+        b, a = _sum_calls(before, m.names), _sum_calls(after, after_modules[m.path].names)
         if b and a:
             rows.append((m.path or "(whole model)", (m.path,), (m.path,), b, a, "module"))
     return _tested(rows)
-
-
-def _inside(module: str, path: str) -> bool:
-    return path == "" or module == path or module.startswith(path + ".")
 
 
 def compare(

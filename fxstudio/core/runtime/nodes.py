@@ -28,7 +28,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -61,17 +60,6 @@ def annotated(gm: fx.GraphModule, tag: int = 0) -> tuple[fx.GraphModule, list[st
     type(module).forward = _forward_from_src(src, code.globals, {})  # its own class
     module._code = src  # what .code shows is what runs
     return module, [n.name for n in graph.nodes]
-
-
-def median(values: list[float] | tuple[float, ...]) -> float:
-    return statistics.median(values) if values else 0.0
-
-
-def iqr(values: list[float] | tuple[float, ...]) -> float:
-    if len(values) < 2:
-        return 0.0
-    q = statistics.quantiles(values, n=4, method="inclusive")
-    return q[2] - q[0]
 
 
 @dataclass

@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -119,8 +120,10 @@ def _best(fn: Any, repeats: int = 5) -> float:
     return min(samples)  # a ceiling: the best the device did
 
 
+@functools.lru_cache(maxsize=8)
 def cpu_peaks(threads: int | None = None, size: int = 1024) -> Peaks:
-    """Ceilings measured on this CPU: a float32 matmul's FLOP/s, a 64 MiB copy's bytes/s."""
+    """Ceilings measured on this CPU: a float32 matmul's FLOP/s, a 64 MiB copy's bytes/s --
+    once per thread count in a process (runs compared in one process share them)."""
     with using_threads(threads) as used, torch.no_grad():
         a = torch.randn(size, size)
         b = torch.randn(size, size)

@@ -33,6 +33,18 @@ NOISY = 0.10  # IQR / median above this: the machine was busy, say so
 MIN_BLOCK_S = 0.01  # a block lasts at least this (calls back to back, as in real use)
 
 
+def median(values: list[float] | tuple[float, ...]) -> float:
+    return statistics.median(values) if values else 0.0
+
+
+def iqr(values: list[float] | tuple[float, ...]) -> float:
+    """The interquartile range (p75 − p25, inclusive quantiles); 0 for fewer than 2 values."""
+    if len(values) < 2:
+        return 0.0
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return q[2] - q[0]
+
+
 @dataclass(frozen=True)
 class Timing:
     times_s: tuple[float, ...]  # seconds per call, one value per block
@@ -51,10 +63,7 @@ class Timing:
 
     @property
     def iqr_s(self) -> float:
-        if len(self.times_s) < 2:
-            return 0.0
-        q = statistics.quantiles(self.times_s, n=4, method="inclusive")
-        return q[2] - q[0]
+        return iqr(self.times_s)
 
     @property
     def runs(self) -> int:
