@@ -10,6 +10,9 @@
     fxstudio rewrite MODEL --builtin NAME...        rewrite by pattern (fxstudio/cli_rewrite.py)
     fxstudio profile MODEL [--per-node] [--against BASE]
                                                    run and time it (fxstudio/cli_profile.py)
+    fxstudio step MODEL [--until NODE] [--format table|json]
+                                                   each node's value, against the eager model
+                                                   (fxstudio/cli_step.py)
 
 Exit status: 0 on success, 2 for bad input (the message says what to do), 1 for an
 fxstudio bug.
@@ -32,7 +35,7 @@ EXIT_BUG = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # Ctrl+C, as shells expect
 DEFAULT_MODEL = "examples:resnet"
-COMMANDS = ("show", "export", "layout", "edit", "rewrite", "profile")
+COMMANDS = ("show", "export", "layout", "edit", "rewrite", "profile", "step")
 
 MODEL_HELP = (
     "the model: FILE.py:Name (a class or zero-argument factory), package.module:Name, either "
@@ -246,6 +249,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from fxstudio.cli_profile import cmd_profile, profile_parser
 
             return cmd_profile(profile_parser().parse_args(args[1:]))
+        if args and args[0] == "step":
+            from fxstudio.cli_step import cmd_step, step_parser
+
+            return cmd_step(step_parser().parse_args(args[1:]))
         if args and args[0] == "rewrite":
             from fxstudio.cli_rewrite import cmd_rewrite
 
