@@ -55,6 +55,7 @@ from fxstudio.qt.patterns_panel import PatternsPanel
 from fxstudio.qt.resources import icon
 from fxstudio.qt.run_panel import RunPanel
 from fxstudio.qt.search import SearchController
+from fxstudio.qt.step_panel import StepPanel
 from fxstudio.qt.table_model import NAME_ROLE, NodeFilterProxy, NodeTableModel
 from fxstudio.qt.window_state import WindowState
 from fxstudio.qt.workers import Task, UserCodeTask
@@ -191,6 +192,14 @@ class MainWindow(QMainWindow):
         self.run_panel = RunPanel(self)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.run_panel.dock)
         self.tabifyDockWidget(self.findChild(QDockWidget, "inspectorDock"), self.run_panel.dock)
+        self.step_panel = StepPanel(self, self.selection)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.step_panel.dock)
+        self.tabifyDockWidget(self.findChild(QDockWidget, "inspectorDock"), self.step_panel.dock)
+        step_menu = QMenu("&Step", self)
+        step_menu.setObjectName("menuStep")
+        step_menu.addActions(self.step_panel.actions)
+        help_menu = self.findChild(QMenu, "menuHelp")
+        self.menuBar().insertMenu(help_menu.menuAction(), step_menu)
         self.findChild(QDockWidget, "inspectorDock").raise_()
         self.canvas_controller.layoutFailed.connect(
             lambda exc: self._error("Could not lay out the graph", exc)
@@ -216,6 +225,7 @@ class MainWindow(QMainWindow):
         self.run_panel.profiled.connect(self._profile_shown)
         self.run_panel.nodeChosen.connect(self._show_node)
         self.run_panel.message.connect(self._edit_refused)
+        self.step_panel.message.connect(self._edit_refused)
 
         self._progress = QProgressBar(self)
         self._progress.setRange(0, 0)
@@ -446,6 +456,7 @@ class MainWindow(QMainWindow):
         self.inspector.set_document(document)
         self.patterns.set_document(document)
         self.run_panel.set_document(document)
+        self.step_panel.set_document(document)
         self.search.refresh()
         if document is not None:
             self._bridge = DocumentBridge(document, self)

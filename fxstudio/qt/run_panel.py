@@ -9,13 +9,11 @@ the graph as it is; *Compare with baseline* times both interleaved and fills *Be
 
 from __future__ import annotations
 
-import copy
 import json
 import time
 from pathlib import Path
 from typing import Any
 
-import torch.fx as fx
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
@@ -99,11 +97,8 @@ class RunPanel(QObject):
 
     def snapshot(self) -> GraphDocument:
         """The model as it is now, for the worker: the graph copied, weights shared."""
-        doc = self.document
-        assert doc is not None
-        doc.ensure_compiled()
-        gm = fx.GraphModule(doc.graph_module, copy.deepcopy(doc.graph))
-        return GraphDocument(gm, doc.source, doc.example_inputs)
+        assert self.document is not None
+        return self.document.detached()
 
     # -- running --------------------------------------------------------------------
 

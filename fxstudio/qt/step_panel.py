@@ -1,0 +1,293 @@
+"""The Step dock: run the document's graph node by node (``fxstudio.core.stepping``) and
+show each node's value; the canvas, the node table and the code follow the node last run
+(selecting it there), and the card shows its generated line and the user's source line --
+the three-way link.
+
+Every move runs in a worker thread on a copy of the graph (the window stays live; the
+document is never changed by stepping).  An edit of the graph ends the stepping: the next
+move starts again on the edited graph.  Collapsed modules follow debugger rules: *Over*
+runs a collapsed module in one step, *Step* expands it and stops at its first node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QWidget
+
+from fxstudio.core.document import ChangeKind, GraphDocument, format_target
+from fxstudio.core.stepping.stepper import Stepper, for_document
+from fxstudio.core.stepping.values import picture
+from fxstudio.qt import step_widgets
+from fxstudio.qt.bridge import SelectionModel
+from fxstudio.qt.workers import Task
+
+
+class StepPanel(QObject):
+    """The dock's controller; ``dock`` is the widget the main window places."""
+
+    moved = Signal()  # a move finished and the card shows where the stepper is
+    failed = Signal(str)  # a move (or starting) failed: the text says why
+    message = Signal(str)
+
+    def __init__(self, parent: QWidget, selection: SelectionModel) -> None:
+        super().__init__(parent)
+        self.selection = selection
+        self.document: GraphDocument | None = None
+        self.stepper: Stepper | None = None
+        self.task: Task | None = None
+        self.breakpoint_names: set[str] = set()  # kept when the stepper starts again
+        self.eager = True
+        self._unsubscribe: Any = None
+        self._filling = False
+        self.dock = step_widgets.build(self, parent)
+        self.restart_action.triggered.connect(lambda: self._move(lambda s: s.restart()))
+        self.back_action.triggered.connect(lambda: self._move(lambda s: s.back()))
+        self.into_action.triggered.connect(self.step_into)
+        self.over_action.triggered.connect(self.step_over)
+        self.out_action.triggered.connect(lambda: self._move(lambda s: s.step_out()))
+        self.continue_action.triggered.connect(lambda: self._move(lambda s: s.run_to_end()))
+        self.to_selected_action.triggered.connect(self.run_to_selected)
+        self.breakpoint_action.triggered.connect(self.toggle_breakpoint)
+        self.slider.valueChanged.connect(self._slid)
+        self.slider.sliderReleased.connect(lambda: self._slid(self.slider.value()))
+        self.first_difference.clicked.connect(self._go_to_first_difference)
+        self.set_document(None)
+
+    # -- the document -----------------------------------------------------------------
+
+    def set_document(self, doc: GraphDocument | None) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self.document = doc
+        self.stepper = None
+        self.breakpoint_names = set()
+        for action in self.actions:
+            action.setEnabled(doc is not None)
+        if doc is not None:
+            self._unsubscribe = doc.subscribe(self._changed)
+            self.slider.setRange(0, len(doc))
+        self._show()
+
+    def _changed(self, event: Any) -> None:
+        if event.kind is ChangeKind.VIEW_CHANGED or self.stepper is None:
+            return
+        self.stepper = None
+        assert self.document is not None
+        self.breakpoint_names &= set(self.document.node_names())
+        self._filling = True
+        self.slider.setRange(0, len(self.document))
+        self.slider.setValue(0)
+        self._filling = False
+        self.status.setText("The graph was edited: the next step starts again on the new graph.")
+
+    # -- moves ----------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self.task is not None
+
+    def _move(self, fn: Callable[[Stepper], Any], text: str = "Running…") -> None:
+        """Run ``fn(stepper)`` in a worker (the stepper is made first when there is none)."""
+        doc = self.document
+        if doc is None or self.busy:
+            return
+        stepper = self.stepper
+        detached = doc.detached() if stepper is None else None
+        breakpoints = set(self.breakpoint_names)
+        eager = self.eager
+
+        def work() -> Stepper:
+            s = stepper
+            if s is None:
+                assert detached is not None
+                task.say("building the eager model to compare with…" if eager else "starting…")
+                s = for_document(detached, eager=eager)
+                s.set_breakpoints(breakpoints & set(s.index))
+            fn(s)
+            return s
+
+        task = Task(work, self)
+        self.task = task
+        task.stage.connect(self.status.setText)
+        task.succeeded.connect(self._moved)
+        task.failed.connect(self._move_failed)
+        for action in self.actions:
+            action.setEnabled(False)
+        self.status.setText(text)
+        task.start()
+
+    def _finish_task(self) -> None:
+        task, self.task = self.task, None
+        if task is not None:
+            task.wait()
+            task.deleteLater()
+        for action in self.actions:
+            action.setEnabled(self.document is not None)
+
+    def _moved(self, stepper: Stepper) -> None:
+        self._finish_task()
+        self.stepper = stepper
+        self._show()
+        current = stepper.current
+        if current is not None and self.document is not None and current in self.document:
+            self.selection.select([current])  # the canvas, table and code follow
+        self.moved.emit()
+
+    def _move_failed(self, exc: BaseException) -> None:
+        self._finish_task()
+        self._show()
+        self.status.setText(str(exc))
+        self.failed.emit(str(exc))
+
+    def _collapsed_around(self, name: str | None) -> list[str]:
+        """The collapsed module groups holding ``name``, outermost first."""
+        doc = self.document
+        if doc is None or name is None or not doc.collapsed:
+            return []
+        return [
+            g.path
+            for g in doc.module_tree().walk()
+            if g.path in doc.collapsed and name in g.all_nodes()
+        ]
+
+    def _next(self) -> str | None:
+        if self.stepper is not None:
+            return self.stepper.next_node
+        doc = self.document
+        return doc.node_names()[0] if doc is not None and len(doc) else None
+
+    def step_into(self) -> None:
+        """One node; a collapsed module around it is expanded first (entered)."""
+        assert self.document is not None
+        for group in self._collapsed_around(self._next()):
+            self.document.set_collapsed(group, False)
+        self._move(lambda s: s.step() if not s.finished else None)
+
+    def step_over(self) -> None:
+        """A collapsed module in one step (its output shown), else one node."""
+        groups = self._collapsed_around(self._next())
+        if groups:
+            self._move(lambda s: s.step_over(groups[0]), f"Running module {groups[0]}…")
+        else:
+            self._move(lambda s: s.step() if not s.finished else None)
+
+    def run_to_selected(self) -> None:
+        name = self.selection.current
+        if name is None:
+            self.message.emit("Select the node to run to, then Run to selected.")
+            return
+        self._move(lambda s: s.run_to(name), f"Running to {name}…")
+
+    def goto(self, position: int) -> None:
+        self._move(lambda s: s.goto(position))
+
+    def toggle_breakpoint(self) -> None:
+        name = self.selection.current
+        if name is None:
+            self.message.emit("Select the node to break at, then Breakpoint (F9).")
+            return
+        self.breakpoint_names ^= {name}
+        if self.stepper is not None and not self.busy:
+            self.stepper.set_breakpoints(self.breakpoint_names & set(self.stepper.index))
+        self._show_breakpoints()
+
+    def _slid(self, value: int) -> None:
+        if self._filling or self.slider.isSliderDown():
+            return
+        if self.stepper is None or value != self.stepper.position:
+            self.goto(value)
+
+    def _go_to_first_difference(self) -> None:
+        s = self.stepper
+        first = s.first_difference() if s is not None else None
+        if first is not None:
+            self._move(lambda st: st.run_to(first))
+
+    # -- the card -----------------------------------------------------------------------
+
+    def _show_breakpoints(self) -> None:
+        names = sorted(self.breakpoint_names)
+        self.breakpoints.setText(", ".join(names) if names else "none (F9 on a selected node)")
+
+    def _show(self) -> None:
+        s, doc = self.stepper, self.document
+        self._show_breakpoints()
+        self._filling = True
+        self.slider.setValue(s.position if s is not None else 0)
+        self._filling = False
+        name = s.current if s is not None else None
+        if doc is None:
+            self.where.setText("Open a model to step through it.")
+        elif s is None or name is None:
+            total = len(doc) if s is None else len(s)
+            self.where.setText(f"Before the first node (0 of {total} run). Step (F11) to begin.")
+        else:
+            where = f"Node {s.position} of {len(s)} run"
+            if s.finished:
+                where += " — at the end"
+            if s.recomputed:
+                where += (
+                    f" — stepped back past the last {s.window} kept values: "
+                    f"{s.recomputed} nodes were run again"
+                )
+            self.where.setText(where)
+        if s is None or name is None:
+            self.title.setText("")
+            step_widgets.show_summary(self, None)
+            for label in (self.eager, self.code_line, self.source_line, self.picture_caption):
+                label.setText("")
+            self.picture.clear()
+            self.first_difference.hide()
+            if s is None and doc is not None and not self.status.text():
+                self.status.setText("")
+            return
+        node = s.order[s.index[name]]
+        self.title.setText(f"{name}   ({node.op} {format_target(node)})")
+        summary = s.summary(name)
+        step_widgets.show_summary(self, summary)
+        pic = picture(s.value(name)) if s.kept(name) else None
+        if pic is not None:
+            self.picture.setPixmap(step_widgets.picture_pixmap(pic))
+            self.picture_caption.setText(pic.caption)
+        else:
+            self.picture.clear()
+            self.picture_caption.setText("")
+        agreement = s.agreements.get(name)
+        if agreement is None:
+            self.eager.setText(
+                "no module boundary here" if s.eager is not None else "not compared (no source)"
+            )
+            self.eager.setStyleSheet("")
+        else:
+            self.eager.setText(agreement.describe())
+            colour = step_widgets.colour_for(not agreement.differs)
+            self.eager.setStyleSheet(f"color: {colour}")
+        first = s.first_difference()
+        self.first_difference.setVisible(first is not None)
+        if first is not None:
+            self.first_difference.setText(f"⚠ First node that differs from eager: {first} — go")
+        self._show_lines(name)
+        self.status.setText("")
+
+    def _show_lines(self, name: str) -> None:
+        doc = self.document
+        if doc is None or name not in doc:
+            self.code_line.setText("")
+            self.source_line.setText("")
+            return
+        line = doc.code_line_map().get(name)
+        code = doc.code().splitlines()
+        if line is not None and 0 < line <= len(code):
+            self.code_line.setText(f"line {line}: {code[line - 1].strip()}")
+        else:
+            self.code_line.setText("")
+        loc = doc.source_location(name)
+        self.source_line.setText(
+            f"{loc.filename.rpartition('/')[2]}:{loc.lineno}: {loc.text.strip()}" if loc else "—"
+        )
+        if loc:
+            self.source_line.setToolTip(f"{loc.filename}:{loc.lineno}")
