@@ -131,37 +131,39 @@ def trace_fx(
 
 def _trace_error(exc: Exception, source_file: str | None) -> CaptureError:
     loc = user_frame(exc.__traceback__, prefer_file=source_file)
-    where = _short(loc)
+    rule, message = _explained(exc, _short(loc))
+    error = CaptureError(message, loc)
+    error.rule = rule
+    return error
+
+
+def _explained(exc: Exception, where: str) -> tuple[str, str]:
+    """Which rule of symbolic tracing ``exc`` says was broken, and the message for it."""
     text = str(exc)
     if "cannot be used as inputs to control flow" in text:
-        return CaptureError(
+        return "tensor-if", (
             f"The forward branches on a tensor value at {where}"
             "Symbolic tracing cannot follow it: the value is unknown while tracing.\n"
             "Try: the export frontend (--frontend export) with torch.cond for the branch, "
             "making the module that branches a leaf module, or concrete_args to fix the "
-            "argument it depends on.",
-            loc,
+            "argument it depends on."
         )
     if "cannot be iterated" in text or "Proxy object cannot be iterated" in text:
-        return CaptureError(
+        return "iterate", (
             f"The forward iterates over (or unpacks) a traced value at {where}"
             "Symbolic tracing cannot know how many items it has.\n"
             "Try: index explicitly (x.size(0), x[0]), the export frontend (--frontend "
-            "export), or a leaf module around that code.",
-            loc,
+            "export), or a leaf module around that code."
         )
-    if "len(" in text and "Proxy" in text:
-        return CaptureError(
+    if "'len' is not supported" in text or ("len(" in text and "Proxy" in text):
+        return "len", (
             f"The forward calls len() on a traced value at {where}"
-            "Symbolic tracing cannot know it.\nTry: x.size(0), the export frontend "
-            "(--frontend export), or a leaf "
-            "module around that code.",
-            loc,
+            'Symbolic tracing cannot know it.\nTry: x.size(0), torch.fx.wrap("len") at module '
+            "scope, the export frontend (--frontend export), or a leaf module around that code."
         )
-    return CaptureError(
+    return "trace", (
         f"Symbolic tracing failed at {where}{type(exc).__name__}: {_clip(text)}\n"
-        "Try the export frontend (--frontend export), or make the failing module a leaf module.",
-        loc,
+        "Try the export frontend (--frontend export), or make the failing module a leaf module."
     )
 
 

@@ -60,6 +60,8 @@ class CaptureError(UserError):
 
     tracing = False  # symbolic tracing itself failed: another frontend may capture the model
     alternative: object = None  # the OpenRequest that captures it instead, when one was found
+    #: which rule of symbolic tracing the model broke: tensor-if, len, iterate, trace (other)
+    rule = ""
 
 
 _LIBRARY_DIRS = tuple(
