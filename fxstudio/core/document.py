@@ -152,6 +152,7 @@ class GraphDocument:
         self.compiled = True  # the module's forward matches the graph (ensure_compiled())
         self.shapes_stale = False
         self.version = 0  # counts changes to the graph, to drop work done on an older one
+        self.session_extra: dict[str, Any] = {}  # what else the session it came from saved
         self._listeners: list[Listener] = []
         self._cache: dict[str, Any] = {}
 

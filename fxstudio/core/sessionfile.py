@@ -158,6 +158,7 @@ def open_session(path: str | os.PathLike[str]) -> GraphDocument:
     doc.collapsed = set(data.collapsed)
     doc.pattern_boxes = list(data.pattern_boxes)
     doc.drop_missing_view_state()  # the model file may have changed since
+    doc.session_extra = dict(data.extra)  # e.g. the lesson's state
     return doc
 
 

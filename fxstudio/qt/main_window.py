@@ -49,6 +49,7 @@ from fxstudio.qt.edit_controller import EditController
 from fxstudio.qt.forms import load_form
 from fxstudio.qt.image_export import export_image
 from fxstudio.qt.inspector import InspectorController
+from fxstudio.qt.lesson_panel import LessonPanel
 from fxstudio.qt.open_dialog import OpenDialog
 from fxstudio.qt.palette import InsertPalette
 from fxstudio.qt.patterns_panel import PatternsPanel
@@ -121,6 +122,7 @@ class MainWindow(QMainWindow):
         self.request: OpenRequest | None = None
         self._bridge: DocumentBridge | None = None
         self._task: UserCodeTask | None = None  # the model being opened
+        self._dialog = True  # show a failure to open in a message box
         self._opening: OpenRequest | None = None
         self._save_task: Task | None = None
         self._started = 0.0
@@ -200,6 +202,14 @@ class MainWindow(QMainWindow):
         step_menu.addActions(self.step_panel.actions)
         help_menu = self.findChild(QMenu, "menuHelp")
         self.menuBar().insertMenu(help_menu.menuAction(), step_menu)
+        self.lesson = LessonPanel(self)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.lesson.dock)
+        self.lesson.dock.hide()  # Help > Learn FX shows it
+        learn = QAction("&Learn FX", self)
+        learn.setObjectName("actionLearnFx")
+        learn.setStatusTip("A guided lesson in ten checked steps, on this window")
+        learn.triggered.connect(lambda: self.lesson.start())
+        help_menu.insertAction(help_menu.actions()[0] if help_menu.actions() else None, learn)
         self.findChild(QDockWidget, "inspectorDock").raise_()
         self.canvas_controller.layoutFailed.connect(
             lambda exc: self._error("Could not lay out the graph", exc)
@@ -349,13 +359,15 @@ class MainWindow(QMainWindow):
         if self.request is not None:
             self.open_model(self.request)
 
-    def open_model(self, request: OpenRequest) -> None:
+    def open_model(self, request: OpenRequest, *, dialog: bool = True) -> None:
         """Load and capture in a worker thread; the current document stays until it is done.
 
         The model's code may run away (an endless loop, a trace that never ends): the status
-        bar says which of its lines is running, and Cancel stops it there.
+        bar says which of its lines is running, and Cancel stops it there.  ``dialog=False``:
+        a failure is not shown in a message box (the caller shows it: the lesson does).
         """
         self.cancel_loading(quiet=True)
+        self._dialog = dialog
         task = UserCodeTask(lambda: _prepared(open_document(request)), self)
         task.succeeded.connect(lambda doc: self._loaded(request, doc))
         task.failed.connect(lambda exc: self._failed(request, exc))
@@ -435,7 +447,8 @@ class MainWindow(QMainWindow):
         self._busy(False)
         self._restored_from = None
         self.status_bar.showMessage(f"Could not open {request.spec}.", 10000)
-        self._error("Could not open the model", exc)
+        if self._dialog:
+            self._error("Could not open the model", exc)
         self.loadFailed.emit(exc)
 
     # --- the document --------------------------------------------------------------------------
@@ -631,7 +644,8 @@ class MainWindow(QMainWindow):
                 return False
             target = Path(chosen if chosen.endswith(SESSION_SUFFIX) else chosen + SESSION_SUFFIX)
         try:
-            save_session(self.document, target)
+            extra = {"lesson": self.lesson.state.to_json()} if self.lesson.active else {}
+            save_session(self.document, target, **extra)
         except UserError as exc:
             self._error("Could not save the session", exc)
             return False

@@ -1,0 +1,114 @@
+"""Learn FX driven on the window, as a newcomer would: every step's check passes on the
+learner's own actions (clicks in the docks, edits, the Step and Run docks), and the lesson
+state comes back with the session."""
+
+from PySide6.QtGui import QAction, QTextCursor
+from PySide6.QtWidgets import QPushButton, QRadioButton
+
+from fxstudio.core.catalogue import Entry
+from fxstudio.core.lesson.steps import STEPS
+
+
+def _click(panel, name):
+    widget = panel.extra.findChild(QPushButton, name) or panel.dock.findChild(QPushButton, name)
+    assert widget is not None, name
+    widget.click()
+
+
+def _next(qtbot, lesson, expect_id):
+    assert lesson.recheck().ok, lesson.verdict.text()
+    lesson.next_button.click()
+    assert lesson.step.id == expect_id
+
+
+def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, tmp_path):
+    lesson = window.lesson
+    lesson.replay_ms = 1
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        window.findChild(QAction, "actionLearnFx").trigger()
+    assert lesson.dock.isVisible() and window.document.source.spec == "examples:fxdocs"
+    assert lesson.step.id == "pick"
+    _next(qtbot, lesson, "trace")
+    # 2: the trace replayed node by node, each with the user's line
+    assert not lesson.recheck().ok
+    with qtbot.waitSignal(lesson.replayed, timeout=10000):
+        _click(lesson, "lessonReplay")
+    assert "generated: return clamp" in lesson.replay_label.text()  # the last node: output
+    _next(qtbot, lesson, "ir")
+    # 3: the quiz, a wrong answer first
+    lesson.extra.findChild(QRadioButton, "lessonAnswer_opcode_call_method").click()
+    lesson.extra.findChild(QRadioButton, "lessonAnswer_leaf_leaf").click()
+    assert "Not quite" in lesson.verdict.text()
+    lesson.extra.findChild(QRadioButton, "lessonAnswer_opcode_call_function").click()
+    _next(qtbot, lesson, "code")
+    # 4: a click on line 4 of the generated code selects its node
+    block = window.code_view.document().findBlockByNumber(3)
+    window.code_view.setTextCursor(QTextCursor(block))
+    assert window.selection.current == "linear" and lesson.recheck().ok
+    _next(qtbot, lesson, "interpret")
+    # 5: the Step dock to the end
+    with qtbot.waitSignal(window.step_panel.moved, timeout=60000):
+        window.step_panel.continue_action.trigger()
+    assert "agrees with the eager model" in lesson.verdict.text()
+    _next(qtbot, lesson, "surgery")
+    # 6: add -> mul in the inspector's edit path, then a relu from the insert palette's entry
+    assert "recompile()" in lesson.text.toPlainText()  # the stale-code demonstration
+    window.edits.change_target("add", "operator.mul")
+    window.selection.select(["add"])
+    window.edits.insert(Entry("torch.relu", "call_function", "torch.relu", "torch"))
+    assert "operator.add → operator.mul" in lesson.verdict.text()
+    _next(qtbot, lesson, "pattern")
+    # 7: the deliberate miss, its reason, then the learner's fix and the Replace button
+    _click(lesson, "lessonTryPattern")
+    patterns = window.patterns
+    assert "6.0" in patterns.explanation.toPlainText()
+    assert "It missed" in lesson.verdict.text()
+    text = patterns.pattern_code.toPlainText().replace("6.0", "1.0")
+    patterns.pattern_code.setPlainText(text)
+    patterns.find_button.click()
+    assert len(patterns.found.matches) == 1
+    patterns.replace_button.click()
+    _next(qtbot, lesson, "failures")
+    # 8: each trap opened, explained at its line, fixed with one click (a re-capture)
+    for cid, spec, _label in [
+        (s[0], s[1], s[2])
+        for s in __import__("fxstudio.core.lesson.steps", fromlist=["TRAPS"]).TRAPS
+    ]:
+        with qtbot.waitSignal(lesson.diagnosed, timeout=120000) as got:
+            _click(lesson, f"lessonOpen_{cid}")
+        assert got.args[0].location is not None
+        assert spec.split(":")[1] in lesson.diagnosis_view.toPlainText()
+        with qtbot.waitSignal(window.documentLoaded, timeout=60000):
+            lesson.fix_row.findChild(QPushButton, "lessonFix0").click()
+        assert cid in lesson.state.facts["fixed"]
+    _next(qtbot, lesson, "pass")
+    # 9: the ResNet opens; pin, fold, compare in the Run and Patterns docks
+    qtbot.waitUntil(lambda: window.document.source.spec == "examples:resnet", timeout=60000)
+    run = window.run_panel
+    run.pin_button.click()
+    patterns.replacement_choice.setCurrentIndex(
+        patterns.replacement_choice.findData("fold-conv-bn")
+    )
+    patterns.replace_button.click()
+    run.min_time.setValue(0.05)
+    run.threads.setValue(1)
+    with qtbot.waitSignal(run.finished, timeout=300000):
+        run.compare_button.click()
+    assert "95 % CI" in lesson.verdict.text()
+    _next(qtbot, lesson, "export")
+    # 10: the same model through torch.export
+    with qtbot.waitSignal(window.documentLoaded, timeout=120000):
+        _click(lesson, "lessonOpenExport")
+    assert lesson.recheck().ok and "ATen calls" in lesson.verdict.text()
+    assert lesson.next_button.text() == "Done ✓"
+    assert set(lesson.state.done) == {s.id for s in STEPS}
+    # the lesson saves in the session and resumes with it
+    path = tmp_path / "lesson.fxstudio"
+    assert window.save_session(path)
+    lesson.active = False
+    lesson.state = type(lesson.state)()
+    from fxstudio.core.session import OpenRequest
+
+    with qtbot.waitSignal(window.documentLoaded, timeout=120000):
+        window.open_model(OpenRequest(str(path)))
+    assert lesson.active and lesson.step.id == "export" and len(lesson.state.done) == 10
