@@ -468,3 +468,27 @@ def _check_fits(specs: Sequence[InputSpec]) -> None:
             for s in specs
         )
         raise out_of_memory(f"making the example inputs ({given})", total, None)
+
+
+def model_names_in(path: str | os.PathLike[str]) -> list[str]:
+    """The top-level ``nn.Module`` subclasses a Python file defines (read, not run), ``Model``
+    first when there is one -- the names a dropped or browsed file is offered under.
+
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "m.py"
+    >>> _ = f.write_text("import torch\\nclass Net(torch.nn.Module): pass\\nclass Helper: pass\\n")
+    >>> model_names_in(f)
+    ['Net']
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return []
+    names = [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+        and any(ast.unparse(base).split(".")[-1] == "Module" for base in node.bases)
+    ]
+    return sorted(names, key=lambda n: n != "Model")

@@ -38,6 +38,7 @@ from fxstudio.core.loading import model_file
 from fxstudio.core.recent import RecentModels
 from fxstudio.core.session import SESSION_SUFFIX, OpenRequest, open_document
 from fxstudio.core.sessionfile import save_session
+from fxstudio.qt import command_palette, desktop
 from fxstudio.qt.about import AboutDialog
 from fxstudio.qt.autosave import DEFAULT_INTERVAL_S, Autosaver, find_recoveries, recovery_dir
 from fxstudio.qt.bridge import DocumentBridge, SelectionModel
@@ -210,6 +211,9 @@ class MainWindow(QMainWindow):
         learn.setStatusTip("A guided lesson in ten checked steps, on this window")
         learn.triggered.connect(lambda: self.lesson.start())
         help_menu.insertAction(help_menu.actions()[0] if help_menu.actions() else None, learn)
+        desktop.install(self, help_menu, self.findChild(QMenu, "menuFile"))
+        command_palette.install(self, self.findChild(QMenu, "menuView"))
+        self.drops.refused.connect(lambda text: self.status_bar.showMessage(text, 10000))
         self.findChild(QDockWidget, "inspectorDock").raise_()
         self.canvas_controller.layoutFailed.connect(
             lambda exc: self._error("Could not lay out the graph", exc)
@@ -470,6 +474,7 @@ class MainWindow(QMainWindow):
         self.patterns.set_document(document)
         self.run_panel.set_document(document)
         self.step_panel.set_document(document)
+        self.file_watcher.watch(document.source.source_file if document is not None else None)
         self.search.refresh()
         if document is not None:
             self._bridge = DocumentBridge(document, self)
@@ -614,6 +619,18 @@ class MainWindow(QMainWindow):
             buttons,
             QMessageBox.StandardButton.Save,
         )
+
+    def close_document(self) -> None:
+        """File ▸ Close model: ask to save changes, then show an empty window."""
+        if self.document is None or not self.maybe_save_changes():
+            return
+        self.set_document(None)
+        self.request = None
+        self.session_path = None
+        self.modified = False
+        self.autosave_pending = False
+        self.autosaver.discard()
+        self._update_summary()
 
     def maybe_save_changes(self) -> bool:
         """True when it is fine to drop the document (saved, discarded or unchanged)."""

@@ -1,0 +1,124 @@
+"""Desktop conventions: standard shortcuts and the F1 list, the command palette, dropping
+files on the window, the prompt when the model's file changes, closing the model."""
+
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import QApplication
+
+from fxstudio.qt.command_palette import CommandPalette
+from fxstudio.qt.desktop import STANDARD_KEYS, ShortcutsDialog, request_for_file
+from tests.qt.conftest import open_and_wait
+
+MODEL = """import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def example_inputs():
+    return (torch.randn(1, 4),)
+"""
+
+
+def test_standard_shortcuts_and_the_shortcut_list(qtbot, window):
+    for name, key in STANDARD_KEYS.items():
+        bindings = QKeySequence.keyBindings(key)
+        action = window.findChild(QAction, name)
+        assert action is not None, name
+        if bindings:
+            assert action.shortcuts() == bindings, name
+    dialog = ShortcutsDialog(window)
+    qtbot.addWidget(dialog)
+    rows = {
+        dialog.table.item(r, 0).text(): dialog.table.item(r, 1).text()
+        for r in range(dialog.table.rowCount())
+    }
+    assert rows["Open model…"].startswith("Ctrl+O") or "Ctrl+O" in rows["Open model…"]
+    assert "F11" in rows["Step ▶"] and "Ctrl+Shift+P" in rows["Command palette…"]
+
+
+def test_the_command_palette_finds_and_runs_an_action(qtbot, window):
+    palette = CommandPalette(window)
+    qtbot.addWidget(palette)
+    undo = next(
+        i for i in range(palette.list.count()) if palette.list.item(i).text().startswith("Undo")
+    )
+    assert (
+        not palette.list.item(undo).flags() & Qt.ItemFlag.ItemIsEnabled
+    )  # greyed: nothing to undo
+    qtbot.keyClicks(palette.edit, "learn")
+    assert palette.list.currentItem().text().startswith("Learn FX")
+    assert "Help" in palette.list.currentItem().text()
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        qtbot.keyClick(palette.edit, Qt.Key.Key_Return)
+    assert window.lesson.active and not palette.isVisible()
+
+
+def _drop(window, path):
+    """A drag onto the window and its drop, as Qt delivers them (enter first)."""
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    enter = QDragEnterEvent(
+        QPoint(10, 10),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    QApplication.sendEvent(window, enter)
+    event = QDropEvent(
+        QPointF(10, 10),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    QApplication.sendEvent(window, event)
+    return event
+
+
+def test_a_dropped_model_file_opens_and_other_files_are_refused(qtbot, window, tmp_path):
+    model = tmp_path / "net.py"
+    model.write_text(MODEL)
+    with qtbot.waitSignal(window.documentLoaded, timeout=60000) as loaded:
+        event = _drop(window, model)
+    assert event.isAccepted() and loaded.args[0].source.spec == f"{model}:Net"
+    (tmp_path / "notes.txt").write_text("hello")
+    with qtbot.assertNotEmitted(window.documentLoaded, wait=100):
+        assert not _drop(window, tmp_path / "notes.txt").isAccepted()  # not taken
+    assert ".fxstudio sessions" in request_for_file(str(tmp_path / "notes.txt"))
+    empty = tmp_path / "helpers.py"
+    empty.write_text("def f():\n    return 1\n")
+    assert "no nn.Module class" in request_for_file(str(empty))
+
+
+def test_a_change_on_disk_is_noticed_and_the_document_stays(qtbot, window, tmp_path):
+    model = tmp_path / "net.py"
+    model.write_text(MODEL)
+    from fxstudio.core.session import OpenRequest
+
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        window.open_model(OpenRequest(f"{model}:Net"))
+    code = window.document.code()
+    with qtbot.waitSignal(window.file_watcher.changedOnDisk, timeout=10000) as changed:
+        model.write_text(MODEL.replace("nn.Linear(4, 2)", "nn.Linear(4, 3)"))
+    assert changed.args[0] == str(model)
+    assert "changed on disk" in window.status_bar.currentMessage()
+    assert window.document.code() == code  # nothing reloaded behind the user's back
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        window.reload()
+    assert window.document.row("fc").shape == "1x3"
+
+
+def test_close_model_leaves_an_empty_window(qtbot, window):
+    open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
+    window.findChild(QAction, "actionClose").trigger()
+    assert window.document is None and window.windowTitle() == "fxstudio"
+    assert not window.step_panel.into_action.isEnabled()
