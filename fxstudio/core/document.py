@@ -408,6 +408,11 @@ class GraphDocument:
 
     def restore(self, snap: DocumentSnapshot) -> None:
         """Bring back a snapshot (the same ``GraphModule`` object, with its graph replaced)."""
+        self.put_back(snap)
+        self.emit(ChangeKind.GRAPH_REPLACED)
+
+    def put_back(self, snap: DocumentSnapshot) -> None:
+        """:meth:`restore` without the change event (an edit step: the edit emits one)."""
         gm = self._gm
         gm._modules = OrderedDict(snap.modules)
         gm._parameters = OrderedDict(snap.parameters)
@@ -416,7 +421,7 @@ class GraphDocument:
         self.positions = dict(snap.positions)
         self.collapsed = set(snap.collapsed)
         self.pattern_boxes = list(snap.pattern_boxes)
-        self.emit(ChangeKind.GRAPH_REPLACED)
+        self._cache.clear()  # new Node objects: the name index goes too
 
 
 # --- helpers shared by the views ---------------------------------------------------------------

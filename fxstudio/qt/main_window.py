@@ -46,6 +46,7 @@ from fxstudio.qt.canvas import CanvasView
 from fxstudio.qt.canvas_controller import CanvasController
 from fxstudio.qt.catch_up import CatchUpRunner
 from fxstudio.qt.code_view import CodeViewController
+from fxstudio.qt.console import ConsolePanel
 from fxstudio.qt.edit_controller import EditController
 from fxstudio.qt.forms import load_form
 from fxstudio.qt.image_export import export_image
@@ -203,6 +204,10 @@ class MainWindow(QMainWindow):
         step_menu.addActions(self.step_panel.actions)
         help_menu = self.findChild(QMenu, "menuHelp")
         self.menuBar().insertMenu(help_menu.menuAction(), step_menu)
+        self.console = ConsolePanel(self, self.undo_stack)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.console.dock)
+        self.tabifyDockWidget(self.findChild(QDockWidget, "tableDock"), self.console.dock)
+        self.findChild(QDockWidget, "tableDock").raise_()
         self.lesson = LessonPanel(self)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.lesson.dock)
         self.lesson.dock.hide()  # Help > Learn FX shows it
@@ -474,6 +479,7 @@ class MainWindow(QMainWindow):
         self.patterns.set_document(document)
         self.run_panel.set_document(document)
         self.step_panel.set_document(document)
+        self.console.set_document(document)
         self.file_watcher.watch(document.source.source_file if document is not None else None)
         self.search.refresh()
         if document is not None:

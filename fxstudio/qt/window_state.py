@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QMainWindow, QMenu
 from fxstudio.core.recent import RecentModels
 from fxstudio.core.session import OpenRequest
 
-STATE_VERSION = 2  # bump when the docks change, so an old saved layout is not applied
+STATE_VERSION = 3  # bump when the docks change, so an old saved layout is not applied
 
 
 class WindowState:

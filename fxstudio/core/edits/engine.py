@@ -23,9 +23,12 @@ from fxstudio.core.errors import UserError
 # --- edits ---------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(repr=False)
 class Edit:
     """Applied steps that can be undone and redone; ``record`` says how to replay them."""
+
+    def __repr__(self) -> str:
+        return f"<Edit {self.label!r}>"
 
     doc: GraphDocument
     label: str
@@ -104,7 +107,7 @@ def _run_steps(doc: GraphDocument, steps: Iterable[Step], label: str) -> list[St
         for step in steps:
             step.apply(doc)
             done.append(step)
-        _validate(doc, set().union(*(s.touched() for s in done)) if done else set())
+        validate(doc, set().union(*(s.touched() for s in done)) if done else set())
     except Exception as exc:
         for step in reversed(done):
             step.inverse().apply(doc)
@@ -116,7 +119,7 @@ def _run_steps(doc: GraphDocument, steps: Iterable[Step], label: str) -> list[St
     return done
 
 
-def _validate(doc: GraphDocument, touched: set[str]) -> None:
+def validate(doc: GraphDocument, touched: set[str]) -> None:
     """The checks every edit passes before it is kept."""
     graph = doc.graph
     try:

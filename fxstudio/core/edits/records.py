@@ -58,7 +58,14 @@ _REPLAY: dict[str, Callable[[GraphDocument, dict[str, Any]], Any]] = {
     ),
     "set_outputs": lambda d, r: set_outputs(d, r["names"]),
     "rewrite": lambda d, r: _replay_rewrite(d, r),
+    "console": lambda d, r: _replay_console(d, r),
 }
+
+
+def _replay_console(doc: GraphDocument, record: dict[str, Any]) -> None:
+    from fxstudio.core.console import replay_console  # the console uses edits
+
+    replay_console(doc, record)
 
 
 def _replay_rewrite(doc: GraphDocument, record: dict[str, Any]) -> None:
