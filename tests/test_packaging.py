@@ -40,6 +40,9 @@ def test_wheel_contains_forms_and_resources_and_they_load(tmp_path):
     ]:
         assert required in names, required
     assert not any(n.startswith("tests/") for n in names)
+    # every module of the package: a subpackage left out of pyproject's list would be missing
+    for source in (ROOT / "fxstudio").rglob("*.py"):
+        assert source.relative_to(ROOT).as_posix() in names, source
 
     target = tmp_path / "site"
     subprocess.run(
