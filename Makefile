@@ -2,6 +2,7 @@
 #   make run    set up, then open the window on the built-in example
 #   make test   set up, then run the whole test suite headless
 #   make bench  set up, then run the benchmarks (JSON lines)
+#   make package  build the Linux bundle (dist/fxstudio-*.tar.zst) and test the frozen app
 #
 # Variables:
 #   PYTHON=python3.11        the interpreter the virtual environment is made from
@@ -25,7 +26,10 @@ APT_PACKAGES := graphviz libgraphviz-dev pkg-config build-essential python3-dev 
 	libxcb-shape0 libxcb-randr0 libxcb-render-util0 libxcb-xinerama0 libxcb-image0 libxcb-xkb1 \
 	libxrender1 libxi6
 
-.PHONY: setup system run test bench bench-gpu lint clean
+# What `make package` needs besides: the .desktop and AppStream validators, zstd.
+PACKAGE_APT := desktop-file-utils appstream zstd
+
+.PHONY: setup system run test bench bench-gpu package lint clean
 
 setup: system $(VENV)/.installed
 
@@ -66,6 +70,18 @@ bench: setup
 # On a machine with an NVIDIA GPU and a CUDA torch (with torchvision) in the venv.
 bench-gpu: setup
 	$(PY) tests/bench/bench_gpu.py
+
+# The bundle ships the CPU torch (the default TORCH_SPEC); the slow test starts the frozen
+# app with no Python packages on the path.
+package: setup
+	@missing=$$(for p in $(PACKAGE_APT); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	$(PY) -m pip install -q -e '.[package]'
+	sh packaging/build.sh $(PY)
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m bundle tests/test_bundle.py
 
 lint: setup
 	$(VENV)/bin/ruff check fxstudio tests

@@ -1,6 +1,7 @@
 """fxstudio's command line: the GUI, and headless commands over ``fxstudio.core``.
 
-    fxstudio [MODEL] [--screenshot OUT.png]        open the window (examples:resnet by default)
+    fxstudio [MODEL] [--screenshot OUT.png]        open the window (on the welcome page without
+                                                   a MODEL)
     fxstudio show MODEL [--format table|code|json]  print the captured graph
     fxstudio export MODEL -o OUT [--format F]       save it as .py, forward code, TorchScript,
                                                    .pt2 or ONNX
@@ -84,7 +85,11 @@ def _gui_parser() -> argparse.ArgumentParser:
         description="fxstudio: a desktop editor for PyTorch torch.fx graphs. "
         f"Commands: {', '.join(COMMANDS)} (fxstudio COMMAND --help).",
     )
-    p.add_argument("model", nargs="?", default=DEFAULT_MODEL, help=MODEL_HELP)
+    p.add_argument(
+        "model",
+        nargs="?",
+        help=MODEL_HELP + f" (default: the welcome page; make run opens {DEFAULT_MODEL})",
+    )
     p.add_argument(
         "--screenshot",
         metavar="OUT.png",
@@ -419,4 +424,5 @@ def cmd_gui(ns: argparse.Namespace) -> int:
 
     if ns.verbose:
         logging.basicConfig(level=logging.INFO, format="fxstudio: %(message)s")
-    return run_gui(_request(ns), screenshot=ns.screenshot, debug=ns.debug, autosave_s=ns.autosave)
+    request = _request(ns) if ns.model else None
+    return run_gui(request, screenshot=ns.screenshot, debug=ns.debug, autosave_s=ns.autosave)

@@ -33,18 +33,21 @@ def application(argv: list[str] | None = None) -> QApplication:
         app = QApplication(argv if argv is not None else sys.argv[:1])
         app.setApplicationName("fxstudio")
         app.setOrganizationName("fxstudio")
-        app.setDesktopFileName("fxstudio")
+        app.setDesktopFileName(
+            "io.github.fxstudio.fxstudio"
+        )  # = the .desktop file (Wayland app id)
     assert isinstance(app, QApplication)
     return app
 
 
 def run_gui(
-    request: OpenRequest,
+    request: OpenRequest | None,
     screenshot: str | None = None,
     debug: bool = False,
     autosave_s: float | None = None,
 ) -> int:
-    """Open the window on ``request``; with ``screenshot``, write a PNG once shown and exit.
+    """Open the window on ``request`` (None: the welcome page); with ``screenshot``, write a
+    PNG once shown and exit.
 
     Unless taking a screenshot, a recovery file left by a crashed fxstudio is offered first.
     """
@@ -76,8 +79,11 @@ def run_gui(
     else:
         window.loadFailed.connect(lambda exc: _log_failure(exc, debug))
 
-    if screenshot or not window.offer_recovery():
-        window.open_model(request)
+    if screenshot and request is None:  # the welcome page, once painted
+        QTimer.singleShot(200, lambda: _save_and_quit(window, screenshot, status, app))
+    elif screenshot or not window.offer_recovery():
+        if request is not None:
+            window.open_model(request)
     app.exec()
     return status["code"]
 
@@ -85,7 +91,9 @@ def run_gui(
 def _save_and_quit(window, path: str, status: dict[str, int], app: QApplication) -> None:
     # Show a node selected, as a user would see it: the first function call.
     doc = window.document
-    first = next((n.name for n in doc.graph.nodes if n.op == "call_function"), None)
+    first = (
+        next((n.name for n in doc.graph.nodes if n.op == "call_function"), None) if doc else None
+    )
     if first is not None:
         window.selection.select([first])
     QApplication.processEvents()

@@ -38,7 +38,7 @@ from fxstudio.core.loading import model_file
 from fxstudio.core.recent import RecentModels
 from fxstudio.core.session import SESSION_SUFFIX, OpenRequest, open_document
 from fxstudio.core.sessionfile import save_session
-from fxstudio.qt import command_palette, desktop
+from fxstudio.qt import command_palette, desktop, welcome
 from fxstudio.qt.about import AboutDialog
 from fxstudio.qt.autosave import DEFAULT_INTERVAL_S, Autosaver, find_recoveries, recovery_dir
 from fxstudio.qt.bridge import DocumentBridge, SelectionModel
@@ -165,6 +165,7 @@ class MainWindow(QMainWindow):
         self.selection.changed.connect(self._show_selection_in_table)
 
         self.canvas: CanvasView = self.findChild(CanvasView, "canvas")
+        self.welcome = welcome.install(self)
         self.canvas_controller = CanvasController(self.canvas, self.selection, self)
         self.canvas_controller.layoutDone.connect(self._layout_done)
         self.undo_stack = QUndoStack(self)
@@ -480,6 +481,7 @@ class MainWindow(QMainWindow):
         self.run_panel.set_document(document)
         self.step_panel.set_document(document)
         self.console.set_document(document)
+        welcome.show_for(self, document)
         self.file_watcher.watch(document.source.source_file if document is not None else None)
         self.search.refresh()
         if document is not None:

@@ -12,7 +12,9 @@ def test_edits_calls_are_undo_steps_and_output_is_captured() -> None:
     c = ConsoleSession(doc)
     r = c.push('edits.set_target("relu", "torch.sigmoid")')
     assert [e.label for e in r.edits] == ["Change relu to torch.sigmoid"]
-    assert "torch.sigmoid(y)" in doc.code() and r.output == "<Edit 'Change relu to torch.sigmoid'>\n"
+    assert (
+        "torch.sigmoid(y)" in doc.code() and r.output == "<Edit 'Change relu to torch.sigmoid'>\n"
+    )
     r.edits[0].undo()
     assert "torch.relu(y)" in doc.code()
     assert c.push("print(len(graph.nodes))").output == "8\n"

@@ -23,9 +23,10 @@ def test_console_edits_are_undo_steps_in_the_window(qtbot, window):
     console.run("nodes = {n.name: n for n in graph.nodes}")
     result = console.run("nodes['add'].args = (nodes['mul'], nodes['relu'])")
     assert result.refused and "refused and undone" in console.output.toPlainText()
-    assert window.undo_stack.count() == 2 and window.document.graph_module(
-        *window.document.example_inputs
-    ) is not None
+    assert (
+        window.undo_stack.count() == 2
+        and window.document.graph_module(*window.document.example_inputs) is not None
+    )
     # history and completion
     qtbot.keyClick(console.input, Qt.Key.Key_Up)
     assert console.input.text().startswith("nodes['add'].args")

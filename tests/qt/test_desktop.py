@@ -122,3 +122,19 @@ def test_close_model_leaves_an_empty_window(qtbot, window):
     window.findChild(QAction, "actionClose").trigger()
     assert window.document is None and window.windowTitle() == "fxstudio"
     assert not window.step_panel.into_action.isEnabled()
+
+
+def test_the_welcome_page_shows_while_nothing_is_open(qtbot, window):
+    stack = window.centralWidget()
+    assert stack.currentIndex() == 0 and window.welcome.isVisible()  # nothing open yet
+    names = [window.welcome.examples.item(i).text() for i in range(window.welcome.examples.count())]
+    assert {"resnet", "fxdocs", "trap_if"} <= set(names)
+    item = window.welcome.examples.item(names.index("simple"))
+    assert not item.icon().isNull() and "Linear" in item.toolTip()
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        window.welcome.examples.itemClicked.emit(item)
+    assert stack.currentWidget() is window.canvas
+    window.close_document()
+    assert stack.currentIndex() == 0
+    recent = [window.welcome.recent.item(i).text() for i in range(window.welcome.recent.count())]
+    assert recent[0] == "examples:simple"

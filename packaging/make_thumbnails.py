@@ -1,0 +1,62 @@
+"""Draw the welcome page's thumbnails of the built-in examples (resources/examples/thumbs):
+each example opened in the real window, its canvas rendered.  Run after changing an example:
+
+    QT_QPA_PLATFORM=offscreen .venv/bin/python packaging/make_thumbnails.py
+"""
+
+import sys
+import tempfile
+from pathlib import Path
+
+from PySide6.QtCore import QEventLoop, QRectF, Qt, QTimer
+from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtWidgets import QApplication
+
+WIDTH, HEIGHT = 240, 160
+OUT = Path(__file__).resolve().parent.parent / "resources" / "examples" / "thumbs"
+
+
+def main() -> int:
+    app = QApplication(sys.argv)  # noqa: F841 - kept alive while the window draws
+    from fxstudio.core.loading import list_examples
+    from fxstudio.core.session import OpenRequest
+    from fxstudio.qt.main_window import MainWindow
+
+    window = MainWindow(interactive=False, autosave_s=0, recovery=Path(tempfile.mkdtemp()))
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name in list_examples():
+        loop = QEventLoop()
+        window.layoutShown.connect(loop.quit)
+        window.loadFailed.connect(loop.quit)
+        window.open_model(OpenRequest(f"examples:{name}"))
+        QTimer.singleShot(120000, loop.quit)
+        loop.exec()
+        window.layoutShown.disconnect(loop.quit)
+        window.loadFailed.disconnect(loop.quit)
+        if window.document is None or window.document.source.spec != f"examples:{name}":
+            print(f"{name}: does not trace (the gallery shows it without a picture)")
+            continue
+        scene = window.canvas.scene()
+        rect = scene.itemsBoundingRect().adjusted(-10, -10, 10, 10)
+        # the top of a tall graph, at a readable scale
+        rect = QRectF(
+            rect.left(),
+            rect.top(),
+            rect.width(),
+            min(rect.height(), rect.width() * HEIGHT / WIDTH * 1.4),
+        )
+        image = QImage(WIDTH * 2, HEIGHT * 2, QImage.Format.Format_ARGB32)
+        image.setDevicePixelRatio(2.0)
+        image.fill(QColor("#fafafa"))
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        scene.render(painter, QRectF(0, 0, WIDTH, HEIGHT), rect, Qt.AspectRatioMode.KeepAspectRatio)
+        painter.end()
+        image.save(str(OUT / f"{name}.png"))
+        print(f"{name}: {OUT / (name + '.png')}")
+        window.set_document(None)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
