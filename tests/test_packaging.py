@@ -35,6 +35,7 @@ def test_wheel_contains_forms_and_resources_and_they_load(tmp_path):
         "fxstudio/resources/icons/fxstudio.svg",
         "fxstudio/resources/examples/resnet.py",
         "fxstudio/resources/examples/branchy.py",
+        "fxstudio/resources/examples/thumbs/resnet.png",
         "fxstudio/core/loading.py",
         "fxstudio/qt/main_window.py",
     ]:
