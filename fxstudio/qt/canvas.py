@@ -44,23 +44,8 @@ from fxstudio.core.layout import (
     group_label,
     node_size,
 )
+from fxstudio.qt import theme
 
-OP_COLORS = {
-    "placeholder": "#d1fae5",
-    "get_attr": "#fef3c7",
-    "call_function": "#dbeafe",
-    "call_method": "#e0e7ff",
-    "call_module": "#fce7f3",
-    "output": "#e5e7eb",
-}
-OP_BORDERS = {
-    "placeholder": "#059669",
-    "get_attr": "#d97706",
-    "call_function": "#2563eb",
-    "call_method": "#4f46e5",
-    "call_module": "#db2777",
-    "output": "#4b5563",
-}
 DETAIL_SCALE = 0.45  # below this zoom, nodes are drawn as plain shapes without text
 EdgeKey = tuple[str, str, "str | None", bool]  # source, target, argument (one use), stub
 PORT = 6.0  # radius of a node's output port, where a wire drag starts
@@ -90,22 +75,25 @@ def _font(size: float, bold: bool = False, italic: bool = False) -> QFont:
 _PENS: dict[object, QPen] = {}
 
 
+theme.on_change(_PENS.clear)  # the pens are made again in the new colours
+
+
 def _edge_pen(dashed: bool) -> QPen:
     pen = _PENS.get(dashed)
     if pen is None:
         style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
-        pen = _PENS[dashed] = QPen(QColor("#6b7280"), 1.2, style)
+        pen = _PENS[dashed] = QPen(QColor(theme.colors().edge), 1.2, style)
     return pen
 
 
 def _wire_pen() -> QPen:
-    return QPen(QColor("#f59e0b"), 2, Qt.PenStyle.DashLine)
+    return QPen(QColor(theme.colors().selected), 2, Qt.PenStyle.DashLine)
 
 
 def _selected_pen() -> QPen:
     pen = _PENS.get("selected")
     if pen is None:
-        pen = _PENS["selected"] = QPen(QColor("#f59e0b"), 3)
+        pen = _PENS["selected"] = QPen(QColor(theme.colors().selected), 3)
     return pen
 
 
@@ -165,31 +153,32 @@ class NodeItem(BoxItem):
         self.setToolTip(f"{tip}\n\nShapes do not fit here: {problem}" if problem else tip)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        fill = QColor(OP_COLORS.get(self.op, "#f3f4f6"))
-        border = QColor("#dc2626" if self.problem else OP_BORDERS.get(self.op, "#6b7280"))
+        c = theme.colors()
+        fill = QColor(c.fills.get(self.op, c.fill))
+        border = QColor(c.problem if self.problem else c.borders.get(self.op, c.border))
         selected = self.isSelected()
         wide = selected or self.problem
-        painter.setPen(QPen(QColor("#f59e0b") if selected else border, 3 if wide else 1.2))
+        painter.setPen(QPen(QColor(c.selected) if selected else border, 3 if wide else 1.2))
         painter.setBrush(QBrush(fill))
         if _lod(option, painter) < DETAIL_SCALE:
             painter.drawRect(self.rect)
             return
         painter.drawRoundedRect(self.rect, 6, 6)
         painter.setFont(_font(8.5, bold=True))
-        painter.setPen(QColor("#111827"))
+        painter.setPen(QColor(c.text))
         r = self.rect.adjusted(6, 2, -6, -2)
         third = r.height() / 3
         painter.drawText(
             QRectF(r.x(), r.y(), r.width(), third), Qt.AlignmentFlag.AlignCenter, self.lines[0]
         )
         painter.setFont(_font(7.5))
-        painter.setPen(QColor("#374151"))
+        painter.setPen(QColor(c.subtext))
         painter.drawText(
             QRectF(r.x(), r.y() + third, r.width(), third),
             Qt.AlignmentFlag.AlignCenter,
             self.lines[1],
         )
-        painter.setPen(QColor("#6b7280"))
+        painter.setPen(QColor(c.faint))
         painter.drawText(
             QRectF(r.x(), r.y() + 2 * third, r.width(), third),
             Qt.AlignmentFlag.AlignCenter,
@@ -197,11 +186,11 @@ class NodeItem(BoxItem):
         )
         if self.op != "output":  # the output port: drag from here to connect
             painter.setPen(QPen(border, 1.2))
-            painter.setBrush(QColor("#ffffff"))
+            painter.setBrush(QColor(c.port))
             painter.drawEllipse(QPointF(self.rect.width() / 2, self.rect.height()), 3.5, 3.5)
         if self.problem:  # the error, in red, to the right of the node
             painter.setFont(_font(7.5, bold=True))
-            painter.setPen(QColor("#dc2626"))
+            painter.setPen(QColor(c.problem))
             painter.drawText(
                 self.problem_rect(),
                 Qt.AlignmentFlag.AlignLeft
@@ -284,23 +273,24 @@ class GroupItem(BoxItem):
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         detailed = _lod(option, painter) >= DETAIL_SCALE * 0.5
+        c = theme.colors()
         if self.collapsed:
             selected = self.isSelected()
             painter.setPen(
-                QPen(QColor("#f59e0b") if selected else QColor("#7c3aed"), 3 if selected else 1.5)
+                QPen(QColor(c.selected if selected else c.group_border), 3 if selected else 1.5)
             )
-            painter.setBrush(QColor("#ede9fe"))
+            painter.setBrush(QColor(c.group_fill))
             painter.drawRoundedRect(self.rect, 8, 8)
             if detailed:
-                painter.setPen(QColor("#4c1d95"))
+                painter.setPen(QColor(c.group_text))
                 painter.setFont(_font(8.5, bold=True))
                 painter.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, f"▸ {self.label}")
             return
-        painter.setPen(QPen(QColor("#a78bfa"), 1, Qt.PenStyle.DashLine))
-        painter.setBrush(QColor(245, 243, 255, 120))
+        painter.setPen(QPen(QColor(c.frame), 1, Qt.PenStyle.DashLine))
+        painter.setBrush(QColor(*c.frame_fill))
         painter.drawRoundedRect(self.rect, 8, 8)
         if detailed:
-            painter.setPen(QColor("#6d28d9"))
+            painter.setPen(QColor(c.frame_text))
             painter.setFont(_font(7.5))
             painter.drawText(
                 self.rect.adjusted(8, 3, -8, 0),
@@ -387,11 +377,12 @@ class EdgeItem(QGraphicsPathItem):
             painter.setBrush(pen.color())
             painter.drawPolygon(self.arrow)
             if self.stub:
-                painter.setPen(QPen(QColor("#9ca3af"), 0.8))
-                painter.setBrush(QColor("#f9fafb"))
+                c = theme.colors()
+                painter.setPen(QPen(QColor(c.stub_border), 0.8))
+                painter.setBrush(QColor(c.stub_fill))
                 painter.drawRoundedRect(self.label_rect, 4, 4)
                 painter.setFont(_font(7, italic=True))
-                painter.setPen(QColor("#374151"))
+                painter.setPen(QColor(c.stub_text))
                 painter.drawText(self.label_rect, Qt.AlignmentFlag.AlignCenter, self.stub)
 
     def boundingRect(self) -> QRectF:  # noqa: N802
@@ -440,8 +431,15 @@ class GraphScene(QGraphicsScene):
         self._overview: Overview | None = None
         self._bounds = QRectF()  # what the items cover, kept up to date as they move
         self.selectionChanged.connect(self._selection_changed)
-        self.setBackgroundBrush(QColor("#fafafa"))
+        self.setBackgroundBrush(QColor(theme.colors().canvas))
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
+
+    def apply_theme(self) -> None:
+        """Repaint in the theme's colours (View ▸ Theme, or the system switching)."""
+        self.setBackgroundBrush(QColor(theme.colors().canvas))
+        if self._overview is not None:
+            self._overview.restyle()
+        self.update()
 
     def build_empty(self) -> None:
         self.clear()
@@ -926,6 +924,9 @@ class Overview:
             -1, 4
         )
 
+    def restyle(self) -> None:
+        self.style = [_style(i) for i in self.items]
+
     # An edit patched into the scene changes a few entries: a removed one is never drawn
     # again (its extent is empty), a new one is appended.
 
@@ -1000,10 +1001,11 @@ class Overview:
         return self._np.flatnonzero(hit)
 
     def draw(self, painter: QPainter, area: QRectF) -> None:
-        painter.setPen(QPen(QColor("#a78bfa"), 0, Qt.PenStyle.DashLine))
-        painter.setBrush(QColor(245, 243, 255, 120))
+        c = theme.colors()
+        painter.setPen(QPen(QColor(c.frame), 0, Qt.PenStyle.DashLine))
+        painter.setBrush(QColor(*c.frame_fill))
         painter.drawRects([f for f in self.frames if f.intersects(area)])
-        painter.setPen(QPen(QColor("#6b7280"), 0))
+        painter.setPen(QPen(QColor(c.edge), 0))
         painter.drawLines([self.lines[i] for i in self._visible(self._lines, area)])
         groups: dict[tuple[str, str], list[QRectF]] = {}
         chosen: list[QRectF] = []
@@ -1016,8 +1018,8 @@ class Overview:
             painter.setBrush(QColor(fill))
             painter.drawRects(rects)
         if chosen:
-            painter.setPen(QPen(QColor("#f59e0b"), 0))
-            painter.setBrush(QColor("#f59e0b"))
+            painter.setPen(QPen(QColor(c.selected), 0))
+            painter.setBrush(QColor(c.selected))
             painter.drawRects(chosen)
 
 
@@ -1026,9 +1028,10 @@ _NOWHERE = (math.inf, math.inf, -math.inf, -math.inf)  # an extent no area meets
 
 def _style(item: BoxItem) -> tuple[str, str]:
     """(fill, border) of a box far out: a node's op colours, or a collapsed group's."""
+    c = theme.colors()
     if isinstance(item, NodeItem):
-        return OP_COLORS.get(item.op, "#f3f4f6"), OP_BORDERS.get(item.op, "#6b7280")
-    return "#ede9fe", "#7c3aed"
+        return c.fills.get(item.op, c.fill), c.borders.get(item.op, c.border)
+    return c.group_fill, c.group_border
 
 
 def _extent(r: QRectF) -> tuple[float, float, float, float]:

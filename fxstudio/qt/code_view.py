@@ -20,6 +20,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QDockWidget, QPlainTextEdit, QTextEdit
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.qt import theme
 from fxstudio.qt.bridge import SelectionModel
 
 #: Code with more lines than this is coloured as it scrolls into view, not all at once.
@@ -46,14 +47,19 @@ class PythonHighlighter(QSyntaxHighlighter):
 
     def __init__(self, document: QTextDocument | None) -> None:
         super().__init__(document)
+        self.set_colours()
+
+    def set_colours(self) -> None:
+        """The rules in the theme's colours (keyword, name, def, number, string, comment)."""
         kw = r"\b(" + "|".join(keyword.kwlist) + r")\b"
+        k, name, fn, num, text, comment = theme.colors().syntax
         self._rules = [
-            (QRegularExpression(kw), _fmt("#7c3aed", bold=True)),
-            (QRegularExpression(r"\b(self|torch|operator|getattr)\b"), _fmt("#0369a1")),
-            (QRegularExpression(r"\bdef\s+(\w+)"), _fmt("#b45309", bold=True)),
-            (QRegularExpression(r"\b[0-9]+(\.[0-9]+)?\b"), _fmt("#047857")),
-            (QRegularExpression(r"\"[^\"]*\"|'[^']*'"), _fmt("#be123c")),
-            (QRegularExpression(r"#[^\n]*"), _fmt("#6b7280", italic=True)),
+            (QRegularExpression(kw), _fmt(k, bold=True)),
+            (QRegularExpression(r"\b(self|torch|operator|getattr)\b"), _fmt(name)),
+            (QRegularExpression(r"\bdef\s+(\w+)"), _fmt(fn, bold=True)),
+            (QRegularExpression(r"\b[0-9]+(\.[0-9]+)?\b"), _fmt(num)),
+            (QRegularExpression(r"\"[^\"]*\"|'[^']*'"), _fmt(text)),
+            (QRegularExpression(r"#[^\n]*"), _fmt(comment, italic=True)),
         ]
 
     def spans(self, text: str) -> list[tuple[int, int, QTextCharFormat]]:
@@ -102,6 +108,16 @@ class CodeViewController(QObject):
         view.verticalScrollBar().valueChanged.connect(self._highlight_visible)
         view.updateRequest.connect(lambda *_: self._highlight_visible())
         selection.changed.connect(self._show_selection)
+
+    def restyle(self) -> None:
+        """The theme changed: colour the code and the selected line again."""
+        self._highlighter.set_colours()
+        if self._coloured is None:
+            self._highlighter.rehighlight()
+        else:
+            self._coloured = set()
+            self._highlight_visible()
+        self._show_selection(self.selection.names)
 
     def set_document(self, document: GraphDocument | None) -> None:
         self.document = document
@@ -226,7 +242,7 @@ class CodeViewController(QObject):
 
     def _show_selection(self, names: list[str]) -> None:
         extra = []
-        color = QColor("#fde68a")
+        color = QColor(theme.colors().code_line)
         first_block = None
         for name in names:
             line = self.line_of(name)

@@ -60,6 +60,7 @@ from fxstudio.qt.run_panel import RunPanel
 from fxstudio.qt.search import SearchController
 from fxstudio.qt.step_panel import StepPanel
 from fxstudio.qt.table_model import NAME_ROLE, NodeFilterProxy, NodeTableModel
+from fxstudio.qt.theme import ThemeController
 from fxstudio.qt.window_state import WindowState
 from fxstudio.qt.workers import Task, UserCodeTask
 
@@ -348,6 +349,7 @@ class MainWindow(QMainWindow):
             self._action("actionReload"),
             self.open_model,
         )
+        self.theme = ThemeController(self, self.window_state.settings, view_menu)
         self.window_state.restore()
         self.status_bar.showMessage("Open a model with File ▸ Open model… (Ctrl+O)")
 

@@ -13,6 +13,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
+from fxstudio.qt import theme
 from fxstudio.qt.canvas import CanvasView, GraphScene
 
 
@@ -75,7 +76,7 @@ class Minimap(QWidget):
             return
         height = min(self.full_height - top, self.BAND)
         image = QImage(max(self.width(), 1), max(height, 1), QImage.Format.Format_RGB32)
-        image.fill(QColor("#f3f4f6"))
+        image.fill(QColor(theme.colors().fill))
         area = QRectF(
             self.origin.x(),
             self.origin.y() + top / self.sy,
@@ -86,7 +87,7 @@ class Minimap(QWidget):
         painter = QPainter(image)
         painter.scale(self.sx, self.sy)
         painter.translate(-area.topLeft())
-        painter.setPen(QPen(QColor("#c4b5fd"), 0))
+        painter.setPen(QPen(QColor(theme.colors().frame), 0))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRects([f for f in overview.frames if f.intersects(area)])
         painter.setPen(Qt.PenStyle.NoPen)
@@ -132,10 +133,10 @@ class Minimap(QWidget):
             return
         painter = QPainter(self)
         painter.drawImage(0, 0, self.image, 0, int(self.offset) - self.band_top)
-        painter.setPen(QPen(QColor("#f59e0b"), 2))
+        painter.setPen(QPen(QColor(theme.colors().selected), 2))
         painter.setBrush(QColor(245, 158, 11, 40))
         painter.drawRect(self.visible_area().translated(0, -self.offset))
-        painter.setPen(QPen(QColor("#9ca3af"), 1))
+        painter.setPen(QPen(QColor(theme.colors().border), 1))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRect(self.rect().adjusted(0, 0, -1, -1))
 
