@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from fxstudio.core.loading import model_names_in
 from fxstudio.core.session import SESSION_SUFFIX, OpenRequest
+from fxstudio.qt.resources import icon
 
 SK = QKeySequence.StandardKey
 #: Actions that take the platform's key for what they do (Ctrl+O, Ctrl+S … on Linux).
@@ -41,6 +42,21 @@ STANDARD_KEYS = {
     "actionHelp": SK.HelpContents,
 }
 DROPPABLE = (".py", ".pt2", SESSION_SUFFIX)
+#: The toolbar's icons (SVG in resources/icons: sharp at any scale, grey on light and dark).
+ICONS = {
+    "actionOpen": "open.svg",
+    "actionReload": "reload.svg",
+    "actionSaveSession": "save.svg",
+    "actionSavePython": "save-python.svg",
+    "actionUndo": "undo.svg",
+    "actionRedo": "redo.svg",
+    "actionInsert": "insert.svg",
+    "actionDelete": "delete.svg",
+    "actionFit": "fit.svg",
+    "actionZoomIn": "zoom-in.svg",
+    "actionZoomOut": "zoom-out.svg",
+    "actionRelayout": "relayout.svg",
+}
 
 
 def menu_actions(bar: QMenuBar) -> list[tuple[str, QAction]]:
@@ -231,5 +247,9 @@ def install(window: Any, help_menu: QMenu, file_menu: QMenu) -> None:
         if action is not None and bindings:  # (a platform without one keeps the form's key)
             action.setShortcuts(bindings)
             action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+    for name, file in ICONS.items():
+        action = window.findChild(QAction, name)
+        if action is not None:
+            action.setIcon(icon(file))
     window.drops = DropOpener(window)
     window.file_watcher = FileWatcher(window)

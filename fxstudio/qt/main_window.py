@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QIcon, QKeySequence, QUndoStack
+from PySide6.QtGui import QAction, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -330,7 +330,6 @@ class MainWindow(QMainWindow):
         self._action("actionCollapseAll").triggered.connect(
             self.canvas_controller.collapse_top_level
         )
-        self._action("actionOpen").setIcon(QIcon.fromTheme("document-open"))
         view_menu = self.findChild(QMenu, "menuView")
         for dock in self.findChildren(QDockWidget):
             view_menu.addAction(dock.toggleViewAction())

@@ -33,6 +33,7 @@ class Minimap(QWidget):
         self.offset = 0.0  # image rows scrolled out of sight (tall graphs)
         self.full_height = 0  # rows of the whole picture; self.image holds some of them
         self.band_top = 0  # the picture's row at the image's first row
+        self.band_rows = 0  # how many rows of the picture the image holds
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setToolTip("Overview — click or drag to move the view")
         self._timer = QTimer(self)
@@ -74,14 +75,17 @@ class Minimap(QWidget):
         scene = self.view.scene()
         if not isinstance(scene, GraphScene):
             return
-        height = min(self.full_height - top, self.BAND)
-        image = QImage(max(self.width(), 1), max(height, 1), QImage.Format.Format_RGB32)
+        height = max(min(self.full_height - top, self.BAND), 1)
+        width = max(self.width(), 1)
+        dpr = max(1.0, self.devicePixelRatioF())  # sharp at 125-200 %: one pixel per device pixel
+        image = QImage(round(width * dpr), round(height * dpr), QImage.Format.Format_RGB32)
+        image.setDevicePixelRatio(dpr)
         image.fill(QColor(theme.colors().fill))
         area = QRectF(
             self.origin.x(),
             self.origin.y() + top / self.sy,
-            image.width() / self.sx,
-            image.height() / self.sy,
+            width / self.sx,
+            height / self.sy,
         )
         overview = scene.overview()  # boxes kept up to date as items move and edits land
         painter = QPainter(image)
@@ -95,7 +99,7 @@ class Minimap(QWidget):
             painter.setBrush(QColor(colour))
             painter.drawRects(rects)
         painter.end()
-        self.image, self.band_top = image, top
+        self.image, self.band_top, self.band_rows = image, top, height
 
     def _place(self) -> None:
         view = self.view
@@ -123,7 +127,7 @@ class Minimap(QWidget):
         spare = self.full_height - self.height()
         centre = self.visible_area().center().y()
         self.offset = min(max(centre - self.height() / 2, 0.0), float(max(spare, 0)))
-        top, shown = self.band_top, self.image.height() if self.image is not None else 0
+        top, shown = self.band_top, self.band_rows if self.image is not None else 0
         if not (top <= self.offset and self.offset + self.height() <= top + shown):
             self._draw_band(max(int(self.offset) - (self.BAND - self.height()) // 2, 0))
         self.update()
@@ -132,7 +136,11 @@ class Minimap(QWidget):
         if self.image is None:
             return
         painter = QPainter(self)
-        painter.drawImage(0, 0, self.image, 0, int(self.offset) - self.band_top)
+        dpr = self.image.devicePixelRatio()
+        source = QRectF(
+            0, (int(self.offset) - self.band_top) * dpr, self.image.width(), self.height() * dpr
+        )
+        painter.drawImage(QRectF(0, 0, self.width(), self.height()), self.image, source)
         painter.setPen(QPen(QColor(theme.colors().selected), 2))
         painter.setBrush(QColor(245, 158, 11, 40))
         painter.drawRect(self.visible_area().translated(0, -self.offset))
