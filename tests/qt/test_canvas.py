@@ -301,7 +301,7 @@ def test_overview_map_shows_the_visible_area_and_moves_the_view(qtbot, window):
 def test_far_out_the_canvas_draws_the_boxes_without_the_items(qtbot, window):
     from PySide6.QtGui import QColor
 
-    from fxstudio.qt.canvas import OP_COLORS
+    from fxstudio.qt.theme import colors
 
     open_and_draw(qtbot, window, "examples:resnet")
     view, scene = window.canvas, window.canvas.scene()
@@ -312,7 +312,7 @@ def test_far_out_the_canvas_draws_the_boxes_without_the_items(qtbot, window):
     first = scene.overview()
     image = view.viewport().grab().toImage()
     centre = view.mapFromScene(node.sceneBoundingRect().center())
-    assert image.pixelColor(centre) == QColor(OP_COLORS["call_module"])
+    assert image.pixelColor(centre) == QColor(colors().fills["call_module"])
     # The picture follows moves and the selection.
     window.selection.select(["layer2_0_conv1"])
     image = view.viewport().grab().toImage()
