@@ -33,7 +33,6 @@ from PySide6.QtWidgets import (
 from fxstudio.core.catalogue import catalogue
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument, format_target
 from fxstudio.core.errors import UserError
-from fxstudio.core.export import DESCRIPTIONS, ExportResult, export, weights_path
 from fxstudio.core.loading import model_file
 from fxstudio.core.recent import RecentModels
 from fxstudio.core.session import SESSION_SUFFIX, OpenRequest, open_document
@@ -48,8 +47,8 @@ from fxstudio.qt.catch_up import CatchUpRunner
 from fxstudio.qt.code_view import CodeViewController
 from fxstudio.qt.console import ConsolePanel
 from fxstudio.qt.edit_controller import EditController
+from fxstudio.qt.exporting import ExportController
 from fxstudio.qt.forms import load_form
-from fxstudio.qt.image_export import export_image
 from fxstudio.qt.inspector import InspectorController
 from fxstudio.qt.lesson_panel import LessonPanel
 from fxstudio.qt.open_dialog import OpenDialog
@@ -73,14 +72,6 @@ DEFER_MS = 30
 #: 1 ms against Python's 5 ms cut the longest stalls of opening a 10,000-node model from
 #: 196-204 ms to 160-181 ms, edits unchanged.
 GIL_SWITCH_S = 0.001
-
-_EXPORT_FILTERS = {
-    "py": (".py", "Python module (*.py)"),
-    "code": (".py", "Python file (*.py)"),
-    "torchscript": (".pt", "TorchScript (*.pt)"),
-    "pt2": (".pt2", "torch.export program (*.pt2)"),
-    "onnx": (".onnx", "ONNX (*.onnx)"),
-}
 
 
 class MainWindow(QMainWindow):
@@ -167,6 +158,7 @@ class MainWindow(QMainWindow):
 
         self.canvas: CanvasView = self.findChild(CanvasView, "canvas")
         self.welcome = welcome.install(self)
+        self.exporting = ExportController(self)
         self.canvas_controller = CanvasController(self.canvas, self.selection, self)
         self.canvas_controller.layoutDone.connect(self._layout_done)
         self.undo_stack = QUndoStack(self)
@@ -295,7 +287,9 @@ class MainWindow(QMainWindow):
             ("actionExportPt2", "pt2"),
             ("actionExportOnnx", "onnx"),
         ]:
-            self._action(action).triggered.connect(lambda _=False, f=fmt: self.export_dialog(f))
+            self._action(action).triggered.connect(
+                lambda _=False, f=fmt: self.exporting.export_dialog(f)
+            )
         self._action("actionReload").triggered.connect(self.reload)
         self._action("actionQuit").triggered.connect(self.close)
         search_bar = QToolBar("Find", self)
@@ -318,7 +312,7 @@ class MainWindow(QMainWindow):
             lambda: self.edits.set_outputs(list(self.selection.names))
         )
         self._action("actionFit").triggered.connect(self.canvas.fit)
-        self._action("actionExportImage").triggered.connect(self.export_image_dialog)
+        self._action("actionExportImage").triggered.connect(self.exporting.export_image_dialog)
         self._action("actionZoomIn").triggered.connect(self.canvas.zoom_in)
         self._action("actionZoomOut").triggered.connect(self.canvas.zoom_out)
         self._action("actionActualSize").triggered.connect(self.canvas.actual_size)
@@ -694,63 +688,13 @@ class MainWindow(QMainWindow):
             stem = Path(stem).stem
         return str(Path.cwd() / f"{stem}{suffix}")
 
-    def export_dialog(self, fmt: str) -> None:
-        """Ask for a file name, then save the model in ``fmt`` in a worker thread."""
-        if self.document is None:
-            return
-        suffix, filt = _EXPORT_FILTERS[fmt]
-        chosen, _ = QFileDialog.getSaveFileName(
-            self, f"Save {DESCRIPTIONS[fmt]}", self._suggest(suffix), filt
-        )
-        if not chosen:
-            return
-        path = Path(chosen if chosen.endswith(suffix) else chosen + suffix)
-        if fmt == "py" and weights_path(path).exists() and not path.exists():
-            answer = QMessageBox.question(
-                self,
-                "Replace the weights file?",
-                f"{weights_path(path).name} already exists. Replace it with this model's weights?",
-            )
-            if answer != QMessageBox.StandardButton.Yes:
-                return
-        self.export_to(path, fmt)
-
     def export_to(self, path: Path, fmt: str) -> None:
-        """Save in a worker thread (the file dialog has already confirmed any overwrite).
+        """Save the model as ``fmt`` in a worker thread (see ExportController.export_to)."""
+        self.exporting.export_to(path, fmt)
 
-        The worker reads the document, so edits wait until the file is written; a big
-        graph's code and shapes are brought up to date first.
-        """
-        doc = self.document
-        self._lock_editing(f"{path.name} is being saved; edit once it is written.")
-        self.status_bar.showMessage(f"Saving {path}…")
-        self._busy(True)
-        self._cancel.hide()
-
-        def start() -> None:
-            task = Task(lambda: export(doc, path, fmt, force=True), self)
-            task.succeeded.connect(self._exported)
-            task.failed.connect(lambda exc: self._export_failed(path, exc))
-            task.finished.connect(task.deleteLater)
-            self._save_task = task
-            task.start()
-
-        self.catch_up.when_idle(start)
-
-    def _exported(self, result: ExportResult) -> None:
-        self._unlock_editing()
-        self._busy(False)
-        names = ", ".join(p.name for p in result.paths)
-        note = f" — {result.notes[0]}" if result.notes else ""
-        self.status_bar.showMessage(f"Saved {names}{note}", 10000)
-        self.exported.emit(result)
-
-    def _export_failed(self, path: Path, exc: BaseException) -> None:
-        self._unlock_editing()
-        self._busy(False)
-        self.status_bar.showMessage(f"Could not save {path.name}.", 10000)
-        self._error(f"Could not save {path.name}", exc)
-        self.exportFailed.emit(exc)
+    def export_image(self, path: Path, visible_only: bool = False) -> bool:
+        """Save the canvas picture (PNG or SVG by suffix); True when written."""
+        return self.exporting.export_image(path, visible_only)
 
     # --- editing -------------------------------------------------------------------------------
 
@@ -868,36 +812,6 @@ class MainWindow(QMainWindow):
             box.setText(f"fxstudio hit an internal error: {type(exc).__name__}: {exc}")
             box.setInformativeText("This is a bug in fxstudio; please report it.")
         box.open()
-
-    def export_image_dialog(self) -> None:
-        if self.document is None:
-            return
-        chosen, chosen_filter = QFileDialog.getSaveFileName(
-            self,
-            "Export picture",
-            self._suggest(".png"),
-            "PNG image, whole graph (*.png);;SVG drawing, whole graph (*.svg);;"
-            "PNG image, visible area (*.png);;SVG drawing, visible area (*.svg)",
-        )
-        if not chosen:
-            return
-        suffix = ".svg" if "SVG" in chosen_filter else ".png"
-        path = Path(chosen if chosen.lower().endswith(suffix) else chosen + suffix)
-        visible = "visible" in chosen_filter
-        self.export_image(path, visible_only=visible)
-
-    def export_image(self, path: Path, visible_only: bool = False) -> bool:
-        """Save the canvas picture (PNG or SVG by suffix); True when written."""
-        area = None
-        if visible_only:
-            area = self.canvas.mapToScene(self.canvas.viewport().rect()).boundingRect()
-        try:
-            export_image(self.canvas.scene(), path, area)
-        except UserError as exc:
-            self._error(f"Could not save {path.name}", exc)
-            return False
-        self.status_bar.showMessage(f"Saved {path}", 10000)
-        return True
 
     # --- recovery ------------------------------------------------------------------------------
 

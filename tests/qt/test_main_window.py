@@ -101,3 +101,11 @@ def test_screenshot_of_an_untraceable_model_exits_2(tmp_path):
     assert result.returncode == 2
     assert "branchy.py:" in result.stderr
     assert not (tmp_path / "x.png").exists()
+
+
+def test_without_a_model_the_window_opens_on_the_welcome_page(tmp_path):
+    out = tmp_path / "welcome.png"
+    result = run_fxstudio("--screenshot", str(out), env={"HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    image = QImage(str(out))
+    assert not image.isNull() and image.width() >= 800
