@@ -18,6 +18,7 @@ from fxstudio.core.errors import CaptureError
 from fxstudio.core.fixes import Diagnosis, diagnose_failure, diagnose_graph
 from fxstudio.core.lesson import demos
 from fxstudio.core.lesson.steps import (
+    PASS_MODEL,
     STEPS,
     TRAPS,
     LessonState,
@@ -365,8 +366,6 @@ class LessonPanel(QObject):
             )
 
     def _extra_pass(self) -> None:
-        from fxstudio.core.lesson.steps import PASS_MODEL
-
         self._add(
             button(
                 self.extra,

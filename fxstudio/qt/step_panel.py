@@ -242,8 +242,6 @@ class StepPanel(QObject):
                 label.setText("")
             self.picture.clear()
             self.first_difference.hide()
-            if s is None and doc is not None and not self.status.text():
-                self.status.setText("")
             return
         node = s.order[s.index[name]]
         self.title.setText(f"{name}   ({node.op} {format_target(node)})")
