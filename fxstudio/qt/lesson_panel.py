@@ -90,7 +90,7 @@ class LessonPanel(QObject):
         self._replay.stop()
         self.state.step = index
         step = self.step
-        if step.begin is not None:
+        if step.begin is not None and step.id not in self.state.done:  # (not again once done)
             step.begin(self.document, self.state)
         spec = step.opens(self.document, self.state) if step.opens is not None else None
         if spec:

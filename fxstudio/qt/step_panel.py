@@ -131,6 +131,7 @@ class StepPanel(QObject):
     def _moved(self, stepper: Stepper) -> None:
         self._finish_task()
         self.stepper = stepper
+        stepper.set_breakpoints(self.breakpoint_names & set(stepper.index))  # (set while busy)
         self._show()
         current = stepper.current
         if current is not None and self.document is not None and current in self.document:

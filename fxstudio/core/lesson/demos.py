@@ -26,6 +26,8 @@ import torch.fx as fx
 from fxstudio.core.document import GraphDocument, format_target
 from fxstudio.core.errors import SourceLocation
 
+DEMO_NODES = 1000  # the stale-code demonstration runs on graphs up to this size
+
 OPCODES = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")
 
 OPCODE_MEANING = {
@@ -140,7 +142,9 @@ def stale_code_demo(doc: GraphDocument) -> StaleCode | None:
     """The classic bug, run on a copy of the learner's graph: change a node's target without
     ``recompile()`` and the module keeps running the old code; recompile and it changes."""
     swaps = {operator.add: operator.mul, operator.mul: operator.add, torch.relu: torch.sigmoid}
-    gm = copy.deepcopy(doc.graph_module)
+    if len(doc) > DEMO_NODES:  # three forward calls: kept for models a lesson runs quickly
+        return None
+    gm = fx.GraphModule(doc.graph_module, copy.deepcopy(doc.graph))  # weights shared
     node = next((n for n in gm.graph.nodes if n.op == "call_function" and n.target in swaps), None)
     if node is None or not doc.example_inputs:
         return None

@@ -117,13 +117,14 @@ def _pick_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
         return Verdict(False, "This graph has no operations: open a model that computes something.")
     if not doc.example_inputs:
         return Verdict(False, "This model has no example inputs: open it with an input shape.")
-    with torch.no_grad():
-        out = doc.graph_module(*doc.example_inputs)
-    shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+    output = next(n for n in reversed(list(doc.graph.nodes)) if n.op == "output")
+    returned = output.all_input_nodes
+    shape = doc.row(returned[0].name).shape if returned else ""
+    gives = f" it returns {shape}" if shape else ""
     return Verdict(
         True,
-        f"{doc.source.spec or 'The model'} traced: {len(doc)} nodes. Run once on its example "
-        f"inputs it returns {shape}: the reference the later steps compare with.",
+        f"{doc.source.spec or 'The model'} traced: {len(doc)} nodes. Run on its example "
+        f"inputs{gives}: the reference the later steps compare with.",
     )
 
 
