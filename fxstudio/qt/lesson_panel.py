@@ -34,6 +34,7 @@ from fxstudio.qt.lesson_widgets import button
 from fxstudio.qt.workers import Task
 
 OK_COLOUR, NOT_YET_COLOUR = "#2e7d32", "#9a6700"
+FADED = 0.12  # the canvas during the trace replay: nodes not created yet
 
 
 class LessonPanel(QObject):
@@ -87,7 +88,9 @@ class LessonPanel(QObject):
 
     def go(self, index: int) -> None:
         index = max(0, min(index, len(STEPS) - 1))
-        self._replay.stop()
+        if self._replay.isActive():
+            self._replay.stop()
+            self._fade(False)
         self.state.step = index
         step = self.step
         if step.begin is not None and step.id not in self.state.done:  # (not again once done)
@@ -194,15 +197,35 @@ class LessonPanel(QObject):
         self.replay_label.setWordWrap(True)
 
     def replay(self) -> None:
-        """Select the nodes one by one in the order tracing made them, with the user's line."""
+        """Show the nodes one by one in the order tracing made them, with the user's line:
+        the canvas starts faded and each node (and its wires) appears as it is created."""
         self._replay_at = 0
+        self._fade(True)
         self._replay.start(self.replay_ms)
         self._replay_next()
+
+    def _scene_items(self) -> tuple[dict[str, Any], list[Any]]:
+        scene = self.window.canvas.scene()
+        return getattr(scene, "nodes", {}), list(getattr(scene, "edges", []))
+
+    def _fade(self, on: bool) -> None:
+        nodes, edges = self._scene_items()
+        for item in [*nodes.values(), *(e for e in edges if e is not None)]:
+            item.setOpacity(FADED if on else 1.0)
+
+    def _appear(self, name: str, made: set[str]) -> None:
+        nodes, edges = self._scene_items()
+        if name in nodes:
+            nodes[name].setOpacity(1.0)
+        for edge in edges:
+            if edge is not None and {edge.source_name, edge.target_name} <= made:
+                edge.setOpacity(1.0)
 
     def _replay_next(self) -> None:
         doc = self.document
         if doc is None or self.step.id != "trace":
             self._replay.stop()
+            self._fade(False)
             return
         order = demos.trace_order(doc)
         if self._replay_at >= len(order):
@@ -210,6 +233,7 @@ class LessonPanel(QObject):
             return
         name, op, loc = order[self._replay_at]
         self._replay_at += 1
+        self._appear(name, {n for n, _, _ in order[: self._replay_at]})
         self.window.selection.select([name])
         if loc is not None:
             where = f"{loc.filename.rpartition('/')[2]}:{loc.lineno}: {loc.text}"
@@ -224,6 +248,7 @@ class LessonPanel(QObject):
         )
         if self._replay_at == len(order):
             self._replay.stop()
+            self._fade(False)
             self.recheck()
             self.replayed.emit()
 

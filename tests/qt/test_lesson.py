@@ -23,7 +23,6 @@ def _next(qtbot, lesson, expect_id):
 
 def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, tmp_path):
     lesson = window.lesson
-    lesson.replay_ms = 1
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
         window.findChild(QAction, "actionLearnFx").trigger()
     assert lesson.dock.isVisible() and window.document.source.spec == "examples:fxdocs"
@@ -31,8 +30,13 @@ def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, t
     _next(qtbot, lesson, "trace")
     # 2: the trace replayed node by node, each with the user's line
     assert not lesson.recheck().ok
+    lesson.replay_ms = 60000  # first look at the canvas after one node
+    _click(lesson, "lessonReplay")
+    nodes = window.canvas.scene().nodes
+    assert nodes["x"].opacity() == 1.0 and nodes["clamp"].opacity() < 0.5  # not created yet
     with qtbot.waitSignal(lesson.replayed, timeout=10000):
-        _click(lesson, "lessonReplay")
+        lesson._replay.setInterval(1)
+    assert nodes["clamp"].opacity() == 1.0
     assert "generated: return clamp" in lesson.replay_label.text()  # the last node: output
     _next(qtbot, lesson, "ir")
     # 3: the quiz, a wrong answer first
