@@ -246,10 +246,10 @@ class LessonPanel(QObject):
         self.state.facts["replayed"] = max(
             int(self.state.facts.get("replayed", 0)), self._replay_at
         )
+        self.recheck()  # the verdict counts along
         if self._replay_at == len(order):
             self._replay.stop()
             self._fade(False)
-            self.recheck()
             self.replayed.emit()
 
     def _extra_ir(self) -> None:
