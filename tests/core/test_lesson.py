@@ -186,3 +186,16 @@ def test_the_lesson_state_saves_in_a_session(tmp_path, docs_module) -> None:
     assert LessonState.from_json({"step": 99}).step == len(STEPS) - 1  # clamped
     json.dumps(state.to_json())
     assert torch.is_tensor(docs_module.example_inputs[0])
+
+
+def test_a_trap_without_an_automatic_fix_says_so_and_ordinary_models_have_no_traps() -> None:
+    request = OpenRequest("examples:branchy")  # the branch is in the top-level forward
+    diagnosis = diagnose_failure(request, _error("examples:branchy"))
+    assert diagnosis.rule == "tensor-if" and diagnosis.fixes == ()  # export cannot follow it
+    assert "torch.cond" in diagnosis.explanation and "branchy.py" in diagnosis.describe()
+    for spec in ("examples:resnet", "examples:transformer", "examples:trap_if"):
+        if spec.endswith("trap_if"):
+            doc = open_document(OpenRequest(spec, leaf_modules=("gate",)))
+        else:
+            doc = open_document(spec)
+        assert diagnose_graph(doc) == [], spec

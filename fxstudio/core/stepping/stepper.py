@@ -75,6 +75,11 @@ class Stepper:
             for a in n.all_input_nodes:
                 j = self.index[a.name]
                 self._last_use[j] = max(self._last_use[j], i)
+        # A value can go once the window has passed both its node and its last user: the
+        # nodes listed by that position, so a step drops them without scanning what is held.
+        self._expires: dict[int, list[fx.Node]] = {}
+        for j, n in enumerate(self.order):
+            self._expires.setdefault(max(j, self._last_use[j]), []).append(n)
         self._placeholder: dict[str, int] = {}
         for n in self.order:
             if n.op == "placeholder":
@@ -172,13 +177,10 @@ class Stepper:
         self._floor = max(self._floor, edge)
         if edge <= 0:
             return
-        for p in [p for p in self._rng_at if p < edge]:
-            del self._rng_at[p]
+        self._rng_at.pop(edge - 1, None)  # (the edge moves one position a step)
         env = self.interpreter.env
-        for node in [
-            m for m in env if max(self.index[m.name], self._last_use[self.index[m.name]]) < edge
-        ]:
-            del env[node]
+        for node in self._expires.get(edge - 1, ()):
+            env.pop(node, None)
 
     def run(
         self, until: Callable[[Step], bool] | None = None, *, limit: int | None = None

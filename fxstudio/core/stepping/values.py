@@ -92,14 +92,19 @@ def _tensor(t: torch.Tensor) -> ValueSummary:
     finite = x[~(nan | inf)]
     stats: dict[str, Any] = {"nans": int(nan.sum()), "infs": int(inf.sum())}
     if finite.numel():
-        lo, hi = _number(finite.min()), _number(finite.max())
+        low, high = torch.aminmax(finite)
+        lo, hi = _number(low), _number(high)
         hist = torch.histc(finite.float(), bins=BINS, min=lo, max=hi if hi > lo else lo + 1)
+        if finite.numel() > 1:
+            std, mean = torch.std_mean(finite)
+        else:
+            std, mean = torch.zeros(()), finite.mean()
         stats.update(
             min=lo,
             max=hi,
-            mean=_number(finite.mean()),
-            std=_number(finite.std()) if finite.numel() > 1 else 0.0,
-            histogram=tuple(int(c) for c in hist.tolist()),
+            mean=_number(mean),
+            std=_number(std),
+            histogram=tuple(hist.int().tolist()),
         )
     return ValueSummary("tensor", text, **base, **stats)  # type: ignore[arg-type]
 
