@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import code
 import contextlib
+import inspect
 import io
 import operator
 import sys
@@ -43,23 +44,16 @@ from torch import nn
 from fxstudio.core import edits as core_edits
 from fxstudio.core.document import ChangeKind, DocumentSnapshot, GraphDocument
 from fxstudio.core.edits import Edit, commit
+from fxstudio.core.edits import user as user_edits
 from fxstudio.core.edits.engine import validate
 from fxstudio.core.edits.steps import EditError, Step
 
-#: The edits the console's ``edits`` offers (each takes the document first, as in core).
-EDIT_FUNCTIONS = (
-    "rename",
-    "set_target",
-    "set_inputs",
-    "insert",
-    "insert_module",
-    "splice",
-    "delete",
-    "paste",
-    "add_input",
-    "rewire",
-    "move_input",
-    "set_outputs",
+#: The edits the console's ``edits`` offers: the user-level edits of ``fxstudio.core.edits``
+#: (each takes the document first, as in core).
+EDIT_FUNCTIONS = tuple(
+    name
+    for name, fn in inspect.getmembers(user_edits, inspect.isfunction)
+    if fn.__module__ == user_edits.__name__ and not name.startswith("_")
 )
 
 

@@ -1,12 +1,13 @@
-"""Load Qt Designer forms shipped in ``fxstudio.ui`` into existing widgets."""
+"""Load Qt Designer forms shipped in ``fxstudio.ui`` into existing widgets; the small widget
+makers the docks built in code share."""
 
 from __future__ import annotations
 
 import importlib.resources
 
-from PySide6.QtCore import QFile, QIODevice
+from PySide6.QtCore import QFile, QIODevice, Qt
 from PySide6.QtUiTools import QUiLoader
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QLabel, QWidget
 
 
 class _FormLoader(QUiLoader):
@@ -42,3 +43,12 @@ def load_form(name: str, base: QWidget, custom: tuple[type[QWidget], ...] = ()) 
                 raise RuntimeError(f"cannot load the form {path}: {loader.errorString()}")
         finally:
             f.close()
+
+
+def text_label(parent: QWidget, name: str) -> QLabel:
+    """A wrapping label whose text can be selected and copied (a dock's readouts)."""
+    label = QLabel(parent)
+    label.setObjectName(name)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label

@@ -290,30 +290,27 @@ class LessonPanel(QObject):
         self._add(button(self.extra, "Fix it", "lessonFixPattern", self.fix_pattern))
 
     def try_pattern(self) -> None:
-        doc = self.document
-        ex = demos.pattern_exercise(doc) if doc is not None else None
-        if ex is None:
-            return
-        patterns = self.window.patterns
-        self._raise("patternsDock")
-        patterns.pattern_code.setPlainText(ex.miss)
-        patterns.replacement_code.setPlainText(ex.replacement)
-        found = patterns.find()
+        """The deliberate miss in the Patterns dock, found: it does not match; why is shown."""
+        found = self._load_pattern(fixed=False)
         if found is not None and not found.matches:
-            first = patterns.explanation.toPlainText().strip().splitlines()
+            first = self.window.patterns.explanation.toPlainText().strip().splitlines()
             self.state.facts["missed"] = first[0] if first else "no match"
         self.recheck()
 
     def fix_pattern(self) -> None:
+        """The pattern that matches, in the Patterns dock, found."""
+        self._load_pattern(fixed=True)
+
+    def _load_pattern(self, fixed: bool) -> Any:
         doc = self.document
         ex = demos.pattern_exercise(doc) if doc is not None else None
         if ex is None:
-            return
+            return None
         patterns = self.window.patterns
         self._raise("patternsDock")
-        patterns.pattern_code.setPlainText(ex.fix)
+        patterns.pattern_code.setPlainText(ex.fix if fixed else ex.miss)
         patterns.replacement_code.setPlainText(ex.replacement)
-        patterns.find()
+        return patterns.find()
 
     def _extra_failures(self) -> None:
         fixed = set(self.state.facts.get("fixed", []))

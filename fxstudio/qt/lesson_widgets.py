@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QButtonGroup,
     QDockWidget,
     QGroupBox,
     QHBoxLayout,
-    QLabel,
     QPushButton,
     QRadioButton,
     QTextBrowser,
@@ -21,14 +19,7 @@ from PySide6.QtWidgets import (
 
 from fxstudio.core.lesson.demos import Question
 from fxstudio.core.lesson.steps import STEPS
-
-
-def _label(parent: QWidget, name: str) -> QLabel:
-    label = QLabel(parent)
-    label.setObjectName(name)
-    label.setWordWrap(True)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
+from fxstudio.qt.forms import text_label
 
 
 def build(panel: Any, parent: QWidget) -> QDockWidget:
@@ -51,7 +42,7 @@ def build(panel: Any, parent: QWidget) -> QDockWidget:
         panel.step_buttons.append(b)
     row.addStretch(1)
     layout.addLayout(row)
-    panel.title = _label(body, "lessonTitle")
+    panel.title = text_label(body, "lessonTitle")
     font = panel.title.font()
     font.setBold(True)
     font.setPointSizeF(font.pointSizeF() * 1.2)
@@ -61,7 +52,7 @@ def build(panel: Any, parent: QWidget) -> QDockWidget:
     panel.text.setObjectName("lessonText")
     panel.text.setOpenExternalLinks(True)
     layout.addWidget(panel.text, 3)
-    panel.task = _label(body, "lessonTask")
+    panel.task = text_label(body, "lessonTask")
     task_font = panel.task.font()
     task_font.setBold(True)
     panel.task.setFont(task_font)
@@ -71,7 +62,7 @@ def build(panel: Any, parent: QWidget) -> QDockWidget:
     panel.extra_layout = QVBoxLayout(panel.extra)
     panel.extra_layout.setContentsMargins(0, 0, 0, 0)
     layout.addWidget(panel.extra, 2)
-    panel.verdict = _label(body, "lessonVerdict")
+    panel.verdict = text_label(body, "lessonVerdict")
     layout.addWidget(panel.verdict)
     buttons = QHBoxLayout()
     panel.back_button = QPushButton("◀ Back", body)

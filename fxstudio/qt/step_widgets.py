@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.stepping.values import Picture, ValueSummary
+from fxstudio.qt.forms import text_label
 
 PICTURE_SIDE = 224  # pixels the picture is drawn at (nearest neighbour: values stay visible)
 
@@ -92,14 +93,6 @@ def picture_pixmap(pic: Picture, side: int = PICTURE_SIDE) -> QPixmap:
     return QPixmap.fromImage(image.scaled(w * scale, h * scale, Qt.AspectRatioMode.KeepAspectRatio))
 
 
-def _label(parent: QWidget, name: str, wrap: bool = True) -> QLabel:
-    label = QLabel(parent)
-    label.setObjectName(name)
-    label.setWordWrap(wrap)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
-
-
 STATS = ("value", "min", "max", "mean", "std", "NaN / Inf", "device")
 
 
@@ -130,48 +123,48 @@ def build(panel: Any, parent: QWidget) -> QDockWidget:
     panel.slider.setObjectName("stepSlider")
     panel.slider.setToolTip("Drag to any node: the graph runs (or steps back) to it")
     layout.addWidget(panel.slider)
-    panel.where = _label(body, "stepWhere")
+    panel.where = text_label(body, "stepWhere")
     layout.addWidget(panel.where)
     card = QWidget(body)
     form = QFormLayout(card)
     form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-    panel.title = _label(card, "stepTitle")
+    panel.title = text_label(card, "stepTitle")
     font = panel.title.font()
     font.setBold(True)
     panel.title.setFont(font)
     form.addRow(panel.title)
     panel.stats = {}
     for key in STATS:
-        panel.stats[key] = _label(card, "stepStat_" + key.split()[0].lower())
+        panel.stats[key] = text_label(card, "stepStat_" + key.split()[0].lower())
         form.addRow(key, panel.stats[key])
     panel.histogram = Histogram(card)
     form.addRow("histogram", panel.histogram)
     panel.picture = QLabel(card)
     panel.picture.setObjectName("stepPicture")
-    panel.picture_caption = _label(card, "stepPictureCaption")
+    panel.picture_caption = text_label(card, "stepPictureCaption")
     form.addRow("picture", panel.picture)
     form.addRow("", panel.picture_caption)
-    panel.eager = _label(card, "stepEager")
+    panel.eager = text_label(card, "stepEager")
     form.addRow("eager", panel.eager)
     panel.first_difference = QToolButton(card)
     panel.first_difference.setObjectName("stepFirstDifference")
     panel.first_difference.setAutoRaise(True)
     form.addRow("", panel.first_difference)
-    panel.code_line = _label(card, "stepCode")
-    panel.source_line = _label(card, "stepSource")
+    panel.code_line = text_label(card, "stepCode")
+    panel.source_line = text_label(card, "stepSource")
     mono = panel.code_line.font()
     mono.setFamily("monospace")
     panel.code_line.setFont(mono)
     panel.source_line.setFont(mono)
     form.addRow("code", panel.code_line)
     form.addRow("your code", panel.source_line)
-    panel.breakpoints = _label(card, "stepBreakpoints")
+    panel.breakpoints = text_label(card, "stepBreakpoints")
     form.addRow("breakpoints", panel.breakpoints)
     scroll = QScrollArea(body)
     scroll.setWidgetResizable(True)
     scroll.setWidget(card)
     layout.addWidget(scroll, 1)
-    panel.status = _label(body, "stepStatus")
+    panel.status = text_label(body, "stepStatus")
     layout.addWidget(panel.status)
     dock.setWidget(body)
     return dock

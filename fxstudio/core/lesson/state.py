@@ -1,0 +1,60 @@
+"""The lesson's state and verdicts, and the models it uses (shared by its steps and checks).
+
+>>> LessonState.from_json({"step": 99, "done": ["pick"]}).step
+9
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from fxstudio.core.document import GraphDocument
+
+STEP_COUNT = 10  # (steps.STEPS has them)
+DEFAULT_MODEL = "examples:fxdocs"
+PASS_MODEL = "examples:resnet"
+TRAPS = (
+    ("trap_if", "examples:trap_if", "a branch on a tensor's value"),
+    ("trap_len", "examples:trap_len", "len() of a traced tensor"),
+    ("trap_random", "examples:trap_random", "torch.randn baked in as a constant"),
+    ("trap_dropout", "examples:trap_dropout", "the training flag baked into dropout"),
+)
+RELUS = ("torch.relu", "torch.nn.functional.relu", "relu", "torch.relu_")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    message: str
+
+
+@dataclass
+class LessonState:
+    """Where the learner is; saved in the session (``to_json``) so the lesson resumes."""
+
+    step: int = 0
+    done: list[str] = field(default_factory=list)
+    answers: dict[str, str] = field(default_factory=dict)
+    facts: dict[str, Any] = field(default_factory=dict)  # what the window saw the learner do
+    baseline: dict[str, Any] = field(default_factory=dict)  # recorded when a step began
+    model: str = DEFAULT_MODEL
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> LessonState:
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        state = cls(**known)
+        state.step = max(0, min(int(state.step), STEP_COUNT - 1))
+        return state
+
+    def mark(self, step_id: str) -> None:
+        if step_id not in self.done:
+            self.done.append(step_id)
+
+
+Check = Callable[[GraphDocument | None, LessonState], Verdict]
+Text = Callable[[GraphDocument | None, LessonState], str]
