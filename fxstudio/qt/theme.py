@@ -2,8 +2,8 @@
 
 The theme follows the system (``QStyleHints.colorScheme()`` and its change signal) unless the
 user chose one (*View ▸ Theme*, kept in the window's settings).  The canvas reads its colours
-from :func:`colors` when it paints, so a switch repaints what is on screen; the widgets get the
-Fusion style's palette for the scheme.
+from :func:`colors` when it paints, so a switch repaints what is on screen; the widgets get a dark
+palette (or, for light, their style's standard one).
 """
 
 from __future__ import annotations
