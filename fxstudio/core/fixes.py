@@ -176,9 +176,7 @@ def diagnose_graph(doc: Any, *, try_fixes: bool = True) -> list[Diagnosis]:
     ]
     if constants:
         users = [u for n in constants for u in n.users]
-        loc = next(
-            (doc.source_location(u.name) for u in users if doc.source_location(u.name)), None
-        )
+        loc = next(filter(None, (doc.source_location(u.name) for u in users)), None)
         fix = Fix(
             "Capture with torch.export",
             replace(request, frontend="export"),

@@ -29,11 +29,10 @@ from fxstudio.core.lesson.steps import (
 )
 from fxstudio.core.runtime.compare import Comparison
 from fxstudio.core.session import OpenRequest
-from fxstudio.qt import lesson_widgets
+from fxstudio.qt import lesson_widgets, theme
 from fxstudio.qt.lesson_widgets import button
 from fxstudio.qt.workers import Task
 
-OK_COLOUR, NOT_YET_COLOUR = "#2e7d32", "#9a6700"
 FADED = 0.12  # the canvas during the trace replay: nodes not created yet
 
 
@@ -52,7 +51,6 @@ class LessonPanel(QObject):
         self.replay_ms = 300
         self.diagnosis: Diagnosis | None = None
         self._trap: tuple[str, OpenRequest] | None = None  # a trap being opened
-        self._task: Task | None = None
         self._unsubscribe: Any = None
         self._replay = QTimer(self)
         self._replay.timeout.connect(self._replay_next)
@@ -120,7 +118,7 @@ class LessonPanel(QObject):
         if verdict.ok:
             self.state.mark(step.id)
             self.step_buttons[self.state.step].setText(f"✓{self.state.step + 1}")
-        colour = OK_COLOUR if verdict.ok else NOT_YET_COLOUR
+        colour = theme.colors().good if verdict.ok else theme.colors().pending
         self.verdict.setText(("✓ " if verdict.ok else "… ") + verdict.message)
         self.verdict.setStyleSheet(f"color: {colour}; font-weight: bold")
         last = self.state.step == len(STEPS) - 1
@@ -348,7 +346,6 @@ class LessonPanel(QObject):
     def _diagnose(self, fn: Any, request: OpenRequest) -> None:
         """Explain a trap in a worker (the fixes are tried: each captures the model again)."""
         task = Task(fn, self)
-        self._task = task
         task.succeeded.connect(self._diagnosed)
         task.failed.connect(lambda exc: self.verdict.setText(f"Could not explain it: {exc}"))
         task.finished.connect(task.deleteLater)
@@ -357,7 +354,6 @@ class LessonPanel(QObject):
         task.start()
 
     def _diagnosed(self, found: list[Diagnosis]) -> None:
-        self._task = None
         if not found:
             return
         self.diagnosis = found[0]

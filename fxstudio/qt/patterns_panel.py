@@ -39,6 +39,7 @@ from fxstudio.core.patterns.pattern import (
 )
 from fxstudio.core.patterns.reasons import Failure
 from fxstudio.core.patterns.replace import graph_replacement
+from fxstudio.qt import theme
 from fxstudio.qt.bridge import SelectionModel
 from fxstudio.qt.commands import EditCommand
 from fxstudio.qt.pattern_marks import PatternMarks
@@ -404,7 +405,7 @@ class PatternsPanel(QObject):
         else:
             ok = True
         ok = ok or report.intended
-        colour = "#2e7d32" if ok else "#c62828"
+        colour = theme.colors().good if ok else theme.colors().bad
         self.check_label.setText(text)
         self.check_label.setStyleSheet(f"color: {colour}; font-weight: bold;")
         self.undo_button.setVisible(not ok)

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QWidget
 from fxstudio.core.document import ChangeKind, GraphDocument, format_target
 from fxstudio.core.stepping.stepper import Stepper, for_document
 from fxstudio.core.stepping.values import picture
-from fxstudio.qt import step_widgets
+from fxstudio.qt import step_widgets, theme
 from fxstudio.qt.bridge import SelectionModel
 from fxstudio.qt.workers import Task
 
@@ -39,7 +39,6 @@ class StepPanel(QObject):
         self.stepper: Stepper | None = None
         self.task: Task | None = None
         self.breakpoint_names: set[str] = set()  # kept when the stepper starts again
-        self.eager = True
         self._unsubscribe: Any = None
         self._filling = False
         self.dock = step_widgets.build(self, parent)
@@ -98,14 +97,13 @@ class StepPanel(QObject):
         stepper = self.stepper
         detached = doc.detached() if stepper is None else None
         breakpoints = set(self.breakpoint_names)
-        eager = self.eager
 
         def work() -> Stepper:
             s = stepper
             if s is None:
                 assert detached is not None
-                task.say("building the eager model to compare with…" if eager else "starting…")
-                s = for_document(detached, eager=eager)
+                task.say("building the eager model to compare with…")
+                s = for_document(detached)
                 s.set_breakpoints(breakpoints & set(s.index))
             fn(s)
             return s
@@ -263,8 +261,8 @@ class StepPanel(QObject):
             self.eager.setStyleSheet("")
         else:
             self.eager.setText(agreement.describe())
-            colour = step_widgets.colour_for(not agreement.differs)
-            self.eager.setStyleSheet(f"color: {colour}")
+            c = theme.colors()
+            self.eager.setStyleSheet(f"color: {c.bad if agreement.differs else c.good}")
         first = s.first_difference()
         self.first_difference.setVisible(first is not None)
         if first is not None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QAction, QColor, QImage, QKeySequence, QPainter, QPaintEvent, QPixmap
+from PySide6.QtGui import QAction, QImage, QKeySequence, QPainter, QPaintEvent, QPixmap
 from PySide6.QtWidgets import (
     QDockWidget,
     QFormLayout,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.stepping.values import Picture, ValueSummary
+from fxstudio.qt import theme
 from fxstudio.qt.forms import text_label
 
 PICTURE_SIDE = 224  # pixels the picture is drawn at (nearest neighbour: values stay visible)
@@ -189,9 +190,6 @@ def show_summary(panel: Any, summary: ValueSummary | None) -> None:
     for key, text in values.items():
         panel.stats[key].setText(text)
     bad = s is not None and not s.finite
-    panel.stats["NaN / Inf"].setStyleSheet("color: #c62828; font-weight: bold" if bad else "")
+    alarm = f"color: {theme.colors().bad}; font-weight: bold"
+    panel.stats["NaN / Inf"].setStyleSheet(alarm if bad else "")
     panel.histogram.set_counts(s.histogram if s else ())
-
-
-def colour_for(same: bool) -> str:
-    return QColor("#2e7d32" if same else "#c62828").name()

@@ -44,6 +44,9 @@ class Colors:
     stub_text: str
     code_line: str  # the selected node's line in the code view
     syntax: tuple[str, str, str, str, str, str]  # keyword, name, def, number, string, comment
+    good: str  # a verdict: passed, the same
+    bad: str  # failed, different, NaN
+    pending: str  # not yet
 
 
 LIGHT = Colors(
@@ -85,6 +88,9 @@ LIGHT = Colors(
     stub_text="#374151",
     code_line="#fde68a",
     syntax=("#7c3aed", "#0369a1", "#b45309", "#047857", "#be123c", "#6b7280"),
+    good="#2e7d32",
+    bad="#c62828",
+    pending="#9a6700",
 )
 
 DARK = Colors(
@@ -126,6 +132,9 @@ DARK = Colors(
     stub_text="#e4e4e7",
     code_line="#713f12",
     syntax=("#c4b5fd", "#7dd3fc", "#fbbf24", "#6ee7b7", "#fda4af", "#a1a1aa"),
+    good="#4ade80",
+    bad="#f87171",
+    pending="#fbbf24",
 )
 
 _current = LIGHT
@@ -234,12 +243,8 @@ class ThemeController(QObject):
     def _repaint(self) -> None:
         """What caches colours in the window draws again: the scene, minimap, code line."""
         w = self.window
-        scene = w.canvas.scene() if hasattr(w, "canvas") else None
-        if scene is not None and hasattr(scene, "apply_theme"):
+        scene = w.canvas.scene()
+        if hasattr(scene, "apply_theme"):  # (a GraphScene once a model is shown)
             scene.apply_theme()
-        controller = getattr(w, "canvas_controller", None)
-        if controller is not None:
-            controller.minimap.refresh()
-        code = getattr(w, "code", None)
-        if code is not None:
-            code.restyle()
+        w.canvas_controller.minimap.refresh()
+        w.code.restyle()

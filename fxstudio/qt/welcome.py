@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from fxstudio.core.loading import list_examples
 from fxstudio.core.session import OpenRequest
+from fxstudio.qt import theme
 
 THUMB = QSize(180, 120)
 ROLE = Qt.ItemDataRole.UserRole
@@ -47,7 +48,7 @@ def thumbnail(name: str) -> QIcon:
     pixmap.setDevicePixelRatio(2.0)
     pixmap.fill(QColor("#f3f4f6"))
     painter = QPainter(pixmap)
-    painter.setPen(QColor("#9a6700"))
+    painter.setPen(QColor(theme.colors().pending))
     painter.drawText(
         QRect(QPoint(0, 0), THUMB),
         Qt.AlignmentFlag.AlignCenter,

@@ -220,30 +220,3 @@ def pattern_exercise(doc: GraphDocument) -> PatternExercise | None:
             )
         return PatternExercise(n.name, miss, fix, replacement)
     return None
-
-
-@dataclass(frozen=True)
-class FrontendsCompared:
-    fx_nodes: int
-    export_nodes: int
-    fx_ops: Counter[str]
-    export_ops: Counter[str]
-    aten_targets: int  # call_function nodes on torch.ops.aten
-    params_as_get_attr: int
-
-
-def compare_frontends(fx_doc: GraphDocument, export_doc: GraphDocument) -> FrontendsCompared:
-    """What torch.export's graph of the model has that symbolic tracing's does not."""
-    aten = sum(
-        1
-        for n in export_doc.graph.nodes
-        if n.op == "call_function" and str(format_target(n)).startswith("torch.ops.aten")
-    )
-    return FrontendsCompared(
-        len(fx_doc),
-        len(export_doc),
-        opcode_counts(fx_doc),
-        opcode_counts(export_doc),
-        aten,
-        sum(1 for n in export_doc.graph.nodes if n.op == "get_attr"),
-    )

@@ -22,7 +22,7 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import torch
@@ -88,7 +88,6 @@ def _tensors(value: Any) -> list[torch.Tensor]:
 class Recorded:
     shapes: tuple[tuple[int, ...], ...]
     samples: tuple[torch.Tensor, ...]
-    numel: int
 
 
 @dataclass(frozen=True)
@@ -123,16 +122,7 @@ class Agreement:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "module": self.module,
-            "same": self.same,
-            "difference": self.difference,
-            "scale": self.scale,
-            "tolerance": self.tolerance,
-            "compared": self.compared,
-            "numel": self.numel,
-            "note": self.note,
-        }
+        return asdict(self)
 
 
 class EagerReference:
@@ -170,7 +160,6 @@ class EagerReference:
         self.recorded[path] = Recorded(
             tuple(tuple(t.shape) for t in ts),
             tuple(_sample(t) for t in ts),
-            sum(t.numel() for t in ts),
         )
 
     def compare(self, name: str, value: Any) -> Agreement | None:
