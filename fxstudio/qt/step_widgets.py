@@ -90,8 +90,11 @@ def picture_pixmap(pic: Picture, side: int = PICTURE_SIDE) -> QPixmap:
     h, w = int(pixels.shape[0]), int(pixels.shape[1])
     data = bytes(pixels.flatten().tolist())  # (numpy is not a dependency)
     image = QImage(data, w, h, w, QImage.Format.Format_Grayscale8).copy()
-    scale = max(1, side // max(h, w))
-    return QPixmap.fromImage(image.scaled(w * scale, h * scale, Qt.AspectRatioMode.KeepAspectRatio))
+    return QPixmap.fromImage(
+        image.scaled(
+            side, side, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.FastTransformation
+        )
+    )
 
 
 STATS = ("value", "min", "max", "mean", "std", "NaN / Inf", "device")
