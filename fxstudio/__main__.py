@@ -1,5 +1,5 @@
 import sys
 
-from fxstudio.cli import main
+from fxstudio.cli import run
 
-sys.exit(main())
+sys.exit(run())

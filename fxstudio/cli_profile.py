@@ -6,7 +6,15 @@ import argparse
 import json
 import sys
 
-from fxstudio.cli import EXIT_OK, EXIT_USAGE, MODEL_HELP, _add_model_options, _request
+from fxstudio.cli_common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    MODEL_HELP,
+    add_model_options,
+    number,
+    request_from,
+)
+from fxstudio.core.runtime.devices import cpu_threads
 
 
 def profile_parser() -> argparse.ArgumentParser:
@@ -20,7 +28,12 @@ def profile_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("model", nargs="?", help=MODEL_HELP + " (or a .fxstudio session)")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps (default cpu)")
-    p.add_argument("--threads", type=int, metavar="N", help="CPU threads (default: as torch has)")
+    p.add_argument(
+        "--threads",
+        type=number(int, 1, cpu_threads()),
+        metavar="N",
+        help="CPU threads (default: as torch has)",
+    )
     p.add_argument(
         "--dtype",
         choices=(
@@ -36,13 +49,13 @@ def profile_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--batch",
-        type=int,
+        type=number(int, 1),
         metavar="N",
         help="run with N items: the example inputs' rows repeated (default: as given)",
     )
     p.add_argument(
         "--min-time",
-        type=float,
+        type=number(float, 0, unit="seconds", above=True),
         default=1.0,
         metavar="S",
         help="seconds of timed blocks at least (default 1; with --against, for both sides)",
@@ -64,7 +77,10 @@ def profile_parser() -> argparse.ArgumentParser:
         help="also profile node by node (a separate run, never the headline)",
     )
     p.add_argument(
-        "--calls", type=int, metavar="N", help="profiled calls for --per-node (default: ~0.5 s)"
+        "--calls",
+        type=number(int, 1),
+        metavar="N",
+        help="profiled calls for --per-node (default: ~0.5 s)",
     )
     p.add_argument(
         "--against",
@@ -73,7 +89,7 @@ def profile_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--replicates",
-        type=int,
+        type=number(int, 9),
         default=9,
         metavar="N",
         help="interleaved replicates a side with --against (at least 9)",
@@ -87,7 +103,7 @@ def profile_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", metavar="OUT.csv", help="write the per-node table as CSV (--per-node)")
     p.add_argument("--force", action="store_true", help="replace existing output files")
     p.add_argument("--list-devices", action="store_true", help="list the devices and exit")
-    _add_model_options(p)
+    add_model_options(p)
     return p
 
 
@@ -96,10 +112,10 @@ def cmd_profile(ns: argparse.Namespace) -> int:
 
     from fxstudio.core.files import atomic_path, atomic_write, check_writable
     from fxstudio.core.guard import format_bytes
+    from fxstudio.core.opening import open_document
     from fxstudio.core.runtime.compare import compare
     from fxstudio.core.runtime.devices import available, resolve
     from fxstudio.core.runtime.run import profile_whole
-    from fxstudio.core.session import open_document
 
     if ns.list_devices:
         for d in available():
@@ -121,10 +137,10 @@ def cmd_profile(ns: argparse.Namespace) -> int:
         if out:
             check_writable(out, ns.force)
     resolve(ns.device)  # a missing device is said before the model is built
-    doc = open_document(_request(ns))
+    doc = open_document(request_from(ns))
     payload: dict
     if ns.against:
-        base = open_document(replace(_request(ns), spec=ns.against))
+        base = open_document(replace(request_from(ns), spec=ns.against))
         result = compare(
             base,
             doc,

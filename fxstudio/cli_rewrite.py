@@ -8,18 +8,77 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from fxstudio.cli import EXIT_OK, EXIT_USAGE, _request
+from fxstudio.cli_common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    MODEL_HELP,
+    add_model_options,
+    request_from,
+)
+
+
+class _Rewrites(argparse.Action):
+    """--builtin and --pattern add a rewrite, in order; --replacement completes a pattern."""
+
+    def __call__(self, parser, namespace, value, option_string=None):  # type: ignore[no-untyped-def]
+        steps = getattr(namespace, "rewrites", None) or []
+        if option_string == "--replacement":
+            if not steps or steps[-1][0] != "pattern" or steps[-1][2]:
+                parser.error("--replacement must follow its --pattern")
+            steps[-1] = ("pattern", steps[-1][1], value)
+        else:
+            steps.append(("builtin" if option_string == "--builtin" else "pattern", value, ""))
+        namespace.rewrites = steps
+
+
+def rewrite_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="fxstudio rewrite",
+        description="Find a pattern everywhere and replace it, or run a built-in rewrite; each "
+        "is one edit, checked numerically against the model before it. Several run in "
+        "order. No match: exit 2 with the nearest misses and why they failed.",
+    )
+    p.add_argument("model", nargs="?", help=MODEL_HELP + " (or a .fxstudio session)")
+    p.add_argument("--builtin", action=_Rewrites, metavar="NAME", help="a built-in (see --list)")
+    p.add_argument("--pattern", action=_Rewrites, metavar="FILE.py:fn", help="the pattern")
+    p.add_argument(
+        "--replacement",
+        action=_Rewrites,
+        metavar="FILE.py:fn",
+        help="what each match becomes (same inputs as the pattern, in order)",
+    )
+    p.add_argument("--list", action="store_true", help="list the built-in rewrites")
+    p.add_argument("--ignore-literals", action="store_true", help="a literal matches any value")
+    p.add_argument(
+        "--fx-rules",
+        action="store_true",
+        help="match as torch.fx.replace_pattern does (op and target only)",
+    )
+    p.add_argument("--dry-run", action="store_true", help="list the matches, change nothing")
+    p.add_argument(
+        "--allow-difference",
+        action="store_true",
+        help="the replacement is meant to change the values: a failing check is "
+        "reported, not an error",
+    )
+    p.add_argument("--explain", metavar="NODE", help="why NODE is not (part of) a match")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("-o", "--output", metavar="OUT.py|OUT.fxstudio", help="save the result")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.set_defaults(rewrites=[])
+    add_model_options(p)
+    return p
 
 
 def cmd_rewrite(ns: argparse.Namespace) -> int:
     from fxstudio.core.export import export
     from fxstudio.core.files import check_writable
+    from fxstudio.core.opening import SESSION_SUFFIX, open_document
     from fxstudio.core.patterns.apply import RewriteSpec, pattern_of, run
     from fxstudio.core.patterns.builtins import listing
     from fxstudio.core.patterns.explain import explain
     from fxstudio.core.patterns.matcher import Matcher
     from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
-    from fxstudio.core.session import SESSION_SUFFIX, open_document
     from fxstudio.core.sessionfile import save_session
 
     if ns.list:
@@ -39,7 +98,7 @@ def cmd_rewrite(ns: argparse.Namespace) -> int:
     rules = FX_RULES if ns.fx_rules else DEFAULT_RULES
     if ns.ignore_literals:
         rules = replace(rules, literals="any")
-    doc = open_document(_request(ns))
+    doc = open_document(request_from(ns))
     reports: list[dict[str, Any]] = []
     status = EXIT_OK
     for kind, what, replacement in ns.rewrites:

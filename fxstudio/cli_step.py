@@ -6,7 +6,13 @@ import argparse
 import json
 import sys
 
-from fxstudio.cli import EXIT_OK, EXIT_USAGE, MODEL_HELP, _add_model_options, _request
+from fxstudio.cli_common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    MODEL_HELP,
+    add_model_options,
+    request_from,
+)
 
 
 def step_parser() -> argparse.ArgumentParser:
@@ -22,7 +28,7 @@ def step_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-eager", action="store_true", help="do not build and run the eager model to compare"
     )
-    _add_model_options(p)
+    add_model_options(p)
     return p
 
 
@@ -31,10 +37,10 @@ def _number(x: float | None) -> str:
 
 
 def cmd_step(ns: argparse.Namespace) -> int:
-    from fxstudio.core.session import open_document
+    from fxstudio.core.opening import open_document
     from fxstudio.core.stepping.stepper import for_document
 
-    doc = open_document(_request(ns))
+    doc = open_document(request_from(ns))
     stepper = for_document(doc, eager=not ns.no_eager)
     if ns.until and ns.until not in stepper.index:
         names = ", ".join(list(stepper.index)[:8])

@@ -19,7 +19,7 @@ OUT = Path(__file__).resolve().parent.parent / "resources" / "examples" / "thumb
 def main() -> int:
     app = QApplication(sys.argv)  # noqa: F841 - kept alive while the window draws
     from fxstudio.core.loading import list_examples
-    from fxstudio.core.session import OpenRequest
+    from fxstudio.core.opening import OpenRequest
     from fxstudio.qt.main_window import MainWindow
 
     window = MainWindow(interactive=False, autosave_s=0, recovery=Path(tempfile.mkdtemp()))

@@ -32,11 +32,11 @@ from typing import Any, Literal
 import torch
 import torch.fx as fx
 from torch import nn
-from torch.utils._pytree import tree_map
 
 from fxstudio.core.errors import CaptureError, SourceLocation, stack_trace_location, user_frame
+from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_map
 from fxstudio.core.guard import special_failure
-from fxstudio.core.loading import LoadedModel
+from fxstudio.core.modelspec import LoadedModel
 from fxstudio.core.noise import quiet_torch_logs
 
 Frontend = Literal["fx", "export"]
@@ -360,10 +360,7 @@ def _cheap_to_run(gm: fx.GraphModule, example_inputs: tuple[Any, ...]) -> bool:
 
 def _run_fake(gm: fx.GraphModule, graph: fx.Graph, example_inputs: tuple[Any, ...]) -> None:
     """Run ``gm`` with its parameters, buffers and inputs swapped for fake tensors."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.nn.utils.stateless import _reparametrize_module
-
-    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    mode = fake_tensor_mode()
     state: dict[str, torch.Tensor] = {
         name: mode.from_tensor(t)
         for name, t in [
@@ -375,7 +372,7 @@ def _run_fake(gm: fx.GraphModule, graph: fx.Graph, example_inputs: tuple[Any, ..
         lambda t: mode.from_tensor(t) if isinstance(t, torch.Tensor) else t, example_inputs
     )
     interp = _ShapeInterpreter(gm, graph, keep_real=False)
-    with _reparametrize_module(gm, state), mode:
+    with reparametrized(gm, state), mode:
         interp.run(*fake_inputs)
 
 

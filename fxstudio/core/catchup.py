@@ -8,7 +8,7 @@ results are taken only if the document has not changed since (``apply``, on the 
 thread again).  The live graph is never read from two threads at once.
 
 Example:
-    >>> from fxstudio.core.session import open_document
+    >>> from fxstudio.core.opening import open_document
     >>> from fxstudio.core import edits
     >>> doc = open_document("examples:negrelu")
     >>> doc.defer_heavy = True
@@ -37,9 +37,9 @@ from fxstudio.core.capture import (
     node_shape,
     propagate_shapes,
 )
-from fxstudio.core.document import (
-    ChangeKind,
-    GraphDocument,
+from fxstudio.core.document import ChangeKind, GraphDocument
+from fxstudio.core.fxcompat import code_generator, set_code_generator
+from fxstudio.core.graphviews import (
     ModuleGroup,
     NodeRow,
     line_map,
@@ -94,7 +94,7 @@ def snapshot(doc: GraphDocument) -> Snapshot:
     return Snapshot(
         doc.version,
         nodes,
-        doc.graph._codegen,  # edits never change how code is generated
+        code_generator(doc.graph),  # edits never change how code is generated
         doc.graph_module,
         doc.example_inputs,
         doc.source.source_file,
@@ -123,7 +123,7 @@ def apply(doc: GraphDocument, result: CatchUp) -> bool:
         return False
     names: set[str] = set()
     if result.shapes:
-        for name, node in doc._node_index().items():
+        for name, node in doc.node_index().items():
             val = result.vals.get(name, _NO_VALUE)
             if val is _NO_VALUE:
                 node.meta.pop("val", None)
@@ -175,7 +175,7 @@ def _shape_text(node: fx.Node) -> tuple[str, str | None]:
 
 def _rebuild(snap: Snapshot) -> fx.Graph:
     graph = fx.Graph()
-    graph._codegen = snap.codegen
+    set_code_generator(graph, snap.codegen)
     env: dict[fx.Node, fx.Node] = {}
     for node, op, name, target, args, kwargs, type_, meta in snap.nodes:
         args, kwargs = map_arg(args, env.__getitem__), map_arg(kwargs, env.__getitem__)

@@ -6,7 +6,7 @@ arguments, the generated ``forward`` -- and a ``load()`` that fills it with the 
 a ``.safetensors`` file beside it.  It needs only torch and safetensors, not fxstudio.
 
 Example:
-    >>> from fxstudio.core.session import open_document
+    >>> from fxstudio.core.opening import open_document
     >>> mod = standalone_module(open_document("examples:simple").graph_module, "simple")
     >>> print(mod.source.split("class Model")[1].split("def forward")[0].strip())
     (nn.Module):
@@ -33,11 +33,17 @@ from typing import Any
 
 import torch
 import torch.fx as fx
-import torch.utils._pytree as pytree
 from torch import nn
 
 from fxstudio import __version__
 from fxstudio.core.errors import UserError
+from fxstudio.core.fxcompat import (
+    code_generator,
+    module_state,
+    own_tensors,
+    pytree,
+    set_code_generator,
+)
 
 
 class CodegenError(UserError):
@@ -177,14 +183,9 @@ class _ModuleWriter:
 
     def _members(self, mod: nn.Module, expr: str, prefix: str, out: list[str]) -> None:
         """Lines that give ``mod`` (reachable as ``expr``) its direct tensors and children."""
-        for pname, p in mod._parameters.items():
-            if p is not None:
-                self._tensor_line(out, expr, pname, p, prefix, kind="parameter")
-        for bname, b in mod._buffers.items():
-            if b is not None:
-                persistent = bname not in mod._non_persistent_buffers_set
-                self._tensor_line(out, expr, bname, b, prefix, kind="buffer", persistent=persistent)
-        for cname, child in mod._modules.items():
+        for kind, tname, t, persistent in own_tensors(mod):
+            self._tensor_line(out, expr, tname, t, prefix, kind=kind, persistent=persistent)
+        for cname, child in module_state(mod)[0].items():
             if child is None or (expr == "self" and not prefix and cname == GUARD_TARGET):
                 continue
             cpath = f"{prefix}{cname}"
@@ -206,21 +207,16 @@ class _ModuleWriter:
         """Record a constructor-built module's tensors; tie the ones shared with earlier ones."""
         for sub_name, sub in mod.named_modules(remove_duplicate=False):
             sub_expr = expr if not sub_name else _path_expr(expr, sub_name)
-            for kind, items in (("parameter", sub._parameters), ("buffer", sub._buffers)):
-                for tname, t in items.items():
-                    if t is None:
-                        continue
-                    full = f"{path}.{sub_name}.{tname}" if sub_name else f"{path}.{tname}"
-                    first = self._seen.get(id(t))
-                    if first is None:
-                        self._seen[id(t)] = full
-                        self.tensors[full] = t.detach()
-                    elif kind == "parameter":
-                        out.append(f'{sub_expr}.{tname} = self.get_parameter("{first}")')
-                    else:
-                        out.append(
-                            f'{sub_expr}.register_buffer("{tname}", self.get_buffer("{first}"))'
-                        )
+            for kind, tname, t, _persistent in own_tensors(sub):
+                full = f"{path}.{sub_name}.{tname}" if sub_name else f"{path}.{tname}"
+                first = self._seen.get(id(t))
+                if first is None:
+                    self._seen[id(t)] = full
+                    self.tensors[full] = t.detach()
+                elif kind == "parameter":
+                    out.append(f'{sub_expr}.{tname} = self.get_parameter("{first}")')
+                else:
+                    out.append(f'{sub_expr}.register_buffer("{tname}", self.get_buffer("{first}"))')
 
     def _tensor_line(
         self,
@@ -467,11 +463,10 @@ def _plain_graph(gm: fx.GraphModule) -> tuple[fx.Graph, list[str]]:
     for node in list(graph.nodes):
         if node.op == "call_module" and node.target == GUARD_TARGET and not node.users:
             graph.erase_node(node)
-    codegen = graph._codegen
-    info = getattr(codegen, "pytree_info", None)
+    info = getattr(code_generator(graph), "pytree_info", None)
     if info is not None:
         out_spec = info.out_spec
-        graph._codegen = fx.graph.CodeGen()
+        set_code_generator(graph, fx.graph.CodeGen())
         if out_spec is not None:
             output = next(n for n in graph.nodes if n.op == "output")
             flat = output.args[0]

@@ -19,18 +19,27 @@ Example:
 from __future__ import annotations
 
 import copy
-import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-import torch
 import torch.fx as fx
 
-from fxstudio.core.capture import Captured, format_shape, node_dtype, node_shape
+from fxstudio.core.capture import Captured
 from fxstudio.core.errors import SourceLocation, stack_trace_location
+from fxstudio.core.fxcompat import module_state, set_module_state
+from fxstudio.core.graphviews import (
+    ModuleGroup,
+    NodeRow,
+    graph_json,
+    input_refs,
+    line_map,
+    make_row,
+    module_tree_of,
+    tidy_code,
+)
 
 
 class ChangeKind(str, Enum):
@@ -50,43 +59,6 @@ class DocumentEvent:
 
 
 Listener = Callable[[DocumentEvent], None]
-
-
-@dataclass(frozen=True)
-class NodeRow:
-    """One node as the table shows it: ``print_tabular``'s columns plus shape and module."""
-
-    opcode: str
-    name: str
-    target: str
-    args: str
-    kwargs: str
-    shape: str
-    dtype: str
-    module_path: str
-
-    COLUMNS = ("opcode", "name", "target", "args", "kwargs", "shape", "dtype", "module_path")
-
-    def values(self) -> tuple[str, ...]:
-        return tuple(getattr(self, c) for c in self.COLUMNS)
-
-
-@dataclass
-class ModuleGroup:
-    """A node of the module hierarchy (from ``nn_module_stack``): path, type, members."""
-
-    path: str  # "" for the root, "layer1.0" below it
-    type_name: str = ""
-    children: dict[str, ModuleGroup] = field(default_factory=dict)
-    nodes: list[str] = field(default_factory=list)  # nodes directly in this group
-
-    def walk(self) -> Iterator[ModuleGroup]:
-        yield self
-        for child in self.children.values():
-            yield from child.walk()
-
-    def all_nodes(self) -> list[str]:
-        return [n for g in self.walk() for n in g.nodes]
 
 
 @dataclass(frozen=True)
@@ -213,14 +185,14 @@ class GraphDocument:
         return cache[key]
 
     def node(self, name: str) -> fx.Node:
-        node = self._node_index().get(name)
+        node = self.node_index().get(name)
         if node is None:
             raise KeyError(f"no node named '{name}'")
         return node
 
     def __contains__(self, name: object) -> bool:
         """Whether the graph has a node of that name."""
-        return name in self._node_index()
+        return name in self.node_index()
 
     def node_names(self) -> list[str]:
         return [n.name for n in self.graph.nodes]
@@ -228,10 +200,11 @@ class GraphDocument:
     def __len__(self) -> int:
         return len(self.graph.nodes)
 
-    def _node_index(self) -> dict[str, fx.Node]:
+    def node_index(self) -> dict[str, fx.Node]:
+        """Node name -> node, kept up to date as edit steps change the graph."""
         return self._cached("index", lambda: {n.name: n for n in self.graph.nodes})
 
-    def _graph_touched(self, added: fx.Node | None = None, removed: str | None = None) -> None:
+    def graph_touched(self, added: fx.Node | None = None, removed: str | None = None) -> None:
         """An edit step changed the graph: every cached view goes but the name index, which
         follows the change (a rewrite of thousands of nodes must not rebuild it per step)."""
         index = self._cache.get("index")
@@ -269,7 +242,7 @@ class GraphDocument:
         """Nodes whose name, target, op, shape or module contains ``query`` (any case), in
         graph order.
 
-        >>> from fxstudio.core.session import open_document
+        >>> from fxstudio.core.opening import open_document
         >>> open_document("examples:negrelu").find("RELU")
         ['relu']
         """
@@ -329,28 +302,10 @@ class GraphDocument:
 
     def to_json(self) -> dict[str, Any]:
         """Nodes (op, target, args, kwargs, shape, dtype, module path) and edges, JSON-ready."""
-        nodes = []
-        for n in self.graph.nodes:
-            loc = stack_trace_location(n.stack_trace, self.source.source_file)
-            nodes.append(
-                {
-                    "name": n.name,
-                    "op": n.op,
-                    "target": format_target(n),
-                    "args": _jsonable(n.args),
-                    "kwargs": _jsonable(n.kwargs),
-                    "shape": _json_shape(node_shape(n)),
-                    "dtype": node_dtype(n),
-                    "module_path": module_path(n),
-                    "source": f"{loc.filename}:{loc.lineno}" if loc else None,
-                }
-            )
-        edges = [{"source": s, "target": t, "arg": a} for s, t, a in self.edges()]
         return {
             "model": self.source.spec,
             "frontend": self.source.frontend,
-            "nodes": nodes,
-            "edges": edges,
+            **graph_json(self.graph, self.source.source_file),
         }
 
     # --- view state --------------------------------------------------------------------------
@@ -369,17 +324,46 @@ class GraphDocument:
         self.emit(ChangeKind.VIEW_CHANGED, set(positions))
 
     def set_collapsed(self, group: str, collapsed: bool) -> None:
+        """Collapse (or expand) one module group."""
         (self.collapsed.add if collapsed else self.collapsed.discard)(group)
         self.emit(ChangeKind.VIEW_CHANGED)
 
+    def set_collapsed_groups(self, groups: Iterable[str]) -> None:
+        """Exactly these module groups collapsed, the rest expanded (one change event)."""
+        self.collapsed = set(groups)
+        self.emit(ChangeKind.VIEW_CHANGED)
+
+    def set_pattern_box(self, name: str, nodes: Iterable[str]) -> None:
+        """Draw (or redraw) the pattern box ``name`` around ``nodes``."""
+        box = PatternBox(name, tuple(nodes))
+        self.pattern_boxes = [b for b in self.pattern_boxes if b.name != name] + [box]
+        self.emit(ChangeKind.VIEW_CHANGED)
+
+    def restore_view(
+        self,
+        positions: dict[str, tuple[float, float]],
+        collapsed: Iterable[str],
+        pattern_boxes: Iterable[PatternBox],
+    ) -> None:
+        """A saved view (a session's) put back; what the graph no longer has is dropped."""
+        self.positions = dict(positions)
+        self.collapsed = set(collapsed)
+        self.pattern_boxes = list(pattern_boxes)
+        self.drop_missing_view_state()
+        self.emit(ChangeKind.VIEW_CHANGED)
+
+    def drop_caches(self) -> None:
+        """Forget every view of the graph made so far (its nodes were replaced)."""
+        self._cache.clear()
+
     def _placeable(self) -> set[str]:
-        keys = set(self._node_index())
+        keys = set(self.node_index())
         keys.update(group_key(g.path) for g in self.module_tree().walk() if g.path)
         return keys
 
     def drop_missing_view_state(self) -> None:
         """Forget positions and pattern boxes of nodes and groups the graph no longer has."""
-        names = set(self._node_index())
+        names = set(self.node_index())
         keys = self._placeable()
         self.positions = {k: v for k, v in self.positions.items() if k in keys}
         self.pattern_boxes = [b for b in self.pattern_boxes if set(b.nodes) <= names]
@@ -396,11 +380,12 @@ class GraphDocument:
     def snapshot(self) -> DocumentSnapshot:
         """Everything an undo needs to bring the document back; weights are shared."""
         gm = self._gm
+        modules, parameters, buffers = module_state(gm)
         return DocumentSnapshot(
             graph=copy.deepcopy(gm.graph),
-            modules=OrderedDict(gm._modules),
-            parameters=OrderedDict(gm._parameters),
-            buffers=OrderedDict(gm._buffers),
+            modules=modules,
+            parameters=parameters,
+            buffers=buffers,
             positions=dict(self.positions),
             collapsed=frozenset(self.collapsed),
             pattern_boxes=tuple(self.pattern_boxes),
@@ -414,9 +399,7 @@ class GraphDocument:
     def put_back(self, snap: DocumentSnapshot) -> None:
         """:meth:`restore` without the change event (an edit step: the edit emits one)."""
         gm = self._gm
-        gm._modules = OrderedDict(snap.modules)
-        gm._parameters = OrderedDict(snap.parameters)
-        gm._buffers = OrderedDict(snap.buffers)
+        set_module_state(gm, snap.modules, snap.parameters, snap.buffers)
         gm.graph = copy.deepcopy(snap.graph)  # the setter recompiles; the snapshot stays reusable
         self.positions = dict(snap.positions)
         self.collapsed = set(snap.collapsed)
@@ -424,184 +407,6 @@ class GraphDocument:
         self._cache.clear()  # new Node objects: the name index goes too
 
 
-# --- helpers shared by the views ---------------------------------------------------------------
-
-
 def group_key(path: str) -> str:
     """The key of a module group's position (node names never contain a colon)."""
     return f"group:{path}"
-
-
-def format_target(node: fx.Node) -> str:
-    """The target as a user reads it: ``torch.relu``, ``operator.add``, ``layer1.0.conv1``."""
-    t = node.target
-    if isinstance(t, str):
-        return t
-    if isinstance(t, torch._ops.OpOverload | torch._ops.OpOverloadPacket):
-        return f"torch.ops.{t}"
-    try:
-        name = fx.node._get_qualified_name(t)  # type: ignore[arg-type]
-    except Exception:
-        return repr(t)
-    return "operator." + name[len("_operator.") :] if name.startswith("_operator.") else name
-
-
-def format_args(value: Any) -> str:
-    """``print_tabular``'s rendering: nodes by name, the rest by ``repr``."""
-    # (map_arg's callback may return any value; torch types it as returning an Argument)
-    return repr(fx.node.map_arg(value, lambda n: _NameRef(n.name)))  # type: ignore[arg-type,return-value]
-
-
-class _NameRef:
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-def module_path(node: fx.Node) -> str:
-    """The innermost module that produced the node, from ``nn_module_stack``."""
-    stack = node.meta.get("nn_module_stack")
-    if stack:
-        return str(list(stack.values())[-1][0])
-    if node.op == "call_module":
-        return str(node.target)
-    if node.op == "get_attr" and isinstance(node.target, str):
-        return node.target.rpartition(".")[0]
-    return ""
-
-
-def make_row(n: fx.Node) -> NodeRow:
-    return NodeRow(
-        opcode=n.op,
-        name=n.name,
-        target=format_target(n),
-        args=format_args(n.args),
-        kwargs=format_args(n.kwargs),
-        shape=format_shape(node_shape(n)),
-        dtype=node_dtype(n) or "",
-        module_path=module_path(n),
-    )
-
-
-def input_refs(node: fx.Node) -> list[tuple[str, fx.Node]]:
-    """Each use of another node in ``node``'s arguments: ``("args[0]", producer)``..."""
-    out: list[tuple[str, fx.Node]] = []
-
-    def walk(value: Any, label: str) -> None:
-        if isinstance(value, fx.Node):
-            out.append((label, value))
-        elif isinstance(value, (list, tuple)):
-            for i, v in enumerate(value):
-                walk(v, f"{label}[{i}]")
-        elif isinstance(value, dict):
-            for k, v in value.items():
-                walk(v, f"{label}[{k!r}]")
-        elif isinstance(value, slice):
-            walk((value.start, value.stop, value.step), f"{label}.slice")
-
-    for i, a in enumerate(node.args):
-        walk(a, f"args[{i}]")
-    for k, v in node.kwargs.items():
-        walk(v, k)
-    return out
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, fx.Node):
-        return {"node": value.name}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return {"repr": repr(value)}
-
-
-def _json_shape(shape: Any) -> Any:
-    if shape is None:
-        return None
-    if isinstance(shape, list):
-        return [None if s is None else list(s) for s in shape]
-    return list(shape)
-
-
-_ASSIGN_RE = re.compile(
-    r"^\s+([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*,?\s*(?::\s*\"[^\"]*\"\s*)?="
-)
-
-
-def tidy_code(src: str) -> str:
-    """Generated code as fxstudio shows it: no leading blank lines, one final newline."""
-    return src.lstrip("\n").rstrip() + "\n"
-
-
-def line_map(code: str, graph: fx.Graph) -> dict[str, int]:
-    names = {n.name for n in graph.nodes}
-    result: dict[str, int] = {}
-    lines = code.splitlines()
-    for i, line in enumerate(lines, start=1):
-        stripped = line.strip()
-        if stripped.startswith("def forward"):
-            for n in graph.nodes:
-                if n.op == "placeholder":
-                    result.setdefault(n.name, i)
-            continue
-        if stripped.startswith("return "):
-            for n in graph.nodes:
-                if n.op == "output":
-                    result[n.name] = i
-            continue
-        m = _ASSIGN_RE.match(line)
-        if m:
-            for target in m.group(1).split(","):
-                target = target.strip()
-                if target in names:
-                    result[target] = i  # a later re-binding (pytree flatten) wins
-    return result
-
-
-def module_tree_of(graph: fx.Graph) -> ModuleGroup:
-    """The module hierarchy of ``graph`` (see :meth:`GraphDocument.module_tree`)."""
-    root = ModuleGroup("")
-    owned: list[tuple[fx.Node, str]] = []
-    for n in graph.nodes:
-        group = root
-        stack = n.meta.get("nn_module_stack") or {}
-        if not stack and module_path(n):  # an exported get_attr: placed once the tree is built
-            owned.append((n, module_path(n)))
-            continue
-        for path, type_ in stack.values():
-            path = str(path)
-            if not path:
-                continue
-            child = group.children.get(path)
-            if child is None:
-                type_name = type_ if isinstance(type_, str) else getattr(type_, "__name__", "")
-                child = ModuleGroup(path, type_name.rpartition(".")[2])
-                group.children[path] = child
-            group = child
-        group.nodes.append(n.name)
-    for n, path in owned:
-        # Into the innermost module that owns it (a ModuleList such as ``h`` is never on the
-        # call stack, so ``h.0.attn.weight`` belongs to the group ``h.0``, not to ``h``).
-        group = root
-        while True:
-            inner = next(
-                (c for p, c in group.children.items() if path == p or path.startswith(p + ".")),
-                None,
-            )
-            if inner is None:
-                break
-            group = inner
-        if group.path != path:
-            child = group.children.get(path)
-            if child is None:
-                child = group.children[path] = ModuleGroup(path)
-            group = child
-        group.nodes.append(n.name)
-    return root

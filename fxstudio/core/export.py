@@ -7,7 +7,7 @@ to try instead; nothing is written then.
 
 Example:
     >>> import tempfile, pathlib
-    >>> from fxstudio.core.session import open_document
+    >>> from fxstudio.core.opening import open_document
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "simple.py"
     >>> [p.name for p in export(open_document("examples:simple"), out).paths]
     ['simple.safetensors', 'simple.py']
@@ -30,7 +30,6 @@ from typing import Any, Literal
 
 import torch
 import torch.fx as fx
-import torch.utils._pytree as pytree
 from safetensors.torch import load_file, save_file
 
 from fxstudio.core.capture import eval_mode
@@ -38,6 +37,7 @@ from fxstudio.core.codegen import forward_code, standalone_module
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.files import atomic_path, atomic_write, check_writable
+from fxstudio.core.fxcompat import pytree
 from fxstudio.core.noise import quiet_torch_logs
 
 Format = Literal["py", "code", "torchscript", "pt2", "onnx"]

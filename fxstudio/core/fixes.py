@@ -4,11 +4,11 @@ Two kinds: a **failure** (tracing stopped: :func:`diagnose_failure` on the ``Cap
 and a **silent trap** (tracing worked but the graph is not what the code means:
 :func:`diagnose_graph` on the captured document).  Each :class:`Diagnosis` has a stable rule
 id, the rule in plain words, the user's line and the fixes fxstudio can apply itself -- each
-an :class:`~fxstudio.core.session.OpenRequest` to capture again (a leaf module, the export
+an :class:`~fxstudio.core.opening.OpenRequest` to capture again (a leaf module, the export
 frontend, the training mode), and offered only after it was tried and captured the model.
 
 Example:
-    >>> from fxstudio.core.session import OpenRequest, open_document
+    >>> from fxstudio.core.opening import OpenRequest, open_document
     >>> [d.rule for d in diagnose_graph(open_document("examples:trap_dropout"))]
     ['baked-training']
 """
@@ -95,7 +95,7 @@ def _diagnosis(
 
 
 def _captures(request: Any) -> bool:
-    from fxstudio.core.session import open_model
+    from fxstudio.core.opening import open_model
 
     try:
         open_model(request)
@@ -162,7 +162,7 @@ def diagnose_failure(request: Any, error: CaptureError) -> Diagnosis:
 def diagnose_graph(doc: Any, *, try_fixes: bool = True) -> list[Diagnosis]:
     """The silent traps in a captured graph: constants made while tracing, dropout's
     training flag baked in (symbolic-trace graphs; export records both as ops)."""
-    from fxstudio.core.session import OpenRequest
+    from fxstudio.core.opening import OpenRequest
 
     if doc.source.frontend != "fx":
         return []

@@ -31,6 +31,9 @@ from types import FrameType
 
 from fxstudio.core.errors import LoadError, SourceLocation, UserError, is_library_file, user_frame
 
+#: Exit statuses of the command line (and ``--screenshot``): 2 is bad input, 1 a bug.
+EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
 
 class Stopped(BaseException):
     """Raised into a thread running the user's code when the user cancels it (Cancel in the
@@ -68,6 +71,33 @@ def install_interrupt_handler() -> None:
 
 def interrupted_by_user() -> bool:
     return _interrupted.is_set()
+
+
+def error_report(exc: BaseException) -> tuple[int, str]:
+    """How a failure is told to a person headless: the exit status and the message (2 and
+    the message for bad input, 130 for Ctrl+C, 1 and a request to report it for a bug).
+
+    >>> error_report(UserError("No such file: m.py."))
+    (2, 'fxstudio: error: No such file: m.py.')
+    """
+    if isinstance(exc, Interrupted):
+        return EXIT_INTERRUPTED, f"fxstudio: {exc}"
+    if isinstance(exc, UserError):
+        return EXIT_USAGE, f"fxstudio: error: {exc}"
+    return EXIT_BUG, (
+        f"fxstudio: internal error: {type(exc).__name__}: {exc}\n"
+        "This is a bug in fxstudio. Run again with --debug for the traceback and report it."
+    )
+
+
+def report_error(exc: BaseException, debug: bool = False) -> int:
+    """Print :func:`error_report`'s message on stderr (with the traceback when ``debug``);
+    return the exit status."""
+    if debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    code, text = error_report(exc)
+    print(text, file=sys.stderr)
+    return code
 
 
 # --- sizes and memory ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ collapsing one group re-lays out that group and its ancestors only.
 When graphviz is missing or fails, a simple layered layout is used, with a note saying so.
 
 Example:
-    >>> from fxstudio.core.session import open_document
+    >>> from fxstudio.core.opening import open_document
     >>> doc = open_document("examples:resnet")
     >>> lay = LayoutEngine().layout(doc, collapsed=top_level_groups(doc))
     >>> sorted(lay.groups)[:3], "x" in lay.nodes, lay.engine
@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxstudio.core.capture import format_shape, node_shape
-from fxstudio.core.document import GraphDocument, ModuleGroup, format_target
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.graphviews import ModuleGroup, format_target
 
 # Sizes in points (1/72 inch), y pointing down, as Qt draws.
 NODE_HEIGHT = 44.0

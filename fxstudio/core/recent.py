@@ -15,7 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from fxstudio.core.files import atomic_write
-from fxstudio.core.session import SESSION_SUFFIX, OpenRequest
+from fxstudio.core.opening import SESSION_SUFFIX, OpenRequest
 
 KEEP = 12
 

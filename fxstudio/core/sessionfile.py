@@ -6,14 +6,17 @@ view state (node positions, collapsed groups, pattern boxes).  Reopening capture
 again, replays the edits and restores the view.  Model file paths are stored relative to
 the session file, so a folder with both can be moved.
 
+Reading one back (capturing the model again, replaying its edits) is
+:func:`fxstudio.core.opening.open_document`'s, with :mod:`fxstudio.core.replay`.
+
 Example:
     >>> import tempfile, pathlib
-    >>> from fxstudio.core.session import open_document
+    >>> from fxstudio.core.opening import open_document
     >>> doc = open_document("examples:simple")
     >>> doc.set_positions({"fc1": (10.0, 20.0)})
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "s.fxstudio"
     >>> save_session(doc, path)
-    >>> open_session(path).positions
+    >>> read_session(path).positions
     {'fc1': (10.0, 20.0)}
 """
 
@@ -23,14 +26,13 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from fxstudio.core import edits
-from fxstudio.core.capture import Frontend
 from fxstudio.core.document import GraphDocument, PatternBox
+from fxstudio.core.edits.records import encode_record
 from fxstudio.core.errors import LoadError
 from fxstudio.core.files import atomic_write
-from fxstudio.core.loading import parse_spec
+from fxstudio.core.modelspec import parse_spec
 
 FORMAT = "fxstudio-session"
 VERSION = 1
@@ -68,7 +70,7 @@ def session_json(doc: GraphDocument, path: str | os.PathLike[str], **extra: Any)
             "train": src.train,
         },
         "graph": {"code": doc.code(), "nodes": len(doc)},
-        "edits": [edits.encode_record(r) for r in doc.history],  # replayed on opening
+        "edits": [encode_record(r) for r in doc.history],  # replayed on opening
         "view": {
             "positions": {k: list(v) for k, v in doc.positions.items()},
             "collapsed": sorted(doc.collapsed),
@@ -125,41 +127,6 @@ def read_session(path: str | os.PathLike[str]) -> SessionData:
 
 
 _KNOWN = {"format", "version", "model", "graph", "edits", "view"}
-
-
-def open_session(path: str | os.PathLike[str]) -> GraphDocument:
-    """Capture the session's model again and restore what the user saw."""
-    from fxstudio.core.session import OpenRequest, open_model
-
-    data = read_session(path)
-    request = OpenRequest(
-        data.spec,
-        cast(Frontend, data.frontend),
-        data.inputs,
-        data.seed,
-        data.leaf_modules,
-        data.train,  # type: ignore[arg-type]
-    )
-    doc = open_model(request)
-    for i, record in enumerate(data.edits, 1):
-        try:
-            edits.replay(doc, [edits.decode_record(record)])
-        except (edits.EditError, KeyError, TypeError) as exc:
-            doc.notes.append(
-                f"Edit {i} of {len(data.edits)} ({record.get('edit', '?')}) could not be made "
-                f"again ({exc}); the graph shows the edits before it."
-            )
-            break
-    if data.code and doc.code() != data.code:
-        doc.notes.append(
-            "The model's code changed since this session was saved; its graph is the new one."
-        )
-    doc.positions = dict(data.positions)
-    doc.collapsed = set(data.collapsed)
-    doc.pattern_boxes = list(data.pattern_boxes)
-    doc.drop_missing_view_state()  # the model file may have changed since
-    doc.session_extra = dict(data.extra)  # e.g. the lesson's state
-    return doc
 
 
 def _portable_spec(spec: str, folder: Path) -> str:

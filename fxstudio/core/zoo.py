@@ -29,14 +29,9 @@ from typing import Any
 import torch
 from torch import nn
 
+from fxstudio.core.errors import LoadError
 from fxstudio.core.guard import SMALLER_MODEL, available_memory, out_of_memory, user_error
-from fxstudio.core.loading import (
-    InputSpec,
-    LoadedModel,
-    LoadError,
-    ModelSpec,
-    make_inputs,
-)
+from fxstudio.core.modelspec import InputSpec, LoadedModel, ModelSpec, make_inputs
 
 HF_SEQUENCE = 16  # example input_ids length (shorter where the model allows fewer positions)
 

@@ -9,11 +9,9 @@ from PySide6.QtCore import QTimer, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
 from fxstudio.core.errors import UserError
-from fxstudio.core.session import OpenRequest
+from fxstudio.core.guard import EXIT_OK, EXIT_USAGE, report_error
+from fxstudio.core.opening import OpenRequest
 from fxstudio.qt.autosave import DEFAULT_INTERVAL_S
-
-EXIT_OK, EXIT_BUG, EXIT_USAGE = 0, 1, 2
-
 
 _QUIET = ("This plugin does not support propagateSizeHints()",)
 
@@ -69,8 +67,6 @@ def run_gui(
             QTimer.singleShot(50, lambda: _save_and_quit(window, screenshot, status, app))
 
         def fail(exc: BaseException) -> None:
-            from fxstudio.cli import report_error
-
             status["code"] = report_error(exc, debug)
             app.quit()
 
@@ -110,6 +106,4 @@ def _save_and_quit(window, path: str, status: dict[str, int], app: QApplication)
 
 def _log_failure(exc: BaseException, debug: bool) -> None:
     if debug or not isinstance(exc, UserError):
-        from fxstudio.cli import report_error
-
         report_error(exc, debug)

@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
-from fxstudio.core.session import SESSION_SUFFIX
+from fxstudio.core.opening import SESSION_SUFFIX
 from fxstudio.core.sessionfile import save_session
 
 log = logging.getLogger("fxstudio.autosave")

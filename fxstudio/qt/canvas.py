@@ -34,7 +34,8 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.capture import format_shape, node_shape
-from fxstudio.core.document import GraphDocument, ModuleGroup, format_target, group_key
+from fxstudio.core.document import GraphDocument, group_key
+from fxstudio.core.graphviews import ModuleGroup, format_target
 from fxstudio.core.layout import (
     GROUP_PAD,
     GROUP_TITLE,
@@ -561,7 +562,7 @@ class GraphScene(QGraphicsScene):
         layout = self.layout
         if layout is None:
             return False
-        index = doc._node_index()
+        index = doc.node_index()
         removed = [n for n in self.nodes if n not in index]
         redo = {n for n in names if n in index} | {n for n in index if n not in self.nodes}
         redo -= set(layout.owner)  # hidden inside a collapsed group: nothing drawn

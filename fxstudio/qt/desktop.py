@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.loading import model_names_in
-from fxstudio.core.session import SESSION_SUFFIX, OpenRequest
+from fxstudio.core.opening import SESSION_SUFFIX, OpenRequest
 from fxstudio.qt.resources import icon
 
 SK = QKeySequence.StandardKey

@@ -27,8 +27,8 @@ from fxstudio.core.lesson.steps import (
     record_stepper,
     record_trap,
 )
+from fxstudio.core.opening import OpenRequest
 from fxstudio.core.runtime.compare import Comparison
-from fxstudio.core.session import OpenRequest
 from fxstudio.qt import lesson_widgets, theme
 from fxstudio.qt.lesson_widgets import button
 from fxstudio.qt.workers import Task

@@ -31,11 +31,12 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.catalogue import catalogue
-from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument, format_target
+from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.errors import UserError
-from fxstudio.core.loading import model_file
+from fxstudio.core.graphviews import format_target
+from fxstudio.core.modelspec import model_file
+from fxstudio.core.opening import SESSION_SUFFIX, OpenRequest, open_document
 from fxstudio.core.recent import RecentModels
-from fxstudio.core.session import SESSION_SUFFIX, OpenRequest, open_document
 from fxstudio.core.sessionfile import save_session
 from fxstudio.qt import command_palette, desktop, welcome
 from fxstudio.qt.about import AboutDialog

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core.loading import list_examples
-from fxstudio.core.session import OpenRequest
+from fxstudio.core.modelspec import list_examples
+from fxstudio.core.opening import OpenRequest
 from fxstudio.qt.forms import load_form
 from fxstudio.qt.workers import UserCodeTask
 

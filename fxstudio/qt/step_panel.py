@@ -17,7 +17,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
-from fxstudio.core.document import ChangeKind, GraphDocument, format_target
+from fxstudio.core.document import ChangeKind, GraphDocument
+from fxstudio.core.graphviews import format_target
 from fxstudio.core.stepping.stepper import Stepper, for_document
 from fxstudio.core.stepping.values import picture
 from fxstudio.qt import step_widgets, theme

@@ -13,7 +13,8 @@ from PySide6.QtCore import (
     Qt,
 )
 
-from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument, NodeRow
+from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.graphviews import NodeRow
 
 HEADERS = {
     "opcode": "Op",

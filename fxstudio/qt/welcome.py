@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core.loading import list_examples
-from fxstudio.core.session import OpenRequest
+from fxstudio.core.modelspec import list_examples
+from fxstudio.core.opening import OpenRequest
 from fxstudio.qt import theme
 
 THUMB = QSize(180, 120)

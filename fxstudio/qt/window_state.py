@@ -14,8 +14,8 @@ from PySide6.QtCore import QByteArray, QSettings
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMainWindow, QMenu
 
+from fxstudio.core.opening import OpenRequest
 from fxstudio.core.recent import RecentModels
-from fxstudio.core.session import OpenRequest
 
 STATE_VERSION = 3  # bump when the docks change, so an old saved layout is not applied
 

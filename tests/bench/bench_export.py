@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from fxstudio.core.export import export
-from fxstudio.core.session import OpenRequest, open_document
+from fxstudio.core.opening import OpenRequest, open_document
 
 SYNTHETIC = Path(__file__).resolve().parent / "synthetic.py"
 

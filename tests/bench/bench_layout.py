@@ -11,7 +11,7 @@ import tracemalloc
 from pathlib import Path
 
 from fxstudio.core.layout import LayoutEngine, top_level_groups
-from fxstudio.core.session import OpenRequest, open_document
+from fxstudio.core.opening import OpenRequest, open_document
 
 ROOT = Path(__file__).resolve().parents[2]
 DOT_TIMEOUT_S = 60

@@ -11,8 +11,8 @@ from typing import Any
 import torch
 import torch.utils.benchmark as tb
 
+from fxstudio.core.opening import OpenRequest, open_document
 from fxstudio.core.runtime.run import profile_whole
-from fxstudio.core.session import OpenRequest, open_document
 
 MODELS = [("examples:resnet", ()), ("examples:transformer", ())]
 if importlib.util.find_spec("torchvision") is not None:

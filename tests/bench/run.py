@@ -21,7 +21,7 @@ from torch.fx.passes.shape_prop import ShapeProp  # noqa: E402
 
 from fxstudio.core.capture import propagate_shapes, trace_fx  # noqa: E402
 from fxstudio.core.loading import load_model  # noqa: E402
-from fxstudio.core.session import open_document  # noqa: E402
+from fxstudio.core.opening import open_document  # noqa: E402
 
 SYNTHETIC = ROOT / "tests" / "bench" / "synthetic.py"
 

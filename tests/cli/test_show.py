@@ -3,7 +3,7 @@ import json
 import pytest
 
 from fxstudio import cli
-from fxstudio.core.session import open_document
+from fxstudio.core.opening import open_document
 from tests.conftest import EXAMPLES, run_fxstudio
 
 
@@ -102,7 +102,7 @@ def test_usage_error_exits_2(capsys):
 
 
 def test_an_fxstudio_bug_exits_1(capsys, monkeypatch):
-    import fxstudio.core.session as session
+    import fxstudio.core.opening as session
 
     def broken(_request):
         raise RuntimeError("something inside fxstudio broke")

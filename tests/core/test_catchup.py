@@ -9,7 +9,7 @@ import pytest
 
 from fxstudio.core import catchup, edits
 from fxstudio.core.edits import Ref
-from fxstudio.core.session import OpenRequest, open_document
+from fxstudio.core.opening import OpenRequest, open_document
 
 
 def deferred(spec: str, frontend: str = "fx"):
@@ -122,7 +122,7 @@ def test_edits_while_a_worker_computes_never_land_half_done():
 def test_a_view_made_while_an_edit_lands_is_not_kept_for_the_new_graph():
     """A layout worker reads rows and the module tree while the user edits: what it made
     from the old graph must not be cached as the new graph's."""
-    from fxstudio.core.document import make_row
+    from fxstudio.core.graphviews import make_row
 
     doc = open_document("examples:negrelu")
 

@@ -3,7 +3,7 @@ noticed and becomes one checked 'Console edit' (or is refused and put back), blo
 and a session file replays what the console did."""
 
 from fxstudio.core.console import ConsoleSession
-from fxstudio.core.session import open_document
+from fxstudio.core.opening import open_document
 from fxstudio.core.sessionfile import save_session
 
 

@@ -3,8 +3,9 @@ import operator
 import pytest
 import torch
 
-from fxstudio.core.document import ChangeKind, GraphDocument, NodeRow
-from fxstudio.core.session import OpenRequest, open_document
+from fxstudio.core.document import ChangeKind, GraphDocument
+from fxstudio.core.graphviews import NodeRow
+from fxstudio.core.opening import OpenRequest, open_document
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from fxstudio.core import catchup, edits
-from fxstudio.core.document import make_row, tidy_code
 from fxstudio.core.edits import EditError, Ref
-from fxstudio.core.session import open_document
+from fxstudio.core.graphviews import make_row, tidy_code
+from fxstudio.core.opening import open_document
 
 UNARY = ["torch.relu", "torch.tanh", "torch.sigmoid", "torch.nn.functional.gelu"]
 MODULES = ["nn.Identity()", "nn.ReLU()", "nn.Dropout(0.0)"]

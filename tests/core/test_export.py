@@ -19,7 +19,7 @@ from fxstudio.core.export import (
 )
 from fxstudio.core.files import WriteError
 from fxstudio.core.loading import load_model
-from fxstudio.core.session import OpenRequest, open_document
+from fxstudio.core.opening import OpenRequest, open_document
 
 EXAMPLES = ["simple", "negrelu", "resnet", "transformer"]
 

@@ -10,7 +10,7 @@ from fxstudio.core.layout import (
     drawn_tree,
     top_level_groups,
 )
-from fxstudio.core.session import OpenRequest, open_document
+from fxstudio.core.opening import OpenRequest, open_document
 
 
 def overlaps(a, b):

@@ -5,10 +5,10 @@ import pytest
 import torch
 
 from fxstudio.core.errors import InputSpecError, LoadError
-from fxstudio.core.loading import (
+from fxstudio.core.loading import load_model
+from fxstudio.core.modelspec import (
     InputSpec,
     list_examples,
-    load_model,
     make_inputs,
     parse_input_spec,
     parse_spec,

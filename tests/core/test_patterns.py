@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
 
+from fxstudio.core.opening import OpenRequest, open_document
 from fxstudio.core.patterns.builtins import run_builtin
 from fxstudio.core.patterns.check import check, reference
 from fxstudio.core.patterns.explain import explain
@@ -25,7 +26,6 @@ from fxstudio.core.patterns.pattern import (
 )
 from fxstudio.core.patterns.reasons import Why
 from fxstudio.core.patterns.replace import function_replacement, rewrite
-from fxstudio.core.session import OpenRequest, open_document
 
 
 def _fx_sets(gm: fx.GraphModule, pattern_gm: fx.GraphModule) -> list[frozenset[str]]:

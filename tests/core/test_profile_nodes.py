@@ -18,6 +18,7 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
 
 from fxstudio.core.document import GraphDocument
+from fxstudio.core.opening import open_document
 from fxstudio.core.patterns.apply import RewriteSpec, run
 from fxstudio.core.runtime.breakdown import breakdown
 from fxstudio.core.runtime.compare import compare, mann_whitney, speedup
@@ -25,7 +26,6 @@ from fxstudio.core.runtime.flops import node_work
 from fxstudio.core.runtime.nodes import annotated, profile_calls
 from fxstudio.core.runtime.roofline import Peaks
 from fxstudio.core.runtime.run import RunError, batched, profile_whole
-from fxstudio.core.session import open_document
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
 

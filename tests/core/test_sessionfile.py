@@ -6,8 +6,8 @@ import pytest
 from fxstudio import cli
 from fxstudio.core.document import PatternBox
 from fxstudio.core.errors import LoadError
-from fxstudio.core.session import OpenRequest, open_document
-from fxstudio.core.sessionfile import open_session, read_session, save_session
+from fxstudio.core.opening import OpenRequest, open_document, open_session
+from fxstudio.core.sessionfile import read_session, save_session
 
 
 def test_session_restores_model_inputs_and_view(tmp_path):

@@ -9,8 +9,9 @@ import torch
 from fxstudio.core.errors import CaptureError, LoadError
 from fxstudio.core.export import export, verify_standalone
 from fxstudio.core.guard import OutOfMemory
-from fxstudio.core.loading import load_model, parse_spec
-from fxstudio.core.session import OpenRequest, open_document
+from fxstudio.core.loading import load_model
+from fxstudio.core.modelspec import parse_spec
+from fxstudio.core.opening import OpenRequest, open_document
 from tests.conftest import SIZE_BRANCH
 
 needs_transformers = pytest.mark.skipif(

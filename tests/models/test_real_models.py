@@ -9,7 +9,7 @@ from fxstudio import cli
 from fxstudio.core.capture import CaptureOptions, capture, node_shape
 from fxstudio.core.export import export, run_standalone
 from fxstudio.core.loading import load_model
-from fxstudio.core.session import OpenRequest, open_document
+from fxstudio.core.opening import OpenRequest, open_document
 from tests.core.test_export import original_outputs
 
 HF_MODELS = "tests/models/hf_models.py"

@@ -5,10 +5,10 @@ import math
 import subprocess
 import sys
 
+from fxstudio.core.opening import OpenRequest, open_document
 from fxstudio.core.patterns.apply import RewriteSpec, run
 from fxstudio.core.runtime.compare import compare
 from fxstudio.core.runtime.run import profile_whole
-from fxstudio.core.session import OpenRequest, open_document
 from tests.models.test_real_models import needs_torchvision, needs_transformers
 
 

@@ -8,11 +8,11 @@ import torch
 from torch import nn
 from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
 
+from fxstudio.core.opening import OpenRequest, open_document
 from fxstudio.core.patterns.builtins import run_builtin
 from fxstudio.core.patterns.check import check, reference
 from fxstudio.core.patterns.matcher import find
 from fxstudio.core.patterns.pattern import FX_RULES, from_nodes
-from fxstudio.core.session import OpenRequest, open_document
 from tests.models.test_real_models import HF_MODELS, needs_torchvision, needs_transformers
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from fxstudio.core.session import OpenRequest
+from fxstudio.core.opening import OpenRequest
 from fxstudio.qt.main_window import MainWindow
 
 

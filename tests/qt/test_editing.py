@@ -290,7 +290,7 @@ def test_a_big_graph_catches_up_in_a_worker_thread_whatever_the_edits_in_between
     import fxstudio.qt.main_window as mw
     from fxstudio.core import catchup
     from fxstudio.core.edits import Ref, insert, rename, set_target
-    from fxstudio.core.session import open_document
+    from fxstudio.core.opening import open_document
 
     monkeypatch.setattr(mw, "DEFER_ABOVE", 3)
     threads = []
@@ -448,8 +448,8 @@ def test_many_quick_edits_leave_every_view_matching_the_document(qtbot, window, 
     from PySide6.QtWidgets import QApplication
 
     import fxstudio.qt.main_window as mw
-    from fxstudio.core.document import tidy_code
     from fxstudio.core.edits import rename
+    from fxstudio.core.graphviews import tidy_code
 
     monkeypatch.setattr(mw, "DEFER_ABOVE", 3 if big else 2000)
     draw(qtbot, window, "examples:resnet")

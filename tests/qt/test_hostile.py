@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QMessageBox
 import fxstudio.qt.main_window as main_window
 from fxstudio.core.errors import LoadError
 from fxstudio.core.guard import OutOfMemory
-from fxstudio.core.session import OpenRequest
+from fxstudio.core.opening import OpenRequest
 from tests.conftest import run_fxstudio
 from tests.qt.conftest import open_and_wait
 

@@ -111,7 +111,7 @@ def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, t
     assert window.save_session(path)
     lesson.active = False
     lesson.state = type(lesson.state)()
-    from fxstudio.core.session import OpenRequest
+    from fxstudio.core.opening import OpenRequest
 
     with qtbot.waitSignal(window.documentLoaded, timeout=120000):
         window.open_model(OpenRequest(str(path)))

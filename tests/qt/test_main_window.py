@@ -1,7 +1,7 @@
 from PySide6.QtGui import QImage, QTextCursor
 
 from fxstudio.core.errors import CaptureError
-from fxstudio.core.session import OpenRequest
+from fxstudio.core.opening import OpenRequest
 from tests.conftest import run_fxstudio
 from tests.qt.conftest import open_and_wait
 

@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from fxstudio.core.errors import CaptureError
-from fxstudio.core.session import OpenRequest
+from fxstudio.core.opening import OpenRequest
 from fxstudio.qt import open_dialog
 from fxstudio.qt.open_dialog import OpenDialog
 from tests.conftest import SIZE_BRANCH

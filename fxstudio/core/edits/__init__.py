@@ -12,10 +12,11 @@ an undo that re-creates a node (a new ``fx.Node`` object) is still followed corr
 
 The modules: ``steps`` (the reversible steps, :class:`Ref`), ``engine`` (:func:`commit`, the
 checks, undo and redo), ``naming`` (names, targets, submodules for new nodes), ``user`` (the
-edits users make), ``language`` (edits written as text), ``records`` (replay and JSON).
+edits users make), ``language`` (edits written as text), ``records`` (records as JSON;
+:mod:`fxstudio.core.replay` makes them again).
 
 Example:
-    >>> from fxstudio.core.session import open_document
+    >>> from fxstudio.core.opening import open_document
     >>> doc = open_document("examples:negrelu")
     >>> e = set_target(doc, "relu", "torch.nn.functional.gelu")
     >>> "gelu" in doc.code(), e.label
@@ -50,7 +51,6 @@ from fxstudio.core.edits.records import (
     decode_record,
     encode,
     encode_record,
-    replay,
 )
 from fxstudio.core.edits.steps import (
     CreateNode,
@@ -127,7 +127,6 @@ __all__ = [
     "parse_kwargs",
     "COMMANDS",
     "run_command",
-    "replay",
     "encode_record",
     "decode_record",
     "encode",

@@ -16,9 +16,10 @@ import torch
 import torch.fx as fx
 
 from fxstudio.core.catchup import repropagate
-from fxstudio.core.document import ChangeKind, GraphDocument, format_target
+from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.edits.steps import EditError, Step, submodule_at
 from fxstudio.core.errors import UserError
+from fxstudio.core.graphviews import format_target
 
 # --- edits ---------------------------------------------------------------------------------------
 
@@ -111,7 +112,7 @@ def _run_steps(doc: GraphDocument, steps: Iterable[Step], label: str) -> list[St
     except Exception as exc:
         for step in reversed(done):
             step.inverse().apply(doc)
-        doc._cache.clear()
+        doc.drop_caches()
         _recompile(doc)
         if isinstance(exc, UserError):  # already says what happened (EditError, PatternError)
             raise
@@ -133,7 +134,7 @@ def validate(doc: GraphDocument, touched: set[str]) -> None:
                 "(a value must be computed before it is used, and no cycle is possible)."
             ) from None
         raise EditError(f"The graph would not be valid: {text}") from None
-    names = doc._node_index()
+    names = doc.node_index()
     for name in touched:
         node = names.get(name)
         if node is not None:

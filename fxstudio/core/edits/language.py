@@ -38,7 +38,7 @@ def parse_arguments(doc: GraphDocument, text: str) -> tuple[tuple[Any, ...], dic
 
         def value(node: ast.expr) -> Any:
             if isinstance(node, ast.Name):
-                if node.id in doc._node_index():
+                if node.id in doc.node_index():
                     return Ref(node.id)
                 if node.id in ("None", "True", "False"):
                     return ast.literal_eval(node)

@@ -14,6 +14,7 @@ from torch import nn
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.steps import EditError, NodeSpec, check_name, node_of, refs_in, reserved
+from fxstudio.core.fxcompat import used_names
 
 # --- names and targets ---------------------------------------------------------------------------
 
@@ -29,7 +30,7 @@ def unique_name(
 ) -> str:
     """``base``, or ``base_N``: a name no node has (nor had: fx never reuses one), nor ``also``."""
     base = name_base(base)
-    taken = set(doc._node_index()) | doc.graph._graph_namespace._used_names | set(also)
+    taken = set(doc.node_index()) | used_names(doc.graph) | set(also)
     if base not in taken and not reserved(base):
         return base
     i = 1
@@ -83,7 +84,7 @@ def attribute(gm: Any, path: str) -> Any:
     return obj
 
 
-def _module_path(doc: GraphDocument, module: nn.Module) -> str:
+def module_path_of(doc: GraphDocument, module: nn.Module) -> str:
     """A new submodule's name, from its class (``Linear`` -> ``linear``), free both as an
     attribute of the model and as a node name (its call_module node takes the same name)."""
     return _unique_attr(doc.graph_module, unique_name(doc, _snake(type(module).__name__)))
@@ -99,7 +100,7 @@ def _unique_attr(gm: nn.Module, base: str) -> str:
     return f"{base}_{i}"
 
 
-def _new_spec(
+def new_spec(
     doc: GraphDocument,
     op: str,
     target: Any,

@@ -1,77 +1,13 @@
-"""Recorded edits: replaying them (sessions) and writing them as JSON."""
+"""Recorded edits written as JSON and read back (:mod:`fxstudio.core.replay` makes them
+again)."""
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
 
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.steps import EditError, Ref
-from fxstudio.core.edits.user import (
-    add_input,
-    delete,
-    insert,
-    insert_module,
-    move_input,
-    paste,
-    rename,
-    rewire,
-    set_inputs,
-    set_outputs,
-    set_target,
-    splice,
-)
-
-# --- replay (sessions) ---------------------------------------------------------------------------
-
-
-def replay(doc: GraphDocument, records: Iterable[dict[str, Any]]) -> None:
-    """Apply recorded edits again (opening a session)."""
-    for rec in records:
-        kind = rec.get("edit")
-        fn = _REPLAY.get(str(kind))
-        if fn is None:
-            raise EditError(f"Unknown edit '{kind}' in the session.")
-        fn(doc, rec)
-
-
-_REPLAY: dict[str, Callable[[GraphDocument, dict[str, Any]], Any]] = {
-    "rename": lambda d, r: rename(d, r["name"], r["new"]),
-    "set_target": lambda d, r: set_target(d, r["name"], r["target"]),
-    "set_inputs": lambda d, r: set_inputs(d, r["name"], r["args"], r["kwargs"]),
-    "insert": lambda d, r: insert(
-        d, r["op"], r["target"], r["args"], r["kwargs"], r["after"], r["name"]
-    ),
-    "insert_module": lambda d, r: insert_module(
-        d, r["constructor"], r["args"], r["after"], r["name"], r["seed"]
-    ),
-    "splice": lambda d, r: splice(d, r["producer"], r["user"], r["op"], r["target"], r["extra"]),
-    "delete": lambda d, r: delete(d, r["names"]),
-    "move_input": lambda d, r: move_input(d, r["name"], r["position"]),
-    "rewire": lambda d, r: rewire(d, r["user"], r["label"], r["source"]),
-    "paste": lambda d, r: paste(d, r["names"]),
-    "add_input": lambda d, r: add_input(
-        d, r["name"], r.get("type"), r.get("default", inspect.Signature.empty)
-    ),
-    "set_outputs": lambda d, r: set_outputs(d, r["names"]),
-    "rewrite": lambda d, r: _replay_rewrite(d, r),
-    "console": lambda d, r: _replay_console(d, r),
-}
-
-
-def _replay_console(doc: GraphDocument, record: dict[str, Any]) -> None:
-    from fxstudio.core.console import replay_console  # the console uses edits
-
-    replay_console(doc, record)
-
-
-def _replay_rewrite(doc: GraphDocument, record: dict[str, Any]) -> None:
-    from fxstudio.core.patterns.apply import replay as replay_rewrite  # patterns use edits
-
-    replay_rewrite(doc, record)
 
 
 def encode_record(record: dict[str, Any]) -> dict[str, Any]:

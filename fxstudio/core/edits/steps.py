@@ -18,6 +18,7 @@ from torch.fx.node import map_aggregate
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
+from fxstudio.core.fxcompat import release_name, rename_node
 
 
 class EditError(UserError):
@@ -70,7 +71,7 @@ def check_name(doc: GraphDocument, name: str) -> None:
         )
     if reserved(name):
         raise EditError(f"'{name}' cannot name a node: Python reserves it.")
-    if name in doc._node_index():
+    if name in doc.node_index():
         raise EditError(f"There is already a node named '{name}'.")
 
 
@@ -126,12 +127,12 @@ class CreateNode(Step):
 
     def apply(self, doc: GraphDocument) -> None:
         graph, s = doc.graph, self.spec
-        names = doc._node_index()
+        names = doc.node_index()
         if s.name in names:
             raise EditError(f"There is already a node named '{s.name}'.")
         # A name is never handed out twice by fx, even after its node is erased; an undo
         # brings back the very name, so it must be free again.
-        graph._graph_namespace._used_names.discard(s.name)
+        release_name(graph, s.name)
         where = (
             graph.inserting_after(names[s.after])
             if s.after is not None
@@ -148,10 +149,10 @@ class CreateNode(Step):
             )
         if node.name != s.name:  # fx refused the name (a Python builtin or keyword)
             graph.erase_node(node)
-            doc._graph_touched()
+            doc.graph_touched()
             raise EditError(f"'{s.name}' cannot name a node: Python reserves it.")
         node.meta = dict(s.meta)
-        doc._graph_touched(added=node)
+        doc.graph_touched(added=node)
 
     def inverse(self) -> Step:
         return EraseNode(self.spec.name, self.spec)
@@ -172,7 +173,7 @@ class EraseNode(Step):
             raise EditError(f"'{self.name}' is still used by {users}.")
         self.spec = spec_of(node)
         doc.graph.erase_node(node)
-        doc._graph_touched(removed=self.name)
+        doc.graph_touched(removed=self.name)
 
     def inverse(self) -> Step:
         assert self.spec is not None
@@ -226,13 +227,13 @@ class RenameNode(Step):
     def apply(self, doc: GraphDocument) -> None:
         check_name(doc, self.new)
         node = doc.node(self.old)
-        doc.graph._graph_namespace._used_names.discard(self.new)
-        node._rename(self.new)
+        release_name(doc.graph, self.new)
+        rename_node(node, self.new)
         if node.name != self.new:
             raise EditError(f"'{self.new}' cannot name a node: Python reserves it.")
         if self.old in doc.positions:
             doc.positions[self.new] = doc.positions.pop(self.old)
-        doc._graph_touched(added=node, removed=self.old)
+        doc.graph_touched(added=node, removed=self.old)
 
     def inverse(self) -> Step:
         return RenameNode(self.new, self.old)
@@ -256,7 +257,7 @@ class MoveNode(Step):
             next(iter(doc.graph.nodes)).prepend(node)
         else:
             doc.node(self.after).append(node)
-        doc._graph_touched()
+        doc.graph_touched()
 
     def inverse(self) -> Step:
         return MoveNode(self.name, self.old)
@@ -281,7 +282,7 @@ class SetSubmodule(Step):
             gm.delete_submodule(self.path)
         else:
             gm.add_submodule(self.path, self.module)
-        doc._graph_touched()
+        doc.graph_touched()
 
     def inverse(self) -> Step:
         return SetSubmodule(self.path, self.old)

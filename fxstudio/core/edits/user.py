@@ -15,10 +15,10 @@ from torch.fx.node import map_aggregate
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.edits.engine import Edit, commit
 from fxstudio.core.edits.naming import (
-    _module_path,
-    _new_spec,
     attribute,
     build_module,
+    module_path_of,
+    new_spec,
     resolve_function,
     unique_name,
 )
@@ -118,7 +118,7 @@ def insert(
         value, base = target, target.replace(".", "_")
     else:
         raise EditError(f"Insert a call_function, call_method or get_attr node, not {op}.")
-    spec = _new_spec(doc, op, value, tuple(args), dict(kwargs or {}), after, base, name)
+    spec = new_spec(doc, op, value, tuple(args), dict(kwargs or {}), after, base, name)
     return commit(
         doc,
         f"Insert {spec.name}",
@@ -150,8 +150,8 @@ def insert_module(
     module = build_module(constructor, seed)
     if name is not None and hasattr(doc.graph_module, name):
         raise EditError(f"The model already has an attribute '{name}'.")
-    path = name or _module_path(doc, module)
-    spec = _new_spec(doc, "call_module", path, tuple(args), {}, after, path, name)
+    path = name or module_path_of(doc, module)
+    spec = new_spec(doc, "call_module", path, tuple(args), {}, after, path, name)
     return commit(
         doc,
         f"Insert {constructor}",
@@ -177,13 +177,13 @@ def splice(
         raise EditError(f"'{user}' does not use '{producer}'.")
     if op == "call_module":
         module = build_module(target, 0)
-        path = _module_path(doc, module)
-        spec = _new_spec(doc, op, path, (Ref(producer), *extra), {}, producer, path, path)
+        path = module_path_of(doc, module)
+        spec = new_spec(doc, op, path, (Ref(producer), *extra), {}, producer, path, path)
         pre: list[Step] = [SetSubmodule(path, module)]
     else:
         value = resolve_function(target) if op == "call_function" else target
         base = getattr(value, "__name__", str(target))
-        spec = _new_spec(doc, op, value, (Ref(producer), *extra), {}, producer, base)
+        spec = new_spec(doc, op, value, (Ref(producer), *extra), {}, producer, base)
         pre = []
     node = node_of(doc, user)
     swap = lambda v: Ref(spec.name) if v == Ref(producer) else v  # noqa: E731

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-
-from fxstudio.core.document import GraphDocument, format_target
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.fxcompat import BatchNormBase
+from fxstudio.core.graphviews import format_target
 from fxstudio.core.lesson import demos
 from fxstudio.core.lesson.state import PASS_MODEL, RELUS, TRAPS, LessonState, Verdict
 
@@ -351,9 +351,7 @@ def batchnorms(doc: GraphDocument) -> int:
         1
         for n in doc.graph.nodes
         if n.op == "call_module"
-        and isinstance(
-            doc.graph_module.get_submodule(str(n.target)), torch.nn.modules.batchnorm._BatchNorm
-        )
+        and isinstance(doc.graph_module.get_submodule(str(n.target)), BatchNormBase)
     )
 
 

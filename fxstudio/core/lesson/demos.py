@@ -1,7 +1,7 @@
 """What the lesson shows, computed live on the learner's model (never canned text).
 
 Example:
-    >>> from fxstudio.core.session import open_document
+    >>> from fxstudio.core.opening import open_document
     >>> doc = open_document("examples:fxdocs")
     >>> sorted(opcode_counts(doc))
     ['call_function', 'call_method', 'call_module', 'get_attr', 'output', 'placeholder']
@@ -23,8 +23,9 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from fxstudio.core.document import GraphDocument, format_target
+from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import SourceLocation
+from fxstudio.core.graphviews import format_target
 
 DEMO_NODES = 1000  # the stale-code demonstration runs on graphs up to this size
 
@@ -163,7 +164,7 @@ def stale_code_demo(doc: GraphDocument) -> StaleCode | None:
 
 
 def _first(value: Any) -> torch.Tensor:
-    from torch.utils._pytree import tree_leaves
+    from fxstudio.core.fxcompat import tree_leaves
 
     return next(t for t in tree_leaves(value) if isinstance(t, torch.Tensor))
 

@@ -3,7 +3,7 @@ numerical check against the model before it -- and the same rewrite again from i
 (sessions replay it).
 
 Example:
-    >>> from fxstudio.core.session import open_document
+    >>> from fxstudio.core.opening import open_document
     >>> doc = open_document("examples:resnet")
     >>> report = run(doc, RewriteSpec(builtin="fold-conv-bn"))
     >>> len(report.result.replaced), report.check.ok
@@ -146,7 +146,7 @@ def run(
     return Report(result, result_check, pattern, intended)
 
 
-def replay(doc: GraphDocument, record: dict[str, Any]) -> None:
+def replay_rewrite(doc: GraphDocument, record: dict[str, Any]) -> None:
     """Apply a recorded rewrite again (opening a session)."""
     if record.get("builtin"):
         run_builtin(doc, record["builtin"])

@@ -26,6 +26,7 @@ from torch.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
 from fxstudio.core.capture import node_dtype, node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.naming import resolve_function
+from fxstudio.core.fxcompat import BatchNormBase, DropoutBase
 from fxstudio.core.patterns.ops import dialect_of, family, submodule
 from fxstudio.core.patterns.pattern import FX_RULES, Pattern, PatternError, Rules, from_function
 from fxstudio.core.patterns.replace import (
@@ -107,7 +108,7 @@ def _fold(fuse: Callable[..., nn.Module], what: str) -> Replacement:
                 f"self.{layer_node.target} is also called by {', '.join(others)}: folding "
                 "its weights would change those calls too"
             )
-        if not isinstance(norm, nn.modules.batchnorm._BatchNorm):
+        if not isinstance(norm, BatchNormBase):
             raise Skip(f"{type(norm).__name__} is not a BatchNorm")
         if norm.running_mean is None or norm.running_var is None:
             raise Skip(f"self.{ctx.node('second').target} keeps no running statistics")
@@ -220,7 +221,7 @@ def _dropout(node: fx.Node, doc: GraphDocument, arg: str, memo: set[fx.Node]) ->
     gm = doc.graph_module
     if node.op == "call_module":
         mod = submodule(gm, node.target)
-        if isinstance(mod, nn.modules.dropout._DropoutNd) and not mod.training:
+        if isinstance(mod, DropoutBase) and not mod.training:
             return "bypass"
         return None
     if node.op == "call_function" and node.target in (

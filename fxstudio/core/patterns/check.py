@@ -7,7 +7,7 @@ fewer) must agree to 1e-5 absolute in float32, a fold (new weights, another roun
 1e-4 relative to the output's largest magnitude; both scale with the dtype's epsilon.
 
 Example:
-    >>> from fxstudio.core.session import open_document
+    >>> from fxstudio.core.opening import open_document
     >>> doc = open_document("examples:simple")
     >>> before = reference(doc)
     >>> result = check(doc, before, exact=True)
@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_leaves
 
 from fxstudio.core.capture import eval_mode
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.export import largest_difference
+from fxstudio.core.fxcompat import tree_leaves
 
 EXACT_ATOL = 1e-5  # float32; scaled by the dtype's epsilon
 FOLD_RTOL = 1e-4

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 import torch.fx as fx
@@ -20,6 +20,7 @@ from torch.fx.node import Node
 from fxstudio.core.capture import node_dtype, node_shape
 from fxstudio.core.edits.engine import builtin_signature, signature
 from fxstudio.core.edits.naming import attribute
+from fxstudio.core.fxcompat import OpOverload, op_schema_arguments
 from fxstudio.core.patterns.ops import (
     COMMUTATIVE,
     IN_PLACE_FLAGS,
@@ -31,13 +32,9 @@ from fxstudio.core.patterns.ops import (
 )
 from fxstudio.core.patterns.pattern import Rules
 from fxstudio.core.patterns.reasons import Why
-
-if TYPE_CHECKING:
-    from fxstudio.core.patterns.matcher import _State
+from fxstudio.core.patterns.state import ARG_LABELS, ORDER, MatchState, same_literal
 
 _UNKNOWN = object()
-_LABELS = tuple(f"args[{i}]" for i in range(64))
-_ORDER = object()  # marks an argument order tried only to explain a miss
 
 
 class NodeComparison:
@@ -65,7 +62,7 @@ class NodeComparison:
                 return ("family", fam)
         return strict_key(pn, gm, rule.module != "name")
 
-    def _key_of(self, gn: Node, rule: Rules) -> Any:
+    def key_of(self, gn: Node, rule: Rules) -> Any:
         if rule.spelling == "equivalent":
             fam = family(gn, self.gm)
             if fam is not None:
@@ -149,12 +146,12 @@ class NodeComparison:
             return Why.DTYPE, f"dtype {node_dtype(gn)}, the pattern's {node_dtype(pn)}", ""
         return None
 
-    def _plans(self, pn: Node, gn: Node, st: _State) -> list[list[tuple[Node, Any, Any, str]]]:
+    def _plans(self, pn: Node, gn: Node, st: MatchState) -> list[list[tuple[Node, Any, Any, str]]]:
         """The ways to pair ``pn``'s arguments with ``gn``'s: one, or two for a commuted op."""
         rule = self.rules[pn]
         if not pn.kwargs and not gn.kwargs and len(pn.args) == len(gn.args):
             n = len(pn.args)
-            plans = [list(zip([pn] * n, pn.args, gn.args, _LABELS[:n], strict=True))]
+            plans = [list(zip([pn] * n, pn.args, gn.args, ARG_LABELS[:n], strict=True))]
             if n == 2 and self.pfam[pn] in COMMUTATIVE:
                 swapped = [
                     (pn, pn.args[0], gn.args[1], "args[1]"),
@@ -163,7 +160,7 @@ class NodeComparison:
                 if rule.commutative:
                     plans.append(swapped)
                 elif st.explain:  # would the other order match?  Then that is the reason
-                    plans.append([*swapped, (pn, _ORDER, None, "args")])  # type: ignore[list-item]
+                    plans.append([*swapped, (pn, ORDER, None, "args")])  # type: ignore[list-item]
             return plans
         pargs, pkw = list(pn.args), dict(pn.kwargs)
         gargs, gkw = list(gn.args), dict(gn.kwargs)
@@ -202,7 +199,7 @@ class NodeComparison:
             if rule.commutative:
                 plans.append(swapped)
             elif st.explain:  # would the other order match?  Then that is the reason
-                plans.append([*swapped, (pn, _ORDER, None, "args")])  # type: ignore[list-item]
+                plans.append([*swapped, (pn, ORDER, None, "args")])  # type: ignore[list-item]
         return plans
 
     def _fail_arguments(
@@ -213,7 +210,7 @@ class NodeComparison:
         pkw: dict[str, Any],
         gargs: list[Any],
         gkw: dict[str, Any],
-        st: _State,
+        st: MatchState,
     ) -> None:
         if not st.explain:
             return
@@ -244,15 +241,6 @@ class NodeComparison:
     # --- the checks of a whole match -------------------------------------------------------
 
 
-def _same_literal(a: Any, b: Any) -> bool:
-    if isinstance(a, Node) or isinstance(b, Node):
-        return a is b
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:  # tensors, odd objects: equal only when the very same
-        return a is b
-
-
 def _pairs(
     owner: Node, pa: list[Any], ga: list[Any], labels: list[str]
 ) -> list[tuple[Node, Any, Any, str]]:
@@ -260,13 +248,13 @@ def _pairs(
 
 
 def _schema_call(pn: Node) -> bool:
-    return pn.op == "call_function" and isinstance(pn.target, torch._ops.OpOverload)
+    return pn.op == "call_function" and isinstance(pn.target, OpOverload)
 
 
 def _schema_args(target: Any, args: list[Any], kwargs: dict[str, Any]) -> list[Any]:
     """torch.fx's own filling of an ATen call's arguments from its schema."""
     out = []
-    for i, a in enumerate(target._schema.arguments):
+    for i, a in enumerate(op_schema_arguments(target)):
         if a.name in kwargs:
             out.append(kwargs[a.name])
         elif not a.kwarg_only and i < len(args):
@@ -304,7 +292,7 @@ def _normalized(
     out = dict(bound.arguments)
     for name, param in sig.parameters.items():  # a default given or left out: the same call
         if name in out and param.default is not inspect.Parameter.empty:
-            if _same_literal(out[name], param.default):
+            if same_literal(out[name], param.default):
                 del out[name]
     if node.op == "call_module":
         out.pop(next(iter(sig.parameters)), None)  # self

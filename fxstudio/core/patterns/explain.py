@@ -130,7 +130,7 @@ def _look(matcher: Matcher, node: fx.Node, depth: int, memo: dict[Any, Any]) -> 
     if found is not None:
         return found  # type: ignore[no-any-return]
     rule = matcher.rules[matcher.anchors[0]]
-    me: tuple[Any, ...] = (matcher._key_of(node, rule), tuple(node.kwargs), len(node.users) > 1)
+    me: tuple[Any, ...] = (matcher.key_of(node, rule), tuple(node.kwargs), len(node.users) > 1)
     if depth > 0:
         me = (
             me,
@@ -182,7 +182,7 @@ def _here(
 def side_by_side(gm: fx.GraphModule, pattern: Pattern, match: Match) -> str:
     """The pattern's table beside the matched region's (the ``print_tabular`` comparison),
     one row per pattern node: opcode, name, target, args."""
-    from fxstudio.core.document import make_row
+    from fxstudio.core.graphviews import make_row
 
     index = {n.name: n for n in gm.graph.nodes}
     rows = []

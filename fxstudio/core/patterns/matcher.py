@@ -42,7 +42,8 @@ from fxstudio.core.patterns.ops import (
 )
 from fxstudio.core.patterns.pattern import Pattern, Rules
 from fxstudio.core.patterns.reasons import Failure, Why
-from fxstudio.core.patterns.walk import Walk, _State
+from fxstudio.core.patterns.state import MatchState
+from fxstudio.core.patterns.walk import Walk
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ class Matcher(Walk):
         taken: dict[Node, int] = {}  # graph node -> index of the match that has it
         candidates = self.candidates(gm.graph, 0)
 
-        def record(st: _State) -> None:
+        def record(st: MatchState) -> None:
             nodes = [st.map[p] for p in self.compute]
             failure = self._check(st, nodes, taken)
             if failure is not None:
@@ -150,7 +151,7 @@ class Matcher(Walk):
 
         single = len(self.anchors) == 1
         for c in candidates:
-            st = _State(explain=False)
+            st = MatchState(explain=False)
             if single:
                 if self._fast(self.anchors[0], c, st):
                     try:
@@ -159,7 +160,7 @@ class Matcher(Walk):
                         continue
                 if not st.branched:
                     continue
-                st = _State(explain=False)  # an alternative was passed over: search them all
+                st = MatchState(explain=False)  # an alternative was passed over: search them all
             try:
                 self._search(0, c, st, record)
             except _Stop:
@@ -174,10 +175,10 @@ class Matcher(Walk):
         :meth:`near_candidates` or :meth:`find` on the same graph)."""
         if gm is not self.gm:
             self._read(gm)
-        st = _State(explain=True)
+        st = MatchState(explain=True)
         result: list[Match] = []
 
-        def record(s: _State) -> None:
+        def record(s: MatchState) -> None:
             if s.tolerated is not None:  # everything matched but the one node
                 s.keep(s.tolerated, (len(self.compute) - 1, len(s.map)))
                 return
@@ -210,9 +211,9 @@ class Matcher(Walk):
         for n in gm.graph.nodes:
             if n.op in ("placeholder", "output"):
                 continue
-            if not feeds or self._key_of(n, rule) == want:
+            if not feeds or self.key_of(n, rule) == want:
                 out.append(n)
-            elif any(self._key_of(a, self.rules[anchor]) in feeds for a in n.all_input_nodes):
+            elif any(self.key_of(a, self.rules[anchor]) in feeds for a in n.all_input_nodes):
                 out.append(n)
         return out
 
@@ -225,9 +226,11 @@ class Matcher(Walk):
             return [n for n in graph.nodes if self._gf(n) == want[1]]
         if rule.spelling == "exact" and pn.op in ("call_function", "call_method"):
             return list(graph.find_nodes(op=pn.op, target=pn.target, sort=True))
-        return [n for n in graph.nodes if self._key_of(n, rule) == want]
+        return [n for n in graph.nodes if self.key_of(n, rule) == want]
 
-    def _search(self, j: int, gn: Node, st: _State, record: Callable[[_State], None]) -> None:
+    def _search(
+        self, j: int, gn: Node, st: MatchState, record: Callable[[MatchState], None]
+    ) -> None:
         for _ in self._node(self.anchors[j], gn, st, "output"):
             if j + 1 == len(self.anchors):
                 record(st)
@@ -235,7 +238,7 @@ class Matcher(Walk):
                 for c in self._next_candidates(j + 1, st):
                     self._search(j + 1, c, st, record)
 
-    def _next_candidates(self, j: int, st: _State) -> list[Node]:
+    def _next_candidates(self, j: int, st: MatchState) -> list[Node]:
         hook = self.hooks[j]
         first = st.map.get(hook[0]) if hook is not None else None
         if hook is None or not isinstance(first, Node):  # not reached from earlier anchors
@@ -253,7 +256,7 @@ class Matcher(Walk):
             frontier = list(nxt)
         return sorted(c for c in frontier if c not in st.used)
 
-    def _check(self, st: _State, nodes: list[Node], taken: dict[Node, int]) -> Failure | None:
+    def _check(self, st: MatchState, nodes: list[Node], taken: dict[Node, int]) -> Failure | None:
         inside = set(nodes)
         returning = set(self.returning)
         for pn in self.compute:
@@ -303,7 +306,7 @@ class Matcher(Walk):
                 )
         return None
 
-    def _match(self, st: _State, index: int) -> Match:
+    def _match(self, st: MatchState, index: int) -> Match:
         inputs = [st.map[p] for p in self.pattern.inputs]
         order = self.order
         bound = sorted(st.bound.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))
@@ -353,7 +356,7 @@ def dialect_warnings(pattern: Pattern, graph: fx.Graph) -> list[str]:
     return []
 
 
-def _names(st: _State) -> dict[str, str]:  # (the pattern's compute nodes, in its order)
+def _names(st: MatchState) -> dict[str, str]:  # (the pattern's compute nodes, in its order)
     return {
         p.name: g.name for p, g in st.map.items() if p.op != "placeholder" and isinstance(g, Node)
     }

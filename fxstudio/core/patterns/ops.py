@@ -19,11 +19,11 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-import torch
 import torch.fx as fx
 from torch import nn
 
 from fxstudio.core.edits.steps import submodule_at
+from fxstudio.core.fxcompat import is_op_overload, op_name
 
 # operator.<name> -> the family of the op it spells
 _OPERATORS = {
@@ -68,9 +68,8 @@ IN_PLACE_FLAGS = frozenset({"inplace"})
 
 def function_family(target: Any) -> str:
     """The family of a ``call_function`` target (its name when no alias is known)."""
-    if isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
-        packet = target.overloadpacket if isinstance(target, torch._ops.OpOverload) else target
-        return str(packet._qualified_op_name).replace("::", ".")
+    if is_op_overload(target):
+        return op_name(target)
     name = getattr(target, "__name__", str(target))
     module = getattr(target, "__module__", "") or ""
     if module in ("_operator", "operator") or getattr(operator, name, None) is target:
@@ -133,7 +132,7 @@ def strict_key(node: fx.Node, gm: nn.Module | None, module_by_type: bool) -> tup
 
 
 def is_aten(target: Any) -> bool:
-    return isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket))
+    return is_op_overload(target)
 
 
 def dialect_of(graph: fx.Graph) -> str:

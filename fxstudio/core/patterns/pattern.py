@@ -336,7 +336,9 @@ def _drop_export_guards(gm: fx.GraphModule) -> fx.GraphModule:
 
 def load_function(text: str) -> tuple[Any, str]:
     """``"file.py:fn"`` or ``"pkg.module:fn"`` -> (the object, its source text)."""
-    from fxstudio.core.loading import LoadError, import_namespace, parse_spec
+    from fxstudio.core.errors import LoadError
+    from fxstudio.core.loading import import_namespace
+    from fxstudio.core.modelspec import parse_spec
 
     try:
         spec = parse_spec(text)

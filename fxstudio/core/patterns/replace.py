@@ -14,7 +14,7 @@ New nodes keep the replaced anchor's ``stack_trace`` and ``nn_module_stack`` and
 
 Example:
     >>> import torch
-    >>> from fxstudio.core.session import open_document
+    >>> from fxstudio.core.opening import open_document
     >>> from fxstudio.core.patterns.pattern import from_function
     >>> doc = open_document("examples:negrelu")
     >>> def pattern(x, y):
@@ -60,6 +60,7 @@ from fxstudio.core.edits.steps import (
     reserved,
     to_refs,
 )
+from fxstudio.core.fxcompat import used_names
 from fxstudio.core.patterns.matcher import Found, Match, Matcher
 from fxstudio.core.patterns.pattern import Pattern, PatternError
 
@@ -247,7 +248,7 @@ def _steps(
     replaced: list[Match],
     skipped: list[tuple[Match, str]],
 ) -> Iterator[Step]:
-    names = _Names(set(doc.graph._graph_namespace._used_names) | set(doc.node_names()))
+    names = _Names(set(used_names(doc.graph)) | set(doc.node_names()))
     followed: dict[str, Any] = {}  # a replaced output -> what stands for it now
     for m in matches:
         ctx = MatchContext(doc, pattern, m)

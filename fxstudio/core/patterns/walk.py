@@ -7,86 +7,24 @@ uses, and finding when the fast walk passed over an alternative).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 from torch.fx.node import Node
 
-from fxstudio.core.patterns.compare import _LABELS, _ORDER, NodeComparison, _same_literal
+from fxstudio.core.patterns.compare import NodeComparison
 from fxstudio.core.patterns.ops import COMMUTATIVE
 from fxstudio.core.patterns.reasons import Failure, Why
-
-
-class _State:
-    __slots__ = (
-        "map",
-        "used",
-        "bound",
-        "depth",
-        "best",
-        "best_at",
-        "explain",
-        "trail",
-        "branched",
-        "tolerated",
-    )
-
-    def __init__(self, explain: bool) -> None:
-        self.map: dict[Node, Any] = {}  # pattern node -> graph node (or literal, for inputs)
-        self.used: set[Node] = set()
-        self.bound: dict[tuple[str, str], Any] = {}
-        self.depth = 0
-        self.best: Failure | None = None
-        self.best_at = (-1, -1)
-        self.explain = explain
-        # explaining: the one node whose op differs, matched past to see how much else fits
-        self.tolerated: Failure | None = None
-        self.trail: list[Any] = []  # the fast path's bindings, in order, for undoing
-        self.branched = False  # the fast path passed over an alternative (a commuted order)
-
-    def undo(self, mark: int) -> None:
-        while len(self.trail) > mark:
-            key = self.trail.pop()
-            if isinstance(key, tuple):
-                self.bound.pop(key, None)
-            else:
-                self.used.discard(self.map.pop(key))
-
-    def fail(
-        self, why: Why, pn: Node, gn: Any, arg: str, text: str, hint: str = "", other: str = ""
-    ) -> None:
-        if not self.explain:
-            return
-        culprit = gn.name if isinstance(gn, Node) else repr(gn)
-        found = Failure(why, pn.name, culprit, arg, text, hint, self.depth, {}, other)
-        if self.tolerated is not None:  # the first failing check is the one to tell
-            found, depth = self.tolerated, self.depth - 1
-        else:
-            depth = self.depth
-        self.keep(found, (depth, len(self.map)), why is Why.ORDER)
-
-    def keep(self, failure: Failure, progress: tuple[int, int], force: bool = False) -> None:
-        """Keep ``failure`` if this attempt got further than the one kept (``progress``:
-        pattern nodes that match, bindings made)."""
-        if self.best is not None and self.best_at >= progress and not force:
-            return
-        self.best_at = progress
-        partial = {
-            p.name: g.name
-            for p, g in self.map.items()
-            if isinstance(g, Node) and p.op != "placeholder"
-        }
-        self.best = replace(failure, depth=progress[0], partial=partial)
+from fxstudio.core.patterns.state import ARG_LABELS, ORDER, MatchState, same_literal
 
 
 class Walk(NodeComparison):
     """The two walks; the matcher sets up the rules and the graph."""
 
-    def _fast(self, pn: Node, gn: Any, st: _State) -> bool:
+    def _fast(self, pn: Node, gn: Any, st: MatchState) -> bool:
         m = st.map
         if pn in m:
             got = m[pn]
-            return got is gn or (not isinstance(gn, Node) and _same_literal(got, gn))
+            return got is gn or (not isinstance(gn, Node) and same_literal(got, gn))
         if not isinstance(gn, Node):
             if pn.op != "placeholder":
                 return False
@@ -107,7 +45,7 @@ class Walk(NodeComparison):
         if not pn.kwargs and not gn.kwargs and len(pargs) == len(gargs):
             ok = True
             for i, pa in enumerate(pargs):
-                if not self._fast_arg(pn, pa, gargs[i], _LABELS[i], st):
+                if not self._fast_arg(pn, pa, gargs[i], ARG_LABELS[i], st):
                     ok = False
                     break
             if ok:
@@ -130,7 +68,7 @@ class Walk(NodeComparison):
             st.undo(mark)
         return False
 
-    def _fast_arg(self, owner: Node, pa: Any, ga: Any, label: str, st: _State) -> bool:
+    def _fast_arg(self, owner: Node, pa: Any, ga: Any, label: str, st: MatchState) -> bool:
         if isinstance(pa, Node):
             return (isinstance(ga, Node) or pa.op == "placeholder") and self._fast(pa, ga, st)
         if isinstance(pa, (list, tuple)):
@@ -150,13 +88,13 @@ class Walk(NodeComparison):
             st.bound[key] = ga
             st.trail.append(key)
             return True
-        return not isinstance(ga, Node) and _same_literal(pa, ga)
+        return not isinstance(ga, Node) and same_literal(pa, ga)
 
     # --- search ----------------------------------------------------------------------------
 
-    def _node(self, pn: Node, gn: Any, st: _State, label: str) -> Iterator[None]:
+    def _node(self, pn: Node, gn: Any, st: MatchState, label: str) -> Iterator[None]:
         if pn in st.map:
-            if st.map[pn] is gn or (not isinstance(gn, Node) and _same_literal(st.map[pn], gn)):
+            if st.map[pn] is gn or (not isinstance(gn, Node) and same_literal(st.map[pn], gn)):
                 yield
             else:
                 mapped = st.map[pn]
@@ -224,7 +162,9 @@ class Walk(NodeComparison):
             if tolerating:
                 st.tolerated = None
 
-    def _all(self, plan: list[tuple[Node, Any, Any, str]], i: int, st: _State) -> Iterator[None]:
+    def _all(
+        self, plan: list[tuple[Node, Any, Any, str]], i: int, st: MatchState
+    ) -> Iterator[None]:
         if i == len(plan):
             yield
             return
@@ -232,8 +172,8 @@ class Walk(NodeComparison):
         for _ in self._arg(owner, pa, ga, label, st):
             yield from self._all(plan, i + 1, st)
 
-    def _arg(self, owner: Node, pa: Any, ga: Any, label: str, st: _State) -> Iterator[None]:
-        if pa is _ORDER:
+    def _arg(self, owner: Node, pa: Any, ga: Any, label: str, st: MatchState) -> Iterator[None]:
+        if pa is ORDER:
             st.fail(
                 Why.ORDER,
                 owner,
@@ -292,7 +232,7 @@ class Walk(NodeComparison):
                 "match literals as any value",
             )
             return
-        if _same_literal(pa, ga):
+        if same_literal(pa, ga):
             yield
             return
         st.fail(

@@ -33,9 +33,9 @@ from fxstudio.core.runtime.breakdown import NodeProfile
 from fxstudio.core.runtime.run import (
     RunError,
     WholeModel,
-    _check,
-    _outputs,
+    check_outputs,
     default_calls,
+    outputs_of,
     prepared,
     profile_nodes,
 )
@@ -310,7 +310,7 @@ def compare(
         inputs = pb.inputs  # the same tensors for both sides
         say = stage or (lambda _text: None)
         say("checking both models' outputs…")
-        out_b, out_a = _outputs(pb.module, inputs), _outputs(pa.module, inputs)
+        out_b, out_a = outputs_of(pb.module, inputs), outputs_of(pa.module, inputs)
         worst_abs = worst_rel = 0.0
         for x, y in zip(out_a, out_b, strict=False):
             if x.is_floating_point() and x.shape == y.shape:
@@ -336,7 +336,7 @@ def compare(
             (pb, tb, out_b, profiles[0]),
             (pa, ta, out_a, profiles[1]),
         ):
-            check = _check(outputs, p.reference)
+            check = check_outputs(outputs, p.reference)
             env = p.stamp(timing.threads)
             sides.append(WholeModel(timing, check, env, p.items, None, p.notes, prof))
         result = Comparison(whole, sides[0], sides[1], worst_abs, worst_rel)

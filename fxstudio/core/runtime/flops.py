@@ -23,8 +23,9 @@ from typing import Any
 
 import torch
 import torch.fx as fx
-from torch.utils._pytree import tree_leaves
 from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
+
+from fxstudio.core.fxcompat import tree_leaves
 
 
 def _cpu_sdpa(query_shape: Any, key_shape: Any, value_shape: Any, *args: Any, **kwargs: Any) -> int:

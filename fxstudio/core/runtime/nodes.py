@@ -37,10 +37,10 @@ from typing import Any
 import torch
 import torch.fx as fx
 from torch.autograd import DeviceType
-from torch.fx.graph_module import _forward_from_src
 from torch.profiler import ProfilerActivity, profile
 
-from fxstudio.core.runtime.timer import _sync_for
+from fxstudio.core.fxcompat import set_forward_source
+from fxstudio.core.runtime.timer import sync_for
 
 FORWARD = "## fxstudio forward {} ##"  # one per profiled module, by its number
 _NODE = re.compile(r"^## (\d+)\.(\d+) ##$")  # module number . node number
@@ -57,8 +57,7 @@ def annotated(gm: fx.GraphModule, tag: int = 0) -> tuple[fx.GraphModule, list[st
     code = graph.python_code(root_module="self", record_func=True)
     src = code.src.replace("## ENTER_GRAPH_PLACEHOLDER_KEY ##", FORWARD.format(tag))
     src = _CODEGEN_RANGE.sub(lambda m: f"_RecordFunctionFast('## {tag}.{m.group(1)} ##')", src)
-    type(module).forward = _forward_from_src(src, code.globals, {})  # its own class
-    module._code = src  # what .code shows is what runs
+    set_forward_source(module, src, code.globals)  # its own class; .code shows what runs
     return module, [n.name for n in graph.nodes]
 
 
@@ -237,7 +236,7 @@ def profile_interleaved(
     made = [annotated(gm, tag) for tag, gm in enumerate(gms)]
     if labels is None:
         labels = [""] if len(gms) == 1 else [f"{i}:" for i in range(len(gms))]
-    sync = _sync_for(device)
+    sync = sync_for(device)
     on_device = device.type == "cuda"
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_device else [])
     wall = [0.0] * len(made)

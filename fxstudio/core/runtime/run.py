@@ -5,7 +5,7 @@ copied there), and a failure -- a missing device, a wrong input, out of memory -
 saying what to do.
 
 Example:
-    >>> from fxstudio.core.session import open_document
+    >>> from fxstudio.core.opening import open_document
     >>> result = profile_whole(open_document("examples:simple"), min_time=0.05)
     >>> result.check.ok, result.timing.median_s > 0, result.items
     (True, True, 2)
@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_leaves, tree_map
 
 from fxstudio.core.capture import eval_mode
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.export import largest_difference
+from fxstudio.core.fxcompat import compiled_graph_count, reset_dynamo, tree_leaves, tree_map
 from fxstudio.core.guard import allocation_failure, format_bytes, out_of_memory
 from fxstudio.core.runtime.breakdown import NodeProfile, breakdown
 from fxstudio.core.runtime.devices import resolve
@@ -37,7 +37,7 @@ from fxstudio.core.runtime.environment import environment
 from fxstudio.core.runtime.flops import node_work
 from fxstudio.core.runtime.nodes import profile_interleaved
 from fxstudio.core.runtime.roofline import peaks_for
-from fxstudio.core.runtime.timer import Timing, _sync_for, time_calls, time_cold_calls
+from fxstudio.core.runtime.timer import Timing, sync_for, time_calls, time_cold_calls
 from fxstudio.core.runtime.timer import threads as using_threads
 
 DTYPES = {
@@ -160,12 +160,12 @@ def _to(value: Any, device: torch.device, dtype: torch.dtype | None) -> Any:
     return tree_map(move, value)
 
 
-def _outputs(module: Any, inputs: tuple[Any, ...]) -> list[torch.Tensor]:
+def outputs_of(module: Any, inputs: tuple[Any, ...]) -> list[torch.Tensor]:
     with torch.no_grad():
         return [t for t in tree_leaves(module(*inputs)) if isinstance(t, torch.Tensor)]
 
 
-def _check(
+def check_outputs(
     got: list[torch.Tensor],
     reference: list[torch.Tensor] | None,
     against: str = "CPU float32",
@@ -271,7 +271,7 @@ def prepared(
     try:
         with eval_mode(gm):
             with torch.autocast("cpu", enabled=False):  # the reference: plain float32
-                reference = None if same else _outputs(gm, example)
+                reference = None if same else outputs_of(gm, example)
             module = gm if same else copy.deepcopy(gm).to(target)
             notes = []
             if batch is not None:
@@ -374,27 +374,27 @@ def profile_whole(
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         say = stage or (lambda _text: None)
         say("checking the outputs…")
-        check = _check(_outputs(p.module, p.inputs), p.reference)
+        check = check_outputs(outputs_of(p.module, p.inputs), p.reference)
         run = p.module
         compile_s = None
         recompiles = 0
         with torch.no_grad():  # around the whole timing: not a context per call
             if compile:
                 say(f"compiling with torch.compile({compile})…")
-                eager = _outputs(p.module, p.inputs)
+                eager = outputs_of(p.module, p.inputs)
                 run, compile_s = _compiled(p, compile, threads)
-                got = _check(_outputs(run, p.inputs), eager, "eager")
+                got = check_outputs(outputs_of(run, p.inputs), eager, "eager")
                 p.notes.append(f"compiled: {got.text}")
                 if not got.ok:
                     check = got
-            before = _compilations()
+            before = compiled_graph_count()
             say(f"timing for at least {min_time:g} s…")
             if cold_l2:
                 with using_threads(threads):
                     timing = time_cold_calls(lambda: run(*p.inputs), target, min_time)
             else:
                 timing = time_calls(lambda: run(*p.inputs), target, min_time, threads)
-            recompiles = _compilations() - before
+            recompiles = compiled_graph_count() - before
         if target.type == "cuda":
             peak: int | None = torch.cuda.max_memory_allocated(target)
         else:
@@ -420,21 +420,12 @@ def profile_whole(
         )
 
 
-def _compilations() -> int:
-    """Graphs torch.compile has compiled so far in this process."""
-    from torch._dynamo.utils import counters
-
-    return int(counters["stats"]["unique_graphs"])
-
-
 def _compiled(p: Prepared, backend: str, threads: int | None) -> tuple[Any, float]:
     """``torch.compile`` the prepared model; the compiling first call, timed."""
     import time
 
-    import torch._dynamo
-
-    sync = _sync_for(p.target)
-    torch._dynamo.reset()
+    sync = sync_for(p.target)
+    reset_dynamo()
     try:
         run = torch.compile(p.module, backend=backend)
     except Exception as exc:  # an unknown backend is refused here

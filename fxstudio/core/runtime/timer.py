@@ -104,7 +104,7 @@ def threads(n: int | None) -> Iterator[int]:
         torch.set_num_threads(before)
 
 
-def _sync_for(device: torch.device | None) -> Callable[[], None]:
+def sync_for(device: torch.device | None) -> Callable[[], None]:
     if device is not None and device.type == "cuda":
         return lambda: torch.cuda.synchronize(device)
     if device is not None and device.type == "mps":
@@ -182,7 +182,7 @@ def time_calls(
     clock: Callable[[], float] = time.perf_counter,
 ) -> Timing:
     """Time ``fn()`` (a whole forward pass) as described above."""
-    sync = _sync_for(device)
+    sync = sync_for(device)
     with threads(n_threads) as used:
         cal = _calibrate(fn, sync, min_time, clock)
         times: list[float] = []
@@ -203,7 +203,7 @@ def time_interleaved(
     """Time two versions A/B/A/B…: ``replicates`` replicates a side, each the median of the
     blocks it gets (at least 3) within its share of ``min_time`` -- so drift of the machine
     (clocks, other load) falls on both sides alike."""
-    sync = _sync_for(device)
+    sync = sync_for(device)
     with threads(n_threads) as used:
         cals = [_calibrate(fn, sync, min_time / 2, clock) for fn in fns]
         block = max(c.block for c in cals)  # the same amortisation on both sides
@@ -235,7 +235,7 @@ def time_cold_calls(
     synchronises once per batch of calls, not per call)."""
     if device.type != "cuda":
         raise ValueError("a cold L2 is a CUDA mode")
-    sync = _sync_for(device)
+    sync = sync_for(device)
     props = torch.cuda.get_device_properties(device)
     l2 = int(getattr(props, "L2_cache_size", 0) or 0)
     flush = torch.empty(max(256 * 2**20, 2 * l2), dtype=torch.int8, device=device)

@@ -11,7 +11,7 @@ for float32, 3.1e-2 for float16), in this one process.
 
 Example:
     >>> import torch
-    >>> from fxstudio.core.session import open_document
+    >>> from fxstudio.core.opening import open_document
     >>> from fxstudio.core.loading import load_model
     >>> doc = open_document("examples:simple")
     >>> ref = EagerReference(load_model("examples:simple").module.eval(), doc.example_inputs,
@@ -28,9 +28,9 @@ from typing import Any
 import torch
 import torch.fx as fx
 from torch import nn
-from torch.utils._pytree import tree_leaves
 
-from fxstudio.core.document import module_path, module_tree_of
+from fxstudio.core.fxcompat import tree_leaves
+from fxstudio.core.graphviews import module_path, module_tree_of
 
 SAMPLE = 4096
 

@@ -11,7 +11,7 @@ restored before a rerun, so a graph that draws random numbers gives the same val
 
 Example:
     >>> import torch
-    >>> from fxstudio.core.session import open_document
+    >>> from fxstudio.core.opening import open_document
     >>> doc = open_document("examples:simple")
     >>> s = Stepper(doc.graph_module, doc.example_inputs)
     >>> s.step().name, s.step().name, s.position
@@ -33,8 +33,9 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from fxstudio.core.document import module_tree_of
 from fxstudio.core.errors import UserError
+from fxstudio.core.fxcompat import set_interpreter_inputs
+from fxstudio.core.graphviews import module_tree_of
 from fxstudio.core.stepping.eager import Agreement, EagerReference
 from fxstudio.core.stepping.values import ValueSummary, summarize
 
@@ -147,7 +148,7 @@ class Stepper:
         n = self.order[self.position]
         interp = self.interpreter
         if n.op == "placeholder":
-            interp.args_iter = iter(self.inputs[self._placeholder[n.name] :])
+            set_interpreter_inputs(interp, self.inputs[self._placeholder[n.name] :])
         self._rng_at[self.position] = self._rng
         saved = torch.get_rng_state()
         torch.set_rng_state(self._rng)

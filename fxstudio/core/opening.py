@@ -1,17 +1,21 @@
-"""Open a model into a document in one call: load, capture, wrap (used by the CLI and GUI)."""
+"""Open a model into a document in one call -- load, capture, wrap -- or reopen a session
+(used by the CLI and the window)."""
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, cast
 
 from fxstudio.core.capture import CaptureOptions, Frontend, capture
 from fxstudio.core.document import GraphDocument, ModelSource
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.guard import special_failure
 from fxstudio.core.loading import load_model
+from fxstudio.core.replay import restore
+from fxstudio.core.sessionfile import read_session
 
 SESSION_SUFFIX = ".fxstudio"
 
@@ -41,10 +45,22 @@ def open_document(request: OpenRequest | str, inputs: Sequence[str] = ()) -> Gra
         request if isinstance(request, OpenRequest) else OpenRequest(request, inputs=tuple(inputs))
     )
     if req.spec.endswith(SESSION_SUFFIX):
-        from fxstudio.core.sessionfile import open_session
-
         return open_session(req.spec)
     return open_model(req)
+
+
+def open_session(path: str | os.PathLike[str]) -> GraphDocument:
+    """Capture a session's model again, replay its edits and restore what the user saw."""
+    data = read_session(path)
+    request = OpenRequest(
+        data.spec,
+        cast(Frontend, data.frontend),
+        data.inputs,
+        data.seed,
+        data.leaf_modules,
+        data.train,
+    )
+    return restore(open_model(request), data)
 
 
 def open_model(req: OpenRequest) -> GraphDocument:

@@ -1,0 +1,136 @@
+"""What every ``fxstudio`` command shares: the model options and the request they make,
+numbers checked where they are parsed, exit statuses and how errors are printed
+(:func:`fxstudio.core.guard.report_error`).
+
+Only :mod:`fxstudio.cli` and its subcommands (``cli_profile``, ``cli_rewrite``, ``cli_step``)
+import this module; it imports ``fxstudio.core`` only.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+from fxstudio.core.guard import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, report_error
+from fxstudio.core.opening import OpenRequest
+
+__all__ = [
+    "EXIT_BUG",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "MODEL_HELP",
+    "add_model_options",
+    "format_table",
+    "number",
+    "report_error",
+    "request_from",
+]
+
+MODEL_HELP = (
+    "the model: FILE.py:Name (a class or zero-argument factory), package.module:Name, either "
+    "with literal arguments (torchvision.models:resnet18(num_classes=10)), timm:NAME, "
+    "hf:NAME (a transformers model type, config folder or cached hub id, with config "
+    "overrides: hf:llama(num_hidden_layers=2)), examples:NAME (simple, negrelu, resnet, "
+    "transformer, branchy), FILE.pt2 or a SESSION.fxstudio. Opening a model file runs its code."
+)
+
+
+def number(
+    kind: type[int] | type[float],
+    low: float,
+    high: float | None = None,
+    unit: str = "",
+    above: bool = False,
+) -> Callable[[str], float]:
+    """An argparse ``type`` that reads a number and refuses one out of range, saying the
+    range: ``number(int, 1)`` is 1 or more, ``number(float, 0, above=True)`` is above 0.
+
+    >>> number(int, 1)("4")
+    4
+    >>> number(float, 0, above=True, unit="seconds")("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: -1 is out of range: give a number of seconds above 0.
+    """
+    if above:
+        allowed = f"above {low:g}"
+    elif high is None:
+        allowed = f"{low:g} or more"
+    else:
+        allowed = f"from {low:g} to {high:g}"
+    what = (
+        f"a{'n' if kind is int and not unit else ''} {'whole number' if kind is int else 'number'}"
+    )
+    what += f" of {unit}" if unit else ""
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"'{text}' is not {what}: give {what} {allowed}."
+            ) from None
+        if (value <= low if above else value < low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text} is out of range: give {what} {allowed}.")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
+def add_model_options(p: argparse.ArgumentParser) -> None:
+    """``--frontend``, ``--input``, ``--seed``, ``--leaf``, ``--train``, ``--debug``."""
+    p.add_argument(
+        "--frontend",
+        choices=("auto", "fx", "export"),
+        default="auto",
+        help="fx: torch.fx.symbolic_trace; export: torch.export; auto (default): export for "
+        "hf: models, fx for the rest",
+    )
+    p.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="SHAPE[:DTYPE]",
+        help="an example input, e.g. 1x3x224x224 or 1x16:int64; one per forward "
+        "argument (default: the model's example_inputs)",
+    )
+    p.add_argument(
+        "--seed",
+        type=number(int, 0, 2**64 - 1),
+        default=0,
+        help="torch.manual_seed before building (0)",
+    )
+    p.add_argument(
+        "--leaf",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="keep this submodule (qualified name or class name) as one node (fx)",
+    )
+    p.add_argument(
+        "--train",
+        action="store_true",
+        help="capture the training-mode graph (default: eval mode, the inference graph)",
+    )
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+
+
+def request_from(ns: argparse.Namespace) -> OpenRequest:
+    """What the model options ask to open."""
+    return OpenRequest(ns.model, ns.frontend, tuple(ns.input), ns.seed, tuple(ns.leaf), ns.train)
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], width: int = 60) -> str:
+    """A plain aligned text table; cells longer than ``width`` are cut with '...'."""
+
+    def cut(s: str) -> str:
+        s = s.replace("\n", " ")
+        return s if len(s) <= width else s[: width - 3] + "..."
+
+    cells = [list(header)] + [[cut(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines) + "\n"

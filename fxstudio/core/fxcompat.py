@@ -1,0 +1,198 @@
+"""The one module that touches torch's private APIs.
+
+fxstudio needs a few things torch keeps private: the names a graph has handed out (an undo
+brings a name back), how a graph generates its code, the schema of an ATen overload, the
+number of graphs Dynamo compiled, fake tensors, pytrees.  Every use goes through a function
+or name here, and ``tests/core/test_fxcompat.py`` checks each against the installed torch,
+so a torch upgrade that moves one breaks this file and its test, not the editor.
+
+Example:
+    >>> import torch, torch.fx as fx
+    >>> gm = fx.symbolic_trace(torch.nn.ReLU())
+    >>> "relu" in used_names(gm.graph)
+    True
+    >>> qualified_name(torch.relu), is_op_overload(torch.ops.aten.relu.default)
+    ('torch.relu', True)
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+import torch.fx as fx
+import torch.utils._pytree as pytree
+from torch import nn
+from torch.fx.graph_module import _forward_from_src
+from torch.utils._pytree import tree_flatten, tree_leaves, tree_map
+
+__all__ = [
+    "BatchNormBase",
+    "DropoutBase",
+    "OpOverload",
+    "OpOverloadPacket",
+    "code_generator",
+    "compiled_graph_count",
+    "fake_tensor_mode",
+    "is_op_overload",
+    "module_state",
+    "op_name",
+    "op_schema_arguments",
+    "own_tensors",
+    "pytree",
+    "qualified_name",
+    "release_name",
+    "rename_node",
+    "reparametrized",
+    "reset_dynamo",
+    "set_code_generator",
+    "set_forward_source",
+    "set_interpreter_inputs",
+    "set_module_state",
+    "tree_flatten",
+    "tree_leaves",
+    "tree_map",
+    "used_names",
+]
+
+#: An ATen operator overload (``torch.ops.aten.add.Tensor``) and its packet (``aten.add``).
+OpOverload = torch._ops.OpOverload
+OpOverloadPacket = torch._ops.OpOverloadPacket
+#: The bases of every BatchNorm and Dropout module class.
+BatchNormBase = nn.modules.batchnorm._BatchNorm
+DropoutBase = nn.modules.dropout._DropoutNd
+
+
+# --- ATen operators -----------------------------------------------------------------------------
+
+
+def is_op_overload(target: Any) -> bool:
+    """Whether ``target`` is an ATen operator (an overload or its packet)."""
+    return isinstance(target, (OpOverload, OpOverloadPacket))
+
+
+def op_name(target: Any) -> str:
+    """``aten.add`` for ``torch.ops.aten.add.Tensor`` or ``torch.ops.aten.add``."""
+    packet = target.overloadpacket if isinstance(target, OpOverload) else target
+    return str(packet._qualified_op_name).replace("::", ".")
+
+
+def op_schema_arguments(target: Any) -> list[Any]:
+    """The declared arguments of an overload (``torch._C.Argument``: name, default, kwarg_only)."""
+    return list(target._schema.arguments)
+
+
+def qualified_name(fn: Any) -> str:
+    """``torch.relu``, ``_operator.add``: the name generated code imports a function by."""
+    return str(fx.node._get_qualified_name(fn))
+
+
+# --- graphs -------------------------------------------------------------------------------------
+
+
+def used_names(graph: fx.Graph) -> set[str]:
+    """Every name the graph has handed out (fx never hands one out twice, even after its node
+    is erased)."""
+    return graph._graph_namespace._used_names  # type: ignore[no-any-return]
+
+
+def release_name(graph: fx.Graph, name: str) -> None:
+    """Let the graph hand ``name`` out again (an undo brings back the very name)."""
+    graph._graph_namespace._used_names.discard(name)
+
+
+def rename_node(node: fx.Node, name: str) -> None:
+    """Rename ``node`` in its graph (fx may change a name it cannot use; read it back)."""
+    node._rename(name)
+
+
+def code_generator(graph: fx.Graph) -> fx.graph.CodeGen:
+    """How ``graph`` generates its ``forward`` (an exported graph's flattens pytrees)."""
+    return graph._codegen
+
+
+def set_code_generator(graph: fx.Graph, codegen: fx.graph.CodeGen) -> None:
+    graph._codegen = codegen
+
+
+def set_forward_source(module: fx.GraphModule, src: str, globals_: dict[str, Any]) -> None:
+    """Make ``module`` (a GraphModule of its own class) run ``src`` as its forward, and show
+    it as its ``code``."""
+    type(module).forward = _forward_from_src(src, globals_, {})
+    module._code = src
+
+
+def set_interpreter_inputs(interpreter: fx.Interpreter, inputs: Any) -> None:
+    """What the interpreter's next placeholders take (it is stepped node by node)."""
+    interpreter.args_iter = iter(inputs)
+
+
+# --- modules ------------------------------------------------------------------------------------
+
+
+def module_state(
+    module: nn.Module,
+) -> tuple[OrderedDict[str, Any], OrderedDict[str, Any], OrderedDict[str, Any]]:
+    """Copies of a module's own children, parameters and buffers dicts (the objects in them
+    shared): a snapshot that costs kilobytes whatever the weights weigh."""
+    return (
+        OrderedDict(module._modules),
+        OrderedDict(module._parameters),
+        OrderedDict(module._buffers),
+    )
+
+
+def set_module_state(
+    module: nn.Module,
+    children: OrderedDict[str, Any],
+    parameters: OrderedDict[str, Any],
+    buffers: OrderedDict[str, Any],
+) -> None:
+    """Put back what :func:`module_state` took."""
+    module._modules = OrderedDict(children)
+    module._parameters = OrderedDict(parameters)
+    module._buffers = OrderedDict(buffers)
+
+
+def own_tensors(module: nn.Module) -> Iterator[tuple[str, str, torch.Tensor, bool]]:
+    """``(kind, name, tensor, persistent)`` for the module's own parameters and buffers, in
+    registration order, ``None`` slots left out (``kind`` is ``parameter`` or ``buffer``)."""
+    for name, p in module._parameters.items():
+        if p is not None:
+            yield "parameter", name, p, True
+    for name, b in module._buffers.items():
+        if b is not None:
+            yield "buffer", name, b, name not in module._non_persistent_buffers_set
+
+
+def reparametrized(module: nn.Module, tensors: dict[str, torch.Tensor]) -> Any:
+    """A context in which ``module``'s parameters and buffers are ``tensors`` (by name)."""
+    from torch.nn.utils.stateless import _reparametrize_module
+
+    return _reparametrize_module(module, tensors)
+
+
+def fake_tensor_mode() -> Any:
+    """A fake tensor mode (shapes and dtypes, no data) that takes real inputs too."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    return FakeTensorMode(allow_non_fake_inputs=True)
+
+
+# --- torch.compile ------------------------------------------------------------------------------
+
+
+def compiled_graph_count() -> int:
+    """Graphs torch.compile has compiled so far in this process."""
+    from torch._dynamo.utils import counters
+
+    return int(counters["stats"]["unique_graphs"])
+
+
+def reset_dynamo() -> None:
+    """Forget what torch.compile has compiled (a fresh start for the next compile)."""
+    import torch._dynamo
+
+    torch._dynamo.reset()

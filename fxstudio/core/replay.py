@@ -1,0 +1,103 @@
+"""Making recorded work again: the edits, console statements and rewrites a session holds,
+replayed on the freshly captured model, and the view the user saw put back.
+
+A session (:mod:`fxstudio.core.sessionfile`) stores what the user did as records, not the
+graph itself; opening it (:func:`fxstudio.core.opening.open_document`) captures the model
+again and calls :func:`restore`.  A record that no longer applies (the model file changed)
+stops the replay there, and the document's notes say so.
+
+Example:
+    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.edits import set_target
+    >>> doc = open_document("examples:negrelu")
+    >>> _ = set_target(doc, "relu", "torch.tanh")
+    >>> again = open_document("examples:negrelu")
+    >>> replay(again, doc.history)
+    >>> again.code() == doc.code()
+    True
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from fxstudio.core.console import replay_console
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.edits.records import decode_record
+from fxstudio.core.edits.steps import EditError
+from fxstudio.core.edits.user import (
+    add_input,
+    delete,
+    insert,
+    insert_module,
+    move_input,
+    paste,
+    rename,
+    rewire,
+    set_inputs,
+    set_outputs,
+    set_target,
+    splice,
+)
+from fxstudio.core.patterns.apply import replay_rewrite
+from fxstudio.core.sessionfile import SessionData
+
+__all__ = ["replay", "restore"]
+
+
+def replay(doc: GraphDocument, records: Iterable[dict[str, Any]]) -> None:
+    """Apply recorded edits again, in order (raises :class:`EditError` at one that fails)."""
+    for rec in records:
+        kind = rec.get("edit")
+        fn = REPLAYS.get(str(kind))
+        if fn is None:
+            raise EditError(f"Unknown edit '{kind}' in the session.")
+        fn(doc, rec)
+
+
+#: How each kind of record is made again.
+REPLAYS: dict[str, Callable[[GraphDocument, dict[str, Any]], Any]] = {
+    "rename": lambda d, r: rename(d, r["name"], r["new"]),
+    "set_target": lambda d, r: set_target(d, r["name"], r["target"]),
+    "set_inputs": lambda d, r: set_inputs(d, r["name"], r["args"], r["kwargs"]),
+    "insert": lambda d, r: insert(
+        d, r["op"], r["target"], r["args"], r["kwargs"], r["after"], r["name"]
+    ),
+    "insert_module": lambda d, r: insert_module(
+        d, r["constructor"], r["args"], r["after"], r["name"], r["seed"]
+    ),
+    "splice": lambda d, r: splice(d, r["producer"], r["user"], r["op"], r["target"], r["extra"]),
+    "delete": lambda d, r: delete(d, r["names"]),
+    "move_input": lambda d, r: move_input(d, r["name"], r["position"]),
+    "rewire": lambda d, r: rewire(d, r["user"], r["label"], r["source"]),
+    "paste": lambda d, r: paste(d, r["names"]),
+    "add_input": lambda d, r: add_input(
+        d, r["name"], r.get("type"), r.get("default", inspect.Signature.empty)
+    ),
+    "set_outputs": lambda d, r: set_outputs(d, r["names"]),
+    "rewrite": replay_rewrite,
+    "console": replay_console,
+}
+
+
+def restore(doc: GraphDocument, data: SessionData) -> GraphDocument:
+    """Replay a session's edits on ``doc`` (its model, captured again) and restore the view;
+    an edit that no longer applies stops the replay, and ``doc.notes`` says which."""
+    for i, record in enumerate(data.edits, 1):
+        try:
+            replay(doc, [decode_record(record)])
+        except (EditError, KeyError, TypeError) as exc:
+            doc.notes.append(
+                f"Edit {i} of {len(data.edits)} ({record.get('edit', '?')}) could not be made "
+                f"again ({exc}); the graph shows the edits before it."
+            )
+            break
+    if data.code and doc.code() != data.code:
+        doc.notes.append(
+            "The model's code changed since this session was saved; its graph is the new one."
+        )
+    doc.restore_view(data.positions, data.collapsed, data.pattern_boxes)
+    doc.session_extra = dict(data.extra)  # e.g. the lesson's state
+    return doc
