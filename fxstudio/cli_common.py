@@ -59,9 +59,7 @@ def number(
         allowed = f"{low:g} or more"
     else:
         allowed = f"from {low:g} to {high:g}"
-    what = (
-        f"a{'n' if kind is int and not unit else ''} {'whole number' if kind is int else 'number'}"
-    )
+    what = "a whole number" if kind is int else "a number"
     what += f" of {unit}" if unit else ""
 
     def parse(text: str) -> float:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from fxstudio.cli_common import (
@@ -110,12 +109,11 @@ def profile_parser() -> argparse.ArgumentParser:
 def cmd_profile(ns: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from fxstudio.core.files import atomic_path, atomic_write, check_writable
+    from fxstudio.core.files import check_writable
     from fxstudio.core.guard import format_bytes
     from fxstudio.core.opening import open_document
-    from fxstudio.core.runtime.compare import compare
     from fxstudio.core.runtime.devices import available, resolve
-    from fxstudio.core.runtime.run import profile_whole
+    from fxstudio.core.runtime.profiling import ProfileOptions, profile
 
     if ns.list_devices:
         for d in available():
@@ -137,53 +135,27 @@ def cmd_profile(ns: argparse.Namespace) -> int:
         if out:
             check_writable(out, ns.force)
     resolve(ns.device)  # a missing device is said before the model is built
+    options = ProfileOptions(
+        ns.device,
+        ns.threads,
+        ns.dtype,
+        ns.min_time,
+        ns.per_node,
+        ns.calls,
+        ns.compile,
+        ns.cold_l2,
+        ns.batch,
+        ns.replicates,
+    )
     doc = open_document(request_from(ns))
-    payload: dict
-    if ns.against:
-        base = open_document(replace(request_from(ns), spec=ns.against))
-        result = compare(
-            base,
-            doc,
-            ns.device,
-            ns.threads,
-            ns.dtype,
-            2 * ns.min_time,
-            ns.replicates,
-            ns.per_node,
-        )
-        after = result.after
-        print(f"{ns.model}: {after.describe()}")
-        print(result.describe())
-        payload = {
-            **after.to_json(),
-            "compare": result.to_json(),
-            "against": result.before.to_json(),
-        }
-        ok = after.check.ok and result.before.check.ok
-    else:
-        after = profile_whole(
-            doc,
-            ns.device,
-            ns.threads,
-            ns.dtype,
-            ns.min_time,
-            ns.per_node,
-            ns.calls,
-            ns.compile,
-            ns.cold_l2,
-        )
-        print(f"{ns.model}: {after.describe()}")
-        payload = after.to_json()
-        ok = after.check.ok and after.valid
-    if ns.json:
-        atomic_write(ns.json, json.dumps(payload, indent=2, default=str) + "\n")
-        print(f"wrote {ns.json}", file=sys.stderr)
-    if after.nodes is not None:
-        if ns.csv:
-            atomic_write(ns.csv, after.nodes.to_csv())
-            print(f"wrote {ns.csv}", file=sys.stderr)
-        if ns.trace:
-            with atomic_path(ns.trace) as tmp:
-                after.nodes.write_trace(tmp)
-            print(f"wrote {ns.trace}", file=sys.stderr)
-    return EXIT_OK if ok else EXIT_USAGE
+    base = open_document(replace(request_from(ns), spec=ns.against)) if ns.against else None
+    result = profile(doc, options, base)
+    print(f"{ns.model}: {result.describe()}")
+    for path, write in ((ns.json, result.write), (ns.csv, result.write_csv)):
+        if path:
+            write(path)
+            print(f"wrote {path}", file=sys.stderr)
+    if ns.trace:
+        result.write_trace(ns.trace)
+        print(f"wrote {ns.trace}", file=sys.stderr)
+    return EXIT_OK if result.ok else EXIT_USAGE

@@ -75,3 +75,18 @@ def test_ctrl_c_stops_a_model_that_never_finishes_importing(write_model):
     assert proc.returncode == 130
     assert err.startswith(f"fxstudio: Stopped (Ctrl+C) while running model.py at {path}:")
     assert "Traceback" not in err
+
+
+def test_a_thread_the_model_leaves_running_does_not_keep_the_command_alive(write_model):
+    """The model file starts a non-daemon thread that never ends: the command prints its
+    table and exits anyway (Python alone would wait for that thread forever)."""
+    path = write_model(
+        "import threading, time, torch\n"
+        "threading.Thread(target=lambda: time.sleep(10**6), name='forever').start()\n"
+        "class Net(torch.nn.Module):\n"
+        "    def forward(self, x):\n        return x + 1\n"
+        "def example_inputs():\n    return (torch.randn(2, 3),)\n"
+    )
+    result = run_fxstudio("show", f"{path}:Net")
+    assert result.returncode == 0, result.stderr
+    assert "add" in result.stdout

@@ -56,3 +56,21 @@ def test_what_cannot_be_asked_is_refused(capsys) -> None:
     assert "Per-node times" in capsys.readouterr().err
     assert cli.main(["profile", "examples:simple", "--against", "examples:resnet"]) == 2
     assert "different inputs" in capsys.readouterr().err
+
+
+def test_numbers_out_of_range_are_refused_where_they_are_parsed(capsys) -> None:
+    """Each numeric option says its range and exits 2 before any model is built."""
+    cases = [
+        (["--min-time", "-1"], "--min-time: -1 is out of range: give a number of seconds above 0"),
+        (["--min-time", "0"], "above 0"),
+        (["--batch", "0"], "--batch: 0 is out of range: give a whole number 1 or more"),
+        (["--threads", "0"], "--threads: 0 is out of range: give a whole number from 1 to"),
+        (["--calls", "-3"], "--calls: -3 is out of range"),
+        (["--replicates", "3"], "--replicates: 3 is out of range: give a whole number 9 or more"),
+        (["--threads", "two"], "--threads: 'two' is not a whole number"),
+    ]
+    for extra, said in cases:
+        assert cli.main(["profile", "examples:no_such_example", *extra]) == 2, extra
+        err = capsys.readouterr().err
+        assert said in err, (extra, err)
+        assert "no_such_example" not in err  # refused before the model was looked at

@@ -163,3 +163,16 @@ def test_explain_a_node_the_rewrite_replaces_or_one_that_is_not_there(tmp_path, 
     assert "relu is in match 1 (neg, relu, add): it matches." in capsys.readouterr().out
     assert cli.main([*base, "--explain", "nope"]) == 2
     assert "There is no node named 'nope'" in capsys.readouterr().err
+
+
+def test_a_replacement_that_returns_none_is_refused_in_words(tmp_path, capsys):
+    patterns = tmp_path / "none.py"
+    patterns.write_text(
+        "import torch\n"
+        "def pattern(x):\n    return torch.relu(x)\n"
+        "def replacement(x):\n    return None\n"
+    )
+    args = ["rewrite", "examples:negrelu", "--pattern", f"{patterns}:pattern"]
+    assert cli.main([*args, "--replacement", f"{patterns}:replacement"]) == 2
+    err = capsys.readouterr().err
+    assert "The replacement replacement returns None" in err and "Traceback" not in err

@@ -37,7 +37,9 @@ from fxstudio.core.edits.engine import (
 )
 from fxstudio.core.edits.language import (
     COMMANDS,
+    add_input_from_text,
     parse_arguments,
+    parse_input_declaration,
     parse_kwargs,
     run_command,
 )
@@ -126,6 +128,8 @@ __all__ = [
     "parse_arguments",
     "parse_kwargs",
     "COMMANDS",
+    "add_input_from_text",
+    "parse_input_declaration",
     "run_command",
     "encode_record",
     "decode_record",

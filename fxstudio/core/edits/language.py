@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import inspect
+import re
 from typing import Any
 
 import torch
@@ -89,6 +91,48 @@ def parse_kwargs(doc: GraphDocument, text: str) -> dict[str, Any]:
     return kwargs
 
 
+def parse_input_declaration(text: str) -> tuple[str, str | None, Any]:
+    """A new input written as ``NAME[:TYPE] [DEFAULT]`` or ``NAME: TYPE = DEFAULT``: its name,
+    annotation (``None``: none) and default (``inspect.Signature.empty``: none).
+
+    >>> parse_input_declaration("scale: float = 1.0")
+    ('scale', 'float', 1.0)
+    >>> parse_input_declaration("scale:float 1.0")
+    ('scale', 'float', 1.0)
+    >>> parse_input_declaration("mask")[:2]
+    ('mask', None)
+    """
+    m = _DECLARATION.match(text.strip())
+    if m is None:
+        raise EditError(
+            f"'{text}' is not an input: write its name, optionally a type and a default, e.g. "
+            "scale, scale: float or scale: float = 1.0."
+        )
+    name, type_name, default = m.group("name"), m.group("type"), (m.group("default") or "")
+    value: Any = inspect.Signature.empty
+    if default:
+        try:
+            value = ast.literal_eval(default)
+        except (ValueError, SyntaxError):
+            raise EditError(f"'{default}' is not a Python value.") from None
+    return name, type_name or None, value
+
+
+_DECLARATION = re.compile(
+    r"^(?P<name>[A-Za-z_]\w*)\s*(?::\s*(?P<type>[A-Za-z_][\w.]*(?:\[[^\]]*\])?))?"
+    r"\s*(?:=?\s*(?P<default>\S.*))?$"
+)
+
+
+def add_input_from_text(doc: GraphDocument, text: str) -> Edit:
+    """:func:`~fxstudio.core.edits.user.add_input` from a declaration (see
+    :func:`parse_input_declaration`): the window's *Add input*, ``fxstudio edit -e input``."""
+    name, annotation, default = parse_input_declaration(text)
+    if default is inspect.Signature.empty:
+        return add_input(doc, name, annotation)
+    return add_input(doc, name, annotation, default)
+
+
 COMMANDS = """\
 delete NODE [NODE ...]            delete (users take the node's input when it fits)
 rename NODE NEW                   give a node a new name
@@ -151,15 +195,7 @@ def run_command(doc: GraphDocument, text: str) -> Edit:
         return splice(doc, rest[0], rest[1], op, target)
     if verb == "input":
         need(1)
-        name, _, type_name = rest[0].partition(":")
-        annotation = type_name or None
-        if len(rest) > 1:
-            try:
-                default = ast.literal_eval(text.split(None, 2)[2])
-            except (ValueError, SyntaxError):
-                raise EditError(f"'{text.split(None, 2)[2]}' is not a Python value.") from None
-            return add_input(doc, name, annotation, default)
-        return add_input(doc, name, annotation)
+        return add_input_from_text(doc, text.split(None, 1)[1])
     if verb == "connect":
         need(2)
         return rewire(doc, rest[1], rest[2] if len(rest) > 2 else "args[0]", rest[0])

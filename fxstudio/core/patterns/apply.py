@@ -15,13 +15,17 @@ Example:
 from __future__ import annotations
 
 import inspect
+import json
+import os
 from dataclasses import dataclass
 from typing import Any
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.steps import EditError
+from fxstudio.core.files import atomic_write
 from fxstudio.core.patterns.builtins import builtin_for, run_builtin
 from fxstudio.core.patterns.check import Check, check, reference
+from fxstudio.core.patterns.explain import Explanation, explain
 from fxstudio.core.patterns.matcher import Found, Matcher
 from fxstudio.core.patterns.pattern import (
     DEFAULT_RULES,
@@ -60,10 +64,17 @@ class RewriteSpec:
 
 @dataclass
 class Report:
+    """What one rewrite did: its matches and replacements, the numerical check, and -- when
+    nothing matched or a node was asked about -- why not.  The JSON ``fxstudio rewrite
+    --json`` prints and the Patterns dock saves (:meth:`to_json`, :meth:`write`)."""
+
     result: Rewritten
     check: Check | None
     pattern: Pattern | None = None
     intended: bool = False  # the rewrite is meant to change the values (the check informs)
+    title: str = ""
+    explanation: Explanation | None = None  # why not (no match, or a node asked about)
+    dry_run: bool = False
 
     @property
     def check_failed(self) -> bool:
@@ -72,7 +83,8 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         r = self.result
-        return {
+        data: dict[str, Any] = {
+            "rewrite": self.title,
             "matches": [m.to_json() for m in r.found.matches],
             "replaced": len(r.replaced),
             "skipped": [{"match": m.to_json(), "reason": why} for m, why in r.skipped]
@@ -82,6 +94,37 @@ class Report:
             "changes_values": self.intended,
             "seconds": {"match": r.seconds_match, "replace": r.seconds_replace},
         }
+        why = self.explanation
+        if why is not None:
+            data["explanation"] = why.to_json()
+            if why.asked is not None and why.at is not None:
+                data["here"] = why.at.to_json()
+        return data
+
+    def write(self, path: str | os.PathLike[str]) -> None:
+        """The report as JSON, written atomically."""
+        atomic_write(path, json.dumps(self.to_json(), indent=2, default=repr) + "\n")
+
+    def describe(self) -> list[str]:
+        """The report as lines for a person (``fxstudio rewrite`` prints them)."""
+        r = self.result
+        found = r.found
+        n = len(found.matches)
+        lines = [
+            f"{self.title}: {n} match{'es' if n != 1 else ''}"
+            + ("" if self.dry_run else f", {len(r.replaced)} replaced")
+            + f" (match {r.seconds_match:.3f} s, replace {r.seconds_replace:.3f} s)"
+        ]
+        lines += [f"  warning: {w}" for w in found.warnings]
+        if self.dry_run:
+            lines += [f"  {m.index + 1}. {', '.join(m.graph_nodes)}" for m in found.matches]
+        lines += [f"  skipped {m.anchor}: {why}" for m, why in r.skipped]
+        lines += [f"  skipped: {s.failure.describe()}" for s in found.skipped]
+        if self.check is not None:
+            lines.append(f"  {self.check.describe(self.intended)}")
+        if self.explanation is not None:
+            lines.append(self.explanation.describe())
+        return lines
 
 
 def pattern_of(doc: GraphDocument, spec: RewriteSpec) -> Pattern:
@@ -144,6 +187,41 @@ def run(
         intended = allow_difference
     result_check = check(doc, before, exact) if before is not None and result.edit else None
     return Report(result, result_check, pattern, intended)
+
+
+def rewrite_flow(
+    doc: GraphDocument,
+    spec: RewriteSpec,
+    *,
+    accepted: set[int] | None = None,
+    dry_run: bool = False,
+    allow_difference: bool = False,
+    explain_at: str | None = None,
+    pattern: Pattern | None = None,
+    replacement: Replacement | None = None,
+    found: Found | None = None,
+) -> Report:
+    """A rewrite as both the window and ``fxstudio rewrite`` run it: match, say why not
+    (nothing matched, or ``explain_at`` asked about a node -- told on the graph as matched,
+    before a replacement takes those nodes away), replace as one edit, check."""
+    why = None
+    if not spec.builtin:
+        pattern = pattern or pattern_of(doc, spec)
+        found = found or Matcher(pattern).find(doc.graph_module)
+        if explain_at is not None or not found.matches:
+            why = explain(doc.graph_module, pattern, at=explain_at, found=found)
+    report = run(
+        doc,
+        spec,
+        accepted,
+        dry_run,
+        pattern,
+        replacement,
+        allow_difference,
+        found,
+    )
+    report.title, report.explanation, report.dry_run = spec.title, why, dry_run
+    return report
 
 
 def replay_rewrite(doc: GraphDocument, record: dict[str, Any]) -> None:

@@ -17,6 +17,8 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import io
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,7 +97,9 @@ def check_inputs(doc: GraphDocument, random: int = 2, seed: int = 0) -> list[tup
 
 def _run(doc: GraphDocument, inputs: tuple[Any, ...]) -> list[torch.Tensor]:
     doc.ensure_compiled()
-    with torch.no_grad(), eval_mode(doc.graph_module):
+    # A GraphModule that raises prints its generated code to stderr first; the check's
+    # message says what failed instead.
+    with torch.no_grad(), eval_mode(doc.graph_module), contextlib.redirect_stderr(io.StringIO()):
         result = doc.graph_module(*inputs)
     return [t.detach().clone() for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
 

@@ -119,8 +119,25 @@ def function_replacement(
             f"The replacement {label} cannot be traced ({type(exc).__name__}: {exc})."
         ) from exc
     params = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    returned = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    if returned is None or (
+        isinstance(returned, (tuple, list)) and any(v is None for v in returned)
+    ):
+        raise PatternError(
+            f"The replacement {label} returns None: it must return what the pattern returns "
+            "(a value computed from its inputs, or a tuple of them for a pattern with several "
+            "outputs)."
+        )
 
     def build(ctx: MatchContext) -> ReplacementGraph:
+        outputs = len(ctx.pattern.outputs)
+        count = len(returned) if isinstance(returned, (tuple, list)) else 1
+        if count != outputs:
+            raise PatternError(
+                f"The replacement {label} returns {count} value{'s' if count != 1 else ''}, "
+                f"the pattern {outputs}: return one value for each of the pattern's outputs, "
+                "in order."
+            )
         expected = len(ctx.pattern.inputs) + len(ctx.match.bound)
         if len(params) != expected:
             bound = f" and {len(ctx.match.bound)} bound literals" if ctx.match.bound else ""

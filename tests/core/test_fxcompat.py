@@ -1,0 +1,116 @@
+"""Every private torch API fxstudio uses, through fxstudio.core.fxcompat, against the torch
+installed: a torch upgrade that moves one fails here, in one place."""
+
+import operator
+
+import torch
+import torch.fx as fx
+from torch import nn
+
+from fxstudio.core import fxcompat
+
+
+def _graph_module() -> fx.GraphModule:
+    return fx.symbolic_trace(nn.Sequential(nn.Linear(3, 3), nn.ReLU()))
+
+
+def test_names_a_graph_handed_out_can_be_released_and_a_node_renamed():
+    gm = _graph_module()
+    node = next(n for n in gm.graph.nodes if n.op == "call_module")
+    assert node.name in fxcompat.used_names(gm.graph)
+    fxcompat.rename_node(node, "renamed")
+    assert node.name == "renamed" and "renamed" in fxcompat.used_names(gm.graph)
+    fxcompat.release_name(gm.graph, "renamed")
+    assert "renamed" not in fxcompat.used_names(gm.graph)
+
+
+def test_code_generator_round_trips_and_forward_source_runs():
+    gm = _graph_module()
+    codegen = fxcompat.code_generator(gm.graph)
+    assert isinstance(codegen, fx.graph.CodeGen)
+    other = fx.Graph()
+    fxcompat.set_code_generator(other, codegen)
+    assert fxcompat.code_generator(other) is codegen
+    module = fx.GraphModule(gm, gm.graph)
+    code = module.graph.python_code("self")
+    src = code.src.replace("def forward(self, input)", "def forward(self, input)  ")
+    fxcompat.set_forward_source(module, src, code.globals)
+    assert module.code == src
+    x = torch.randn(2, 3)
+    assert torch.equal(module(x), gm(x))
+
+
+def test_aten_overloads_their_names_and_schemas():
+    add = torch.ops.aten.add.Tensor
+    assert fxcompat.is_op_overload(add) and fxcompat.is_op_overload(torch.ops.aten.add)
+    assert not fxcompat.is_op_overload(torch.add)
+    assert fxcompat.op_name(add) == "aten.add" == fxcompat.op_name(torch.ops.aten.add)
+    names = [a.name for a in fxcompat.op_schema_arguments(torch.ops.aten.sum.dim_IntList)]
+    assert names[:3] == ["self", "dim", "keepdim"]
+    assert isinstance(add, fxcompat.OpOverload)
+    assert isinstance(torch.ops.aten.add, fxcompat.OpOverloadPacket)
+
+
+def test_qualified_names_of_functions():
+    assert fxcompat.qualified_name(torch.relu) == "torch.relu"
+    assert fxcompat.qualified_name(operator.add) == "_operator.add"
+
+
+def test_module_state_is_a_cheap_snapshot_that_puts_back():
+    gm = _graph_module()
+    state = fxcompat.module_state(gm)
+    weight = gm.get_submodule("0").weight
+    gm.delete_submodule("0")
+    fxcompat.set_module_state(gm, *state)
+    assert gm.get_submodule("0").weight is weight  # the very tensor: nothing was copied
+
+
+def test_own_tensors_lists_parameters_then_buffers_with_persistence():
+    bn = nn.BatchNorm1d(3)
+    bn.register_buffer("scratch", torch.zeros(1), persistent=False)
+    got = [(kind, name, persistent) for kind, name, _t, persistent in fxcompat.own_tensors(bn)]
+    assert got[:2] == [("parameter", "weight", True), ("parameter", "bias", True)]
+    assert ("buffer", "running_mean", True) in got and ("buffer", "scratch", False) in got
+
+
+def test_module_base_classes():
+    assert isinstance(nn.BatchNorm2d(3), fxcompat.BatchNormBase)
+    assert isinstance(nn.Dropout(0.1), fxcompat.DropoutBase)
+
+
+def test_interpreter_inputs_feed_its_placeholders():
+    gm = _graph_module()
+    interp = fx.Interpreter(gm)
+    x = torch.randn(1, 3)
+    fxcompat.set_interpreter_inputs(interp, [x])
+    first = next(iter(gm.graph.nodes))
+    assert interp.run_node(first) is x
+
+
+def test_fake_tensors_and_reparametrized_modules():
+    lin = nn.Linear(3, 2)
+    mode = fxcompat.fake_tensor_mode()
+    with mode:
+        fake = torch.empty(4, 3)
+    state = {"weight": torch.zeros(2, 3), "bias": torch.ones(2)}
+    with fxcompat.reparametrized(lin, state):
+        assert torch.equal(lin(torch.randn(1, 3)), torch.ones(1, 2))
+    assert tuple(fake.shape) == (4, 3)
+
+
+def test_pytrees():
+    tree = {"a": (torch.ones(1), 2), "b": [torch.zeros(1)]}
+    assert len([t for t in fxcompat.tree_leaves(tree) if isinstance(t, torch.Tensor)]) == 2
+    doubled = fxcompat.tree_map(lambda v: v * 2, {"a": 1})
+    assert doubled == {"a": 2}
+    leaves, spec = fxcompat.tree_flatten((1, 2))
+    assert leaves == [1, 2] and isinstance(spec, fxcompat.pytree.TreeSpec)
+
+
+def test_dynamo_counts_compiled_graphs_and_resets():
+    fxcompat.reset_dynamo()
+    before = fxcompat.compiled_graph_count()
+    compiled = torch.compile(lambda x: x * 2 + 1, backend="eager")
+    compiled(torch.ones(2))
+    assert fxcompat.compiled_graph_count() == before + 1
+    fxcompat.reset_dynamo()
