@@ -18,21 +18,21 @@ OUT = Path(__file__).resolve().parent.parent / "resources" / "examples" / "thumb
 
 def main() -> int:
     app = QApplication(sys.argv)  # noqa: F841 - kept alive while the window draws
-    from fxstudio.core.loading import list_examples
+    from fxstudio.core.modelspec import list_examples
     from fxstudio.core.opening import OpenRequest
-    from fxstudio.qt.main_window import MainWindow
+    from fxstudio.qt.window.main_window import MainWindow
 
     window = MainWindow(interactive=False, autosave_s=0, recovery=Path(tempfile.mkdtemp()))
     OUT.mkdir(parents=True, exist_ok=True)
     for name in list_examples():
         loop = QEventLoop()
         window.layoutShown.connect(loop.quit)
-        window.loadFailed.connect(loop.quit)
-        window.open_model(OpenRequest(f"examples:{name}"))
+        window.session.loadFailed.connect(loop.quit)
+        window.session.open(OpenRequest(f"examples:{name}"))
         QTimer.singleShot(120000, loop.quit)
         loop.exec()
         window.layoutShown.disconnect(loop.quit)
-        window.loadFailed.disconnect(loop.quit)
+        window.session.loadFailed.disconnect(loop.quit)
         if window.document is None or window.document.source.spec != f"examples:{name}":
             print(f"{name}: does not trace (the gallery shows it without a picture)")
             continue
@@ -54,7 +54,7 @@ def main() -> int:
         painter.end()
         image.save(str(OUT / f"{name}.png"))
         print(f"{name}: {OUT / (name + '.png')}")
-        window.set_document(None)
+        window.session.set_document(None)
     return 0
 
 

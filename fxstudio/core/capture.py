@@ -456,3 +456,32 @@ def format_shape(shape: tuple[int, ...] | list[tuple[int, ...] | None] | None) -
     if isinstance(shape, list):
         return "(" + ", ".join("None" if s is None else format_shape(s) for s in shape) + ")"
     return "x".join("?" if d < 0 else str(d) for d in shape) or "scalar"
+
+
+def repropagate(
+    module: fx.GraphModule,
+    graph: fx.Graph,
+    example_inputs: tuple[Any, ...],
+    source_file: str | None = None,
+) -> tuple[tuple[str, str] | None, set[str]]:
+    """Propagate shapes through ``graph`` again.  Returns the node that no longer fits, as
+    ``(name, error)`` (the shapes from it on are cleared, not left stale), and the nodes whose
+    shape or dtype is no longer the same (their labels must be drawn again)."""
+    before = {n.name: _shape_text(n) for n in graph.nodes}
+    problem = None
+    if example_inputs:
+        try:
+            propagate_shapes(module, example_inputs, source_file, graph=graph)
+        except CaptureError as exc:
+            bad = getattr(exc, "node", None) or ""
+            stale = False
+            for node in graph.nodes:
+                stale = stale or node.name == bad
+                if stale:
+                    node.meta.pop("val", None)
+            problem = (bad, getattr(exc, "detail", str(exc)))
+    return problem, {n.name for n in graph.nodes if before.get(n.name) != _shape_text(n)}
+
+
+def _shape_text(node: fx.Node) -> tuple[str, str | None]:
+    return format_shape(node_shape(node)), node_dtype(node)

@@ -370,13 +370,6 @@ class GraphDocument:
 
     # --- undo support ------------------------------------------------------------------------
 
-    def detached(self) -> GraphDocument:
-        """A document over a copy of the graph as it is now (weights shared), for a worker:
-        edits made meanwhile do not reach it, and it never changes this one."""
-        self.ensure_compiled()
-        gm = fx.GraphModule(self._gm, copy.deepcopy(self.graph))
-        return GraphDocument(gm, self.source, self.example_inputs)
-
     def snapshot(self) -> DocumentSnapshot:
         """Everything an undo needs to bring the document back; weights are shared."""
         gm = self._gm

@@ -49,6 +49,7 @@ __all__ = [
     "reset_dynamo",
     "set_code_generator",
     "set_forward_source",
+    "set_graph",
     "set_interpreter_inputs",
     "set_module_state",
     "tree_flatten",
@@ -106,6 +107,16 @@ def release_name(graph: fx.Graph, name: str) -> None:
 def rename_node(node: fx.Node, name: str) -> None:
     """Rename ``node`` in its graph (fx may change a name it cannot use; read it back)."""
     node._rename(name)
+
+
+def set_graph(module: fx.GraphModule, graph: fx.Graph, recompile: bool = True) -> None:
+    """Give ``module`` the graph ``graph`` (the very object); without ``recompile`` its
+    forward is left as it was until the caller recompiles (a big graph's code comes later)."""
+    if recompile:
+        module.graph = graph
+        return
+    module._graph = graph
+    graph.owning_module = module
 
 
 def code_generator(graph: fx.Graph) -> fx.graph.CodeGen:

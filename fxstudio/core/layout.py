@@ -19,9 +19,7 @@ Example:
 
 from __future__ import annotations
 
-import ctypes
 import json
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -29,6 +27,7 @@ from typing import Any
 
 from fxstudio.core.capture import format_shape, node_shape
 from fxstudio.core.document import GraphDocument
+from fxstudio.core.dot import NODESEP, RANKSEP, layered, run_dot
 from fxstudio.core.graphviews import ModuleGroup, format_target
 
 # Sizes in points (1/72 inch), y pointing down, as Qt draws.
@@ -39,7 +38,6 @@ GROUP_TITLE = 20.0
 COLLAPSED_HEIGHT = 40.0
 CHUNK = 250  # items in one dot run at most
 SHARED_ITEMS, SHARED_SPAN = 3, 100  # a value used by this many items this far apart is shared
-NODESEP, RANKSEP = 0.25, 0.4  # inches
 
 
 @dataclass(frozen=True)
@@ -100,6 +98,17 @@ class LayoutCancelled(Exception):
 def top_level_groups(doc: GraphDocument) -> set[str]:
     """The first picture: every top-level module collapsed to one box."""
     return {g.path for g in drawn_tree(doc).children.values()}
+
+
+#: Graphs with more nodes than this open with their top-level modules collapsed.
+COLLAPSE_ABOVE = 300
+
+
+def first_picture(doc: GraphDocument) -> None:
+    """A freshly opened graph of more than :data:`COLLAPSE_ABOVE` nodes shows its top-level
+    modules collapsed: a quick first picture to expand from."""
+    if len(doc) > COLLAPSE_ABOVE and not doc.collapsed:
+        doc.set_collapsed_groups(top_level_groups(doc))
 
 
 def all_groups(doc: GraphDocument) -> set[str]:
@@ -349,7 +358,7 @@ class _Run:
                     f"graphviz failed ({type(exc).__name__}: {str(exc).strip()[:200]}); "
                     "a simple layered layout is shown."
                 )
-        return _layered(keys, sizes, edges)
+        return layered(keys, sizes, edges)
 
     def _dot(self, keys, sizes, edges):
         import pygraphviz
@@ -400,80 +409,6 @@ class _Run:
             else:
                 self.place(child, box.x + GROUP_PAD, box.y + GROUP_PAD + GROUP_TITLE, out)
         return w, h
-
-
-_DOT_LOCK = threading.Lock()  # graphviz keeps global state: one layout at a time
-_GVC: Any = None  # ctypes handle on the libgvc pygraphviz loaded, once found
-
-
-def _libgvc() -> Any:
-    """The graphviz library pygraphviz uses, for calls that release the GIL (ctypes does;
-    pygraphviz's own wrappers hold it, freezing the window for as long as ``dot`` runs).
-    ``False`` where it cannot be found (not Linux, or an unusual build)."""
-    global _GVC
-    if _GVC is None:
-        _GVC = False
-        try:
-            with open("/proc/self/maps") as maps:
-                paths = sorted({line.split()[-1] for line in maps if "/libgvc" in line})
-            if paths:
-                lib = ctypes.CDLL(paths[0])
-                ptr = ctypes.c_void_p
-                lib.gvLayout.argtypes = [ptr, ptr, ctypes.c_char_p]
-                lib.gvRender.argtypes = [ptr, ptr, ctypes.c_char_p, ptr]
-                lib.gvFreeLayout.argtypes = [ptr, ptr]
-                _GVC = lib
-        except (OSError, AttributeError):
-            _GVC = False
-    return _GVC
-
-
-def run_dot(graph: Any) -> None:
-    """``graph.layout(prog="dot")``, without holding the GIL while graphviz works."""
-    from pygraphviz import graphviz as gv
-
-    with _DOT_LOCK:
-        lib = _libgvc()
-        if not lib:
-            graph.layout(prog="dot")
-            return
-        gvc = gv.gvContextWithBuiltins()
-        try:
-            if lib.gvLayout(int(gvc), int(graph.handle), b"dot") != 0:
-                raise RuntimeError("graphviz dot could not lay out the graph")
-            lib.gvRender(int(gvc), int(graph.handle), b"dot", None)  # positions -> attributes
-            lib.gvFreeLayout(int(gvc), int(graph.handle))
-        finally:
-            gv.gvFreeContext(gvc)
-        graph.has_layout = True
-
-
-def _layered(keys, sizes, edges):
-    """Longest-path layers top to bottom, items side by side in graph order."""
-    preds: dict[str, list[str]] = {k: [] for k in keys}
-    for a, b in edges:
-        preds[b].append(a)
-    rank: dict[str, int] = {}
-    for k in keys:  # keys are in graph order, so producers come first
-        rank[k] = 1 + max((rank[p] for p in preds[k] if p in rank), default=-1)
-    rows: dict[int, list[str]] = {}
-    for k in keys:
-        rows.setdefault(rank[k], []).append(k)
-    pos = {}
-    y = 0.0
-    width = 0.0
-    gap_x, gap_y = NODESEP * 72, RANKSEP * 72
-    for r in sorted(rows):
-        row = rows[r]
-        x = 0.0
-        row_h = max(sizes[k][1] for k in row)
-        for k in row:
-            w, _ = sizes[k]
-            pos[k] = (x + w / 2, y + row_h / 2)
-            x += w + gap_x
-        width = max(width, x - gap_x)
-        y += row_h + gap_y
-    return pos, width, max(y - gap_y, 0.0)
 
 
 def layout_summary(doc: GraphDocument, lay: Layout) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication
 from fxstudio.core.errors import UserError
 from fxstudio.core.guard import EXIT_OK, EXIT_USAGE, report_error
 from fxstudio.core.opening import OpenRequest
-from fxstudio.qt.autosave import DEFAULT_INTERVAL_S
+from fxstudio.qt.window.autosave import DEFAULT_INTERVAL_S
 
 _QUIET = ("This plugin does not support propagateSizeHints()",)
 
@@ -52,7 +52,7 @@ def run_gui(
     if screenshot and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     app = application()
-    from fxstudio.qt.main_window import MainWindow
+    from fxstudio.qt.window.main_window import MainWindow
 
     interval = DEFAULT_INTERVAL_S if autosave_s is None else autosave_s
     window = MainWindow(interactive=screenshot is None, autosave_s=0 if screenshot else interval)
@@ -71,15 +71,15 @@ def run_gui(
             app.quit()
 
         window.layoutShown.connect(shoot)  # the canvas is drawn: the window is complete
-        window.loadFailed.connect(fail)
+        window.session.loadFailed.connect(fail)
     else:
-        window.loadFailed.connect(lambda exc: _log_failure(exc, debug))
+        window.session.loadFailed.connect(lambda exc: _log_failure(exc, debug))
 
     if screenshot and request is None:  # the welcome page, once painted
         QTimer.singleShot(200, lambda: _save_and_quit(window, screenshot, status, app))
     elif screenshot or not window.offer_recovery():
         if request is not None:
-            window.open_model(request)
+            window.session.open(request)
     app.exec()
     return status["code"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication, QMenu
+from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
 MODES = ("system", "light", "dark")
 
@@ -195,15 +195,14 @@ def set_colors(dark: bool) -> None:
 class ThemeController(QObject):
     """*View ▸ Theme*: System (follows the desktop), Light, Dark; the choice is remembered."""
 
-    changed = Signal(str)  # "light" or "dark"
+    changed = Signal(str)  # "light" or "dark": what caches colours draws again
 
-    def __init__(self, window: Any, settings: QSettings, view_menu: QMenu) -> None:
+    def __init__(self, window: QWidget, settings: QSettings) -> None:
         super().__init__(window)
-        self.window = window
         self.settings = settings
         mode = str(settings.value("view/theme", "system"))
         self.mode = mode if mode in MODES else "system"
-        menu = QMenu("&Theme", view_menu)
+        self.menu = menu = QMenu("&Theme", window)
         menu.setObjectName("menuTheme")
         group = QActionGroup(menu)
         self.actions: dict[str, QAction] = {}
@@ -216,9 +215,7 @@ class ThemeController(QObject):
             group.addAction(action)
             menu.addAction(action)
             self.actions[m] = action
-        view_menu.addMenu(menu)
         QGuiApplication.styleHints().colorSchemeChanged.connect(self._system_changed)
-        self.apply()
 
     @property
     def dark(self) -> bool:
@@ -237,14 +234,4 @@ class ThemeController(QObject):
     def apply(self) -> None:
         if colors().name != ("dark" if self.dark else "light") or self.mode != "system":
             set_colors(self.dark)
-        self._repaint()
         self.changed.emit(colors().name)
-
-    def _repaint(self) -> None:
-        """What caches colours in the window draws again: the scene, minimap, code line."""
-        w = self.window
-        scene = w.canvas.scene()
-        if hasattr(scene, "apply_theme"):  # (a GraphScene once a model is shown)
-            scene.apply_theme()
-        w.canvas_controller.minimap.refresh()
-        w.code.restyle()

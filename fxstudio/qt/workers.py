@@ -1,4 +1,16 @@
-"""Run slow work (loading, tracing, shape propagation) off the GUI thread."""
+"""Run slow work (loading, tracing, shape propagation, layout, profiling) off the GUI thread.
+
+Two kinds:
+
+* :class:`Task` -- a ``QThread`` for fxstudio's own work (layout, profiling, rewrites); it
+  reports progress as it goes and can be told to drop its result.
+* :class:`UserCodeTask` -- a daemon Python thread for work that runs the *user's* code
+  (opening a model), which may run away and must be stoppable.  Its thread never touches a
+  Qt object: it leaves its outcome in a plain attribute and a timer on the GUI thread picks it
+  up and emits the signals there.  (A Qt signal emitted from a Python thread on an object the
+  GUI thread may delete meanwhile -- the task of an open that a newer open superseded -- is a
+  use-after-free in Qt's signal code; the window crashed that way under a quick user.)
+"""
 
 from __future__ import annotations
 
@@ -6,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QThread, Signal
+from PySide6.QtCore import QObject, QThread, QTimer, Signal
 
 from fxstudio.core.errors import SourceLocation
 from fxstudio.core.guard import Stopped, clear_stop, stop_thread, where_is
@@ -16,7 +28,8 @@ class Task(QThread):
     """Runs ``fn()`` in a thread; emits ``succeeded(result)`` or ``failed(exception)``.
 
     The signals are delivered on the thread that owns the task (the GUI thread).  A task
-    cannot stop torch mid-trace: :meth:`cancel` makes the task drop its result instead.
+    cannot stop torch mid-call: :meth:`cancel` makes the task drop its result instead.  Once
+    its thread has ended the task deletes itself (after ``QThread.finished``).
     """
 
     succeeded = Signal(object)
@@ -28,13 +41,15 @@ class Task(QThread):
         super().__init__(parent)
         self._fn = fn
         self.cancelled = False
+        self.finished.connect(self._ended)
 
     def cancel(self) -> None:
         self.cancelled = True
 
     def report(self, done: int, total: int) -> None:
         """For ``fn`` to call from the worker thread; delivered on the GUI thread."""
-        self.progress.emit(done, total)
+        if not self.cancelled:
+            self.progress.emit(done, total)
 
     def say(self, text: str) -> None:
         """For ``fn`` to call from the worker thread: what it does now."""
@@ -51,17 +66,26 @@ class Task(QThread):
         if not self.cancelled:
             self.succeeded.emit(result)
 
+    def _ended(self) -> None:
+        self.wait()  # (finished is emitted just before the thread ends: let it end first)
+        self.deleteLater()
+
 
 class UserCodeTask(QObject):
     """Runs ``fn()`` -- code that runs the user's model code -- in a daemon Python thread.
 
-    Unlike :class:`Task` it can be stopped: :meth:`stop` raises
-    :class:`~fxstudio.core.guard.Stopped` into the thread at the next Python line it runs (a
-    ``while True:`` in a model file, a trace that never ends).  Code blocked in one long C
-    call cannot be stopped so; it is abandoned, its result dropped, and as a daemon thread it
-    never keeps the application from quitting (a running ``QThread`` would abort it).
+    It can be stopped: :meth:`stop` raises :class:`~fxstudio.core.guard.Stopped` into the
+    thread at the next Python line it runs (a ``while True:`` in a model file, a trace that
+    never ends).  Code blocked in one long C call cannot be stopped so; it is abandoned, its
+    result dropped, and as a daemon thread it never keeps the application from quitting.
     :meth:`where` tells which line of the user's code the thread is on now.
+
+    ``succeeded(result)`` or ``failed(exception)``, then ``finished()``, are emitted on the
+    GUI thread by a timer that watches the worker (every :data:`POLL_MS`): the worker itself
+    never touches this object's Qt side.
     """
+
+    POLL_MS = 15
 
     succeeded = Signal(object)
     failed = Signal(object)
@@ -72,11 +96,20 @@ class UserCodeTask(QObject):
         self._fn = fn
         self._lock = threading.Lock()
         self._ident: int | None = None  # set while fn runs: stopping is allowed then only
+        self._outcome: tuple[Any, BaseException | None] | None = None  # set by the worker
         self.cancelled = False
         self._thread = threading.Thread(target=self._run, name="fxstudio-open", daemon=True)
+        self._poll = QTimer(self)
+        self._poll.setInterval(self.POLL_MS)
+        self._poll.timeout.connect(self._check)
 
     def start(self) -> None:
+        self._poll.start()
         self._thread.start()
+
+    def running(self) -> bool:
+        """The worker thread has not ended yet (a stopped or abandoned one may still run)."""
+        return self._thread.is_alive()
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait for the thread (tests); True when it has ended."""
@@ -95,6 +128,7 @@ class UserCodeTask(QObject):
         return where_is(ident, prefer_file) if ident is not None else None
 
     def _run(self) -> None:
+        """The worker thread: plain Python only (no Qt)."""
         try:
             try:
                 self._ident = threading.get_ident()
@@ -106,17 +140,23 @@ class UserCodeTask(QObject):
         except Stopped:  # (it may land in the finally above, before the lock is taken)
             with self._lock:
                 self._ident = None
-            result, error = None, None
+            self._outcome = (None, None)
         except BaseException as exc:  # noqa: BLE001 - reported to the user by whoever listens
-            result, error = None, exc
+            self._outcome = (None, exc)
         else:
-            error = None
-        try:
-            if not self.cancelled:
-                if error is not None:
-                    self.failed.emit(error)
-                elif result is not None:
-                    self.succeeded.emit(result)
-            self.finished.emit()
-        except RuntimeError:  # an abandoned task whose window is gone: nobody to tell
-            pass
+            self._outcome = (result, None)
+
+    def _check(self) -> None:
+        """The GUI thread: deliver the outcome once the worker has left one."""
+        outcome = self._outcome
+        if outcome is None:
+            return
+        self._poll.stop()
+        self._outcome = None
+        result, error = outcome
+        if not self.cancelled:
+            if error is not None:
+                self.failed.emit(error)
+            elif result is not None:
+                self.succeeded.emit(result)
+        self.finished.emit()

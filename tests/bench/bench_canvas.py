@@ -22,7 +22,7 @@ def bench_canvas(emit, timed) -> None:
     from PySide6.QtCore import QLineF, QRectF
     from PySide6.QtWidgets import QApplication, QGraphicsScene, QGraphicsView
 
-    from fxstudio.qt.canvas import CanvasView, GraphScene, Overview
+    from fxstudio.qt.canvas.items import CanvasView, GraphScene, Overview
 
     app = QApplication.instance() or QApplication([])
     for label, doc in open_cases(emit, "canvas"):
@@ -122,7 +122,7 @@ def _responsiveness(emit, app, label: str, spec: str, frontend: str) -> None:
 
     from PySide6.QtCore import QEventLoop
 
-    from fxstudio.qt.main_window import MainWindow
+    from fxstudio.qt.window.main_window import MainWindow
     from tests.bench.stalls import StallMeter
 
     window = MainWindow(interactive=False)
@@ -131,7 +131,7 @@ def _responsiveness(emit, app, label: str, spec: str, frontend: str) -> None:
     meter = StallMeter()
     loop = QEventLoop()
     window.layoutShown.connect(lambda *_: loop.quit())
-    window.loadFailed.connect(lambda *_: loop.quit())
+    window.session.loadFailed.connect(lambda *_: loop.quit())
 
     def run(start, what: str) -> None:
         meter.start()
@@ -150,7 +150,7 @@ def _responsiveness(emit, app, label: str, spec: str, frontend: str) -> None:
         )
 
     run(
-        lambda: window.open_model(OpenRequest(str(ROOT / spec), frontend)),
+        lambda: window.session.open(OpenRequest(str(ROOT / spec), frontend)),
         "open (model build, capture, shapes, first collapsed picture)",
     )
     if window.document is not None and window.document.collapsed:

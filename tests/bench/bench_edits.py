@@ -93,7 +93,7 @@ def bench_window_edits(emit) -> None:
 
     from fxstudio.core.catalogue import catalogue
     from fxstudio.core.opening import OpenRequest
-    from fxstudio.qt.main_window import MainWindow
+    from fxstudio.qt.window.main_window import MainWindow
 
     QApplication.instance() or QApplication([])
     window = MainWindow(interactive=False)
@@ -101,7 +101,7 @@ def bench_window_edits(emit) -> None:
     window.show()
     loop = QEventLoop()
     window.layoutShown.connect(lambda *_: loop.quit())
-    window.open_model(OpenRequest(str(SYNTHETIC) + ":deep_10000"))
+    window.session.open(OpenRequest(str(SYNTHETIC) + ":deep_10000"))
     loop.exec()
     spent: dict[str, list[float]] = {}
 
@@ -116,27 +116,27 @@ def bench_window_edits(emit) -> None:
     window.canvas_controller.on_document_changed = timed_view(
         "canvas", window.canvas_controller.on_document_changed
     )
-    window.table_model.on_document_changed = timed_view(
-        "table", window.table_model.on_document_changed
+    window.panels["table"].model.on_document_changed = timed_view(
+        "table", window.panels["table"].model.on_document_changed
     )
-    window.code.on_document_changed = timed_view("code view", window.code.on_document_changed)
-    window.inspector.on_document_changed = timed_view(
-        "inspector", window.inspector.on_document_changed
+    window.panels["code"].on_change = timed_view("code view", window.panels["code"].on_change)
+    window.panels["inspector"].on_change = timed_view(
+        "inspector", window.panels["inspector"].on_change
     )
     entry = next(e for e in catalogue(window.document) if e.text == "torch.sigmoid")
     node = window.document.node_names()[len(window.document) // 2]
     meter = StallMeter()  # the event loop's longest wait from an edit to caught up
     shown, caught, undone, stalls = [], [], [], []
     done = QEventLoop()
-    window.caughtUp.connect(done.quit)
-    for make in (lambda: window.edits.insert(entry), window.undo_stack.undo):  # warm-up
+    window.session.caughtUp.connect(done.quit)
+    for make in (lambda: window.edits.insert(entry), window.session.undo_stack.undo):  # warm-up
         window.selection.select([node])
         make()
         done.exec()
     for _ in range(5):
         for into, make in (
             (shown, lambda: window.edits.insert(entry)),
-            (undone, window.undo_stack.undo),
+            (undone, window.session.undo_stack.undo),
         ):
             window.selection.select([node])
             meter.start()
@@ -151,17 +151,17 @@ def bench_window_edits(emit) -> None:
             stalls.append(meter.longest)
     # Baseline, same run: the same catch-up done on the GUI thread.
     sync = []
-    runner = window.catch_up
-    window.catch_up = _Idle()
+    runner = window.session.catch_up
+    window.session.catch_up = _Idle()
     for _ in range(3):
         window.selection.select([node])
         window.edits.insert(entry)
         t0 = time.perf_counter()
         catchup.catch_up(window.document)
         sync.append(time.perf_counter() - t0)
-        window.undo_stack.undo()
+        window.session.undo_stack.undo()
         catchup.catch_up(window.document)
-    window.catch_up = runner
+    window.session.catch_up = runner
     emit(
         bench="edits",
         nodes=len(window.document),

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from fxstudio.core import catchup, edits
+from fxstudio.core import catchup, edits, snapshots
 from fxstudio.core.edits import Ref
 from fxstudio.core.opening import OpenRequest, open_document
 
@@ -50,7 +50,7 @@ def test_the_snapshot_gives_what_recompile_and_shape_propagation_give(spec, fron
     name = next(n for n in doc.node_names() if doc.node(n).op == "call_function")
     user = doc.users(name)[0]
     edits.splice(doc, name, user, "call_function", "torch.tanh")
-    result = catchup.compute(catchup.snapshot(doc))
+    result = catchup.compute(snapshots.snapshot(doc))
     reference = open_document(OpenRequest(spec, frontend=frontend))  # the same edit, in sync
     edits.splice(reference, name, user, "call_function", "torch.tanh")
     assert result.code == reference.code()  # recompile()'s code, character for character
@@ -64,7 +64,7 @@ def test_the_snapshot_gives_what_recompile_and_shape_propagation_give(spec, fron
 def test_a_result_for_an_older_graph_is_dropped():
     doc = deferred("examples:negrelu")
     edits.set_target(doc, "relu", "torch.tanh")
-    snap = catchup.snapshot(doc)
+    snap = snapshots.snapshot(doc)
     edits.set_target(doc, "neg", "torch.sigmoid")  # while the worker runs
     result = catchup.compute(snap)
     events = []
@@ -78,7 +78,7 @@ def test_a_result_for_an_older_graph_is_dropped():
 def test_the_live_graph_is_untouched_by_the_work_on_the_snapshot():
     doc = deferred("examples:negrelu")
     edits.splice(doc, "x", "neg", "call_function", "torch.unsqueeze", [0])
-    snap = catchup.snapshot(doc)
+    snap = snapshots.snapshot(doc)
     before = {n.name: dict(n.meta) for n in doc.graph.nodes}
     result = catchup.compute(snap)
     assert {n.name: dict(n.meta) for n in doc.graph.nodes} == before
@@ -107,7 +107,7 @@ def test_edits_while_a_worker_computes_never_land_half_done():
         results.append(catchup.compute(snap))
 
     for i, name in enumerate(relus):
-        thread = threading.Thread(target=work, args=(catchup.snapshot(doc),))
+        thread = threading.Thread(target=work, args=(snapshots.snapshot(doc),))
         thread.start()
         edits.rename(doc, name, f"renamed_{i}")  # while the worker reads its snapshot
         thread.join()

@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from fxstudio.core import catchup, edits
+from fxstudio.core import catchup, edits, snapshots
 from fxstudio.core.edits import EditError, Ref
 from fxstudio.core.graphviews import make_row, tidy_code
 from fxstudio.core.opening import open_document
@@ -145,12 +145,12 @@ class DeferredEdits(EditMachine):
     def __init__(self):
         super().__init__()
         self.doc.defer_heavy = True
-        self.pending: list[catchup.Snapshot] = []
+        self.pending: list[snapshots.Snapshot] = []
 
     @rule()
     def snapshot(self):
         if catchup.needed(self.doc):
-            self.pending.append(catchup.snapshot(self.doc))
+            self.pending.append(snapshots.snapshot(self.doc))
 
     @precondition(lambda self: self.pending)
     @rule(newest=st.booleans())

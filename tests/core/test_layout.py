@@ -139,15 +139,15 @@ def test_dot_runs_outside_the_gil_on_linux():
 
     import pygraphviz
 
-    from fxstudio.core import layout
+    from fxstudio.core import dot
 
     graph = pygraphviz.AGraph(directed=True)
     for i in range(30):
         graph.add_edge(f"n{i}", f"n{i + 1}")
     if sys.platform.startswith("linux"):
-        assert layout._libgvc(), "libgvc was not found in this process"
+        assert dot.libgvc(), "libgvc was not found in this process"
     done = []
-    worker = threading.Thread(target=lambda: done.append(layout.run_dot(graph)))
+    worker = threading.Thread(target=lambda: done.append(dot.run_dot(graph)))
     worker.start()
     worker.join()
     assert done and graph.has_layout

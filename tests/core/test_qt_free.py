@@ -34,7 +34,7 @@ def test_core_imports_and_works_without_pyside6():
 
 def test_the_blocker_works():
     script = SCRIPT.replace(
-        "import fxstudio.core\n", "import fxstudio.core\nimport fxstudio.qt.bridge\n"
+        "import fxstudio.core\n", "import fxstudio.core\nimport fxstudio.qt.selection\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode != 0 and "not allowed" in result.stderr

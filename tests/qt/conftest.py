@@ -1,7 +1,7 @@
 import pytest
 
 from fxstudio.core.opening import OpenRequest
-from fxstudio.qt.main_window import MainWindow
+from fxstudio.qt.window.main_window import MainWindow
 
 
 def _window(qtbot, tmp_path, interactive):
@@ -24,8 +24,19 @@ def interactive(qtbot, tmp_path):
     return _window(qtbot, tmp_path, interactive=True)
 
 
-def open_and_wait(qtbot, window, spec, signal="documentLoaded", **kw):
-    """Open ``spec`` and wait for the window's ``signal``; returns what it carried."""
-    with qtbot.waitSignal(getattr(window, signal), timeout=60000) as blocker:
-        window.open_model(OpenRequest(spec, **kw))
+def open_and_wait(qtbot, window, spec, signal="loaded", **kw):
+    """Open ``spec`` and wait for the session's ``signal`` (``loaded``, ``loadFailed``) or the
+    window's ``layoutShown``; returns what it carried."""
+    source = window if signal == "layoutShown" else window.session
+    with qtbot.waitSignal(getattr(source, signal), timeout=60000) as blocker:
+        window.session.open(OpenRequest(spec, **kw))
     return blocker.args[0]
+
+
+def move(window, positions):
+    """Move nodes as a drag on the canvas does: one undo step (the session is modified)."""
+    from fxstudio.qt.editing.commands import MoveNodesCommand
+
+    doc = window.document
+    before = {name: doc.positions.get(name) for name in positions}
+    window.session.undo_stack.push(MoveNodesCommand(doc, before, positions))

@@ -1,6 +1,6 @@
 import pytest
 
-from fxstudio.qt.canvas import EdgeItem, GroupItem, NodeItem
+from fxstudio.qt.canvas.items import EdgeItem, GroupItem, NodeItem
 from tests.qt.conftest import open_and_wait
 
 
@@ -26,12 +26,14 @@ def test_selection_follows_between_canvas_and_table(qtbot, window):
     scene = window.canvas.scene()
     scene.nodes["layer2_0_conv1"].setSelected(True)
     assert window.selection.names == ["layer2_0_conv1"]
-    rows = window.table_view.selectionModel().selectedRows()
+    rows = window.panels["table"].view.selectionModel().selectedRows()
     assert [r.siblingAtColumn(1).data() for r in rows] == ["layer2_0_conv1"]
-    window.table_view.selectRow(
-        window.table_proxy.mapFromSource(
-            window.table_model.index(window.table_model.row_of("fc"), 0)
-        ).row()
+    window.panels["table"].view.selectRow(
+        window.panels["table"]
+        .proxy.mapFromSource(
+            window.panels["table"].model.index(window.panels["table"].model.row_of("fc"), 0)
+        )
+        .row()
     )
     assert scene.nodes["fc"].isSelected() and not scene.nodes["layer2_0_conv1"].isSelected()
 
@@ -54,12 +56,12 @@ def test_double_click_collapses_and_expands_a_group(qtbot, window):
 
 
 def test_big_graphs_open_collapsed(qtbot, window, monkeypatch):
-    import fxstudio.qt.canvas_controller as cc
+    import fxstudio.core.layout as layout
 
-    monkeypatch.setattr(cc, "COLLAPSE_ABOVE", 20)
+    monkeypatch.setattr(layout, "COLLAPSE_ABOVE", 20)
     lay = open_and_draw(qtbot, window, "examples:resnet")
     assert lay.collapsed == {"stem", "layer1", "layer2", "layer3"}
-    assert not window.modified  # the first picture is not a change
+    assert not window.session.modified  # the first picture is not a change
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
         window.findChild(type(window.canvas_controller.view), "canvas")  # same view
         window.canvas_controller.expand_all()
@@ -75,7 +77,7 @@ def test_fallback_layout_is_announced(qtbot, window, monkeypatch):
     monkeypatch.setattr(graphviz, "gvContextWithBuiltins", broken)  # as pygraphviz calls it
     lay = open_and_draw(qtbot, window, "examples:simple")
     assert lay.engine == "fallback"
-    assert "simple layered layout" in window.status_bar.currentMessage()
+    assert "simple layered layout" in window.statusBar().currentMessage()
     assert set(window.canvas.scene().nodes) == set(window.document.node_names())
 
 
@@ -116,22 +118,22 @@ def test_drag_is_one_undo_step_and_undo_restores_positions(qtbot, window):
         press + QPoint(60, 40),
     )
     doc = window.document
-    assert window.undo_stack.count() == 1  # two nodes dragged: one step
-    assert window.undo_stack.undoText() == "Move 2 items"
+    assert window.session.undo_stack.count() == 1  # two nodes dragged: one step
+    assert window.session.undo_stack.undoText() == "Move 2 items"
     moved = dict(doc.positions)
     assert set(moved) == set(start)
     for name, (x, y) in start.items():
         assert moved[name][0] == pytest.approx(x + 60) and moved[name][1] == pytest.approx(y + 40)
-    assert window.modified
+    assert window.session.modified
     edge = next(e for e in scene.edges if e.target_name == "layer1_0_conv1")
     assert edge.path().pointAtPercent(1).x() == pytest.approx(a.top().x())  # edges follow
 
-    window.undo_stack.undo()
+    window.session.undo_stack.undo()
     assert doc.positions == {}
     assert {
         n: (i.pos().x(), i.pos().y()) for n, i in (("layer1_0_conv1", a), ("layer1_0_bn1", b))
     } == start
-    window.undo_stack.redo()
+    window.session.undo_stack.redo()
     assert doc.positions == moved
     assert (a.pos().x(), a.pos().y()) == moved["layer1_0_conv1"]
 
@@ -142,15 +144,15 @@ def test_export_picture_as_png_and_svg(qtbot, window, tmp_path):
     from PySide6.QtGui import QImage
 
     open_and_draw(qtbot, window, "examples:negrelu")
-    assert window.export_image(tmp_path / "g.png")
+    assert window.saving.export_image(tmp_path / "g.png")
     image = QImage(str(tmp_path / "g.png"))
     assert not image.isNull() and image.width() > 100 and image.height() > 100
-    assert window.export_image(tmp_path / "g.svg")
+    assert window.saving.export_image(tmp_path / "g.svg")
     svg = (tmp_path / "g.svg").read_text()
     ET.fromstring(svg)  # well-formed
     assert ">neg<" in svg and ">mul<" in svg
-    assert window.export_image(tmp_path / "part.png", visible_only=True)
-    assert not window.export_image(tmp_path / "g.gif")  # refused, nothing written
+    assert window.saving.export_image(tmp_path / "part.png", visible_only=True)
+    assert not window.saving.export_image(tmp_path / "g.gif")  # refused, nothing written
     assert not (tmp_path / "g.gif").exists()
 
 
@@ -221,7 +223,7 @@ def test_dragging_a_group_title_moves_all_it_holds_as_one_step(qtbot, window):
     frame_before = frame.sceneBoundingRect()
     title = frame.mapToScene(QPointF(30, 8))  # the left of the title: no edge runs there
     drag(view, frame, 80, 40, at=title)
-    assert window.undo_stack.count() == 1
+    assert window.session.undo_stack.count() == 1
     after = window.document.positions
     assert set(after) == set(before)
     for key, (x, y) in before.items():
@@ -229,7 +231,7 @@ def test_dragging_a_group_title_moves_all_it_holds_as_one_step(qtbot, window):
     moved = frame.sceneBoundingRect()
     assert moved.x() == pytest.approx(frame_before.x() + 80, abs=0.1)  # the frame follows
     assert moved.width() == pytest.approx(frame_before.width(), abs=0.1)
-    window.undo_stack.undo()
+    window.session.undo_stack.undo()
     assert window.document.positions == {}
     assert {i.key: (i.pos().x(), i.pos().y()) for i in inside} == before
     assert frame.sceneBoundingRect().x() == pytest.approx(frame_before.x(), abs=0.1)
@@ -245,12 +247,12 @@ def test_a_frame_grows_around_a_node_dragged_out_and_pressing_inside_pans(qtbot,
     assert frame.sceneBoundingRect().contains(node.sceneBoundingRect())
     assert outer.sceneBoundingRect().contains(frame.sceneBoundingRect())
     # Pressing inside a frame, away from its title and nodes, does not move anything.
-    count = window.undo_stack.count()
+    count = window.session.undo_stack.count()
     rect = frame.sceneBoundingRect()
     empty = rect.bottomRight() - frame.rect.bottomRight() * 0 - type(rect.center())(6, 6)
     assert all(not hasattr(i, "key") or i is frame or i is outer for i in scene.items(empty))
     drag(view, frame, 50, 50, at=empty)
-    assert window.undo_stack.count() == count
+    assert window.session.undo_stack.count() == count
 
 
 def test_a_collapsed_group_moves_and_keeps_its_place(qtbot, window):
@@ -263,7 +265,7 @@ def test_a_collapsed_group_moves_and_keeps_its_place(qtbot, window):
     x, y = box.pos().x(), box.pos().y()
     drag(view, box, 120, 0)
     assert window.document.positions == {"group:layer2": (pytest.approx(x + 120), pytest.approx(y))}
-    assert window.undo_stack.undoText() == "Move layer2"
+    assert window.session.undo_stack.undoText() == "Move layer2"
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
         window.canvas.scene().groupToggled.emit("layer3")  # a new layout, a new scene
     assert window.canvas.scene().groups["layer2"].pos().x() == pytest.approx(x + 120)
@@ -273,7 +275,7 @@ def test_overview_map_shows_the_visible_area_and_moves_the_view(qtbot, window):
     from PySide6.QtCore import QPoint, Qt
     from PySide6.QtGui import QAction
 
-    from fxstudio.qt.minimap import Minimap
+    from fxstudio.qt.canvas.minimap import Minimap
 
     open_and_draw(qtbot, window, "examples:resnet")
     view = window.canvas
@@ -341,7 +343,7 @@ def test_layout_reports_progress_and_can_be_stopped(qtbot, window):
     window.layoutShown.connect(shown.append)
     with qtbot.waitSignal(controller.layoutStopped):
         controller.relayout(from_scratch=True)
-        window._layout_stop.click()
+        window.status.layout_stop.click()
     # The stopped worker runs to its end; what it made must be dropped.
     qtbot.waitUntil(lambda: not any(t.isRunning() for t in controller.findChildren(Task)))
     QApplication.processEvents()

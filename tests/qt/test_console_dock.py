@@ -7,24 +7,24 @@ from tests.qt.conftest import open_and_wait
 
 def test_console_edits_are_undo_steps_in_the_window(qtbot, window):
     open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    console = window.console
+    console = window.panels["console"]
     qtbot.keyClicks(console.input, "edits.set_target('relu', 'torch.sigmoid')")
     qtbot.keyClick(console.input, Qt.Key.Key_Return)
-    assert window.undo_stack.count() == 1 and "torch.sigmoid(y)" in window.document.code()
+    assert window.session.undo_stack.count() == 1 and "torch.sigmoid(y)" in window.document.code()
     assert "<Edit 'Change relu to torch.sigmoid'>" in console.output.toPlainText()
     console.run("next(n for n in graph.nodes if n.name == 'add').target = operator.sub")
-    assert window.undo_stack.undoText() == "Console edit"
-    assert "neg - relu" in window.code_view.toPlainText()  # the views follow
-    window.undo_stack.undo()
+    assert window.session.undo_stack.undoText() == "Console edit"
+    assert "neg - relu" in window.panels["code"].view.toPlainText()  # the views follow
+    window.session.undo_stack.undo()
     assert "neg + relu" in window.document.code()
-    window.undo_stack.undo()
+    window.session.undo_stack.undo()
     assert "torch.relu(y)" in window.document.code()
     # a broken change is put back, with the reason in the console
     console.run("nodes = {n.name: n for n in graph.nodes}")
     result = console.run("nodes['add'].args = (nodes['mul'], nodes['relu'])")
     assert result.refused and "refused and undone" in console.output.toPlainText()
     assert (
-        window.undo_stack.count() == 2
+        window.session.undo_stack.count() == 2
         and window.document.graph_module(*window.document.example_inputs) is not None
     )
     # history and completion

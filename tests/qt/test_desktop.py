@@ -5,8 +5,9 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import QApplication
 
-from fxstudio.qt.command_palette import CommandPalette
-from fxstudio.qt.desktop import STANDARD_KEYS, ShortcutsDialog, request_for_file
+from fxstudio.qt.window.actions import ACTIONS, Action
+from fxstudio.qt.window.command_palette import CommandPalette
+from fxstudio.qt.window.desktop import ShortcutsDialog, request_for_file
 from tests.qt.conftest import open_and_wait
 
 MODEL = """import torch
@@ -28,12 +29,16 @@ def example_inputs():
 
 
 def test_standard_shortcuts_and_the_shortcut_list(qtbot, window):
-    for name, key in STANDARD_KEYS.items():
-        bindings = QKeySequence.keyBindings(key)
-        action = window.findChild(QAction, name)
-        assert action is not None, name
+    standard = [
+        a for a in ACTIONS if isinstance(a, Action) and isinstance(a.keys, QKeySequence.StandardKey)
+    ]
+    assert {a.id for a in standard} >= {"actionOpen", "actionSaveSession", "actionFind"}
+    for entry in standard:
+        bindings = QKeySequence.keyBindings(entry.keys)
+        action = window.findChild(QAction, entry.id)
+        assert action is not None, entry.id
         if bindings:
-            assert action.shortcuts() == bindings, name
+            assert action.shortcuts() == bindings, entry.id
     dialog = ShortcutsDialog(window)
     qtbot.addWidget(dialog)
     rows = {
@@ -58,7 +63,7 @@ def test_the_command_palette_finds_and_runs_an_action(qtbot, window):
     assert "Help" in palette.list.currentItem().text()
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
         qtbot.keyClick(palette.edit, Qt.Key.Key_Return)
-    assert window.lesson.active and not palette.isVisible()
+    assert window.panels["lesson"].active and not palette.isVisible()
 
 
 def _drop(window, path):
@@ -87,11 +92,11 @@ def _drop(window, path):
 def test_a_dropped_model_file_opens_and_other_files_are_refused(qtbot, window, tmp_path):
     model = tmp_path / "net.py"
     model.write_text(MODEL)
-    with qtbot.waitSignal(window.documentLoaded, timeout=60000) as loaded:
+    with qtbot.waitSignal(window.session.loaded, timeout=60000) as loaded:
         event = _drop(window, model)
     assert event.isAccepted() and loaded.args[0].source.spec == f"{model}:Net"
     (tmp_path / "notes.txt").write_text("hello")
-    with qtbot.assertNotEmitted(window.documentLoaded, wait=100):
+    with qtbot.assertNotEmitted(window.session.loaded, wait=100):
         assert not _drop(window, tmp_path / "notes.txt").isAccepted()  # not taken
     assert ".fxstudio sessions" in request_for_file(str(tmp_path / "notes.txt"))
     empty = tmp_path / "helpers.py"
@@ -105,15 +110,15 @@ def test_a_change_on_disk_is_noticed_and_the_document_stays(qtbot, window, tmp_p
     from fxstudio.core.opening import OpenRequest
 
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
-        window.open_model(OpenRequest(f"{model}:Net"))
+        window.session.open(OpenRequest(f"{model}:Net"))
     code = window.document.code()
     with qtbot.waitSignal(window.file_watcher.changedOnDisk, timeout=10000) as changed:
         model.write_text(MODEL.replace("nn.Linear(4, 2)", "nn.Linear(4, 3)"))
     assert changed.args[0] == str(model)
-    assert "changed on disk" in window.status_bar.currentMessage()
+    assert "changed on disk" in window.statusBar().currentMessage()
     assert window.document.code() == code  # nothing reloaded behind the user's back
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
-        window.reload()
+        window.session.reload()
     assert window.document.row("fc").shape == "1x3"
 
 
@@ -121,7 +126,7 @@ def test_close_model_leaves_an_empty_window(qtbot, window):
     open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
     window.findChild(QAction, "actionClose").trigger()
     assert window.document is None and window.windowTitle() == "fxstudio"
-    assert not window.step_panel.into_action.isEnabled()
+    assert not window.panels["step"].into_action.isEnabled()
 
 
 def test_the_welcome_page_shows_while_nothing_is_open(qtbot, window):

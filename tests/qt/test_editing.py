@@ -22,12 +22,15 @@ def test_delete_is_one_undo_step_and_the_canvas_follows(qtbot, window):
     window.selection.select(["relu"])
     scene = relaid(qtbot, window, window.findChild(QAction, "actionDelete").trigger)
     assert "relu" not in scene.nodes and "add = neg + y" in window.document.code()
-    assert window.undo_stack.count() == 1 and window.undo_stack.undoText() == "Delete relu"
-    assert "add = neg + y" in window.code_view.toPlainText()  # the code view follows
-    assert window.table_model.row_of("relu") is None  # and the table
-    scene = relaid(qtbot, window, window.undo_stack.undo)
-    assert "relu" in scene.nodes and "add = neg + relu" in window.code_view.toPlainText()
-    scene = relaid(qtbot, window, window.undo_stack.redo)
+    assert (
+        window.session.undo_stack.count() == 1
+        and window.session.undo_stack.undoText() == "Delete relu"
+    )
+    assert "add = neg + y" in window.panels["code"].view.toPlainText()  # the code view follows
+    assert window.panels["table"].model.row_of("relu") is None  # and the table
+    scene = relaid(qtbot, window, window.session.undo_stack.undo)
+    assert "relu" in scene.nodes and "add = neg + relu" in window.panels["code"].view.toPlainText()
+    scene = relaid(qtbot, window, window.session.undo_stack.redo)
     assert "relu" not in scene.nodes
 
 
@@ -38,8 +41,8 @@ def test_a_refused_edit_says_why_and_changes_nothing(qtbot, window):
     with qtbot.waitSignal(window.edits.refused) as refused:
         window.findChild(QAction, "actionDelete").trigger()
     assert "input 'x' is used" in refused.args[0]
-    assert "input 'x' is used" in window.status_bar.currentMessage()
-    assert window.document.code() == code and window.undo_stack.count() == 0
+    assert "input 'x' is used" in window.statusBar().currentMessage()
+    assert window.document.code() == code and window.session.undo_stack.count() == 0
 
 
 def test_insert_after_the_selected_node_and_on_the_selected_edge(qtbot, window):
@@ -57,7 +60,7 @@ def test_insert_after_the_selected_node_and_on_the_selected_edge(qtbot, window):
     code = window.document.code()
     assert "leaky_re_lu = self.leaky_re_lu(relu)" in code and "add = neg + leaky_re_lu" in code
     assert window.document.graph_module.leaky_re_lu.negative_slope == 0.2
-    assert window.undo_stack.count() == 2
+    assert window.session.undo_stack.count() == 2
 
 
 def test_insert_with_arguments_and_a_weight(qtbot, window):
@@ -70,7 +73,7 @@ def test_insert_with_arguments_and_a_weight(qtbot, window):
     relaid(qtbot, window, lambda: window.edits.insert(weight))
     assert "fc2_weight = self.fc2.weight" in window.document.code()
     bad = window.edits.insert(method, "dim=")
-    assert bad is None and "not arguments" in window.status_bar.currentMessage()
+    assert bad is None and "not arguments" in window.statusBar().currentMessage()
 
 
 def test_rename_change_target_and_outputs(qtbot, window):
@@ -82,9 +85,9 @@ def test_rename_change_target_and_outputs(qtbot, window):
     window.selection.select(["mul", "neg"])
     relaid(qtbot, window, window.findChild(QAction, "actionReturnSelected").trigger)
     assert "return (mul, neg)" in window.document.code()
-    assert window.undo_stack.count() == 3
+    assert window.session.undo_stack.count() == 3
     for _ in range(3):
-        window.undo_stack.undo()
+        window.session.undo_stack.undo()
     assert "act" not in window.document.code() and "return mul" in window.document.code()
 
 
@@ -97,14 +100,14 @@ def test_a_node_whose_shapes_no_longer_fit_is_marked(qtbot, window):
     )
     item = scene.nodes["fc2"]
     assert "mat1 and mat2 shapes cannot be multiplied" in item.problem
-    assert "fc2" in window.status_bar.currentMessage()
+    assert "fc2" in window.statusBar().currentMessage()
     assert "shapes cannot be multiplied" in item.toolTip()
-    scene = relaid(qtbot, window, window.undo_stack.undo)
+    scene = relaid(qtbot, window, window.session.undo_stack.undo)
     assert scene.nodes["fc2"].problem is None
 
 
 def test_the_palette_searches_the_catalogue(qtbot, window):
-    from fxstudio.qt.palette import InsertPalette
+    from fxstudio.qt.editing.palette import InsertPalette
 
     draw(qtbot, window, "examples:resnet")
     palette = InsertPalette(catalogue(window.document), "After x.", window)
@@ -126,12 +129,12 @@ def test_copy_and_paste(qtbot, window):
     assert {"neg_1", "add_1"} <= set(scene.nodes)
     assert "add_1 = neg_1 + relu" in window.document.code()
     assert sorted(window.selection.names) == ["add_1", "neg_1"]
-    assert window.undo_stack.undoText() == "Paste 2 nodes"
+    assert window.session.undo_stack.undoText() == "Paste 2 nodes"
 
 
 def test_the_inspector_edits_name_target_args_and_kwargs(qtbot, window):
     draw(qtbot, window, "examples:negrelu")
-    tree = window.inspector_tree
+    tree = window.panels["inspector"].tree
     window.selection.select(["add"])
 
     def row(label):
@@ -151,11 +154,11 @@ def test_the_inspector_edits_name_target_args_and_kwargs(qtbot, window):
     assert "add = torch.sub(neg, z, alpha = 2)" in window.document.code()
     relaid(qtbot, window, lambda: row("name").setText(1, "diff"))
     assert window.selection.names == ["diff"] and row("name").text(1) == "diff"
-    assert window.undo_stack.count() == 4
+    assert window.session.undo_stack.count() == 4
     # A refused edit puts the document's value back.
     row("args").setText(1, "neg, mul")
-    assert "comes after it" in window.status_bar.currentMessage()
-    assert row("args").text(1) == "neg, z" and window.undo_stack.count() == 4
+    assert "comes after it" in window.statusBar().currentMessage()
+    assert row("args").text(1) == "neg, z" and window.session.undo_stack.count() == 4
 
 
 def test_a_one_node_edit_updates_the_canvas_in_place(qtbot, window):
@@ -174,7 +177,7 @@ def test_a_one_node_edit_updates_the_canvas_in_place(qtbot, window):
     assert edge.source is conv
     frame = scene.groups["layer1.0"]
     assert frame.sceneBoundingRect().contains(new.sceneBoundingRect())  # the frame grew
-    window.undo_stack.undo()
+    window.session.undo_stack.undo()
     assert "sigmoid" not in scene.nodes and not any(e.target_name == "sigmoid" for e in scene.edges)
     window.selection.select(["layer1_0_relu"])
     window.findChild(QAction, "actionDelete").trigger()  # bypassed: conv2 takes bn1
@@ -182,7 +185,7 @@ def test_a_one_node_edit_updates_the_canvas_in_place(qtbot, window):
     assert any(
         (e.source_name, e.target_name) == ("layer1_0_bn1", "layer1_0_conv2") for e in scene.edges
     )
-    window.undo_stack.undo()  # back where the layout had it, with its edges
+    window.session.undo_stack.undo()  # back where the layout had it, with its edges
     assert "layer1_0_relu" in scene.nodes and not started
     pairs = {(e.source_name, e.target_name) for e in scene.edges}
     assert ("layer1_0_bn1", "layer1_0_relu") in pairs and (
@@ -194,7 +197,7 @@ def test_a_one_node_edit_updates_the_canvas_in_place(qtbot, window):
 
 
 def test_a_big_graph_shows_the_edit_first_and_catches_up_after(qtbot, window, monkeypatch):
-    import fxstudio.qt.main_window as mw
+    import fxstudio.qt.window.session as mw
 
     monkeypatch.setattr(mw, "DEFER_ABOVE", 3)  # treat the small example as big
     draw(qtbot, window, "examples:simple")
@@ -202,18 +205,18 @@ def test_a_big_graph_shows_the_edit_first_and_catches_up_after(qtbot, window, mo
     assert doc.defer_heavy
     from fxstudio.core.edits import Ref, set_inputs
 
-    with qtbot.waitSignal(window.caughtUp, timeout=30000):
+    with qtbot.waitSignal(window.session.caughtUp, timeout=30000):
         window.edits.apply(lambda d: set_inputs(d, "fc2", [Ref("x")]))
         # Drawn at once; recompile, shapes, code and table come a moment later.
         assert "fc2" in window.canvas.scene().nodes and not doc.code_ready()
-        assert "fc2(x)" not in window.code_view.toPlainText()
+        assert "fc2(x)" not in window.panels["code"].view.toPlainText()
     assert doc.code_ready() and not doc.shapes_stale
-    assert "fc2 = self.fc2(x)" in window.code_view.toPlainText()
+    assert "fc2 = self.fc2(x)" in window.panels["code"].view.toPlainText()
     assert "shapes cannot be multiplied" in window.canvas.scene().nodes["fc2"].problem
-    with qtbot.waitSignal(window.caughtUp, timeout=30000):
-        window.undo_stack.undo()
+    with qtbot.waitSignal(window.session.caughtUp, timeout=30000):
+        window.session.undo_stack.undo()
     assert window.canvas.scene().nodes["fc2"].problem is None
-    assert "fc2 = self.fc2(act)" in window.code_view.toPlainText()
+    assert "fc2 = self.fc2(act)" in window.panels["code"].view.toPlainText()
 
 
 def test_drag_a_wire_from_an_output_port_to_an_input(qtbot, window):
@@ -225,7 +228,7 @@ def test_drag_a_wire_from_an_output_port_to_an_input(qtbot, window):
     view.actual_size()
     source, target = scene.nodes["x"], scene.nodes["add"]
     view.centerOn(QPointF((source.x() + target.x()) / 2, (source.y() + target.y()) / 2))
-    assert scene.port_at(source.bottom()) is source
+    assert next(t for t in scene.tools if hasattr(t, "port_at")).port_at(source.bottom()) is source
     press = view.mapFromScene(source.bottom())
     drop = view.mapFromScene(target.mapToScene(QPointF(target.rect.width() * 0.85, 10)))
     vp = view.viewport()
@@ -235,14 +238,14 @@ def test_drag_a_wire_from_an_output_port_to_an_input(qtbot, window):
         QTest.mouseMove(vp, drop)
         QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, drop)
     assert "add = neg + x" in window.document.code()  # the right-hand input took x
-    assert window.undo_stack.undoText() == "Connect x to add.args[1]"
+    assert window.session.undo_stack.undoText() == "Connect x to add.args[1]"
     assert source.pos() == scene.nodes["x"].pos()  # the node itself did not move
     assert not any(type(i).__name__ == "QGraphicsLineItem" for i in scene.items())
 
 
 def test_add_and_move_inputs(qtbot, window):
     draw(qtbot, window, "examples:negrelu")
-    relaid(qtbot, window, lambda: window.edits.add_input("scale", "2.0"))
+    relaid(qtbot, window, lambda: window.edits.add_input("scale = 2.0"))
     assert "def forward(self, x, y, z, scale = 2.0)" in window.document.code()
     assert "scale" in window.canvas.scene().nodes and window.selection.names == ["scale"]
     window.selection.select(["z"])
@@ -250,9 +253,9 @@ def test_add_and_move_inputs(qtbot, window):
     assert "def forward(self, x, z, y, scale = 2.0)" in window.document.code()
     window.selection.select(["y"])
     window.findChild(QAction, "actionInputLater").trigger()  # past scale: refused
-    assert "default value must come after" in window.status_bar.currentMessage()
-    assert window.edits.add_input("bad", "not python") is None
-    assert window.undo_stack.count() == 2
+    assert "default value must come after" in window.statusBar().currentMessage()
+    assert window.edits.add_input("bad = not python") is None
+    assert window.session.undo_stack.count() == 2
 
 
 def test_a_node_without_inputs_goes_where_the_user_is_looking(qtbot, window):
@@ -268,15 +271,15 @@ def test_a_node_without_inputs_goes_where_the_user_is_looking(qtbot, window):
 
 
 def test_edits_in_quick_succession_on_a_big_graph_leave_the_table_right(qtbot, window, monkeypatch):
-    import fxstudio.qt.main_window as mw
+    import fxstudio.qt.window.session as mw
     from fxstudio.core.edits import Ref, insert, set_target
 
     monkeypatch.setattr(mw, "DEFER_ABOVE", 3)
     draw(qtbot, window, "examples:negrelu")
-    with qtbot.waitSignal(window.caughtUp, timeout=30000):
+    with qtbot.waitSignal(window.session.caughtUp, timeout=30000):
         window.edits.apply(lambda d: insert(d, "call_function", "torch.sigmoid", [Ref("neg")]))
         window.edits.apply(lambda d: set_target(d, "relu", "torch.tanh"))  # before the table
-    model = window.table_model
+    model = window.panels["table"].model
     names = [model.index(r, 1).data() for r in range(model.rowCount())]
     assert names == window.document.node_names()
     assert model.index(model.row_of("relu"), 2).data() == "torch.tanh"
@@ -287,7 +290,7 @@ def test_a_big_graph_catches_up_in_a_worker_thread_whatever_the_edits_in_between
 ):
     import threading
 
-    import fxstudio.qt.main_window as mw
+    import fxstudio.qt.window.session as mw
     from fxstudio.core import catchup
     from fxstudio.core.edits import Ref, insert, rename, set_target
     from fxstudio.core.opening import open_document
@@ -303,12 +306,12 @@ def test_a_big_graph_catches_up_in_a_worker_thread_whatever_the_edits_in_between
     monkeypatch.setattr(catchup, "compute", compute_and_note)
     draw(qtbot, window, "examples:resnet")
     doc = window.document
-    code_view, table = window.code_view, window.table_model
-    window.table_view.selectRow(5)
+    code_view, table = window.panels["code"].view, window.panels["table"].model
+    window.panels["table"].view.selectRow(5)
     picked = window.selection.names
     code_view.verticalScrollBar().setValue(code_view.verticalScrollBar().maximum() // 2)
     scrolled = code_view.verticalScrollBar().value()
-    with qtbot.waitSignal(window.caughtUp, timeout=30000):
+    with qtbot.waitSignal(window.session.caughtUp, timeout=30000):
         window.edits.apply(lambda d: set_target(d, "add", "torch.sub"))
         window.edits.apply(lambda d: insert(d, "call_function", "torch.tanh", [Ref("fc")]))
         qtbot.waitUntil(lambda: bool(threads))  # a worker is on it: edit once more
@@ -333,16 +336,16 @@ def test_a_big_graph_catches_up_in_a_worker_thread_whatever_the_edits_in_between
 def test_saving_waits_for_the_catch_up_and_edits_wait_for_the_save(
     qtbot, window, tmp_path, monkeypatch
 ):
-    import fxstudio.qt.main_window as mw
+    import fxstudio.qt.window.session as mw
     from fxstudio.core.edits import set_target
 
     monkeypatch.setattr(mw, "DEFER_ABOVE", 3)
     draw(qtbot, window, "examples:negrelu")
     window.edits.apply(lambda d: set_target(d, "relu", "torch.tanh"))
-    assert window.catch_up.busy()
+    assert window.session.catch_up.busy()
     out = tmp_path / "m.py"
-    with qtbot.waitSignal(window.exported, timeout=60000):
-        window.export_to(out, "py")
+    with qtbot.waitSignal(window.saving.exported, timeout=60000):
+        window.saving.export_to(out, "py")
         with qtbot.waitSignal(window.edits.refused) as refused:
             window.edits.apply(lambda d: set_target(d, "neg", "torch.sigmoid"))
         assert "being saved" in refused.args[0]
@@ -353,7 +356,7 @@ def test_saving_waits_for_the_catch_up_and_edits_wait_for_the_save(
 
 
 def test_shapes_that_change_downstream_are_relabelled_in_place(qtbot, window, monkeypatch):
-    import fxstudio.qt.main_window as mw
+    import fxstudio.qt.window.session as mw
     from fxstudio.core.edits import splice
 
     for big in (False, True):
@@ -362,7 +365,9 @@ def test_shapes_that_change_downstream_are_relabelled_in_place(qtbot, window, mo
         window.canvas_controller.show_minimap(True)
         scene = window.canvas.scene()
         assert scene.nodes["mul"].lines[2] == "4x8"
-        with qtbot.waitSignal(window.caughtUp if big else window.layoutShown, timeout=30000):
+        with qtbot.waitSignal(
+            window.session.caughtUp if big else window.layoutShown, timeout=30000
+        ):
             window.edits.apply(
                 lambda d: splice(d, "x", "neg", "call_function", "torch.unsqueeze", [0])
             )
@@ -370,7 +375,7 @@ def test_shapes_that_change_downstream_are_relabelled_in_place(qtbot, window, mo
         assert [scene.nodes[n].lines[2] for n in ("unsqueeze", "neg", "add", "mul")] == [
             "1x4x8"
         ] * 4
-        table = window.table_model
+        table = window.panels["table"].model
         assert table.index(table.row_of("mul"), 5).data() == "1x4x8"
         # the overview map and the far-out picture know the new node and no longer the old edge
         overview = scene.overview()
@@ -382,12 +387,12 @@ def test_shapes_that_change_downstream_are_relabelled_in_place(qtbot, window, mo
 
 
 def test_long_code_changed_in_place_is_coloured_like_the_rest(qtbot, window, monkeypatch):
-    import fxstudio.qt.code_view as cv
+    import fxstudio.qt.panels.code as cv
     from fxstudio.core.edits import Ref, insert, rename
 
     monkeypatch.setattr(cv, "HIGHLIGHT_ALL_BELOW", 10)  # colour as the lines scroll into view
     draw(qtbot, window, "examples:resnet")
-    view, highlighter = window.code_view, window.code._highlighter
+    view, highlighter = window.panels["code"].view, window.panels["code"]._highlighter
     window.selection.select(["layer2_0_conv1"])
     doc = view.document()
     for edit in (
@@ -407,22 +412,22 @@ def test_long_code_changed_in_place_is_coloured_like_the_rest(qtbot, window, mon
 def test_undoing_a_node_a_big_graph_marked_leaves_nothing_behind(qtbot, window, monkeypatch):
     """Regression: a big graph keeps its shape problem until the catch-up; undoing the node
     it names used to make the canvas patch fail, and the selection kept the removed node."""
-    import fxstudio.qt.main_window as mw
+    import fxstudio.qt.window.session as mw
 
     monkeypatch.setattr(mw, "DEFER_ABOVE", 3)
     draw(qtbot, window, "examples:negrelu")
     entries = {e.text: e for e in catalogue(window.document)}
     window.selection.select(["x"])
-    with qtbot.waitSignal(window.caughtUp, timeout=30000):
+    with qtbot.waitSignal(window.session.caughtUp, timeout=30000):
         window.edits.insert(entries["torch.mm"], "x")  # 4x8 @ 4x8: it cannot run
     assert window.document.shape_problem[0] == "mm"
     assert window.selection.names == ["mm"]
-    with qtbot.waitSignal(window.caughtUp, timeout=30000):
-        window.undo_stack.undo()
+    with qtbot.waitSignal(window.session.caughtUp, timeout=30000):
+        window.session.undo_stack.undo()
         assert window.selection.names == []  # the node is gone: so is its selection
         assert "mm" not in window.canvas.scene().nodes
     assert window.document.shape_problem is None
-    assert window.inspector.properties() == []
+    assert window.panels["inspector"].properties() == []
 
 
 def test_a_document_replaced_by_another_is_freed(qtbot, window):
@@ -447,7 +452,7 @@ def test_many_quick_edits_leave_every_view_matching_the_document(qtbot, window, 
 
     from PySide6.QtWidgets import QApplication
 
-    import fxstudio.qt.main_window as mw
+    import fxstudio.qt.window.session as mw
     from fxstudio.core.edits import rename
     from fxstudio.core.graphviews import tidy_code
 
@@ -467,23 +472,23 @@ def test_many_quick_edits_leave_every_view_matching_the_document(qtbot, window, 
             window.selection.select([name])
             window.edits.delete_selection()
         elif r < 0.8:
-            window.undo_stack.undo()
+            window.session.undo_stack.undo()
         elif r < 0.9:
-            window.undo_stack.redo()
+            window.session.undo_stack.redo()
         else:
             window.canvas_controller.relayout()
         for _ in range(rng.randint(0, 2)):
             app.processEvents()
-    if window.catch_up.busy():
-        with qtbot.waitSignal(window.caughtUp, timeout=60000):
+    if window.session.catch_up.busy():
+        with qtbot.waitSignal(window.session.caughtUp, timeout=60000):
             pass
     controller = window.canvas_controller
     if controller._task is not None or controller._building is not None:
         with qtbot.waitSignal(window.layoutShown, timeout=60000):
             pass
-    assert window.code_view.toPlainText() == doc.code()
+    assert window.panels["code"].view.toPlainText() == doc.code()
     assert doc.code() == tidy_code(doc.graph.python_code("self").src)
-    table = window.table_model
+    table = window.panels["table"].model
     assert [table.index(r, 1).data() for r in range(table.rowCount())] == doc.node_names()
     assert [table.index(r, 2).data() for r in range(table.rowCount())] == [
         row.target for row in doc.rows()

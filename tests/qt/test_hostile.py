@@ -5,7 +5,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-import fxstudio.qt.main_window as main_window
+import fxstudio.qt.window.status as status
 from fxstudio.core.errors import LoadError
 from fxstudio.core.guard import OutOfMemory
 from fxstudio.core.opening import OpenRequest
@@ -55,22 +55,24 @@ def test_out_of_memory_input_is_shown(qtbot, window):
 def test_a_runaway_model_is_located_and_cancel_stops_it(
     qtbot, window, write_model, monkeypatch, source
 ):
-    monkeypatch.setattr(main_window, "WHERE_AFTER_S", 0.0)
+    monkeypatch.setattr(status, "WHERE_AFTER_S", 0.0)
     doc = open_and_wait(qtbot, window, "examples:simple")
     path = write_model(source)
-    window.open_model(OpenRequest(f"{path}:Net"))
-    task = window._task
+    window.session.open(OpenRequest(f"{path}:Net"))
+    task = window.session.open_task
     loop_lines = {n for n, line in enumerate(source.splitlines(), 1) if "while" in line}
     loop_lines |= {n + 1 for n in loop_lines}
     qtbot.waitUntil(
         lambda: (loc := task.where(str(path))) and loc.lineno in loop_lines, timeout=60000
     )
-    qtbot.waitUntil(lambda: "running model.py:" in window.status_bar.currentMessage(), timeout=5000)
-    assert window._cancel.isVisible()
-    qtbot.mouseClick(window._cancel, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(
+        lambda: "running model.py:" in window.statusBar().currentMessage(), timeout=5000
+    )
+    assert window.status.cancel.isVisible()
+    qtbot.mouseClick(window.status.cancel, Qt.MouseButton.LeftButton)
     assert task.join(60)  # the model's code was stopped, not only abandoned
-    assert "cancelled" in window.status_bar.currentMessage()
-    assert window.document is doc and not window._cancel.isVisible()
+    assert "cancelled" in window.statusBar().currentMessage()
+    assert window.document is doc and not window.status.cancel.isVisible()
     assert open_and_wait(qtbot, window, "examples:negrelu").node_names()
 
 

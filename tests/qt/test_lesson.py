@@ -22,7 +22,7 @@ def _next(qtbot, lesson, expect_id):
 
 
 def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, tmp_path):
-    lesson = window.lesson
+    lesson = window.panels["lesson"]
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
         window.findChild(QAction, "actionLearnFx").trigger()
     assert lesson.dock.isVisible() and window.document.source.spec == "examples:fxdocs"
@@ -46,13 +46,13 @@ def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, t
     lesson.extra.findChild(QRadioButton, "lessonAnswer_opcode_call_function").click()
     _next(qtbot, lesson, "code")
     # 4: a click on line 4 of the generated code selects its node
-    block = window.code_view.document().findBlockByNumber(3)
-    window.code_view.setTextCursor(QTextCursor(block))
+    block = window.panels["code"].view.document().findBlockByNumber(3)
+    window.panels["code"].view.setTextCursor(QTextCursor(block))
     assert window.selection.current == "linear" and lesson.recheck().ok
     _next(qtbot, lesson, "interpret")
     # 5: the Step dock to the end
-    with qtbot.waitSignal(window.step_panel.moved, timeout=60000):
-        window.step_panel.continue_action.trigger()
+    with qtbot.waitSignal(window.panels["step"].moved, timeout=60000):
+        window.panels["step"].continue_action.trigger()
     assert "agrees with the eager model" in lesson.verdict.text()
     _next(qtbot, lesson, "surgery")
     # 6: add -> mul in the inspector's edit path, then a relu from the insert palette's entry
@@ -63,15 +63,18 @@ def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, t
     assert "operator.add → operator.mul" in lesson.verdict.text()
     _next(qtbot, lesson, "pattern")
     # 7: the deliberate miss, its reason, then the learner's fix and the Replace button
-    _click(lesson, "lessonTryPattern")
-    patterns = window.patterns
+    patterns = window.panels["patterns"]
+    with qtbot.waitSignal(patterns.explained, timeout=60000):
+        _click(lesson, "lessonTryPattern")
     assert "6.0" in patterns.explanation.toPlainText()
     assert "It missed" in lesson.verdict.text()
     text = patterns.pattern_code.toPlainText().replace("6.0", "1.0")
     patterns.pattern_code.setPlainText(text)
-    patterns.find_button.click()
-    assert len(patterns.found.matches) == 1
-    patterns.replace_button.click()
+    with qtbot.waitSignal(patterns.found, timeout=60000) as found:
+        patterns.find_button.click()
+    assert len(found.args[0].matches) == 1
+    with qtbot.waitSignal(patterns.rewritten, timeout=60000):
+        patterns.replace_button.click()
     _next(qtbot, lesson, "failures")
     # 8: each trap opened, explained at its line, fixed with one click (a re-capture)
     for cid, spec, _label in [
@@ -82,18 +85,19 @@ def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, t
             _click(lesson, f"lessonOpen_{cid}")
         assert got.args[0].location is not None
         assert spec.split(":")[1] in lesson.diagnosis_view.toPlainText()
-        with qtbot.waitSignal(window.documentLoaded, timeout=60000):
+        with qtbot.waitSignal(window.session.loaded, timeout=60000):
             lesson.fix_row.findChild(QPushButton, "lessonFix0").click()
         assert cid in lesson.state.facts["fixed"]
     _next(qtbot, lesson, "pass")
     # 9: the ResNet opens; pin, fold, compare in the Run and Patterns docks
     qtbot.waitUntil(lambda: window.document.source.spec == "examples:resnet", timeout=60000)
-    run = window.run_panel
+    run = window.panels["run"]
     run.pin_button.click()
     patterns.replacement_choice.setCurrentIndex(
         patterns.replacement_choice.findData("fold-conv-bn")
     )
-    patterns.replace_button.click()
+    with qtbot.waitSignal(patterns.rewritten, timeout=60000):
+        patterns.replace_button.click()
     run.min_time.setValue(0.05)
     run.threads.setValue(1)
     with qtbot.waitSignal(run.finished, timeout=300000):
@@ -101,18 +105,18 @@ def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, t
     assert "95 % CI" in lesson.verdict.text()
     _next(qtbot, lesson, "export")
     # 10: the same model through torch.export
-    with qtbot.waitSignal(window.documentLoaded, timeout=120000):
+    with qtbot.waitSignal(window.session.loaded, timeout=120000):
         _click(lesson, "lessonOpenExport")
     assert lesson.recheck().ok and "ATen calls" in lesson.verdict.text()
     assert lesson.next_button.text() == "Done ✓"
     assert set(lesson.state.done) == {s.id for s in STEPS}
     # the lesson saves in the session and resumes with it
     path = tmp_path / "lesson.fxstudio"
-    assert window.save_session(path)
+    assert window.saving.save_session(path)
     lesson.active = False
     lesson.state = type(lesson.state)()
     from fxstudio.core.opening import OpenRequest
 
-    with qtbot.waitSignal(window.documentLoaded, timeout=120000):
-        window.open_model(OpenRequest(str(path)))
+    with qtbot.waitSignal(window.session.loaded, timeout=120000):
+        window.session.open(OpenRequest(str(path)))
     assert lesson.active and lesson.step.id == "export" and len(lesson.state.done) == 10

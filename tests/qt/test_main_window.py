@@ -10,42 +10,42 @@ def test_window_shows_the_examples_nodes(qtbot, window):
     doc = open_and_wait(qtbot, window, "examples:resnet")
     assert window.document is doc
     assert window.objectName() == "MainWindow"
-    model = window.table_view.model()
+    model = window.panels["table"].view.model()
     assert model.rowCount() == len(doc.graph.nodes)
     names = {model.index(r, 1).data() for r in range(model.rowCount())}
     assert names == set(doc.node_names())
-    assert window.code_view.toPlainText() == doc.code()
+    assert window.panels["code"].view.toPlainText() == doc.code()
     assert "examples:resnet" in window.windowTitle()
 
 
 def test_selection_is_shared_by_table_code_and_inspector(qtbot, window):
     doc = open_and_wait(qtbot, window, "examples:resnet")
-    row = window.table_model.row_of("add")
-    window.table_view.selectRow(
-        window.table_proxy.mapFromSource(window.table_model.index(row, 0)).row()
+    row = window.panels["table"].model.row_of("add")
+    window.panels["table"].view.selectRow(
+        window.panels["table"].proxy.mapFromSource(window.panels["table"].model.index(row, 0)).row()
     )
     assert window.selection.names == ["add"]
-    props = dict(window.inspector.properties())
+    props = dict(window.panels["inspector"].properties())
     assert props["name"] == "add" and props["shape"] == "1x16x32x32"
     assert "out + identity" in props["source"]
-    assert window.inspector_tree.topLevelItemCount() == len(props)
+    assert window.panels["inspector"].tree.topLevelItemCount() == len(props)
     line = doc.code_line_map()["add"]
-    assert window.code_view.textCursor().blockNumber() + 1 == line
-    assert window.code_view.extraSelections()
+    assert window.panels["code"].view.textCursor().blockNumber() + 1 == line
+    assert window.panels["code"].view.extraSelections()
 
     # Clicking a line of code selects its node everywhere.
     fc_line = doc.code_line_map()["fc"]
-    cursor = QTextCursor(window.code_view.document().findBlockByNumber(fc_line - 1))
-    window.code_view.setTextCursor(cursor)
+    cursor = QTextCursor(window.panels["code"].view.document().findBlockByNumber(fc_line - 1))
+    window.panels["code"].view.setTextCursor(cursor)
     assert window.selection.names == ["fc"]
-    selected = window.table_view.selectionModel().selectedRows()
+    selected = window.panels["table"].view.selectionModel().selectedRows()
     assert [i.data() for i in (s.siblingAtColumn(1) for s in selected)] == ["fc"]
 
 
 def test_filter_narrows_the_table(qtbot, window):
     open_and_wait(qtbot, window, "examples:resnet")
-    qtbot.keyClicks(window.table_filter, "downsample")
-    model = window.table_view.model()
+    qtbot.keyClicks(window.panels["table"].filter, "downsample")
+    model = window.panels["table"].view.model()
     assert 0 < model.rowCount() < len(window.document.graph.nodes)
     for r in range(model.rowCount()):
         cells = [model.index(r, c).data() for c in range(model.columnCount())]
@@ -54,23 +54,23 @@ def test_filter_narrows_the_table(qtbot, window):
 
 def test_a_failed_open_keeps_the_document(qtbot, window):
     doc = open_and_wait(qtbot, window, "examples:simple")
-    with qtbot.waitSignal(window.loadFailed, timeout=60000) as blocker:
-        window.open_model(OpenRequest("examples:branchy"))
+    with qtbot.waitSignal(window.session.loadFailed, timeout=60000) as blocker:
+        window.session.open(OpenRequest("examples:branchy"))
     assert isinstance(blocker.args[0], CaptureError)
     assert window.document is doc
-    assert window.table_view.model().rowCount() == len(doc.graph.nodes)
+    assert window.panels["table"].view.model().rowCount() == len(doc.graph.nodes)
 
 
 def test_reload_and_export_frontend(qtbot, window):
     open_and_wait(qtbot, window, "examples:negrelu", frontend="export")
     assert window.document.source.frontend == "export"
-    with qtbot.waitSignal(window.documentLoaded, timeout=60000):
-        window.reload()
+    with qtbot.waitSignal(window.session.loaded, timeout=60000):
+        window.session.reload()
     assert window.document.source.spec == "examples:negrelu"
 
 
 def test_open_dialog_builds_a_request(qtbot):
-    from fxstudio.qt.open_dialog import OpenDialog
+    from fxstudio.qt.window.open_dialog import OpenDialog
 
     dialog = OpenDialog(None, OpenRequest("examples:simple", "export", ("2x16",), 4))
     qtbot.addWidget(dialog)

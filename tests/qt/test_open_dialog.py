@@ -8,8 +8,8 @@ from PySide6.QtWidgets import QMessageBox
 
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.opening import OpenRequest
-from fxstudio.qt import open_dialog
-from fxstudio.qt.open_dialog import OpenDialog
+from fxstudio.qt.window import open_dialog
+from fxstudio.qt.window.open_dialog import OpenDialog
 from tests.conftest import SIZE_BRANCH
 from tests.qt.conftest import open_and_wait
 
@@ -26,7 +26,7 @@ def _completions(qtbot, dialog, typed):
 def test_recent_models_are_offered_first(qtbot, window):
     open_and_wait(qtbot, window, "examples:negrelu")
     open_and_wait(qtbot, window, "examples:simple", inputs=("3x16",))
-    recent = window.recent.load()
+    recent = window.session.recent.load()
     assert [r.spec for r in recent[:2]] == ["examples:simple", "examples:negrelu"]
     dialog = OpenDialog(None, None, recent)
     qtbot.addWidget(dialog)
@@ -50,6 +50,6 @@ def test_fx_failure_offers_the_export_frontend_in_one_click(qtbot, interactive, 
     assert isinstance(failed, CaptureError)
     box = interactive.findChild(QMessageBox)
     button = next(b for b in box.buttons() if b.text() == "Open with the export frontend")
-    with qtbot.waitSignal(interactive.documentLoaded, timeout=60000) as loaded:
+    with qtbot.waitSignal(interactive.session.loaded, timeout=60000) as loaded:
         button.click()
     assert loaded.args[0].source.frontend == "export"

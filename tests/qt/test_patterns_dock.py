@@ -1,7 +1,11 @@
-"""The Patterns dock: box nodes, see every match, ask why not, replace as one undo step."""
+"""The Patterns dock: box nodes, see every match, ask why not, replace as one undo step.
+
+Finding, explaining and replacing run in workers: each test waits for the dock's signal
+(``found``, ``explained``, ``rewritten``) as a user waits for the dock to show the result."""
 
 from PySide6.QtCore import Qt
 
+from fxstudio.core.patterns.pattern import FX_RULES
 from tests.qt.conftest import open_and_wait
 
 
@@ -9,12 +13,19 @@ def draw(qtbot, window, spec):
     return open_and_wait(qtbot, window, spec, signal="layoutShown")
 
 
+def click(qtbot, button, signal, timeout=60000):
+    """Click ``button`` and wait for ``signal``; returns what it carried."""
+    with qtbot.waitSignal(signal, timeout=timeout) as blocker:
+        button.click()
+    return blocker.args[0] if blocker.args else None
+
+
 def test_box_find_replace_and_undo_gives_the_code_back(qtbot, window):
     draw(qtbot, window, "examples:negrelu")
-    panel = window.patterns
+    panel = window.panels["patterns"]
     code = window.document.code()
     window.selection.select(["neg", "relu", "add"])
-    panel.make_button.click()
+    click(qtbot, panel.make_button, panel.found)
     assert "def pattern(x, y):" in panel.pattern_code.toPlainText()
     assert panel.summary.text().startswith("1 match")
     assert panel.marks.matches == [["neg", "relu", "add"]]  # in the pattern's order
@@ -22,77 +33,93 @@ def test_box_find_replace_and_undo_gives_the_code_back(qtbot, window):
     assert len(panel.marks._items) >= 3  # outlined on the canvas
     panel.replacement_code.setPlainText("def replacement(x, y):\n    return torch.relu(y) - x\n")
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
-        panel.replace_button.click()
-    assert "torch.neg" not in window.code_view.toPlainText()
+        click(qtbot, panel.replace_button, panel.rewritten)
+    assert "torch.neg" not in window.panels["code"].view.toPlainText()
     assert panel.explanation.toPlainText() == ""  # the old match's table is gone with it
-    assert window.undo_stack.count() == 1
+    assert window.session.undo_stack.count() == 1
     assert "Check passed" in panel.check_label.text()
+    assert panel.report_button.isEnabled()
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
-        window.undo_stack.undo()
+        window.session.undo_stack.undo()
     assert window.document.code() == code
+    assert panel.check_label.text() == ""  # the undone rewrite's check is gone with it
+
+
+def test_editing_waits_while_the_dock_reads_the_graph(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    panel = window.panels["patterns"]
+    refused = []
+    window.edits.refused.connect(refused.append)
+    panel.pattern_code.setPlainText("def pattern(x):\n    return torch.relu(x)\n")
+    with qtbot.waitSignal(panel.found, timeout=60000):
+        panel.find_button.click()
+        window.selection.select(["relu"])
+        assert window.edits.delete_selection() is None  # the worker reads the graph: wait
+    assert refused and "Finding" in refused[0]
+    assert window.edits.delete_selection() is not None  # done: edits go again
 
 
 def test_a_near_miss_is_explained_and_marked(qtbot, window):
     draw(qtbot, window, "examples:negrelu")
-    panel = window.patterns
-    panel.set_rules(__import__("fxstudio.core.patterns.pattern", fromlist=["x"]).FX_RULES)
+    panel = window.panels["patterns"]
+    panel.set_rules(FX_RULES)
     panel.pattern_code.setPlainText(
         "def pattern(x, y):\n    return torch.neg(x) + torch.nn.functional.relu(y)\n"
     )
-    panel.find_button.click()
+    click(qtbot, panel.find_button, panel.explained)
     assert panel.summary.text().startswith("0 matches")
     text = panel.explanation.toPlainText()
     assert "target differs -- torch.relu is not F.relu" in text
     assert panel.marks.culprit == "relu" and "add" in panel.marks.partial
     window.selection.select(["relu"])
-    panel.why_button.click()
+    click(qtbot, panel.why_button, panel.explained)
     assert "Here: relu" in panel.explanation.toPlainText()
 
 
 def test_rejected_matches_are_left_alone(qtbot, window):
     draw(qtbot, window, "examples:resnet")
-    panel = window.patterns
+    panel = window.panels["patterns"]
     panel.pattern_code.setPlainText("def pattern(x):\n    return torch.relu(x)\n")
-    panel.find_button.click()
+    click(qtbot, panel.find_button, panel.found)
     count = panel.match_list.count()
     assert count > 1
     panel.match_list.item(0).setCheckState(Qt.CheckState.Unchecked)
     panel.replacement_code.setPlainText(
         "def replacement(x):\n    return torch.nn.functional.relu(x)\n"
     )
-    panel.replace_button.click()
-    assert window.undo_stack.count() == 1
-    assert f"({count - 1} matches)" in window.undo_stack.undoText()
+    click(qtbot, panel.replace_button, panel.rewritten)
+    assert window.session.undo_stack.count() == 1
+    assert f"({count - 1} matches)" in window.session.undo_stack.undoText()
 
 
 def test_the_inspector_shows_where_a_rewritten_node_came_from(qtbot, window):
     draw(qtbot, window, "examples:resnet")
-    panel = window.patterns
+    panel = window.panels["patterns"]
     index = panel.replacement_choice.findData("fold-conv-bn")
     panel.replacement_choice.setCurrentIndex(index)
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
-        panel.replace_button.click()
+        click(qtbot, panel.replace_button, panel.rewritten)
     assert "Check passed" in panel.check_label.text()
     window.selection.select(["stem_0"])
-    props = dict(window.inspector.properties())
+    props = dict(window.panels["inspector"].properties())
     assert "fold conv+bn" in props["rewritten by"] and "stem_1" in props["rewritten by"]
 
 
 def test_a_pattern_file_saves_and_opens_and_the_cli_reads_it(qtbot, window, tmp_path):
     from fxstudio import cli
-    from fxstudio.core.patterns.pattern import FX_RULES
 
     draw(qtbot, window, "examples:negrelu")
-    panel = window.patterns
+    panel = window.panels["patterns"]
     window.selection.select(["neg", "relu", "add"])
-    panel.make_button.click()
+    click(qtbot, panel.make_button, panel.found)
     panel.replacement_code.setPlainText("def replacement(x, y):\n    return torch.relu(y) - x\n")
     panel.set_rules(FX_RULES)
     path = tmp_path / "negrelu_pattern.py"
     assert panel.save_file(str(path))
     panel.pattern_code.clear()
     panel.set_rules(panel.rules().__class__())
-    assert panel.open_file(str(path))
+    with qtbot.waitSignal(panel.found, timeout=60000):
+        assert panel.open_file(str(path))
     assert (
         panel.rules().module == "name" and "def pattern(x, y):" in panel.pattern_code.toPlainText()
     )
@@ -112,15 +139,13 @@ def test_a_pattern_file_saves_and_opens_and_the_cli_reads_it(qtbot, window, tmp_
 
 
 def test_rules_for_one_node(qtbot, window):
-    from fxstudio.core.patterns.pattern import FX_RULES
-
     draw(qtbot, window, "examples:negrelu")
-    panel = window.patterns
+    panel = window.panels["patterns"]
     panel.set_rules(FX_RULES)
     panel.pattern_code.setPlainText(
         "def pattern(x, y):\n    return torch.neg(x) + torch.nn.functional.relu(y)\n"
     )
-    panel.find_button.click()
+    click(qtbot, panel.find_button, panel.explained)
     assert panel.summary.text().startswith("0 matches")
     panel.scope.setCurrentIndex(panel.scope.findData("relu"))
     panel.rule_boxes["spelling"].setChecked(True)  # only relu may be spelled another way
@@ -128,7 +153,7 @@ def test_rules_for_one_node(qtbot, window):
         panel.default_rules.spelling == "exact"
         and panel.node_rules["relu"].spelling == "equivalent"
     )
-    panel.find_button.click()
+    click(qtbot, panel.find_button, panel.found)
     assert panel.summary.text().startswith("1 match")
 
 
@@ -137,10 +162,10 @@ def test_a_replacement_box_built_with_the_editing_tools(qtbot, window):
     from fxstudio.core.edits import Ref
 
     draw(qtbot, window, "examples:negrelu")
-    panel = window.patterns
+    panel = window.panels["patterns"]
     doc = window.document
     window.selection.select(["neg", "relu", "add"])
-    panel.make_button.click()
+    click(qtbot, panel.make_button, panel.found)
     # the replacement, built in the graph: sub = relu(y) - x
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
         made = window.edits.apply(
@@ -153,9 +178,30 @@ def test_a_replacement_box_built_with_the_editing_tools(qtbot, window):
     window.selection.select([made, sub])
     panel.box_button.click()
     assert panel.replacement_choice.currentData() == "__box__"
-    panel.find_button.click()
+    click(qtbot, panel.find_button, panel.found)
     assert panel.summary.text().startswith("1 match"), panel.summary.text()
-    with qtbot.waitSignal(panel.rewritten, timeout=10000):
-        panel.replace_button.click()
+    click(qtbot, panel.replace_button, panel.rewritten)
     assert "Check passed" in panel.check_label.text(), panel.check_label.text()
     assert "torch.neg" not in doc.code()
+
+
+def test_a_rewrite_of_a_big_graph_becomes_one_undo_step_made_off_the_gui_thread(qtbot, window):
+    """The replacement runs on a copy in a worker; the rewritten graph is adopted as one edit
+    (undo gives the very code back)."""
+    from tests.conftest import ROOT
+
+    draw(qtbot, window, f"{ROOT / 'tests' / 'bench' / 'synthetic.py'}:deep(3000)")
+    doc = window.document
+    assert doc.defer_heavy  # a big graph: code and shapes come from workers
+    panel = window.panels["patterns"]
+    panel.pattern_code.setPlainText("def pattern(x):\n    return torch.relu(x)\n")
+    panel.replacement_code.setPlainText("def replacement(x):\n    return torch.sigmoid(x)\n")
+    code = doc.code()
+    report = click(qtbot, panel.replace_button, panel.rewritten, timeout=120000)
+    assert len(report.result.replaced) == 999 and report.check.ok is False  # values change
+    assert doc.code_ready()  # the code came from the worker, made on the copy
+    assert "torch.sigmoid" in doc.code() and "torch.relu" not in doc.code()
+    assert window.session.undo_stack.count() == 1 and not doc.shapes_stale
+    with qtbot.waitSignal(window.session.caughtUp, timeout=120000):
+        window.session.undo_stack.undo()
+    assert doc.code() == code

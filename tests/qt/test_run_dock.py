@@ -7,45 +7,45 @@ from tests.qt.conftest import open_and_wait
 
 def test_run_and_time_in_a_worker_without_changing_the_document(qtbot, window):
     open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.run_panel
+    panel = window.panels["run"]
     code = window.document.code()
     panel.min_time.setValue(0.05)
     panel.threads.setValue(1)
     with qtbot.waitSignal(panel.finished, timeout=60000) as done:
         panel.run_button.click()
         assert not panel.run_button.isEnabled()  # running: one run at a time
-    result = done.args[0]
+    result = done.args[0].after
     assert result.timing.threads == 1 and result.check.ok
-    assert "median" in panel.result.toPlainText() and "items/s" in panel.status.text()
+    assert "median" in panel.result.toPlainText() and "items/s" in panel.status_label.text()
     assert window.document.code() == code and panel.run_button.isEnabled()
 
 
 def test_a_run_that_fails_says_why(qtbot, window):
     open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.run_panel
+    panel = window.panels["run"]
     window.document.example_inputs = ()
     with qtbot.waitSignal(panel.finished, timeout=60000):
         panel.run_button.click()
     assert "--input" in panel.result.toPlainText()
-    assert panel.status.text() == "The run failed."
+    assert panel.status_label.text() == "The run failed."
 
 
 def test_per_node_profile_shows_in_the_table_heat_inspector_and_chart(qtbot, window, tmp_path):
     open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
-    panel = window.run_panel
+    panel = window.panels["run"]
     panel.min_time.setValue(0.05)
     panel.threads.setValue(1)
     assert panel.per_node.isChecked()
     with qtbot.waitSignal(panel.finished, timeout=120000) as done:
         panel.run_button.click()
-    profile = done.args[0].nodes
+    profile = done.args[0].after.nodes
     assert profile is not None
     # the dock's node table: every call node plus the unattributed and gap rows, slowest first
     table = panel.node_table
     assert table.rowCount() == len(profile.nodes) + 2
     assert table.item(0, 0).text() == profile.top(1)[0].name
     # the window's node table has a Time column, sortable by seconds
-    model = window.table_model
+    model = window.panels["table"].model
     last = model.columnCount() - 1
     assert model.headerData(last, Qt.Orientation.Horizontal) == "Time"
     row = model.row_of("layer1_0_conv1")
@@ -65,7 +65,7 @@ def test_per_node_profile_shows_in_the_table_heat_inspector_and_chart(qtbot, win
     panel.heat.setChecked(True)
     # the inspector shows time and FLOPs of the selected node
     window.selection.select(["layer1_0_conv1"])
-    labels = dict(window.inspector.properties())
+    labels = dict(window.panels["inspector"].properties())
     assert "ms" in labels["time"] and "FLOPs" in labels["work"]
     assert panel.node_chart.bars and panel.module_chart.bars
     assert panel.node_chart.bars[0][0] == profile.top(1)[0].name
@@ -79,7 +79,7 @@ def test_pin_rewrite_and_compare_fills_before_after(qtbot, window):
     from fxstudio.core.patterns.apply import RewriteSpec, run
 
     open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
-    panel = window.run_panel
+    panel = window.panels["run"]
     panel.min_time.setValue(0.1)
     panel.threads.setValue(1)
     assert not panel.compare_button.isEnabled()
@@ -89,18 +89,18 @@ def test_pin_rewrite_and_compare_fills_before_after(qtbot, window):
     assert report.check.ok
     with qtbot.waitSignal(panel.finished, timeout=180000) as done:
         panel.compare_button.click()
-    result = done.args[0]
+    result = done.args[0].comparison
     table = panel.compare_table
     labels = [table.item(r, 0).text() for r in range(table.rowCount())]
     assert "whole model (interleaved)" in labels
     assert any("stem_0 + stem_1" in label for label in labels)
     assert result.whole.ci_low <= result.whole.speedup <= result.whole.ci_high
-    assert "After vs baseline" in panel.status.text()
+    assert "After vs baseline" in panel.status_label.text()
 
 
 def test_exporting_before_a_per_node_run_says_what_to_do(qtbot, window, tmp_path):
     open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.run_panel
+    panel = window.panels["run"]
     messages = []
     panel.message.connect(messages.append)
     assert not panel.export("trace", tmp_path / "t.json")
@@ -109,26 +109,26 @@ def test_exporting_before_a_per_node_run_says_what_to_do(qtbot, window, tmp_path
 
 def test_batch_and_autocast_from_the_dock(qtbot, window):
     open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.run_panel
+    panel = window.panels["run"]
     panel.min_time.setValue(0.05)
     panel.per_node.setChecked(False)
     panel.batch.setValue(3)
     panel.dtype.setCurrentIndex(panel.dtype.findData("autocast:bfloat16"))
     with qtbot.waitSignal(panel.finished, timeout=60000) as done:
         panel.run_button.click()
-    result = done.args[0]
+    result = done.args[0].after
     assert result.items == 3 and "autocast" in result.env["dtype"]
     assert "batch 3" in panel.result.toPlainText()
 
 
 def test_a_compiled_run_reports_its_compile_time(qtbot, window):
     open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.run_panel
+    panel = window.panels["run"]
     panel.min_time.setValue(0.05)
     panel.compile.setCurrentIndex(panel.compile.findData("eager"))
     assert panel.per_node.isChecked()  # ticked, but a compiled run has no nodes to profile
     with qtbot.waitSignal(panel.finished, timeout=120000) as done:
         panel.run_button.click()
-    result = done.args[0]
+    result = done.args[0].after
     assert result.compiled == "eager" and result.compile_s is not None and result.nodes is None
     assert "torch.compile(eager)" in panel.result.toPlainText()

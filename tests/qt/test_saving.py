@@ -10,35 +10,37 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from fxstudio.core.export import onnx_available, run_standalone
-from fxstudio.qt.autosave import find_recoveries
-from fxstudio.qt.main_window import MainWindow
+from fxstudio.qt.window.autosave import find_recoveries
+from fxstudio.qt.window.main_window import MainWindow
 from tests.conftest import ROOT
 from tests.core.test_export import original_outputs
-from tests.qt.conftest import open_and_wait
+from tests.qt.conftest import move, open_and_wait
 
 
 def test_save_session_then_reopen_restores_the_view(qtbot, window, tmp_path):
-    doc = open_and_wait(qtbot, window, "examples:resnet")
-    assert not window.modified
-    doc.set_positions({"add": (12.0, 34.0)})
-    assert window.modified and window.windowTitle().startswith("examples:resnet*")
+    open_and_wait(qtbot, window, "examples:resnet")
+    assert not window.session.modified
+    move(window, {"add": (12.0, 34.0)})
+    assert window.session.modified and window.windowTitle().startswith("examples:resnet*")
     path = tmp_path / "r.fxstudio"
-    with qtbot.waitSignal(window.sessionSaved):
-        assert window.save_session(path)
-    assert not window.modified and window.session_path == path
+    with qtbot.waitSignal(window.session.saved):
+        assert window.saving.save_session(path)
+    assert not window.session.modified and window.session.path == path
     assert window.windowTitle().startswith("r.fxstudio")
     again = open_and_wait(qtbot, window, str(path))
     assert again.positions == {"add": (12.0, 34.0)}
-    assert window.session_path == path and not window.modified
+    assert window.session.path == path and not window.session.modified
 
 
 def test_close_with_unsaved_changes_asks(qtbot, window, monkeypatch):
     doc = open_and_wait(qtbot, window, "examples:simple")
-    doc.set_positions({"fc1": (1.0, 1.0)})
+    move(window, {"fc1": (1.0, 1.0)})
     window.interactive = True
     answers = [QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Discard]
     asked = []
-    monkeypatch.setattr(window, "ask_save_changes", lambda: asked.append(1) or answers.pop(0))
+    monkeypatch.setattr(
+        window.saving, "ask_save_changes", lambda: asked.append(1) or answers.pop(0)
+    )
     assert not window.close()  # Cancel keeps the window and the document
     assert window.isVisible() and window.document is doc
     assert window.close()  # Discard lets it go
@@ -48,8 +50,8 @@ def test_close_with_unsaved_changes_asks(qtbot, window, monkeypatch):
 def test_save_as_python_from_the_window(qtbot, window, tmp_path):
     open_and_wait(qtbot, window, "examples:transformer")
     out = tmp_path / "t.py"
-    with qtbot.waitSignal(window.exported, timeout=60000) as blocker:
-        window.export_to(out, "py")
+    with qtbot.waitSignal(window.saving.exported, timeout=60000) as blocker:
+        window.saving.export_to(out, "py")
     assert [p.name for p in blocker.args[0].paths] == ["t.safetensors", "t.py"]
     inputs, expected = original_outputs("examples:transformer")
     assert run_standalone(out, inputs, expected).bitwise_equal
@@ -58,8 +60,8 @@ def test_save_as_python_from_the_window(qtbot, window, tmp_path):
 @pytest.mark.parametrize("fmt, name", [("code", "f.py"), ("torchscript", "m.pt"), ("pt2", "m.pt2")])
 def test_other_formats_from_the_window(qtbot, window, tmp_path, fmt, name):
     open_and_wait(qtbot, window, "examples:simple")
-    with qtbot.waitSignal(window.exported, timeout=60000):
-        window.export_to(tmp_path / name, fmt)
+    with qtbot.waitSignal(window.saving.exported, timeout=60000):
+        window.saving.export_to(tmp_path / name, fmt)
     assert (tmp_path / name).stat().st_size > 0
 
 
@@ -68,32 +70,31 @@ def test_a_failed_export_says_so_and_writes_nothing(qtbot, window, tmp_path, mon
 
     open_and_wait(qtbot, window, "examples:simple")
     monkeypatch.setattr(ex, "onnx_available", lambda: False)
-    with qtbot.waitSignal(window.exportFailed, timeout=60000) as blocker:
-        window.export_to(tmp_path / "m.onnx", "onnx")
+    with qtbot.waitSignal(window.saving.exportFailed, timeout=60000) as blocker:
+        window.saving.export_to(tmp_path / "m.onnx", "onnx")
     assert "pip install onnx" in str(blocker.args[0])
     assert not (tmp_path / "m.onnx").exists()
-    assert "Could not save" in window.status_bar.currentMessage()
+    assert "Could not save" in window.statusBar().currentMessage()
 
 
 @pytest.mark.skipif(not onnx_available(), reason="onnx is not installed")
 def test_onnx_from_the_window(qtbot, window, tmp_path):
     open_and_wait(qtbot, window, "examples:simple")
-    with qtbot.waitSignal(window.exported, timeout=120000):
-        window.export_to(tmp_path / "m.onnx", "onnx")
+    with qtbot.waitSignal(window.saving.exported, timeout=120000):
+        window.saving.export_to(tmp_path / "m.onnx", "onnx")
     assert (tmp_path / "m.onnx").stat().st_size > 0
 
 
 def test_autosave_writes_a_recovery_file_and_a_clean_close_removes_it(qtbot, window):
     doc = open_and_wait(qtbot, window, "examples:simple")
-    with qtbot.waitSignal(window.autosaver.saved) as blocker:
-        assert window.autosaver.save_now()
+    with qtbot.waitSignal(window.session.autosaver.saved) as blocker:
+        assert window.session.autosaver.save_now()
     path = blocker.args[0]
     assert json.loads(open(path).read())["recovery"]["pid"] == os.getpid()
-    assert not window.autosaver.save_now()  # nothing new to save
+    assert not window.session.autosaver.save_now()  # nothing new to save
     doc.set_positions({"fc2": (3.0, 4.0)})
-    assert window.autosaver.save_now()
-    assert find_recoveries(window.autosaver.directory) == []  # this process is alive
-    window.modified = False
+    assert window.session.autosaver.save_now()
+    assert find_recoveries(window.session.autosaver.directory) == []  # this process is alive
     window.close()
     assert not os.path.exists(path)
 
@@ -146,17 +147,17 @@ def test_crash_then_restore(qtbot, tmp_path):
 
     window = MainWindow(interactive=False, autosave_s=0, recovery=recovery)
     qtbot.addWidget(window)
-    with qtbot.waitSignal(window.documentLoaded, timeout=60000):
-        window.restore_recovery(find_recoveries(recovery)[0])
+    with qtbot.waitSignal(window.session.loaded, timeout=60000):
+        window.session.restore(find_recoveries(recovery)[0])
     doc = window.document
     assert doc.source.spec == "examples:negrelu" and doc.source.frontend == "export"
-    assert window.modified and window.session_path is None  # restored work is still unsaved
+    assert window.session.modified and window.session.path is None  # restored work is still unsaved
     assert find_recoveries(recovery) == []  # restored, so the old file is gone
 
 
 def test_closing_a_non_interactive_window_keeps_unsaved_work(qtbot, window):
-    doc = open_and_wait(qtbot, window, "examples:simple")
-    doc.set_positions({"fc1": (5.0, 6.0)})
+    open_and_wait(qtbot, window, "examples:simple")
+    move(window, {"fc1": (5.0, 6.0)})
     assert window.close()  # nobody to ask: the work goes to the recovery file
-    (path,) = window.autosaver.directory.glob("recovery-*.fxstudio")
+    (path,) = window.session.autosaver.directory.glob("recovery-*.fxstudio")
     assert json.loads(path.read_text())["view"]["positions"] == {"fc1": [5.0, 6.0]}

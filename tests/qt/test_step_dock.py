@@ -11,7 +11,7 @@ def _do(qtbot, panel, action):
 
 def test_step_shows_values_and_links_canvas_table_and_code(qtbot, window):
     open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
-    panel = window.step_panel
+    panel = window.panels["step"]
     window.document.collapsed.clear()
     _do(qtbot, panel, panel.into_action)  # x
     assert panel.stepper.current == "x" and window.selection.current == "x"
@@ -26,8 +26,8 @@ def test_step_shows_values_and_links_canvas_table_and_code(qtbot, window):
     assert "resnet.py:" in panel.source_line.text() and "self.stem" in panel.source_line.text()
     # the code view's selection is the same node (the code controller follows the selection)
     line = window.document.code_line_map()["stem_0"]
-    assert window.code_view.textCursor().blockNumber() == line - 1
-    assert window.code_view.extraSelections()[0].cursor.blockNumber() == line - 1
+    assert window.panels["code"].view.textCursor().blockNumber() == line - 1
+    assert window.panels["code"].view.extraSelections()[0].cursor.blockNumber() == line - 1
     _do(qtbot, panel, panel.back_action)
     assert panel.stepper.current == "x" and window.selection.current == "x"
     _do(qtbot, panel, panel.continue_action)
@@ -37,7 +37,7 @@ def test_step_shows_values_and_links_canvas_table_and_code(qtbot, window):
 
 def test_a_collapsed_module_is_stepped_over_or_entered(qtbot, window):
     open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
-    panel, doc = window.step_panel, window.document
+    panel, doc = window.panels["step"], window.document
     doc.collapsed = {"stem", "layer1"}
     _do(qtbot, panel, panel.over_action)  # x: not in a module
     _do(qtbot, panel, panel.over_action)  # the whole collapsed stem in one step
@@ -48,7 +48,7 @@ def test_a_collapsed_module_is_stepped_over_or_entered(qtbot, window):
 
 def test_breakpoints_run_to_selected_and_the_slider(qtbot, window):
     open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
-    panel = window.step_panel
+    panel = window.panels["step"]
     window.selection.select(["layer2_0_conv1"])
     panel.breakpoint_action.trigger()
     assert "layer2_0_conv1" in panel.breakpoints.text()
@@ -64,20 +64,20 @@ def test_breakpoints_run_to_selected_and_the_slider(qtbot, window):
 
 def test_an_edit_ends_the_stepping_and_the_next_step_runs_the_new_graph(qtbot, window):
     open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.step_panel
+    panel = window.panels["step"]
     _do(qtbot, panel, panel.continue_action)
     window.selection.select(["relu"])
     window.edits.delete_selection()
-    assert panel.stepper is None and "edited" in panel.status.text()
+    assert panel.stepper is None and "edited" in panel.status_label.text()
     _do(qtbot, panel, panel.continue_action)
     assert "relu" not in panel.stepper.index and panel.stepper.finished
 
 
 def test_a_failing_start_says_why(qtbot, window):
     open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.step_panel
+    panel = window.panels["step"]
     window.document.example_inputs = ()
     with qtbot.waitSignal(panel.failed, timeout=60000) as failed:
         panel.into_action.trigger()
-    assert "--input" in failed.args[0] and "--input" in panel.status.text()
+    assert "--input" in failed.args[0] and "--input" in panel.status_label.text()
     assert panel.into_action.isEnabled()

@@ -5,7 +5,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
 from fxstudio.qt import theme
-from fxstudio.qt.main_window import MainWindow
+from fxstudio.qt.window.main_window import MainWindow
 from tests.qt.conftest import open_and_wait
 
 
@@ -24,7 +24,7 @@ def test_choosing_dark_repaints_everything_and_is_remembered(qtbot, window, tmp_
     assert scene.backgroundBrush().color() == QColor(theme.DARK.canvas)
     window_colour = QApplication.palette().color(QPalette.ColorRole.Window)
     assert window_colour.lightness() < 80  # the widgets went dark too
-    (selection,) = window.code_view.extraSelections()
+    (selection,) = window.panels["code"].view.extraSelections()
     fmt = selection.format  # (kept: a temporary's format is deleted with it)
     assert fmt.background().color() == QColor(theme.DARK.code_line)
     assert window.window_state.settings.value("view/theme") == "dark"

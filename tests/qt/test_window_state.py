@@ -4,7 +4,7 @@ from PySide6.QtWidgets import QDockWidget
 
 from fxstudio.core.opening import OpenRequest
 from fxstudio.core.recent import RecentModels
-from fxstudio.qt.main_window import MainWindow
+from fxstudio.qt.window.main_window import MainWindow
 from tests.qt.conftest import open_and_wait
 
 
@@ -27,7 +27,7 @@ def test_the_layout_comes_back_as_it_was_left_and_resets(qtbot, tmp_path):
     # (the fixture resized it; the saved geometry is applied when it is built)
     assert again.findChild(QDockWidget, "tableDock").isHidden()
     assert again.findChild(QDockWidget, "runDock").isHidden()
-    again.window_state.reset_action.trigger()
+    again.actions["actionResetLayout"].trigger()
     assert not again.findChild(QDockWidget, "tableDock").isHidden()
     assert not again.findChild(QDockWidget, "runDock").isHidden()
 
@@ -57,7 +57,7 @@ def test_open_recent_lists_what_was_opened_leaves_out_missing_files_and_clears(q
     assert any("examples:simple" in t for t in labels)
     assert not any("gone.py" in t for t in labels)
     entry = next(a for a in menu.actions() if "examples:simple" in a.text())
-    with qtbot.waitSignal(w.documentLoaded, timeout=60000):
+    with qtbot.waitSignal(w.session.loaded, timeout=60000):
         entry.trigger()
     clear = next(a for a in menu.actions() if "Clear" in a.text())
     clear.trigger()

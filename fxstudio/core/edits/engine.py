@@ -15,7 +15,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from fxstudio.core.catchup import repropagate
+from fxstudio.core.capture import repropagate
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.edits.steps import EditError, Step, submodule_at
 from fxstudio.core.errors import UserError
@@ -66,16 +66,20 @@ def commit(
     steps: Iterable[Step],
     kind: ChangeKind,
     record: dict[str, Any] | None = None,
+    known: dict[str, Any] | None = None,
+    shapes_fresh: bool = False,
 ) -> Edit:
     """Apply ``steps`` as one edit, or none of them (raising :class:`EditError`).
 
     ``steps`` may be a generator: each step is made after the ones before it are applied, so
-    it can read the graph as they left it (a rewrite places each replacement that way)."""
+    it can read the graph as they left it (a rewrite places each replacement that way).
+    ``known``: views of the new graph made elsewhere (a worker's, see
+    :mod:`fxstudio.core.snapshots`); ``shapes_fresh``: its nodes' shapes are already right."""
     steps = _run(doc, steps, label)
     names = set().union(*(s.touched() for s in steps)) if steps else set()
     edit = Edit(doc, label, steps, kind, names, record or {})
     doc.history.append(edit.record)
-    _finish(doc, kind, names)
+    _finish(doc, kind, names, known, shapes_fresh)
     return edit
 
 
@@ -108,7 +112,8 @@ def _run_steps(doc: GraphDocument, steps: Iterable[Step], label: str) -> list[St
         for step in steps:
             step.apply(doc)
             done.append(step)
-        validate(doc, set().union(*(s.touched() for s in done)) if done else set())
+        unchecked = [s.touched() for s in done if not s.prechecked]
+        validate(doc, set().union(*unchecked) if unchecked else set())
     except Exception as exc:
         for step in reversed(done):
             step.inverse().apply(doc)
@@ -236,15 +241,23 @@ def builtin_signature(fn: Any) -> inspect.Signature | None:
     return signature(override) if override is not None else None
 
 
-def _finish(doc: GraphDocument, kind: ChangeKind, names: set[str]) -> None:
+def _finish(
+    doc: GraphDocument,
+    kind: ChangeKind,
+    names: set[str],
+    known: dict[str, Any] | None = None,
+    shapes_fresh: bool = False,
+) -> None:
     reshaped: set[str] = set()
-    if doc.defer_heavy:
+    if shapes_fresh:
+        doc.shapes_stale = False
+    elif doc.defer_heavy:
         doc.shapes_stale = True  # see fxstudio.core.catchup
     else:
         old = doc.shape_problem
         reshaped = recheck_shapes(doc)
         names = names | {p[0] for p in (old, doc.shape_problem) if p}
-    doc.emit(kind, names, reshaped=reshaped)
+    doc.emit(kind, names, known=known, reshaped=reshaped)
 
 
 def recheck_shapes(doc: GraphDocument) -> set[str]:

@@ -109,7 +109,13 @@ def refs_in(value: Any) -> list[str]:
 
 
 class Step:
-    """One reversible change; ``inverse()`` is built from the state before ``apply``."""
+    """One reversible change; ``inverse()`` is built from the state before ``apply``.
+
+    ``changes_modules``: it changes the module's submodules or attributes, not the graph's
+    nodes.  ``prechecked``: its nodes were checked by an edit made elsewhere (a worker's)."""
+
+    changes_modules = False
+    prechecked = False
 
     def apply(self, doc: GraphDocument) -> None:
         raise NotImplementedError
@@ -274,6 +280,7 @@ class SetSubmodule(Step):
     path: str
     module: nn.Module | None
     old: nn.Module | None = None
+    changes_modules = True
 
     def apply(self, doc: GraphDocument) -> None:
         gm = doc.graph_module

@@ -1,0 +1,181 @@
+"""Work on a big graph off the editing thread: read it in one quick pass (:func:`snapshot`),
+rebuild and work on the copy anywhere (:func:`rebuild`, :func:`detached`), and take the
+result only if the document is still at the version it was read at (:func:`adopt`).
+
+The live graph is never read from two threads at once: :func:`snapshot` holds the nodes'
+fields (``args`` are immutable tuples, ``meta`` dicts are copied), which is all a copy needs.
+A rewrite made on a detached copy becomes one edit of the document -- :class:`AdoptGraph`,
+which swaps the rewritten graph in (no copy of it) and makes the submodule changes the
+rewrite made -- undone and redone like any other.
+
+Example:
+    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core import edits
+    >>> doc = open_document("examples:negrelu")
+    >>> snap = snapshot(doc)
+    >>> work = detached(snap)  # in a worker thread
+    >>> done = edits.set_target(work, "relu", "torch.tanh")
+    >>> edit = adopt(doc, snap, work, done)  # back on the editing thread
+    >>> "tanh" in doc.code(), edit.label
+    (True, 'Change relu to torch.tanh')
+    >>> edit.undo(); "tanh" in doc.code()
+    False
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch.fx as fx
+from torch.fx.node import map_arg
+
+from fxstudio.core.document import GraphDocument, ModelSource
+from fxstudio.core.edits.engine import Edit, commit
+from fxstudio.core.edits.steps import EditError, Step
+from fxstudio.core.fxcompat import code_generator, set_code_generator, set_graph
+from fxstudio.core.graphviews import line_map, make_row, module_tree_of, tidy_code
+
+__all__ = ["AdoptGraph", "Snapshot", "Stale", "adopt", "detached", "rebuild", "snapshot", "views"]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The document's graph at one version, read in one pass."""
+
+    version: int
+    #: (node, op, name, target, args, kwargs, type, meta copy) per node, in graph order
+    nodes: list[tuple[Any, ...]]
+    codegen: Any
+    module: fx.GraphModule  # the live one: its submodules and weights
+    example_inputs: tuple[Any, ...]
+    source: ModelSource
+    shapes: bool  # an edit left the shapes stale
+    #: what each get_attr and call_module target was (a submodule, a weight) at that version
+    attributes: dict[str, Any] = field(default_factory=dict)
+    training: bool = False
+
+    @property
+    def source_file(self) -> str | None:
+        return self.source.source_file
+
+
+def snapshot(doc: GraphDocument) -> Snapshot:
+    """Read the graph (6 ms at 10,000 nodes), on the thread that edits it."""
+    gm = doc.graph_module
+    nodes = [
+        (n, n.op, n.name, n.target, n.args, n.kwargs, n.type, dict(n.meta)) for n in gm.graph.nodes
+    ]
+    targets = {n[3] for n in nodes if n[1] in ("get_attr", "call_module")}
+    return Snapshot(
+        doc.version,
+        nodes,
+        code_generator(gm.graph),  # edits never change how code is generated
+        gm,
+        doc.example_inputs,
+        doc.source,
+        doc.shapes_stale,
+        {t: _attribute(gm, t) for t in targets},
+        gm.training,
+    )
+
+
+def _attribute(module: Any, target: str) -> Any:
+    for part in target.split("."):
+        module = getattr(module, part)
+    return module
+
+
+def rebuild(snap: Snapshot) -> fx.Graph:
+    """A new graph with the snapshot's nodes (any thread)."""
+    graph = fx.Graph()
+    set_code_generator(graph, snap.codegen)
+    env: dict[fx.Node, fx.Node] = {}
+    for node, op, name, target, args, kwargs, type_, meta in snap.nodes:
+        args, kwargs = map_arg(args, env.__getitem__), map_arg(kwargs, env.__getitem__)
+        new = graph.create_node(op, target, args, kwargs, name, type_)
+        if new.name != name:  # never seen: fx keeps a valid, unique name as it is
+            raise RuntimeError(f"the snapshot renamed '{name}' to '{new.name}'")
+        new.meta = meta
+        env[node] = new
+    return graph
+
+
+def detached(snap: Snapshot) -> GraphDocument:
+    """A document over a copy of the snapshot's graph and the submodules and weights it had
+    then (shared, not copied), for a worker: what it does there never reaches the document
+    until :func:`adopt` brings it, and edits made meanwhile never reach it."""
+    gm = fx.GraphModule(snap.attributes, rebuild(snap))
+    gm.training = snap.training  # (not train(): the submodules are shared)
+    doc = GraphDocument(gm, snap.source, snap.example_inputs)
+    doc.shapes_stale = snap.shapes
+    return doc
+
+
+class Stale(EditError):
+    """The document changed while a worker worked on its snapshot: nothing was taken."""
+
+
+@dataclass
+class AdoptGraph(Step):
+    """The graph a worker made, in place of the document's, and the submodule changes that
+    came with it.  Both graphs are kept (not copied): undo and redo swap them."""
+
+    graph: fx.Graph
+    module_steps: list[Step]
+    names: set[str] = field(default_factory=set)
+    old: fx.Graph | None = None
+    prechecked = True  # the worker's edit checked these nodes already
+
+    def apply(self, doc: GraphDocument) -> None:
+        for step in self.module_steps:
+            step.apply(doc)
+        self.old = doc.graph
+        set_graph(doc.graph_module, self.graph, recompile=False)  # the engine compiles
+        doc.drop_caches()
+
+    def inverse(self) -> Step:
+        assert self.old is not None
+        undo = [s.inverse() for s in reversed(self.module_steps)]
+        return AdoptGraph(self.old, undo, self.names)
+
+    def touched(self) -> set[str]:
+        return set(self.names)
+
+
+def views(doc: GraphDocument) -> dict[str, Any]:
+    """The views of a (detached) document's graph, made where it is: its code, line map,
+    table rows and module tree -- so that the editing thread need not make them again."""
+    graph = doc.graph
+    code = tidy_code(graph.python_code("self").src) if not doc.compiled else doc.code()
+    return {
+        "code": code,
+        "lines": line_map(code, graph),
+        "rows": [make_row(n) for n in graph.nodes],
+        "tree": module_tree_of(graph),
+    }
+
+
+def adopt(
+    doc: GraphDocument,
+    snap: Snapshot,
+    work: GraphDocument,
+    edit: Edit,
+    known: dict[str, Any] | None = None,
+) -> Edit:
+    """Make ``edit`` -- done by a worker on ``work``, detached from ``doc`` at ``snap`` -- one
+    edit of ``doc``, recorded in its history as the worker's was.  Raises :class:`Stale` when
+    ``doc`` changed since the snapshot (it then stays as it is).  ``known``: the new graph's
+    :func:`views`, made in the worker."""
+    if doc.version != snap.version:
+        raise Stale(
+            "The graph changed while this ran on a copy of it, so its result was not applied: "
+            "run it again on the graph as it is now."
+        )
+    module_steps = [s for s in edit.steps if getattr(s, "changes_modules", False)]
+    step = AdoptGraph(work.graph, module_steps, set(edit.names))
+    fresh = not work.shapes_stale
+    if fresh:
+        doc.shape_problem = work.shape_problem
+    adopted = commit(doc, edit.label, [step], edit.kind, edit.record, known, shapes_fresh=fresh)
+    return adopted

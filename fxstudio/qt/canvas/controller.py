@@ -1,0 +1,303 @@
+"""Keeps the canvas in step with the document: layout in a worker thread, selection, groups."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from PySide6.QtCore import QObject, QPointF, QTimer, Signal
+from PySide6.QtGui import QCursor
+
+from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.layout import Layout, LayoutCancelled, LayoutEngine, top_level_groups
+from fxstudio.qt.canvas import tools
+from fxstudio.qt.canvas.items import BoxItem, EdgeItem, GroupItem, NodeItem
+from fxstudio.qt.canvas.minimap import Minimap
+from fxstudio.qt.canvas.scene import GraphScene
+from fxstudio.qt.canvas.view import CanvasView
+from fxstudio.qt.editing.commands import MoveNodesCommand
+from fxstudio.qt.selection import SelectionModel
+from fxstudio.qt.workers import Task
+
+#: Changes shown by updating a few items instead of a new layout.
+PATCHABLE = (
+    ChangeKind.NODES_ADDED,
+    ChangeKind.NODES_REMOVED,
+    ChangeKind.NODES_CHANGED,
+    ChangeKind.SHAPES_CHANGED,
+)
+#: Items made per turn of the event loop when a scene is built (about 50 ms of work).
+BUILD_CHUNK = 1000
+
+
+class CanvasController(QObject):
+    """Owns the scene and the layout engine; the view shows what they produce.
+
+    ``layoutDone(layout)`` is emitted once a layout is on screen; ``layoutFailed(exc)`` when
+    one could not be made (the previous picture stays).
+    """
+
+    layoutDone = Signal(object)  # noqa: N815
+    layoutFailed = Signal(object)  # noqa: N815
+    layoutStarted = Signal()  # noqa: N815
+    rewireRequested = Signal(str, str, float)  # noqa: N815 - see GraphScene
+    layoutProgress = Signal(int, int)  # noqa: N815 - groups laid out, of how many
+    layoutStopped = Signal()  # noqa: N815 - stop_layout(): the old picture stays
+
+    def __init__(
+        self,
+        view: CanvasView,
+        selection: SelectionModel,
+        session: Any,  # a DocumentSession: the document, its changes, its undo stack
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.view = view
+        self.selection = selection
+        self.engine = LayoutEngine()
+        self.scene = self._new_scene()
+        view.setScene(self.scene)
+        self.document: GraphDocument | None = None
+        self.layout: Layout | None = None
+        self._task: Task | None = None
+        self._fit_next = False
+        self._syncing = False
+        self._building: tuple[GraphScene, Iterator[float], GraphDocument, Layout] | None = None
+        self._generation = 0  # of scene builds: a newer one makes older steps stale
+        self.undo_stack = session.undo_stack  # a drag is one undo step
+        self.minimap = Minimap(view)
+        self.minimap_enabled = True
+        selection.changed.connect(self._show_selection)
+        session.changed.connect(self.on_document_changed)
+        # (the session tells the window, which sets the document last: see MainWindow)
+
+    def _new_scene(self) -> GraphScene:
+        scene = GraphScene(self)
+        tools.install(scene)
+        scene.selectionChanged.connect(self._scene_selection)
+        scene.groupToggled.connect(self.toggle_group)
+        scene.nodesMoved.connect(self._moved)
+        scene.jumpRequested.connect(lambda name: self.selection.select([name]))
+        scene.rewireRequested.connect(self.rewireRequested)
+        return scene
+
+    def set_document(self, document: GraphDocument | None) -> None:
+        self.cancel()
+        self.document = document
+        self.layout = None
+        self.scene.build_empty()
+        self.minimap.refresh()
+        if document is None:
+            return
+        self._fit_next = True
+        self.relayout()
+
+    def on_document_changed(self, event: DocumentEvent) -> None:
+        doc = self.document
+        if doc is not None and event.kind is ChangeKind.VIEW_CHANGED and event.names:
+            # Positions only: move those items, no new layout.
+            if self._building is not None:  # the scene being made must read them again
+                self._build(doc, self._building[3])
+            self.scene.move_nodes({n: doc.positions.get(n) for n in event.names})
+            if self.minimap_enabled:
+                self.minimap.schedule_refresh()
+            return
+        if (
+            doc is not None
+            and event.kind in PATCHABLE
+            and self._task is None
+            and self._building is None
+            and self.layout is not None
+        ):
+            # A few nodes changed: update those items in place, no new layout.
+            self.scene.place_hint = self.cursor_point()
+            self._syncing = True
+            try:
+                patched = self.scene.patch(doc, event.names, event.reshaped)
+            finally:
+                self._syncing = False
+            if patched:
+                self._show_selection(self.selection.names)
+                if self.minimap_enabled:
+                    self.minimap.schedule_refresh()
+                self.layoutDone.emit(self.layout)
+                return
+        self.relayout()
+
+    def relayout(self, from_scratch: bool = False) -> None:
+        """Lay the document out again in a worker thread; the old picture stays until then."""
+        doc = self.document
+        if doc is None:
+            return
+        self.cancel()
+        if from_scratch:
+            self.engine.clear_cache()
+        collapsed = set(doc.collapsed)
+        task = Task(
+            lambda: self.engine.layout(
+                doc,
+                collapsed,
+                cancelled=lambda: task.cancelled,  # (task is bound before the thread starts)
+                progress=lambda done, total: task.report(done, total),
+            ),
+            self,
+        )
+        # A result that arrives after a newer request (the graph changed again) is dropped.
+        task.succeeded.connect(lambda lay: self._show(doc, lay) if task is self._task else None)
+        task.failed.connect(lambda exc: self._failed(exc) if task is self._task else None)
+        task.progress.connect(
+            lambda done, total: (
+                self.layoutProgress.emit(done, total) if task is self._task else None
+            )
+        )
+        self._task = task
+        self.layoutStarted.emit()
+        task.start()
+
+    def stop_layout(self) -> None:
+        """The user stopped a long layout: the picture on screen stays."""
+        self.cancel()
+        self.layoutStopped.emit()
+
+    def cancel(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
+        self._generation += 1
+        self._building = None
+
+    def _failed(self, exc: BaseException) -> None:
+        self._task = None
+        if not isinstance(exc, LayoutCancelled):
+            self.layoutFailed.emit(exc)
+
+    def _show(self, doc: GraphDocument, layout: Layout) -> None:
+        self._task = None
+        if doc is not self.document:
+            return
+        self._build(doc, layout)
+
+    def _build(self, doc: GraphDocument, layout: Layout) -> None:
+        """Make the items in a new scene, a chunk per turn of the event loop (a big graph
+        takes about a second), while the old picture stays on screen and usable."""
+        self._generation += 1
+        scene = self._new_scene()
+        self._building = (scene, scene.build_steps(doc, layout, BUILD_CHUNK), doc, layout)
+        self._build_step(self._generation)
+
+    def _build_step(self, generation: int) -> None:
+        if generation != self._generation or self._building is None:
+            return  # replaced by a newer layout or build
+        scene, steps, doc, layout = self._building
+        try:
+            next(steps)
+        except StopIteration:
+            self._building = None
+            self._finish(scene, doc, layout)
+            return
+        QTimer.singleShot(0, lambda: self._build_step(generation))
+
+    def _finish(self, scene: GraphScene, doc: GraphDocument, layout: Layout) -> None:
+        old, self.scene = self.scene, scene
+        self.layout = layout
+        self._syncing = True
+        try:
+            self.view.setScene(scene)
+        finally:
+            self._syncing = False
+        old.blockSignals(True)  # its items going must not read as the user deselecting
+        old.deleteLater()
+        self._show_selection(self.selection.names)
+        if self._fit_next:
+            self._fit_next = False
+            self.view.first_view()
+        if self.minimap_enabled:  # drawn in a turn of its own (80 ms at 10,000 nodes)
+            self.minimap.schedule_refresh()
+        else:
+            self.minimap.hide()
+        self.layoutDone.emit(layout)
+
+    def _moved(self, before: dict, after: dict) -> None:
+        """A drag ended: record it as one undoable command (which sets the positions)."""
+        doc = self.document
+        if doc is None:
+            return
+        old = {name: doc.positions.get(name) for name in after}  # None: where layout put it
+        self.undo_stack.push(MoveNodesCommand(doc, old, after))
+
+    def cursor_point(self) -> QPointF:
+        """The scene point under the mouse when it is over the canvas, else the centre of
+        what the canvas shows."""
+        viewport = self.view.viewport()
+        at = viewport.mapFromGlobal(QCursor.pos())
+        if not viewport.rect().contains(at):
+            at = viewport.rect().center()
+        return self.view.mapToScene(at)
+
+    def selected_edge(self) -> tuple[str, str] | None:
+        """The selected edge between two drawn nodes, as (producer, user) node names."""
+        for item in self.scene.selectedItems():
+            if isinstance(item, EdgeItem) and isinstance(item.target, NodeItem):
+                source = item.stub or item.source_name
+                if item.stub or isinstance(item.source, NodeItem):
+                    return (source, item.target_name)
+        return None
+
+    def apply_theme(self) -> None:
+        """Repaint in the theme's colours."""
+        self.scene.apply_theme()
+        self.minimap.refresh()
+
+    def show_minimap(self, on: bool) -> None:
+        self.minimap_enabled = on
+        if on:
+            self.minimap.refresh()
+        else:
+            self.minimap.hide()
+
+    # --- groups --------------------------------------------------------------------------------
+
+    def toggle_group(self, path: str) -> None:
+        if self.document is not None:
+            self.document.set_collapsed(path, path not in self.document.collapsed)
+
+    def expand_all(self) -> None:
+        if self.document is not None and self.document.collapsed:
+            self.document.set_collapsed_groups(())  # one change event for the whole view
+
+    def collapse_top_level(self) -> None:
+        if self.document is not None:
+            self.document.set_collapsed_groups(top_level_groups(self.document))
+
+    # --- selection -----------------------------------------------------------------------------
+
+    def _scene_selection(self) -> None:
+        if self._syncing:
+            return
+        names = [i.name for i in self.scene.selectedItems() if isinstance(i, NodeItem)]
+        groups = [i for i in self.scene.selectedItems() if isinstance(i, GroupItem)]
+        if names or not groups:
+            self.selection.select(names)
+
+    def _show_selection(self, names: list[str]) -> None:
+        if self.layout is None:
+            return
+        wanted = {self.layout.visible(n) for n in names}
+        current = {i.name for i in self.scene.selectedItems() if isinstance(i, BoxItem)}
+        if wanted == current:
+            return
+        self._syncing = True
+        try:
+            self.scene.clearSelection()
+            first = None
+            for key in wanted:
+                item = self.scene.item(key)
+                if item is not None:
+                    item.setSelected(True)
+                    first = first or item
+            if first is not None and not self.view.viewport().rect().contains(
+                self.view.mapFromScene(first.sceneBoundingRect().center())
+            ):
+                self.view.centerOn(first)
+        finally:
+            self._syncing = False

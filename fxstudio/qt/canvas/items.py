@@ -1,0 +1,346 @@
+"""The canvas's items: a node (:class:`NodeItem`), a module group -- a frame, or collapsed a
+box (:class:`GroupItem`) -- and an edge (:class:`EdgeItem`), painted in the theme's colours.
+
+Items are keyed by node name, module path (``group:PATH``) and edge.  They never change the
+graph; what the mouse does with them is the scene's tools' (:mod:`fxstudio.qt.canvas.tools`).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QPainter,
+    QPainterPath,
+    QPainterPathStroker,
+    QPen,
+    QPolygonF,
+)
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsPathItem,
+    QStyleOptionGraphicsItem,
+)
+
+from fxstudio.core.document import group_key
+from fxstudio.core.layout import GROUP_PAD, GROUP_TITLE, Box
+from fxstudio.qt import theme
+
+DETAIL_SCALE = 0.45  # below this zoom, nodes are drawn as plain shapes without text
+MOVABLE = (
+    QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+)
+
+
+_FONTS: dict[tuple[float, bool, bool], QFont] = {}
+
+
+def _font(size: float, bold: bool = False, italic: bool = False) -> QFont:
+    """A font made once; never derived from the painter's, which may carry another item's
+    (the view does not save painter state between items)."""
+    key = (size, bold, italic)
+    font = _FONTS.get(key)
+    if font is None:
+        font = _FONTS[key] = QFont()
+        font.setPointSizeF(size)
+        font.setBold(bold)
+        font.setItalic(italic)
+    return font
+
+
+_PENS: dict[object, QPen] = {}
+
+
+theme.on_change(_PENS.clear)  # the pens are made again in the new colours
+
+
+def _edge_pen(dashed: bool) -> QPen:
+    pen = _PENS.get(dashed)
+    if pen is None:
+        style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
+        pen = _PENS[dashed] = QPen(QColor(theme.colors().edge), 1.2, style)
+    return pen
+
+
+def wire_pen() -> QPen:
+    """The dashed line of a wire being dragged."""
+    return QPen(QColor(theme.colors().selected), 2, Qt.PenStyle.DashLine)
+
+
+def _selected_pen() -> QPen:
+    pen = _PENS.get("selected")
+    if pen is None:
+        pen = _PENS["selected"] = QPen(QColor(theme.colors().selected), 3)
+    return pen
+
+
+def _lod(option: QStyleOptionGraphicsItem, painter: QPainter) -> float:
+    return option.levelOfDetailFromTransform(painter.worldTransform())
+
+
+class BoxItem(QGraphicsItem):
+    """Something edges attach to: a node, or a collapsed group standing for its nodes.
+
+    ``key`` is its key in the document's positions.  Whoever moves it calls :meth:`follow`
+    (the drag tools, for drags; the scene's ``move_nodes``, for the document's positions): an
+    ``itemChange`` override would cost a Python call for each of a dozen changes per item
+    while a scene of thousands is built.
+    """
+
+    key: str
+    rect: QRectF
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.edges: list[EdgeItem] = []
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        return self.rect.adjusted(-2, -2, 2, 2)
+
+    def follow(self) -> None:
+        """It moved: bring its edges along and let the frames around it fit again."""
+        for edge in self.edges:
+            edge.update_path()
+        moved = getattr(self.scene(), "moved", None)  # a GraphScene keeps its frames fitted
+        if moved is not None:
+            moved(self.key)
+
+    def top(self) -> QPointF:
+        return self.pos() + QPointF(self.rect.width() / 2, 0)
+
+    def bottom(self) -> QPointF:
+        return self.pos() + QPointF(self.rect.width() / 2, self.rect.height())
+
+
+class NodeItem(BoxItem):
+    """One node: a rounded box coloured by op, with name, target and output shape."""
+
+    def __init__(
+        self, name: str, op: str, target: str, shape: str, box: Box, problem: str | None = None
+    ) -> None:
+        super().__init__()
+        self.name = self.key = name
+        self.op = op
+        self.problem = problem  # the shape error an edit left here
+        self.lines = [name, target if target != name else "", shape]
+        self.rect = QRectF(0, 0, box.w, box.h)
+        self.setPos(box.x, box.y)
+        self.setFlags(MOVABLE)
+        tip = f"{name}\n{op}: {target}\n{shape}"
+        self.setToolTip(f"{tip}\n\nShapes do not fit here: {problem}" if problem else tip)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        c = theme.colors()
+        fill = QColor(c.fills.get(self.op, c.fill))
+        border = QColor(c.problem if self.problem else c.borders.get(self.op, c.border))
+        selected = self.isSelected()
+        wide = selected or self.problem
+        painter.setPen(QPen(QColor(c.selected) if selected else border, 3 if wide else 1.2))
+        painter.setBrush(QBrush(fill))
+        if _lod(option, painter) < DETAIL_SCALE:
+            painter.drawRect(self.rect)
+            return
+        painter.drawRoundedRect(self.rect, 6, 6)
+        painter.setFont(_font(8.5, bold=True))
+        painter.setPen(QColor(c.text))
+        r = self.rect.adjusted(6, 2, -6, -2)
+        third = r.height() / 3
+        painter.drawText(
+            QRectF(r.x(), r.y(), r.width(), third), Qt.AlignmentFlag.AlignCenter, self.lines[0]
+        )
+        painter.setFont(_font(7.5))
+        painter.setPen(QColor(c.subtext))
+        painter.drawText(
+            QRectF(r.x(), r.y() + third, r.width(), third),
+            Qt.AlignmentFlag.AlignCenter,
+            self.lines[1],
+        )
+        painter.setPen(QColor(c.faint))
+        painter.drawText(
+            QRectF(r.x(), r.y() + 2 * third, r.width(), third),
+            Qt.AlignmentFlag.AlignCenter,
+            self.lines[2],
+        )
+        if self.op != "output":  # the output port: drag from here to connect
+            painter.setPen(QPen(border, 1.2))
+            painter.setBrush(QColor(c.port))
+            painter.drawEllipse(QPointF(self.rect.width() / 2, self.rect.height()), 3.5, 3.5)
+        if self.problem:  # the error, in red, to the right of the node
+            painter.setFont(_font(7.5, bold=True))
+            painter.setPen(QColor(c.problem))
+            painter.drawText(
+                self.problem_rect(),
+                Qt.AlignmentFlag.AlignLeft
+                | Qt.AlignmentFlag.AlignVCenter
+                | Qt.TextFlag.TextWordWrap,
+                f"⚠ {self.problem}",
+            )
+
+    def problem_rect(self) -> QRectF:
+        return QRectF(self.rect.right() + 8, -6, 260, self.rect.height() + 12)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        rect = self.rect.adjusted(-2, -2, 2, 5)  # (the port sticks out below)
+        return rect.united(self.problem_rect()) if self.problem else rect
+
+
+class GroupItem(BoxItem):
+    """A module: a frame around its nodes, or (collapsed) one box standing for all of them.
+
+    A collapsed group moves like a node.  An expanded one is dragged by its title bar (the
+    scene's group drag tool) and takes everything inside along; its frame follows what it
+    holds.
+    """
+
+    def __init__(self, path: str, label: str, box: Box, collapsed: bool, members: int) -> None:
+        super().__init__()
+        self.path = path
+        self.name = path  # collapsed groups stand in for nodes: the same key as NodeItem
+        self.key = group_key(path)
+        self.label = label
+        self.collapsed = collapsed
+        self.rect = QRectF(0, 0, box.w, box.h)
+        self.setPos(box.x, box.y)
+        if collapsed:
+            self.setFlags(MOVABLE)
+            self.setToolTip(f"{label}\n{members} nodes — double-click to expand")
+        else:
+            self.setAcceptHoverEvents(True)
+            self.setToolTip(
+                f"{label}\n{members} nodes — drag the title to move, double-click to collapse"
+            )
+
+    def in_title(self, pos: QPointF) -> bool:
+        return pos.y() <= GROUP_PAD + GROUP_TITLE
+
+    def hoverMoveEvent(self, event) -> None:  # noqa: N802
+        title = self.in_title(event.pos())
+        self.setCursor(Qt.CursorShape.OpenHandCursor if title else Qt.CursorShape.ArrowCursor)
+        super().hoverMoveEvent(event)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        detailed = _lod(option, painter) >= DETAIL_SCALE * 0.5
+        c = theme.colors()
+        if self.collapsed:
+            selected = self.isSelected()
+            painter.setPen(
+                QPen(QColor(c.selected if selected else c.group_border), 3 if selected else 1.5)
+            )
+            painter.setBrush(QColor(c.group_fill))
+            painter.drawRoundedRect(self.rect, 8, 8)
+            if detailed:
+                painter.setPen(QColor(c.group_text))
+                painter.setFont(_font(8.5, bold=True))
+                painter.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, f"▸ {self.label}")
+            return
+        painter.setPen(QPen(QColor(c.frame), 1, Qt.PenStyle.DashLine))
+        painter.setBrush(QColor(*c.frame_fill))
+        painter.drawRoundedRect(self.rect, 8, 8)
+        if detailed:
+            painter.setPen(QColor(c.frame_text))
+            painter.setFont(_font(7.5))
+            painter.drawText(
+                self.rect.adjusted(8, 3, -8, 0),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
+                f"▾ {self.label}",
+            )
+
+
+class EdgeItem(QGraphicsPathItem):
+    """Producer -> user, a curve with an arrowhead; its tooltip says which argument it feeds.
+
+    An edge from a shared value (a mask or position ids used by every layer) is a *stub*: a
+    short labelled arrow into the user instead of a line across the picture; clicking it
+    selects the value.
+    """
+
+    STUB_LENGTH = 20.0
+
+    def __init__(
+        self,
+        source: BoxItem,
+        target: BoxItem,
+        labels: list[str],
+        slot: tuple[int, int] = (0, 1),
+        stub: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.source = source
+        self.target = target
+        self.slot = slot
+        self.stub = stub  # the shared value's name
+        self.label: str | None = None  # the argument it feeds, when it is one use
+        self.source_name = source.name
+        self.target_name = target.name
+        self.setPen(_edge_pen(bool(stub)))
+        tip = f"{source.name} → {target.name}: {', '.join(labels)}"
+        if stub:
+            tip += "\nshared value, drawn as a stub — click to select it"
+            self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setToolTip(tip)
+        self.setAcceptHoverEvents(True)
+        self.setFlags(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)  # to insert on it
+        self.update_path()
+
+    def update_path(self) -> None:
+        """Follow the two items (after one of them moved)."""
+        self.prepareGeometryChange()
+        source, target = self.source, self.target
+        end = target.top()
+        index, count = self.slot  # several inputs enter the user side by side, in argument order
+        if count > 1:
+            width = target.rect.width() * 0.7
+            end = end + QPointF(-width / 2 + width * index / (count - 1), 0)
+        if self.stub:
+            start = end - QPointF(0, self.STUB_LENGTH)
+            path = QPainterPath(start)
+            path.lineTo(end)
+            # The name sits beside the stub, in the gap between ranks (never over a node).
+            width = 6.0 * len(self.stub) + 8
+            self.label_rect = QRectF(start.x() + 3, start.y(), width, 13)
+        else:
+            start = source.bottom()
+            path = QPainterPath(start)
+            dy = max(abs(end.y() - start.y()) * 0.5, 20.0)
+            path.cubicTo(start + QPointF(0, dy), end - QPointF(0, dy), end)
+        self.setPath(path)
+        # Curves and stubs both end going straight down, so the arrowhead points down.
+        x, y = end.x(), end.y()
+        self.ends = (start.x(), start.y(), x, y)  # the far-out picture draws a line
+        self.arrow = QPolygonF([end, QPointF(x - 3.5, y - 7.0), QPointF(x + 3.5, y - 7.0)])
+        # Kept, not asked of Qt: a path item with a pen works its box out from shape(),
+        # which is ours (a stroked outline) -- 13,000 of them when a big scene is indexed.
+        bounds = path.controlPointRect().united(self.arrow.boundingRect())
+        if self.stub:
+            bounds = bounds.united(self.label_rect)
+        self.bounds = bounds.adjusted(-3, -3, 3, 3)
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        pen = _selected_pen() if self.isSelected() else self.pen()
+        painter.setPen(pen)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawPath(self.path())
+        if _lod(option, painter) >= DETAIL_SCALE * 0.5:
+            painter.setBrush(pen.color())
+            painter.drawPolygon(self.arrow)
+            if self.stub:
+                c = theme.colors()
+                painter.setPen(QPen(QColor(c.stub_border), 0.8))
+                painter.setBrush(QColor(c.stub_fill))
+                painter.drawRoundedRect(self.label_rect, 4, 4)
+                painter.setFont(_font(7, italic=True))
+                painter.setPen(QColor(c.stub_text))
+                painter.drawText(self.label_rect, Qt.AlignmentFlag.AlignCenter, self.stub)
+
+    def boundingRect(self) -> QRectF:  # noqa: N802
+        return self.bounds
+
+    def shape(self) -> QPainterPath:
+        stroker = QPainterPathStroker()
+        stroker.setWidth(8)
+        path = stroker.createStroke(self.path())
+        if self.stub:
+            path.addRect(self.label_rect)
+        return path

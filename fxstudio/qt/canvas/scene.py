@@ -1,0 +1,498 @@
+"""The scene: the items of one layout of one document, kept up to date item by item as
+edits land (:meth:`GraphScene.patch`), frames fitted to what they hold, and the far-out
+picture (:mod:`~fxstudio.qt.canvas.overview`).
+
+The scene never changes the graph: its tools emit what the user did (``nodesMoved``,
+``rewireRequested``, ``groupToggled``, ``jumpRequested``) and the controller turns that into
+document calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import torch.fx as fx
+from PySide6.QtCore import QPointF, QRectF, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
+
+from fxstudio.core.capture import format_shape, node_shape
+from fxstudio.core.document import GraphDocument, group_key
+from fxstudio.core.graphviews import ModuleGroup, format_target
+from fxstudio.core.layout import (
+    GROUP_PAD,
+    GROUP_TITLE,
+    Box,
+    Layout,
+    drawn_tree,
+    group_label,
+    node_size,
+)
+from fxstudio.qt import theme
+from fxstudio.qt.canvas.items import BoxItem, EdgeItem, GroupItem, NodeItem
+from fxstudio.qt.canvas.overview import Overview
+
+EdgeKey = tuple[str, str, "str | None", bool]  # source, target, argument (one use), stub
+PATCH_LIMIT = 200  # an edit touching more nodes than this is shown by a new layout
+NODE_GAP = 30.0
+
+
+class Tool:
+    """One mouse interaction on a :class:`GraphScene`: :meth:`press` takes a press (True) or
+    leaves it to the next tool; the one that took it gets :meth:`move` and :meth:`release`."""
+
+    def __init__(self, scene: GraphScene) -> None:
+        self.scene = scene
+
+    def press(self, event: Any) -> bool:
+        return False
+
+    def move(self, event: Any) -> None:
+        pass
+
+    def release(self, event: Any) -> None:
+        pass
+
+
+class GraphScene(QGraphicsScene):
+    """Items for one layout of one document.
+
+    The mouse is the tools' (:mod:`fxstudio.qt.canvas.tools`): a press goes to each in turn,
+    the first that takes it gets the moves and the release.
+    """
+
+    groupToggled = Signal(str)  # noqa: N815 - a group was double-clicked
+    nodesMoved = Signal(dict, dict)  # noqa: N815 - a drag ended: {key: before}, {key: after}
+    jumpRequested = Signal(str)  # noqa: N815 - show this node (a stub was clicked)
+    # a wire was dragged from a node's output port onto a node, dropped this far across it
+    rewireRequested = Signal(str, str, float)  # noqa: N815
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.nodes: dict[str, NodeItem] = {}
+        self.groups: dict[str, GroupItem] = {}
+        self.edges: list[EdgeItem] = []
+        self.layout: Layout | None = None
+        self.tree: dict[str, ModuleGroup] = {}
+        self.parent_of: dict[str, str] = {}  # item key -> path of the frame around it
+        self._dirty: set[str] = set()  # frames to fit to what they hold
+        self.tools: list[Tool] = []  # fxstudio.qt.canvas.tools installs them, in order
+        self._active: Tool | None = None  # the tool that took the press
+        self.place_hint = QPointF()  # the cursor (or the view's centre), for new nodes
+        self._overview: Overview | None = None
+        self._bounds = QRectF()  # what the items cover, kept up to date as they move
+        self.selectionChanged.connect(self._selection_changed)
+        self.setBackgroundBrush(QColor(theme.colors().canvas))
+        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
+
+    def apply_theme(self) -> None:
+        """Repaint in the theme's colours (View ▸ Theme, or the system switching)."""
+        self.setBackgroundBrush(QColor(theme.colors().canvas))
+        if self._overview is not None:
+            self._overview.restyle()
+        self.update()
+
+    def build_empty(self) -> None:
+        self.clear()
+        self.nodes, self.groups, self.edges = {}, {}, []
+        self.layout = None
+        self.tree, self.parent_of, self._dirty = {}, {}, set()
+        self._overview = None
+        self._bounds = QRectF()
+
+    def build(self, doc: GraphDocument, layout: Layout) -> None:
+        """Make the items for ``layout`` (all at once)."""
+        for _ in self.build_steps(doc, layout):
+            pass
+
+    def build_steps(self, doc: GraphDocument, layout: Layout, chunk: int = 2000) -> Iterator[float]:
+        """Make the items for ``layout``, pausing (yielding the fraction done) after every
+        ``chunk`` items, so that a caller can keep the window responsive."""
+        self.build_empty()
+        total = max(len(layout.groups) + len(layout.nodes) + len(doc), 1)
+        made = 0
+        self.layout = layout
+        self.tree = {g.path: g for g in drawn_tree(doc).walk()}
+        for path, group in self.tree.items():
+            for child in group.children:
+                self.parent_of[group_key(child)] = path
+            for name in group.nodes:
+                self.parent_of[name] = path
+        for path, box in layout.groups.items():
+            group = self.tree.get(path)
+            label = group_label(group) if group else path
+            members = len(group.all_nodes()) if group else 0
+            item = GroupItem(path, label, box, path in layout.collapsed, members)
+            if item.collapsed and item.key in doc.positions:
+                item.setPos(*doc.positions[item.key])
+            self.groups[path] = item
+            self._add(item, 2 if item.collapsed else 0)
+            made += 1
+            if made % chunk == 0:
+                yield made / total
+        bad = doc.shape_problem or ("", "")  # (node, error) an edit left
+        for name, box in layout.nodes.items():
+            node = doc.node(name)
+            problem = bad[1] if bad[0] == name else None
+            item = NodeItem(
+                name, node.op, format_target(node), format_shape(node_shape(node)), box, problem
+            )
+            if name in doc.positions:  # the user put it there
+                item.setPos(*doc.positions[name])
+            self.nodes[name] = item
+            self._add(item, 2)
+            made += 1
+            if made % chunk == 0:
+                yield made / total
+        # One edge per use between two drawn nodes (x * x: two edges); one edge per pair
+        # where a collapsed group stands for several nodes; stubs for shared values.
+        keys: dict[EdgeKey, list[str]] = {}
+        first_use: set[str] = set()
+        for src, dst, label in doc.edges():
+            a, b = layout.visible(src), layout.visible(dst)
+            if a == b:
+                continue
+            if src in layout.shared and (src in first_use or first_use.add(src)):
+                # A shared value: one edge to its first user (as laid out), stubs elsewhere.
+                keys.setdefault((src, b, None, True), []).append(label if b == dst else dst)
+            elif (a, b) == (src, dst):
+                keys.setdefault((a, b, label, False), []).append(label)
+            else:
+                keys.setdefault((a, b, None, False), []).append(f"{src} → {dst}")
+        inputs: dict[str, list[EdgeKey]] = {}
+        for key in keys:
+            inputs.setdefault(key[1], []).append(key)
+        for key, labels in keys.items():
+            a, b, label, stub = key
+            slots = inputs[b]
+            self._add_edge(
+                self.item(layout.visible(a)),
+                self.item(b),
+                labels,
+                slots.index(key),
+                len(slots),
+                stub=a if stub else None,
+                label=label,
+            )
+            made += 1
+            if made % chunk == 0:
+                yield min(made / total, 0.99)
+        self._bounds = QRectF(0, 0, layout.width, layout.height)
+        for key in doc.positions:
+            item = self.item_by_key(key)
+            if item is not None:
+                self._bounds = self._bounds.united(item.sceneBoundingRect())
+        self._dirty = {self.parent_of[k] for k in doc.positions if k in self.parent_of}
+        self.refit_frames()
+        margin = 40
+        self.setSceneRect(
+            QRectF(-margin, -margin, layout.width + 2 * margin, layout.height + 2 * margin)
+        )
+
+    def _add_edge(self, sa, sb, labels, index, count, stub=None, label=None) -> None:
+        if sa is None or sb is None:
+            return
+        edge = EdgeItem(sa, sb, labels, (index, count), stub)
+        edge.label = label  # the argument it feeds (a use between two drawn nodes)
+        sa.edges.append(edge)
+        sb.edges.append(edge)
+        self.edges.append(edge)
+        self._add(edge, 1)
+        if self._overview is not None:
+            self._overview.add_edge(edge)
+
+    # --- one edit at a time, without a new layout --------------------------------------------
+
+    def patch(self, doc: GraphDocument, names: Iterable[str], reshaped: Iterable[str] = ()) -> bool:
+        """Show an edit of a few nodes in place: items for removed nodes go, new and changed
+        nodes get new items (new ones next to their first input), and only their edges are
+        redrawn; nodes whose shape changed get their new label.  False when the change needs
+        a new layout (a node inside a collapsed group, or too much changed); nothing is
+        changed then."""
+        layout = self.layout
+        if layout is None:
+            return False
+        index = doc.node_index()
+        removed = [n for n in self.nodes if n not in index]
+        redo = {n for n in names if n in index} | {n for n in index if n not in self.nodes}
+        redo -= set(layout.owner)  # hidden inside a collapsed group: nothing drawn
+        if doc.shape_problem and doc.shape_problem[0] in self.nodes:
+            redo.add(doc.shape_problem[0])  # (a big graph's may name a node an undo removed)
+        redo &= index.keys()
+        redo |= {n for n, item in self.nodes.items() if item.problem and n in index}
+        relabel = {n for n in reshaped if n in self.nodes and n in index and n not in redo}
+        for name in list(relabel):  # a label that no longer fits: a new, wider item
+            if node_size(doc, name)[0] != self.nodes[name].rect.width():
+                relabel.discard(name)
+                redo.add(name)
+        if len(removed) + len(redo) > PATCH_LIMIT:
+            return False
+        for name in redo:
+            if name not in self.nodes and self._hidden_group(doc.node(name)) is not None:
+                return False  # it belongs inside a collapsed group: lay out again
+        old_pos: dict[str, QPointF] = {}
+        for name in [*removed, *redo]:
+            item = self.nodes.pop(name, None)
+            if item is None:
+                continue
+            old_pos[name] = item.pos()
+            for edge in list(item.edges):
+                self._drop_edge(edge)
+            self.moved(name)
+            group = self.tree.get(self.parent_of.pop(name, ""))
+            if group is not None and name in group.nodes:
+                group.nodes.remove(name)
+            if self._overview is not None:
+                self._overview.forget(item)
+            self.removeItem(item)
+        bad = doc.shape_problem or ("", "")
+        order = {n: i for i, n in enumerate(index)}
+        for name in sorted(redo, key=order.__getitem__):
+            node = index[name]
+            w, h = node_size(doc, name)
+            item = NodeItem(
+                name,
+                node.op,
+                format_target(node),
+                format_shape(node_shape(node)),
+                Box(0, 0, w, h),
+                bad[1] if bad[0] == name else None,
+            )
+            item.setPos(old_pos.get(name) or self._place_new(doc, node, layout))
+            self.nodes[name] = item
+            parent = self.parent_of[name] = self._drawn_group(node)
+            if parent in self.tree:  # its frame fits around it
+                self.tree[parent].nodes.append(name)
+            self._add(item, 2)
+            if self._overview is not None:
+                self._overview.add(item)
+            self.moved(name)
+        # The edges of every node made again: all its inputs and all its users.
+        keys: dict[EdgeKey, list[str]] = {}
+        for name in redo:
+            for label, src in doc.inputs(name):
+                a = layout.visible(src)
+                keys.setdefault((a, name, label if a == src else None, False), []).append(label)
+            for user in doc.users(name):
+                if user in redo:
+                    continue
+                b = layout.visible(user)
+                for label, src in doc.inputs(user):
+                    if src == name:
+                        direct = b == user
+                        text = label if direct else f"{name} → {user}"
+                        keys.setdefault((name, b, label if direct else None, False), []).append(
+                            text
+                        )
+        targets = set()
+        for (a, b, label, _stub), labels in keys.items():
+            sa, sb = self.item(a), self.item(b)
+            if sa is None or sb is None or sa is sb:
+                continue
+            stub = a if a in layout.shared and a in self.nodes else None
+            self._add_edge(sa, sb, labels, 0, 1, stub, label)
+            targets.add(b)
+        for b in targets:  # inputs enter side by side in argument order
+            self._reslot(doc, layout, b)
+        for name in relabel:
+            item = self.nodes[name]
+            item.lines[2] = format_shape(node_shape(index[name]))
+            item.update()
+        self.refit_frames()
+        return True
+
+    def _drop_edge(self, edge: EdgeItem) -> None:
+        for end in (edge.source, edge.target):
+            if edge in end.edges:
+                end.edges.remove(edge)
+        if edge in self.edges:
+            self.edges.remove(edge)
+        if self._overview is not None:
+            self._overview.forget_edge(edge)
+        self.removeItem(edge)
+
+    def _reslot(self, doc: GraphDocument, layout: Layout, key: str) -> None:
+        item = self.item(key)
+        if not isinstance(item, NodeItem):
+            return
+        order: list[tuple[str, str | None]] = []
+        for label, src in doc.inputs(key):
+            a = layout.visible(src)
+            entry = (a, label if a == src else None)
+            if entry not in order:
+                order.append(entry)
+        incoming = [e for e in item.edges if e.target is item]
+        for edge in incoming:
+            entry = (edge.stub or edge.source_name, edge.label)
+            i = order.index(entry) if entry in order else 0
+            edge.slot = (i, max(len(order), 1))
+            edge.update_path()
+            if self._overview is not None:
+                self._overview.edge_moved(edge)
+
+    def _hidden_group(self, node: fx.Node) -> str | None:
+        """The collapsed group a node would be inside, if any."""
+        layout = self.layout
+        for path, _type in (node.meta.get("nn_module_stack") or {}).values():
+            if layout is not None and str(path) in layout.collapsed:
+                return str(path)
+        return None
+
+    def _drawn_group(self, node: fx.Node) -> str:
+        """The innermost drawn frame a node sits in ("" for none)."""
+        inner = ""
+        for path, _type in (node.meta.get("nn_module_stack") or {}).values():
+            if str(path) in self.groups and not self.groups[str(path)].collapsed:
+                inner = str(path)
+        return inner
+
+    def _place_new(self, doc: GraphDocument, node: fx.Node, layout: Layout) -> QPointF:
+        """Where a node without a place goes: where the layout had it (an undone delete), or
+        beside its first drawn input, a little lower; else at :attr:`place_hint`."""
+        if node.name in layout.nodes:
+            box = layout.nodes[node.name]
+            return QPointF(box.x, box.y)
+        for arg in node.all_input_nodes:
+            item = self.item(layout.visible(arg.name))
+            if item is not None:
+                return item.pos() + QPointF(item.rect.width() + 30, NODE_GAP)
+        return QPointF(self.place_hint)  # nothing to sit beside: where the user is looking
+
+    def _add(self, item: QGraphicsItem, z: float) -> None:
+        """Frames (0) under edges (1) under nodes and collapsed groups (2)."""
+        self.addItem(item)
+        item.setZValue(z)
+
+    def item(self, key: str):
+        return self.nodes.get(key) or self.groups.get(key)
+
+    def item_by_key(self, key: str) -> BoxItem | None:
+        if key.startswith("group:"):
+            return self.groups.get(key[len("group:") :])
+        return self.nodes.get(key)
+
+    def members(self, path: str) -> list[BoxItem]:
+        """The movable items drawn inside an expanded group (at any depth)."""
+        out: list[BoxItem] = []
+        group = self.tree.get(path)
+        if group is None:
+            return out
+        for g in group.walk():
+            item = self.groups.get(g.path)
+            if g.path != path and item is not None and item.collapsed:
+                out.append(item)
+            out.extend(self.nodes[n] for n in g.nodes if n in self.nodes)
+        return out
+
+    def overview(self) -> Overview:
+        """The zoomed-out picture of the scene as it is now."""
+        if self._overview is None:
+            self._overview = Overview(self)
+        return self._overview
+
+    def _selection_changed(self) -> None:
+        if self._overview is not None:
+            self._overview.select(self.selectedItems())
+
+    def content_rect(self) -> QRectF:
+        """What the items cover (like ``itemsBoundingRect()``, without asking each of
+        thousands of items for its box)."""
+        return QRectF(self._bounds)
+
+    def moved(self, key: str) -> None:
+        """An item moved: the frames around it must fit again (see :meth:`refit_frames`)."""
+        item = self.item_by_key(key)
+        if item is not None:
+            self._bounds = self._bounds.united(item.sceneBoundingRect())
+            if self._overview is not None:
+                self._overview.moved(item)
+        parent = self.parent_of.get(key)
+        if parent:
+            self._dirty.add(parent)
+
+    def refit_frames(self) -> None:
+        """Fit each dirty expanded frame to what it holds, innermost first."""
+        while self._dirty:
+            path = max(self._dirty, key=lambda p: p.count("."))
+            self._dirty.discard(path)
+            frame = self.groups.get(path)
+            group = self.tree.get(path)
+            if frame is None or frame.collapsed or group is None:
+                continue
+            inside = [self.nodes[n] for n in group.nodes if n in self.nodes]
+            inside += [self.groups[c] for c in group.children if c in self.groups]
+            if not inside:
+                continue
+            rect = QRectF()
+            for item in inside:
+                rect = rect.united(item.rect.translated(item.pos()))
+            rect = rect.adjusted(-GROUP_PAD, -GROUP_PAD - GROUP_TITLE, GROUP_PAD, GROUP_PAD)
+            if rect.size() != frame.rect.size():
+                frame.prepareGeometryChange()
+                frame.rect = QRectF(0, 0, rect.width(), rect.height())
+            if frame.pos() != rect.topLeft():
+                frame.setPos(rect.topLeft())
+            if self._overview is not None:
+                self._overview.refresh_frames()
+            parent = self.parent_of.get(frame.key)
+            if parent:
+                self._dirty.add(parent)
+
+    def move_nodes(self, positions: dict[str, tuple[float, float] | None]) -> None:
+        """Show the document's positions (after a move, an undo or a redo)."""
+        layout = self.layout
+        for key, pos in positions.items():
+            item = self.item_by_key(key)
+            if item is None:
+                continue
+            if pos is None and layout is not None:
+                box = layout.groups.get(item.name) if isinstance(item, GroupItem) else None
+                box = box or layout.nodes.get(key)
+                pos = (box.x, box.y) if box is not None else None
+            if pos is not None and (item.pos().x(), item.pos().y()) != pos:
+                item.setPos(*pos)
+                item.follow()
+        self.refit_frames()
+
+    def movable_selection(self) -> list[BoxItem]:
+        return [i for i in self.selectedItems() if isinstance(i, BoxItem)]
+
+    # --- the mouse: the first tool that takes a press has the drag until the release --------
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802
+        self._active = next((tool for tool in self.tools if tool.press(event)), None)
+        if self._active is None:
+            super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+        if self._active is not None:
+            self._active.move(event)
+        else:
+            super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802
+        tool, self._active = self._active, None
+        if tool is not None:
+            tool.release(event)
+        else:
+            super().mouseReleaseEvent(event)
+
+    # Qt's own handling (select, move the selected items), for a tool that builds on it.
+
+    def default_press(self, event) -> None:
+        super().mousePressEvent(event)
+
+    def default_move(self, event) -> None:
+        super().mouseMoveEvent(event)
+
+    def default_release(self, event) -> None:
+        super().mouseReleaseEvent(event)
+
+    def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802
+        for item in self.items(event.scenePos()):
+            if isinstance(item, GroupItem):
+                self.groupToggled.emit(item.path)
+                event.accept()
+                return
+        super().mouseDoubleClickEvent(event)

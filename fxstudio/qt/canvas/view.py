@@ -1,0 +1,123 @@
+"""The view of the canvas: zoom with the wheel or +/-, pan by dragging the background or with
+the middle button; far out it draws the scene's overview instead of its items."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
+
+from fxstudio.qt.canvas.scene import GraphScene
+from fxstudio.qt.canvas.tools import RubberBandTool
+
+
+def _content(scene: QGraphicsScene) -> QRectF:
+    return scene.content_rect() if isinstance(scene, GraphScene) else scene.itemsBoundingRect()
+
+
+class CanvasView(QGraphicsView):
+    """Zoom with the wheel or +/-, pan by dragging the background or with the middle button,
+    Shift+drag a box to select what it touches."""
+
+    ZOOM_STEP = 1.2
+    OVERVIEW_SCALE = 0.2  # below this zoom the scene is drawn by its Overview, not its items
+    viewChanged = Signal()  # noqa: N815 - scrolled, zoomed or resized
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState)
+        self._pan_from = None
+        self.band = RubberBandTool(self)
+
+    def zoom(self, factor: float) -> None:
+        scale = self.transform().m11() * factor
+        if 0.02 <= scale <= 8:
+            self.scale(factor, factor)
+            self.viewChanged.emit()
+
+    def zoom_in(self) -> None:
+        self.zoom(self.ZOOM_STEP)
+
+    def zoom_out(self) -> None:
+        self.zoom(1 / self.ZOOM_STEP)
+
+    def actual_size(self) -> None:
+        self.resetTransform()
+        self.viewChanged.emit()
+
+    def fit(self) -> None:
+        """Show the whole graph (never magnified past 150%)."""
+        if self.scene() is not None:
+            rect = _content(self.scene()).adjusted(-20, -20, 20, 20)
+            self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
+            if self.transform().m11() > 1.5:
+                self.resetTransform()
+                self.scale(1.5, 1.5)
+            self.viewChanged.emit()
+
+    def first_view(self) -> None:
+        """The view of a freshly opened graph: all of it if that stays readable, else its top
+        at a readable zoom (a deep model is a tall, thin picture)."""
+        self.fit()
+        if self.transform().m11() < 0.6 and self.scene() is not None:
+            self.resetTransform()
+            self.scale(0.85, 0.85)
+            rect = _content(self.scene())
+            self.centerOn(rect.center().x(), rect.top() + self.viewport().height() / 2 / 0.85)
+            self.viewChanged.emit()
+
+    def paintEvent(self, event) -> None:  # noqa: N802
+        scene = self.scene()
+        if not isinstance(scene, GraphScene) or self.transform().m11() >= self.OVERVIEW_SCALE:
+            super().paintEvent(event)
+            return
+        painter = QPainter(self.viewport())
+        painter.fillRect(event.rect(), scene.backgroundBrush())
+        painter.setTransform(self.viewportTransform())
+        area = self.mapToScene(event.rect()).boundingRect()
+        scene.overview().draw(painter, area)
+        painter.end()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
+        super().scrollContentsBy(dx, dy)
+        self.viewChanged.emit()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.viewChanged.emit()
+
+    def wheelEvent(self, event) -> None:  # noqa: N802
+        delta = event.angleDelta().y()
+        if delta:
+            self.zoom(self.ZOOM_STEP if delta > 0 else 1 / self.ZOOM_STEP)
+        event.accept()
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802
+        if event.button() == Qt.MouseButton.MiddleButton:
+            self._pan_from = event.position()
+            event.accept()
+            return
+        self.band.press(event)
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+        if self._pan_from is not None:
+            delta = event.position() - self._pan_from
+            self._pan_from = event.position()
+            self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() - int(delta.x()))
+            self.verticalScrollBar().setValue(self.verticalScrollBar().value() - int(delta.y()))
+            event.accept()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:  # noqa: N802
+        if event.button() == Qt.MouseButton.MiddleButton:
+            self._pan_from = None
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+        self.band.release(event)

@@ -1,0 +1,2 @@
+"""The window's docks, one module each, every one a
+:class:`~fxstudio.qt.panels.base.DocumentPanel`."""

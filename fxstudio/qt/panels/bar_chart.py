@@ -1,0 +1,82 @@
+"""A horizontal bar chart of the top nodes or modules by time (painted: two dozen bars do
+not need a charting library)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from fxstudio.qt.canvas.heat import heat_colour
+
+
+class BarChart(QWidget):
+    """Bars (label, seconds, share), longest first; a click on a bar says which."""
+
+    barClicked = Signal(str)  # noqa: N815
+
+    ROW = 20
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.bars: list[tuple[str, float, float]] = []
+        self.title = ""
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+
+    def set_bars(self, title: str, bars: list[tuple[str, float, float]]) -> None:
+        self.title = title
+        self.bars = sorted(bars, key=lambda b: -b[1])
+        self.updateGeometry()
+        self.update()
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        return QSize(320, 24 + self.ROW * max(len(self.bars), 1))
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        return self.sizeHint()
+
+    def _label_width(self) -> float:
+        metrics = self.fontMetrics()
+        return min(
+            max((metrics.horizontalAdvance(b[0]) for b in self.bars), default=40) + 8,
+            self.width() * 0.45,
+        )
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        p = QPainter(self)
+        p.fillRect(self.rect(), self.palette().base())
+        p.setPen(self.palette().text().color())
+        p.drawText(QRectF(4, 2, self.width() - 8, 18), Qt.AlignmentFlag.AlignLeft, self.title)
+        if not self.bars:
+            return
+        left = self._label_width()
+        room = self.width() - left - 110
+        top_value = self.bars[0][1] or 1.0
+        top_share = max(b[2] for b in self.bars) or 1.0
+        metrics = self.fontMetrics()
+        for i, (label, seconds, share) in enumerate(self.bars):
+            y = 24 + i * self.ROW
+            text = metrics.elidedText(label, Qt.TextElideMode.ElideMiddle, int(left - 8))
+            p.setPen(self.palette().text().color())
+            p.drawText(
+                QRectF(4, y, left - 8, self.ROW - 4),
+                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                text,
+            )
+            width = max(1.0, room * seconds / top_value)
+            p.fillRect(QRectF(left, y + 2, width, self.ROW - 6), heat_colour(share / top_share))
+            p.setPen(QColor("#374151"))
+            p.drawText(
+                QRectF(left + width + 4, y, 106, self.ROW - 4),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                f"{seconds * 1e3:.3f} ms  {share:.1%}",
+            )
+
+    def bar_at(self, y: float) -> str | None:
+        i = int((y - 24) // self.ROW)
+        return self.bars[i][0] if 0 <= i < len(self.bars) and y >= 24 else None
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        hit = self.bar_at(event.position().y())
+        if hit is not None:
+            self.barClicked.emit(hit)

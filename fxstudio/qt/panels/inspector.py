@@ -1,0 +1,155 @@
+"""The inspector: everything about the current node, read from the document."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
+
+from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.runtime.breakdown import format_rate
+from fxstudio.qt.forms import load_form
+from fxstudio.qt.panels.base import DocumentPanel
+
+#: The properties a user can edit in place (double-click the value), and what they mean.
+EDITABLE = {
+    "name": "a new name",
+    "target": "another function, method or submodule",
+    "args": "arguments as Python: node names and values, e.g. x, 2.0",
+    "kwargs": "keyword arguments, e.g. dim=-1",
+}
+
+
+class InspectorPanel(DocumentPanel):
+    """The *Inspector* dock: everything about the current node.  Editable values (name,
+    target, arguments) are edited in place: ``edit(name, property, text)`` -- the edit
+    controller's -- makes each one undoable edit."""
+
+    id, title = "inspector", "Inspector"
+
+    def build(self) -> QWidget:
+        body = QWidget()
+        load_form("inspector_panel", body)
+        self.tree: QTreeWidget = body.findChild(QTreeWidget, "inspector")
+        self.edit: Callable[[str, str, str], object] | None = None  # set by the window
+        self._filling = False
+        self.tree.setHeaderLabels(["Property", "Value"])
+        self.tree.setColumnWidth(0, 110)
+        self.selection.changed.connect(lambda _names: self.refresh())
+        self.tree.itemChanged.connect(self._changed)
+        self.session.profileChanged.connect(lambda _profile: self.refresh())
+        return body
+
+    @property
+    def profile(self) -> Any:
+        """The last per-node profile (a NodeProfile) of this graph, or None."""
+        return self.session.profile
+
+    def on_document(self, doc: GraphDocument | None) -> None:
+        self.refresh()
+
+    def on_change(self, event: DocumentEvent) -> None:
+        if event.kind is not ChangeKind.VIEW_CHANGED:
+            self.refresh()
+
+    def properties(self) -> list[tuple[str, str]]:
+        """What the inspector shows for the current node, as (label, value) pairs."""
+        doc, name = self.document, self.selection.current
+        if doc is None or name is None:
+            return []
+        try:
+            row = doc.row(name)
+        except KeyError:
+            return []
+        loc = doc.source_location(name)
+        inputs = ", ".join(f"{label}: {src}" for label, src in doc.inputs(name))
+        unknown = "being worked out…" if doc.shapes_stale else "unknown"
+        props = [
+            ("name", row.name),
+            ("op", row.opcode),
+            ("target", row.target),
+            ("args", row.args),
+            ("kwargs", row.kwargs),
+            ("shape", row.shape or unknown),
+            ("dtype", row.dtype or unknown),
+            ("module", row.module_path or "(top level)"),
+            ("inputs", inputs or "none"),
+            ("users", ", ".join(doc.users(name)) or "none"),
+            ("source", f"{loc.filename}:{loc.lineno}\n{loc.text}" if loc else "unknown"),
+        ]
+        made = doc.node(name).meta.get("fxstudio_rewrite")
+        if made:  # provenance: which rewrite made this node, from which nodes
+            props.append(
+                (
+                    "rewritten by",
+                    f"{made['rewrite']} (pattern {made['pattern']})\n"
+                    f"from {', '.join(made['from'])}",
+                )
+            )
+        timed = self.profile.node(name) if self.profile is not None else None
+        if timed is not None:
+            props += _timing_rows(timed)
+        return props
+
+    def refresh(self) -> None:
+        self._filling = True
+        try:
+            self.tree.clear()
+            items = [QTreeWidgetItem([label, value]) for label, value in self.properties()]
+            node = self.document.node(self.selection.current) if items else None
+            for item in items:
+                label = item.text(0)
+                item.setToolTip(1, item.text(1))
+                if self.edit is not None and label in EDITABLE and _editable(node, label):
+                    item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+                    item.setToolTip(1, f"{item.text(1)}\nDouble-click to change: {EDITABLE[label]}")
+                    if label in ("args", "kwargs"):  # edited without the brackets
+                        item.setText(1, item.text(1)[1:-1].rstrip(","))
+            self.tree.addTopLevelItems(items)
+        finally:
+            self._filling = False
+
+    def _changed(self, item: QTreeWidgetItem, column: int) -> None:
+        if self._filling or self.edit is None or self.selection.current is None:
+            return
+        if column == 1:
+            self.edit(self.selection.current, item.text(0), item.text(1))
+        self.refresh()  # shows the document: the edit, or the old value after a refusal
+
+
+def _timing_rows(n: Any) -> list[tuple[str, str]]:
+    """The profiled time, FLOPs and roofline place of one node, for the inspector."""
+    rows = [
+        (
+            "time",
+            f"{n.time_s * 1e3:.3f} ms ± {n.iqr_s * 1e3:.3f} (IQR) · {n.share:.1%} of the whole",
+        )
+    ]
+    work = f"{n.flops:,} FLOPs · {n.bytes:,} bytes moved"
+    rows.append(("work", work))
+    if n.flops_per_s or n.bytes_per_s:
+        rate = []
+        if n.flops_per_s:
+            rate.append(format_rate(n.flops_per_s, "FLOP/s"))
+        if n.bytes_per_s:
+            rate.append(format_rate(n.bytes_per_s, "B/s"))
+        if n.bound == "invalid":
+            rate.append("above the device's peak: a measurement error, not a fast node")
+        elif n.bound:
+            rate.append(f"{n.bound}-bound, {n.peak_share:.0%} of peak")
+            if n.from_cache:
+                rate.append("faster than memory: the data was in cache")
+        rows.append(("achieved", " · ".join(rate)))
+    return rows
+
+
+def _editable(node, label: str) -> bool:
+    if node is None:
+        return False
+    if node.op == "output":  # what the graph returns
+        return label == "args"
+    if label == "target":
+        return node.op in ("call_function", "call_method", "call_module")
+    return node.op != "placeholder" or label == "name"

@@ -1,0 +1,419 @@
+"""The Learn FX dock (*Help ▸ Learn FX*): the lesson of :mod:`fxstudio.core.lesson`, step by
+step, over the real window.  Each step sets the window up (opens the model it needs) and
+checks what the learner does there -- the checks are core functions; this controller only
+records the facts they read (the node selected, how far the Step dock ran, a pattern that
+missed, a trap fixed, the speed-up measured) and re-checks when the document or a fact
+changes.  The lesson state is saved in the session file and resumes with it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QWidget
+
+from fxstudio.core.document import ChangeKind, GraphDocument
+from fxstudio.core.errors import CaptureError
+from fxstudio.core.fixes import Diagnosis, diagnose_failure, diagnose_graph
+from fxstudio.core.lesson import demos
+from fxstudio.core.lesson.steps import (
+    PASS_MODEL,
+    STEPS,
+    TRAPS,
+    LessonState,
+    Verdict,
+    record_comparison,
+    record_stepper,
+    record_trap,
+)
+from fxstudio.core.opening import OpenRequest
+from fxstudio.core.runtime.profiling import Profile
+from fxstudio.qt import theme
+from fxstudio.qt.panels import lesson_form
+from fxstudio.qt.panels.base import DocumentPanel
+from fxstudio.qt.panels.lesson_form import button
+from fxstudio.qt.workers import Task
+
+FADED = 0.12  # the canvas during the trace replay: nodes not created yet
+
+
+class LessonPanel(DocumentPanel):
+    """The lesson's controller; it works with the Step, Run, Patterns and code docks."""
+
+    id, title = "lesson", "Learn FX"
+    requires = ("step", "run", "patterns", "code")
+
+    checked = Signal(object)  # the Verdict of the step shown, after every check
+    replayed = Signal()  # the trace replay reached its last node
+    diagnosed = Signal(object)  # a Diagnosis of the trap just opened
+
+    def build(self) -> QWidget:
+        self.state = LessonState()
+        self.active = False  # the lesson was started (its state goes into saved sessions)
+        self.replay_ms = 300
+        self.diagnosis: Diagnosis | None = None
+        self._trap: tuple[str, OpenRequest] | None = None  # a trap being opened
+        self._replay = QTimer(self)
+        self._replay.timeout.connect(self._replay_next)
+        self._replay_at = 0
+        body = lesson_form.build(self)
+        self.back_button.clicked.connect(lambda: self.go(self.state.step - 1))
+        self.next_button.clicked.connect(lambda: self.go(self.state.step + 1))
+        self.check_button.clicked.connect(self.recheck)
+        self.selection.changed.connect(self._selected)
+        self.panel("step").moved.connect(self._stepped)
+        self.panel("run").finished.connect(self._run_finished)
+        self.session.loaded.connect(self._loaded)
+        self.session.loadFailed.connect(self._load_failed)
+        return body
+
+    def open(self, request: OpenRequest) -> None:
+        """Open what a step needs; a failure is the lesson's to explain (no message box)."""
+        self.session.open(request, tell=False)
+
+    # -- starting, moving -----------------------------------------------------------------
+
+    @property
+    def step(self) -> Any:
+        return STEPS[self.state.step]
+
+    def start(self, state: LessonState | None = None) -> None:
+        """Show the dock at the saved step (or the first)."""
+        self.active = True
+        if state is not None:
+            self.state = state
+        self.dock.show()
+        self.dock.raise_()
+        self.go(self.state.step)
+
+    def go(self, index: int) -> None:
+        index = max(0, min(index, len(STEPS) - 1))
+        if self._replay.isActive():
+            self._replay.stop()
+            self._fade(False)
+        self.state.step = index
+        step = self.step
+        if step.begin is not None and step.id not in self.state.done:  # (not again once done)
+            step.begin(self.document, self.state)
+        spec = step.opens(self.document, self.state) if step.opens is not None else None
+        if spec:
+            self.open(OpenRequest(spec))
+        self.render()
+
+    def render(self) -> None:
+        step, doc = self.step, self.document
+        for i, b in enumerate(self.step_buttons):
+            b.setChecked(i == self.state.step)
+            done = STEPS[i].id in self.state.done
+            b.setText(f"✓{i + 1}" if done else str(i + 1))
+        self.title.setText(f"Step {self.state.step + 1} of {len(STEPS)} — {step.title}")
+        self.text.setMarkdown(step.intro(doc, self.state))
+        self.task.setText("Your turn: " + step.task(doc, self.state))
+        lesson_form.clear(self.extra_layout)
+        getattr(self, f"_extra_{step.id}", lambda: None)()
+        self.back_button.setEnabled(self.state.step > 0)
+        self.recheck()
+
+    def recheck(self) -> Verdict:
+        step = self.step
+        verdict = step.check(self.document, self.state)
+        if verdict.ok:
+            self.state.mark(step.id)
+            self.step_buttons[self.state.step].setText(f"✓{self.state.step + 1}")
+        colour = theme.colors().good if verdict.ok else theme.colors().pending
+        self.verdict.setText(("✓ " if verdict.ok else "… ") + verdict.message)
+        self.verdict.setStyleSheet(f"color: {colour}; font-weight: bold")
+        last = self.state.step == len(STEPS) - 1
+        self.next_button.setEnabled(not last and (verdict.ok or step.id in self.state.done))
+        if last and verdict.ok:
+            self.next_button.setText("Done ✓")
+        else:
+            self.next_button.setText("Next ▶")
+        self.checked.emit(verdict)
+        return verdict
+
+    # -- facts from the window ----------------------------------------------------------------
+
+    def _selected(self, names: list[str]) -> None:
+        self.state.facts["selected"] = names[0] if len(names) == 1 else None
+        if self.active and self.step.id == "code":
+            self.recheck()
+
+    def _stepped(self) -> None:
+        stepper = self.panel("step").stepper
+        if stepper is not None:
+            record_stepper(self.state, stepper)
+        if self.active and self.step.id == "interpret":
+            self.recheck()
+
+    def _run_finished(self, result: Any) -> None:
+        if isinstance(result, Profile) and result.comparison is not None:
+            record_comparison(self.state, result.comparison)
+            if self.active:
+                self.recheck()
+
+    def _loaded(self, doc: GraphDocument) -> None:
+        saved = doc.session_extra.get("lesson") if doc.session_extra else None
+        if saved and not self.active:
+            self.start(LessonState.from_json(saved))
+            return
+        if not self.active:
+            return
+        record_trap(self.state, doc)
+        trap = self._trap
+        self._trap = None
+        if (
+            trap is not None
+            and doc.source.spec == trap[1].spec
+            and trap[0] not in self.state.facts.get("fixed", [])
+        ):
+            self._diagnose(lambda: diagnose_graph(doc), trap[1])
+        self.render()
+
+    def on_change(self, event: Any) -> None:
+        if self.active and event.kind is not ChangeKind.VIEW_CHANGED:
+            self.recheck()
+
+    def _load_failed(self, exc: BaseException) -> None:
+        trap, self._trap = self._trap, None
+        if self.active and trap is not None and isinstance(exc, CaptureError):
+            self._diagnose(lambda: [diagnose_failure(trap[1], exc)], trap[1])
+
+    # -- the steps' own widgets ----------------------------------------------------------------
+
+    def _add(self, widget: QWidget) -> QWidget:
+        self.extra_layout.addWidget(widget)
+        return widget
+
+    def _extra_trace(self) -> None:
+        self.replay_button = self._add(
+            button(self.extra, "▶ Replay the trace", "lessonReplay", self.replay)
+        )
+        self.replay_label = self._add(QLabel(self.extra))
+        self.replay_label.setObjectName("lessonReplayLabel")
+        self.replay_label.setWordWrap(True)
+
+    def replay(self) -> None:
+        """Show the nodes one by one in the order tracing made them, with the user's line:
+        the canvas starts faded and each node (and its wires) appears as it is created."""
+        self._replay_at = 0
+        self._fade(True)
+        self._replay.start(self.replay_ms)
+        self._replay_next()
+
+    def _scene_items(self) -> tuple[dict[str, Any], list[Any]]:
+        scene = self.ctx.canvas.scene
+        return getattr(scene, "nodes", {}), list(getattr(scene, "edges", []))
+
+    def _fade(self, on: bool) -> None:
+        nodes, edges = self._scene_items()
+        for item in [*nodes.values(), *(e for e in edges if e is not None)]:
+            item.setOpacity(FADED if on else 1.0)
+
+    def _appear(self, name: str, made: set[str]) -> None:
+        nodes, edges = self._scene_items()
+        if name in nodes:
+            nodes[name].setOpacity(1.0)
+        for edge in edges:
+            if edge is not None and {edge.source_name, edge.target_name} <= made:
+                edge.setOpacity(1.0)
+
+    def _replay_next(self) -> None:
+        doc = self.document
+        if doc is None or self.step.id != "trace":
+            self._replay.stop()
+            self._fade(False)
+            return
+        order = demos.trace_order(doc)
+        if self._replay_at >= len(order):
+            self._replay.stop()
+            return
+        name, op, loc = order[self._replay_at]
+        self._replay_at += 1
+        self._appear(name, {n for n, _, _ in order[: self._replay_at]})
+        self.selection.select([name])
+        if loc is not None:
+            where = f"{loc.filename.rpartition('/')[2]}:{loc.lineno}: {loc.text}"
+        else:  # no line of the user's made it (the output): the generated line
+            line = doc.code_line_map().get(name)
+            where = f"generated: {doc.code().splitlines()[line - 1].strip()}" if line else "—"
+        self.replay_label.setText(
+            f"Node {self._replay_at} of {len(order)}: <b>{name}</b> ({op})<br><tt>{where}</tt>"
+        )
+        self.state.facts["replayed"] = max(
+            int(self.state.facts.get("replayed", 0)), self._replay_at
+        )
+        self.recheck()  # the verdict counts along
+        if self._replay_at == len(order):
+            self._replay.stop()
+            self._fade(False)
+            self.replayed.emit()
+
+    def _extra_ir(self) -> None:
+        doc = self.document
+        if doc is None:
+            return
+        for q in demos.quiz(doc):
+            self._add(
+                lesson_form.quiz_box(self.extra, q, self.state.answers.get(q.id), self.answer)
+            )
+
+    def answer(self, question: str, value: str) -> None:
+        self.state.answers[question] = value
+        self.recheck()
+
+    def _extra_code(self) -> None:
+        self._add(
+            button(self.extra, "Show Generated code", "lessonShowCode", lambda: self._raise("code"))
+        )
+
+    def _extra_interpret(self) -> None:
+        self._add(
+            button(self.extra, "Show the Step dock", "lessonShowStep", lambda: self._raise("step"))
+        )
+
+    def _raise(self, panel_id: str) -> None:
+        dock = self.panel(panel_id).dock
+        dock.show()
+        dock.raise_()
+
+    def _extra_pattern(self) -> None:
+        self._add(button(self.extra, "Try the pattern", "lessonTryPattern", self.try_pattern))
+        self._add(button(self.extra, "Fix it", "lessonFixPattern", self.fix_pattern))
+
+    def try_pattern(self) -> None:
+        """The deliberate miss in the Patterns dock, found: it does not match; why is shown
+        (``checked`` tells when the verdict says so)."""
+        patterns = self.panel("patterns")
+
+        def missed(why: Any) -> None:
+            first = why.describe().strip().splitlines()
+            self.state.facts["missed"] = first[0] if first else "no match"
+            self.recheck()
+
+        def found(result: Any) -> None:
+            if result.matches:
+                self.recheck()
+            else:
+                patterns.explain(None, then=missed)
+
+        self._load_pattern(fixed=False, then=found)
+
+    def fix_pattern(self) -> None:
+        """The pattern that matches, in the Patterns dock, found."""
+        self._load_pattern(fixed=True)
+
+    def _load_pattern(self, fixed: bool, then: Any = None) -> bool:
+        doc = self.document
+        ex = demos.pattern_exercise(doc) if doc is not None else None
+        if ex is None:
+            return False
+        patterns = self.panel("patterns")
+        self._raise("patterns")
+        patterns.pattern_code.setPlainText(ex.fix if fixed else ex.miss)
+        patterns.replacement_code.setPlainText(ex.replacement)
+        return bool(patterns.find(then=then))
+
+    def _extra_failures(self) -> None:
+        fixed = set(self.state.facts.get("fixed", []))
+        for cid, spec, label in TRAPS:
+            row = QWidget(self.extra)
+            lay = QHBoxLayout(row)
+            lay.setContentsMargins(0, 0, 0, 0)
+            mark = QLabel(("✓ " if cid in fixed else "· ") + label, row)
+            lay.addWidget(mark, 1)
+            lay.addWidget(
+                button(
+                    row,
+                    "Open",
+                    f"lessonOpen_{cid}",
+                    lambda _=False, c=cid, s=spec: self.open_trap(c, s),
+                )
+            )
+            self._add(row)
+        self.diagnosis_view = self._add(QTextBrowser(self.extra))
+        self.diagnosis_view.setObjectName("lessonDiagnosis")
+        self.diagnosis_view.setMinimumHeight(180)
+        self.fix_row = QWidget(self.extra)
+        self.fix_row.setLayout(QHBoxLayout())
+        self.fix_row.layout().setContentsMargins(0, 0, 0, 0)
+        self._add(self.fix_row)
+        if self.diagnosis is not None:
+            self._show_diagnosis(self.diagnosis)
+
+    def open_trap(self, cid: str, spec: str) -> None:
+        request = OpenRequest(spec)
+        self._trap = (cid, request)
+        self.diagnosis = None
+        self.open(request)
+
+    def _diagnose(self, fn: Any, request: OpenRequest) -> None:
+        """Explain a trap in a worker (the fixes are tried: each captures the model again)."""
+        task = Task(fn, self)
+        task.succeeded.connect(self._diagnosed)
+        task.failed.connect(lambda exc: self.verdict.setText(f"Could not explain it: {exc}"))
+        if self.step.id == "failures" and hasattr(self, "diagnosis_view"):
+            self.diagnosis_view.setPlainText(f"Explaining {request.spec}…")
+        task.start()
+
+    def _diagnosed(self, found: list[Diagnosis]) -> None:
+        if not found:
+            return
+        self.diagnosis = found[0]
+        if self.step.id == "failures":
+            self._show_diagnosis(found[0])
+        self.diagnosed.emit(found[0])
+
+    def _show_diagnosis(self, d: Diagnosis) -> None:
+        loc = d.location
+        where = f"{loc.filename.rpartition('/')[2]}:{loc.lineno}" if loc else "unknown line"
+        line = f"\n\n```python\n{loc.text.strip()}\n```" if loc and loc.text else ""
+        self.diagnosis_view.setMarkdown(f"**{d.title}** at `{where}`{line}\n\n{d.explanation}")
+        lesson_form.clear(self.fix_row.layout())
+        for i, fix in enumerate(d.fixes):
+            b = button(
+                self.fix_row,
+                f"Fix: {fix.label}",
+                f"lessonFix{i}",
+                lambda _=False, f=fix: self.open(f.request),
+            )
+            b.setToolTip(fix.explanation)
+            self.fix_row.layout().addWidget(b)
+        if not d.fixes:
+            self.fix_row.layout().addWidget(
+                QLabel(
+                    "fxstudio cannot fix this one itself: change the code as above.", self.fix_row
+                )
+            )
+
+    def _extra_pass(self) -> None:
+        self._add(
+            button(
+                self.extra,
+                "Open the ResNet",
+                "lessonOpenResnet",
+                lambda: self.open(OpenRequest(PASS_MODEL)),
+            )
+        )
+        self._add(
+            button(self.extra, "Show the Run dock", "lessonShowRun", lambda: self._raise("run"))
+        )
+        self._add(
+            button(
+                self.extra,
+                "Show the Patterns dock",
+                "lessonShowPatterns",
+                lambda: self._raise("patterns"),
+            )
+        )
+
+    def _extra_export(self) -> None:
+        self._add(
+            button(self.extra, "Open with torch.export", "lessonOpenExport", self.open_export)
+        )
+
+    def open_export(self) -> None:
+        doc = self.document
+        spec = doc.source.spec if doc is not None and doc.source.spec else self.state.model
+        self.open(OpenRequest(spec, frontend="export"))

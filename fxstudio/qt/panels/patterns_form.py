@@ -1,0 +1,240 @@
+"""The Patterns dock's widgets, laid out; their signals go to the panel's methods."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from fxstudio.core.patterns.builtins import BUILTINS
+from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
+
+BOX = "__box__"  # the replacement-choice entry for a replacement box
+REPLACEMENT_HINT = "def replacement(x, y):\n    return torch.relu(x)\n"
+
+RULE_BOXES = (  # (rule, label, value when ticked, value when not, what it means)
+    (
+        "module",
+        "Submodules by type",
+        "type",
+        "name",
+        "a call_module matches any submodule of the same class, whatever its name",
+    ),
+    (
+        "spelling",
+        "Equivalent spellings",
+        "equivalent",
+        "exact",
+        "torch.relu = F.relu = x.relu() = nn.ReLU, in-place variants too",
+    ),
+    ("commutative", "Commutative add, mul", True, False, "a + b matches b + a"),
+    (
+        "arguments",
+        "Keyword = positional",
+        "normalize",
+        "exact",
+        "torch.sum(x, dim=1) matches torch.sum(x, 1); a default given or left out is the same",
+    ),
+    ("literals", "Literals: any value", "any", "exact", "x + 1.0 matches x + 2.0"),
+    (
+        "outside_users",
+        "Outside users allowed",
+        True,
+        False,
+        "an inner node may also be used outside the match (it is then kept)",
+    ),
+    ("same_shape", "Same shape", True, False, "the graph node's recorded shape must be this one's"),
+    ("same_dtype", "Same dtype", True, False, "the graph node's recorded dtype must be this one's"),
+)
+
+
+def build(panel: Any) -> QWidget:
+    """Make the dock's widgets on ``panel`` (``panel.find_button``, …); returns its body."""
+    body = QWidget()
+    layout = QVBoxLayout(body)
+    layout.setContentsMargins(4, 4, 4, 4)
+    row = QHBoxLayout()
+    panel.name = QLineEdit("pattern", body)
+    panel.name.setObjectName("patternName")
+    panel.make_button = QPushButton("Make pattern", body)
+    panel.make_button.setObjectName("makePattern")
+    panel.make_button.setToolTip("Make a pattern of the selected nodes (box or Ctrl+click them)")
+    panel.make_button.clicked.connect(panel.make_from_selection)
+    panel.open_button = QPushButton("Open…", body)
+    panel.open_button.setToolTip("Open a pattern file (def pattern, def replacement, RULES)")
+    panel.open_button.clicked.connect(lambda: panel.open_file())
+    panel.save_button = QPushButton("Save…", body)
+    panel.save_button.setToolTip("Save the pattern, its replacement and rules as a .py file")
+    panel.save_button.clicked.connect(lambda: panel.save_file())
+    row.addWidget(QLabel("Name", body))
+    row.addWidget(panel.name, 1)
+    row.addWidget(panel.make_button)
+    layout.addLayout(row)
+    files = QHBoxLayout()
+    files.addWidget(panel.open_button)
+    files.addWidget(panel.save_button)
+    files.addStretch(1)
+    layout.addLayout(files)
+    mono = QFont("monospace")
+    mono.setStyleHint(QFont.StyleHint.Monospace)
+    panel.pattern_code = QPlainTextEdit(body)
+    panel.pattern_code.setObjectName("patternCode")
+    panel.pattern_code.setFont(mono)
+    panel.pattern_code.setPlaceholderText(
+        "def pattern(x):\n    return torch.relu(x + 1.0)\n\n"
+        "(or select nodes and press Make pattern)"
+    )
+    rules = QGridLayout()
+    panel.scope = QComboBox(body)
+    panel.scope.setSizeAdjustPolicy(
+        QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+    )
+    panel.scope.setMinimumContentsLength(12)
+    panel.scope.setObjectName("ruleScope")
+    panel.scope.setToolTip("The rules below are for every node, or for the node chosen here")
+    panel.scope.addItem("Rules for every node", None)
+    panel.scope.currentIndexChanged.connect(panel.scope_changed)
+    rules.addWidget(panel.scope, 0, 0, 1, 2)
+    panel.rule_boxes: dict[str, QCheckBox] = {}
+    for i, (key, text, on, _off, meaning) in enumerate(RULE_BOXES):
+        box = QCheckBox(text, body)
+        box.setToolTip(meaning)
+        box.setObjectName(f"rule_{key}")
+        box.setChecked(getattr(DEFAULT_RULES, key) == on)
+        box.toggled.connect(panel.rules_edited)
+        panel.rule_boxes[key] = box
+        rules.addWidget(box, 1 + i // 2, i % 2)
+    panel.attrs = QLineEdit(body)
+    panel.attrs.setObjectName("ruleAttrs")
+    panel.attrs.setPlaceholderText("compare these module attributes too, e.g. kernel_size, stride")
+    panel.attrs.editingFinished.connect(panel.rules_edited)
+    rules.addWidget(panel.attrs, 2 + len(RULE_BOXES) // 2, 0, 1, 2)
+    buttons = QHBoxLayout()
+    panel.find_button = QPushButton("Find", body)
+    panel.find_button.setObjectName("findMatches")
+    panel.find_button.clicked.connect(lambda: panel.find())
+    panel.fx_button = QPushButton("torch.fx rules", body)
+    panel.fx_button.setToolTip("Match as torch.fx.replace_pattern does: op and target only")
+    panel.fx_button.clicked.connect(lambda: panel.set_rules(FX_RULES))
+    panel.why_button = QPushButton("Why not here?", body)
+    panel.why_button.setObjectName("whyNotHere")
+    panel.why_button.setToolTip("Explain why the selected node is not part of a match")
+    panel.why_button.clicked.connect(panel.why_not_here)
+    panel.prev_button = QPushButton("◀", body)
+    panel.next_button = QPushButton("▶", body)
+    for b in (panel.prev_button, panel.next_button):
+        b.setMaximumWidth(32)
+    panel.prev_button.setToolTip("The previous match")
+    panel.next_button.setToolTip("The next match")
+    panel.prev_button.clicked.connect(lambda: panel.step(-1))
+    panel.next_button.clicked.connect(lambda: panel.step(1))
+    for b in (panel.find_button, panel.fx_button, panel.why_button):
+        buttons.addWidget(b)
+    buttons.addStretch(1)
+    buttons.addWidget(panel.prev_button)
+    buttons.addWidget(panel.next_button)
+    panel.summary = QLabel("No pattern yet.", body)
+    panel.summary.setObjectName("matchSummary")
+    panel.summary.setWordWrap(True)
+    panel.match_list = QListWidget(body)
+    panel.match_list.setObjectName("matchList")
+    panel.match_list.currentRowChanged.connect(panel.show_match)
+    panel.explanation = QPlainTextEdit(body)
+    panel.explanation.setObjectName("explanation")
+    panel.explanation.setReadOnly(True)
+    panel.explanation.setFont(mono)
+    panel.explanation.setPlaceholderText("Why a node did not match is told here.")
+    rep_row = QHBoxLayout()
+    panel.replacement_choice = QComboBox(body)
+    panel.replacement_choice.setSizeAdjustPolicy(
+        QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+    )
+    panel.replacement_choice.setMinimumContentsLength(12)
+    panel.replacement_choice.setObjectName("replacementChoice")
+    panel.replacement_choice.addItem("the function below", "")
+    panel.replacement_choice.addItem("the replacement box (selected nodes)", BOX)
+    for name, b in BUILTINS.items():
+        panel.replacement_choice.addItem(f"built-in: {name}", name)
+        panel.replacement_choice.setItemData(
+            panel.replacement_choice.count() - 1, b.summary, Qt.ItemDataRole.ToolTipRole
+        )
+    panel.replace_button = QPushButton("Replace accepted", body)
+    panel.replace_button.setObjectName("replaceMatches")
+    panel.replace_button.clicked.connect(lambda: panel.replace_accepted())
+    panel.box_button = QPushButton("Selection as replacement", body)
+    panel.box_button.setObjectName("replacementBox")
+    panel.box_button.setToolTip(
+        "Build the replacement with the editing tools, select its nodes, press this"
+    )
+    panel.box_button.clicked.connect(panel.use_selection_as_replacement)
+    rep_row.addWidget(panel.replacement_choice, 1)
+    rep_buttons = QHBoxLayout()
+    rep_buttons.addWidget(panel.box_button)
+    rep_buttons.addStretch(1)
+    rep_buttons.addWidget(panel.replace_button)
+    panel.replacement_code = QPlainTextEdit(body)
+    panel.replacement_code.setObjectName("replacementCode")
+    panel.replacement_code.setFont(mono)
+    panel.replacement_code.setPlainText(REPLACEMENT_HINT)
+    panel.check_label = QLabel("", body)
+    panel.check_label.setObjectName("checkResult")
+    panel.check_label.setWordWrap(True)
+    panel.undo_button = QPushButton("Undo the rewrite", body)
+    panel.undo_button.setObjectName("undoRewrite")
+    panel.undo_button.hide()
+    panel.undo_button.clicked.connect(panel.undo_rewrite)
+    panel.report_button = QPushButton("Save report…", body)
+    panel.report_button.setObjectName("saveRewriteReport")
+    panel.report_button.setToolTip(
+        "The replacement's matches, skips and check as JSON (what fxstudio rewrite --json prints)"
+    )
+    panel.report_button.setEnabled(False)
+    panel.report_button.clicked.connect(lambda: panel.save_report())
+    split = QSplitter(Qt.Orientation.Vertical, body)
+    top = QWidget(split)
+    top_layout = QVBoxLayout(top)
+    top_layout.setContentsMargins(0, 0, 0, 0)
+    top_layout.addWidget(panel.pattern_code)
+    top_layout.addLayout(rules)
+    top_layout.addLayout(buttons)
+    top_layout.addWidget(panel.summary)
+    split.addWidget(top)
+    split.addWidget(panel.match_list)
+    split.addWidget(panel.explanation)
+    bottom = QWidget(split)
+    bottom_layout = QVBoxLayout(bottom)
+    bottom_layout.setContentsMargins(0, 0, 0, 0)
+    bottom_layout.addLayout(rep_row)
+    bottom_layout.addLayout(rep_buttons)
+    bottom_layout.addWidget(panel.replacement_code)
+    bottom_layout.addWidget(panel.check_label)
+    result_row = QHBoxLayout()
+    result_row.addWidget(panel.undo_button)
+    result_row.addStretch(1)
+    result_row.addWidget(panel.report_button)
+    bottom_layout.addLayout(result_row)
+    split.addWidget(bottom)
+    layout.addWidget(split, 1)
+    # scrolled: the dock shares its column with the code view and must not push it away
+    scroll = QScrollArea()
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    scroll.setWidget(body)
+    return scroll

@@ -1,0 +1,353 @@
+"""The Run dock: run the document's model on a chosen device and time it, in a worker thread
+(the window stays live), on a copy of the graph made there (edits made meanwhile do not
+reach the run, and the run never changes the document).  It runs
+:func:`fxstudio.core.runtime.profiling.profile` -- what ``fxstudio profile`` runs -- and
+*Export ▸ Result as JSON* writes the same JSON as ``fxstudio profile --json``.
+
+With *Per node* a separate profiled run follows the clean one: the node table, the heat
+overlay on the canvas, the inspector and the *Top* chart show it.  *Pin as baseline* keeps
+the graph as it is; *Compare with baseline* times both interleaved and fills *Before / after*.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFileDialog, QWidget
+
+from fxstudio.core.document import ChangeKind, GraphDocument
+from fxstudio.core.errors import UserError
+from fxstudio.core.runtime.breakdown import NodeProfile, format_rate
+from fxstudio.core.runtime.compare import Comparison, by_change
+from fxstudio.core.runtime.profiling import Profile, ProfileOptions, profile
+from fxstudio.core.snapshots import Snapshot, detached, snapshot
+from fxstudio.qt.canvas.heat import HeatMarks
+from fxstudio.qt.panels import run_form
+from fxstudio.qt.panels.base import DocumentPanel
+from fxstudio.qt.panels.run_form import SortItem
+from fxstudio.qt.workers import Task
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.3f} ms"
+
+
+class RunPanel(DocumentPanel):
+    """The dock's controller.  ``finished(result)``: a run ended with a
+    :class:`~fxstudio.core.runtime.profiling.Profile` or the exception that stopped it."""
+
+    id, title = "run", "Run"
+    finished = Signal(object)
+
+    def build(self) -> QWidget:
+        self.task: Task | None = None
+        self.last: Profile | None = None  # the last run's
+        self.baseline: Snapshot | None = None
+        self.marks = HeatMarks()
+        body = run_form.build(self)
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.pin_button.clicked.connect(self.pin)
+        self.compare_button.clicked.connect(self.compare)
+        self.heat.toggled.connect(self._heat_toggled)
+        self.export_trace_action.triggered.connect(lambda: self._export("trace"))
+        self.export_csv_action.triggered.connect(lambda: self._export("csv"))
+        self.export_json_action.triggered.connect(lambda: self._export("json"))
+        self.node_table.cellDoubleClicked.connect(
+            lambda row, _col: self._choose(self.node_table.item(row, 0).text())
+        )
+        self.node_chart.barClicked.connect(self._choose)
+        self.ctx.canvas.layoutDone.connect(lambda _layout: self._redraw())
+        self.session.profileChanged.connect(self._profile_changed)
+        return body
+
+    # -- the document and the canvas ------------------------------------------------
+
+    def on_document(self, doc: GraphDocument | None) -> None:
+        self.baseline = None
+        self.last = None
+        self.baseline_label.setText("No baseline pinned.")
+        self.compare_button.setEnabled(False)
+        self.export_button.setEnabled(False)
+        self.status_label.setText("Not run yet." if doc is not None else "")
+        self._show_profile(None)
+        self.run_button.setEnabled(doc is not None)
+        self.pin_button.setEnabled(doc is not None)
+
+    def on_change(self, event: Any) -> None:
+        if self.last is not None and event.kind is not ChangeKind.VIEW_CHANGED:
+            text = self.status_label.text()
+            if "edited since" not in text:
+                self.status_label.setText(text + " — the graph was edited since this run")
+
+    def _profile_changed(self, profile: Any) -> None:
+        """The session dropped the profile (the graph changed): the heat goes with it."""
+        if profile is None and self.marks.nodes:
+            self.marks.set_profile(None)
+            self._redraw()
+
+    def _redraw(self) -> None:
+        self.marks.redraw(self.ctx.canvas.scene)
+
+    def _heat_toggled(self, on: bool) -> None:
+        self.marks.visible = on
+        self._redraw()
+
+    def _choose(self, name: str) -> None:
+        doc = self.document
+        if doc is not None and name in doc:
+            self.selection.select([name])
+
+    # -- running --------------------------------------------------------------------
+
+    def options(self, compare: bool = False) -> ProfileOptions:
+        """What the dock's controls say (a comparison: eager, no per-node calls count)."""
+        device = str(self.device.currentData())
+        backend = None if compare else self.compile.currentData()
+        return ProfileOptions(
+            device=device,
+            threads=self.threads.value() if device == "cpu" else None,
+            dtype=self.dtype.currentData(),
+            min_time=self.min_time.value(),
+            per_node=self.per_node.isChecked() and backend is None,  # fused kernels: no nodes
+            compile=backend,
+            batch=self.batch.value() or None,  # 0: as captured
+        )
+
+    def _start(self, fn: Any, text: str) -> None:
+        """Run ``fn(say)`` in a worker; ``say(text)`` shows what it does now."""
+        task = Task(lambda: fn(task.say), self)  # (task is bound before the thread starts)
+        self.task = task
+        task.stage.connect(lambda line: self.status_label.setText(f"{text} {line}"))
+        self.task.succeeded.connect(self._done)
+        self.task.failed.connect(self._failed)
+        task.finished.connect(lambda: self._ended(task))
+        for b in (self.run_button, self.compare_button, self.pin_button):
+            b.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.status_label.setText(f"{text} starting…")
+        self.task.start()
+
+    def busy(self) -> bool:
+        return self.task is not None
+
+    def _ended(self, task: Task) -> None:
+        """The worker's thread is over (a cancelled one too): it deletes itself."""
+        if task is self.task:
+            self.task = None
+            self._idle()
+
+    def run(self) -> None:
+        """Run and time the graph as it is now (a copy, made in the worker)."""
+        if self.document is None or self.busy():
+            return
+        snap, options = snapshot(self.document), self.options()
+        self._start(
+            lambda say: profile(detached(snap), options, stage=say), f"On {options.device}:"
+        )
+
+    def pin(self) -> None:
+        """Keep the graph as it is now, to compare a later version with."""
+        if self.document is None:
+            return
+        self.baseline = snapshot(self.document)
+        count = len(self.baseline.nodes)
+        self.baseline_label.setText(
+            f"Baseline: the graph at {time.strftime('%H:%M:%S')} ({count} nodes)."
+        )
+        self.compare_button.setEnabled(not self.busy())
+
+    def compare(self) -> None:
+        """Time the baseline and the graph now interleaved (A/B/A/B)."""
+        if self.document is None or self.baseline is None or self.busy():
+            return
+        before, after, options = self.baseline, snapshot(self.document), self.options(True)
+        self._start(
+            lambda say: profile(detached(after), options, detached(before), stage=say),
+            f"Baseline vs the graph now, on {options.device}:",
+        )
+
+    def cancel(self) -> None:
+        """Drop the run's result (torch cannot be stopped mid-call); Run is offered again
+        once its thread is over."""
+        if self.task is not None:
+            self.task.cancel()
+            self.cancel_button.setEnabled(False)
+            self.status_label.setText(
+                "Cancelled: the run finishes in the background and its result is dropped."
+            )
+
+    def _idle(self) -> None:
+        self.run_button.setEnabled(self.document is not None)
+        self.pin_button.setEnabled(self.document is not None)
+        self.compare_button.setEnabled(self.baseline is not None)
+        self.cancel_button.setEnabled(False)
+
+    def _done(self, result: Profile) -> None:
+        self._idle()
+        self.last = result
+        c = result.comparison
+        if c is not None:
+            self._fill_compare(c)
+            w = c.whole
+            self.status_label.setText(
+                f"After vs baseline: {w.verdict} (speed-up {w.speedup:.3f}×, "
+                f"95 % CI {w.ci_low:.3f}–{w.ci_high:.3f})"
+            )
+            self.tabs.setCurrentWidget(self.compare_table)
+        else:
+            t = result.after.timing
+            self.status_label.setText(
+                f"median {t.median_s * 1e3:.3f} ms · {result.after.throughput:,.1f} items/s"
+                + (" · NOISY" if t.noisy else "")
+            )
+        self.result.setPlainText(result.describe())
+        self._show_profile(result.after.nodes)
+        self.export_button.setEnabled(True)
+        self.finished.emit(result)
+
+    def _failed(self, exc: BaseException) -> None:
+        self._idle()
+        text = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+        self.status_label.setText("The run failed.")
+        self.result.setPlainText(text)
+        self.tabs.setCurrentWidget(self.result)
+        self.finished.emit(exc)
+
+    # -- showing a profile ------------------------------------------------------------
+
+    def _show_profile(self, profile: NodeProfile | None) -> None:
+        self.marks.set_profile(profile)
+        self._redraw()
+        t = self.node_table
+        t.setSortingEnabled(False)
+        t.setRowCount(0)
+        if profile is not None:
+            rows = [
+                *(
+                    (
+                        n.name,
+                        n.module,
+                        n.time_s,
+                        n.iqr_s,
+                        n.share,
+                        n.flops,
+                        n.flops_per_s,
+                        n.bound or "",
+                    )
+                    for n in profile.nodes
+                ),
+                (
+                    "(unattributed)",
+                    "",
+                    profile.unattributed_s,
+                    0.0,
+                    profile.unattributed_s / profile.whole_s if profile.whole_s else 0.0,
+                    0,
+                    None,
+                    "",
+                ),
+                (
+                    "(gap)",
+                    "",
+                    profile.gap_s,
+                    0.0,
+                    profile.gap_s / profile.whole_s if profile.whole_s else 0.0,
+                    0,
+                    None,
+                    "",
+                ),
+            ]
+            t.setRowCount(len(rows))
+            for i, (name, module, s, spread, share, flops, fps, bound) in enumerate(rows):
+                cells = (
+                    SortItem(name, name),
+                    SortItem(module, module),
+                    SortItem(_ms(s), s),
+                    SortItem(_ms(spread), spread),
+                    SortItem(f"{share:.1%}", share),
+                    SortItem(f"{flops:,}" if flops else "", float(flops)),
+                    SortItem(format_rate(fps) if fps else "", fps or 0.0),
+                    SortItem(bound, bound),
+                )
+                for j, cell in enumerate(cells):
+                    t.setItem(i, j, cell)
+            t.resizeColumnsToContents()
+            self.node_chart.set_bars(
+                "Top nodes by time", [(n.name, n.time_s, n.share) for n in profile.top(12)]
+            )
+            mods = sorted((m for m in profile.modules if m.path), key=lambda m: -m.time_s)[:12]
+            self.module_chart.set_bars(
+                "Top modules by time (sum of their nodes)",
+                [(m.path, m.time_s, m.share) for m in mods],
+            )
+        else:
+            self.node_chart.set_bars("", [])
+            self.module_chart.set_bars("", [])
+        t.setSortingEnabled(True)
+        if profile is not None:
+            t.sortItems(2, Qt.SortOrder.DescendingOrder)
+        if profile is not None or self.session.profile is not None:
+            self.session.set_profile(profile)
+
+    def _fill_compare(self, c: Comparison) -> None:
+        t = self.compare_table
+        t.setSortingEnabled(False)
+        t.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # as listed
+        rows: list[tuple[str, Any]] = [("whole model (interleaved)", c.whole)]
+        rows += [(d.label, d.change) for d in by_change(c.nodes)]
+        rows += [(f"module {d.label}", d.change) for d in by_change(c.modules)]
+        rows = [r for r in rows if r[0] != "module (whole model)"]
+        rows += [(f"removed: {n}", None) for n in c.removed]
+        rows += [(f"added: {n}", None) for n in c.added]
+        t.setRowCount(len(rows))
+        for i, (label, s) in enumerate(rows):
+            cells = [SortItem(label, label)]
+            if s is None:
+                cells += [SortItem("", 0.0) for _ in range(5)]
+            else:
+                cells += [
+                    SortItem(_ms(s.before_s), s.before_s),
+                    SortItem(_ms(s.after_s), s.after_s),
+                    SortItem(f"{s.speedup:.3f}×", s.speedup),
+                    SortItem(f"{s.ci_low:.3f}–{s.ci_high:.3f}", s.ci_low),
+                    SortItem(s.verdict, s.verdict),
+                ]
+            for j, cell in enumerate(cells):
+                t.setItem(i, j, cell)
+        t.resizeColumnsToContents()
+        t.setColumnWidth(0, min(t.columnWidth(0), 260))
+        t.setSortingEnabled(True)
+
+    # -- exports ----------------------------------------------------------------------
+
+    def _export(self, kind: str) -> None:
+        filters = {
+            "trace": "Chrome/Perfetto trace (*.json)",
+            "csv": "CSV (*.csv)",
+            "json": "JSON (*.json)",
+        }
+        path, _ = QFileDialog.getSaveFileName(self.dock, "Export the profile", "", filters[kind])
+        if path:
+            self.export(kind, Path(path))
+
+    def export(self, kind: str, path: Path) -> bool:
+        """Write the last result (``json``: what ``fxstudio profile --json`` writes; ``csv``,
+        ``trace``: of a per-node run); a failure is a message and leaves no partial file."""
+        try:
+            if self.last is None:
+                raise UserError("Nothing to export yet: run the model first.")
+            write = {
+                "json": self.last.write,
+                "csv": self.last.write_csv,
+                "trace": self.last.write_trace,
+            }[kind]
+            write(path)
+        except UserError as exc:
+            self.message.emit(str(exc))
+            return False
+        self.status_label.setText(f"Wrote {path}")
+        return True

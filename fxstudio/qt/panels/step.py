@@ -1,0 +1,288 @@
+"""The Step dock: run the document's graph node by node (``fxstudio.core.stepping``) and
+show each node's value; the canvas, the node table and the code follow the node last run
+(selecting it there), and the card shows its generated line and the user's source line --
+the three-way link.
+
+Every move runs in a worker thread on a copy of the graph (the window stays live; the
+document is never changed by stepping).  An edit of the graph ends the stepping: the next
+move starts again on the edited graph.  Collapsed modules follow debugger rules: *Over*
+runs a collapsed module in one step, *Step* expands it and stops at its first node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QWidget
+
+from fxstudio.core.document import ChangeKind, GraphDocument
+from fxstudio.core.graphviews import format_target
+from fxstudio.core.snapshots import detached, snapshot
+from fxstudio.core.stepping.stepper import Stepper, for_document
+from fxstudio.core.stepping.values import picture
+from fxstudio.qt import theme
+from fxstudio.qt.panels import step_form
+from fxstudio.qt.panels.base import DocumentPanel
+from fxstudio.qt.workers import Task
+
+
+class StepPanel(DocumentPanel):
+    """The dock's controller; its actions also fill the window's *Step* menu."""
+
+    id, title, menu = "step", "Step", "&Step"
+    moved = Signal()  # a move finished and the card shows where the stepper is
+    failed = Signal(str)  # a move (or starting) failed: the text says why
+
+    def build(self) -> QWidget:
+        self.stepper: Stepper | None = None
+        self.task: Task | None = None
+        self.breakpoint_names: set[str] = set()  # kept when the stepper starts again
+        self._filling = False
+        body = step_form.build(self, self.ctx.window)
+        self.restart_action.triggered.connect(lambda: self._move(lambda s: s.restart()))
+        self.back_action.triggered.connect(lambda: self._move(lambda s: s.back()))
+        self.into_action.triggered.connect(self.step_into)
+        self.over_action.triggered.connect(self.step_over)
+        self.out_action.triggered.connect(lambda: self._move(lambda s: s.step_out()))
+        self.continue_action.triggered.connect(lambda: self._move(lambda s: s.run_to_end()))
+        self.to_selected_action.triggered.connect(self.run_to_selected)
+        self.breakpoint_action.triggered.connect(self.toggle_breakpoint)
+        self.slider.valueChanged.connect(self._slid)
+        self.slider.sliderReleased.connect(lambda: self._slid(self.slider.value()))
+        self.first_difference.clicked.connect(self._go_to_first_difference)
+        return body
+
+    def menu_actions(self) -> list[Any]:
+        return list(self.actions)
+
+    # -- the document -----------------------------------------------------------------
+
+    def on_document(self, doc: GraphDocument | None) -> None:
+        self.stepper = None
+        self.breakpoint_names = set()
+        for action in self.actions:
+            action.setEnabled(doc is not None)
+        if doc is not None:
+            self.slider.setRange(0, len(doc))
+        self._show()
+
+    def on_change(self, event: Any) -> None:
+        if event.kind is ChangeKind.VIEW_CHANGED or self.stepper is None:
+            return
+        self.stepper = None
+        assert self.document is not None
+        self.breakpoint_names &= set(self.document.node_names())
+        self._filling = True
+        self.slider.setRange(0, len(self.document))
+        self.slider.setValue(0)
+        self._filling = False
+        self.status_label.setText(
+            "The graph was edited: the next step starts again on the new graph."
+        )
+
+    # -- moves ----------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self.task is not None
+
+    def _move(self, fn: Callable[[Stepper], Any], text: str = "Running…") -> None:
+        """Run ``fn(stepper)`` in a worker (the stepper is made first when there is none)."""
+        doc = self.document
+        if doc is None or self.busy:
+            return
+        stepper = self.stepper
+        snap = snapshot(doc) if stepper is None else None
+        breakpoints = set(self.breakpoint_names)
+
+        def work() -> Stepper:
+            s = stepper
+            if s is None:
+                assert snap is not None
+                task.say("building the eager model to compare with…")
+                s = for_document(detached(snap))
+                s.set_breakpoints(breakpoints & set(s.index))
+            fn(s)
+            return s
+
+        task = Task(work, self)
+        self.task = task
+        task.stage.connect(self.status_label.setText)
+        task.succeeded.connect(self._moved)
+        task.failed.connect(self._move_failed)
+        for action in self.actions:
+            action.setEnabled(False)
+        self.status_label.setText(text)
+        task.start()
+
+    def _finish_task(self) -> None:
+        task, self.task = self.task, None
+        if task is not None:
+            task.wait()
+        for action in self.actions:
+            action.setEnabled(self.document is not None)
+
+    def _moved(self, stepper: Stepper) -> None:
+        self._finish_task()
+        self.stepper = stepper
+        stepper.set_breakpoints(self.breakpoint_names & set(stepper.index))  # (set while busy)
+        self._show()
+        current = stepper.current
+        if current is not None and self.document is not None and current in self.document:
+            self.selection.select([current])  # the canvas, table and code follow
+        self.moved.emit()
+
+    def _move_failed(self, exc: BaseException) -> None:
+        self._finish_task()
+        self._show()
+        self.status_label.setText(str(exc))
+        self.failed.emit(str(exc))
+
+    def _collapsed_around(self, name: str | None) -> list[str]:
+        """The collapsed module groups holding ``name``, outermost first."""
+        doc = self.document
+        if doc is None or name is None or not doc.collapsed:
+            return []
+        return [
+            g.path
+            for g in doc.module_tree().walk()
+            if g.path in doc.collapsed and name in g.all_nodes()
+        ]
+
+    def _next(self) -> str | None:
+        if self.stepper is not None:
+            return self.stepper.next_node
+        doc = self.document
+        return doc.node_names()[0] if doc is not None and len(doc) else None
+
+    def step_into(self) -> None:
+        """One node; a collapsed module around it is expanded first (entered)."""
+        assert self.document is not None
+        for group in self._collapsed_around(self._next()):
+            self.document.set_collapsed(group, False)
+        self._move(lambda s: s.step() if not s.finished else None)
+
+    def step_over(self) -> None:
+        """A collapsed module in one step (its output shown), else one node."""
+        groups = self._collapsed_around(self._next())
+        if groups:
+            self._move(lambda s: s.step_over(groups[0]), f"Running module {groups[0]}…")
+        else:
+            self._move(lambda s: s.step() if not s.finished else None)
+
+    def run_to_selected(self) -> None:
+        name = self.selection.current
+        if name is None:
+            self.message.emit("Select the node to run to, then Run to selected.")
+            return
+        self._move(lambda s: s.run_to(name), f"Running to {name}…")
+
+    def goto(self, position: int) -> None:
+        self._move(lambda s: s.goto(position))
+
+    def toggle_breakpoint(self) -> None:
+        name = self.selection.current
+        if name is None:
+            self.message.emit("Select the node to break at, then Breakpoint (F9).")
+            return
+        self.breakpoint_names ^= {name}
+        if self.stepper is not None and not self.busy:
+            self.stepper.set_breakpoints(self.breakpoint_names & set(self.stepper.index))
+        self._show_breakpoints()
+
+    def _slid(self, value: int) -> None:
+        if self._filling or self.slider.isSliderDown():
+            return
+        if self.stepper is None or value != self.stepper.position:
+            self.goto(value)
+
+    def _go_to_first_difference(self) -> None:
+        s = self.stepper
+        first = s.first_difference() if s is not None else None
+        if first is not None:
+            self._move(lambda st: st.run_to(first))
+
+    # -- the card -----------------------------------------------------------------------
+
+    def _show_breakpoints(self) -> None:
+        names = sorted(self.breakpoint_names)
+        self.breakpoints.setText(", ".join(names) if names else "none (F9 on a selected node)")
+
+    def _show(self) -> None:
+        s, doc = self.stepper, self.document
+        self._show_breakpoints()
+        self._filling = True
+        self.slider.setValue(s.position if s is not None else 0)
+        self._filling = False
+        name = s.current if s is not None else None
+        if doc is None:
+            self.where.setText("Open a model to step through it.")
+        elif s is None or name is None:
+            total = len(doc) if s is None else len(s)
+            self.where.setText(f"Before the first node (0 of {total} run). Step (F11) to begin.")
+        else:
+            where = f"Node {s.position} of {len(s)} run"
+            if s.finished:
+                where += " — at the end"
+            if s.recomputed:
+                where += (
+                    f" — stepped back past the last {s.window} kept values: "
+                    f"{s.recomputed} nodes were run again"
+                )
+            self.where.setText(where)
+        if s is None or name is None:
+            self.title.setText("")
+            step_form.show_summary(self, None)
+            for label in (self.eager, self.code_line, self.source_line, self.picture_caption):
+                label.setText("")
+            self.picture.clear()
+            self.first_difference.hide()
+            return
+        node = s.order[s.index[name]]
+        self.title.setText(f"{name}   ({node.op} {format_target(node)})")
+        summary = s.summary(name)
+        step_form.show_summary(self, summary)
+        pic = picture(s.value(name)) if s.kept(name) else None
+        if pic is not None:
+            self.picture.setPixmap(step_form.picture_pixmap(pic))
+            self.picture_caption.setText(pic.caption)
+        else:
+            self.picture.clear()
+            self.picture_caption.setText("")
+        agreement = s.agreements.get(name)
+        if agreement is None:
+            self.eager.setText(
+                "no module boundary here" if s.eager is not None else "not compared (no source)"
+            )
+            self.eager.setStyleSheet("")
+        else:
+            self.eager.setText(agreement.describe())
+            c = theme.colors()
+            self.eager.setStyleSheet(f"color: {c.bad if agreement.differs else c.good}")
+        first = s.first_difference()
+        self.first_difference.setVisible(first is not None)
+        if first is not None:
+            self.first_difference.setText(f"⚠ First node that differs from eager: {first} — go")
+        self._show_lines(name)
+        self.status_label.setText("")
+
+    def _show_lines(self, name: str) -> None:
+        doc = self.document
+        if doc is None or name not in doc:
+            self.code_line.setText("")
+            self.source_line.setText("")
+            return
+        line = doc.code_line_map().get(name)
+        code = doc.code().splitlines()
+        if line is not None and 0 < line <= len(code):
+            self.code_line.setText(f"line {line}: {code[line - 1].strip()}")
+        else:
+            self.code_line.setText("")
+        loc = doc.source_location(name)
+        self.source_line.setText(
+            f"{loc.filename.rpartition('/')[2]}:{loc.lineno}: {loc.text.strip()}" if loc else "—"
+        )
+        if loc:
+            self.source_line.setToolTip(f"{loc.filename}:{loc.lineno}")

@@ -1,0 +1,195 @@
+"""The Step dock's widgets: the controls, the position slider and the value card (numbers,
+a histogram, a picture of the tensor, the eager comparison, the user's source line)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtGui import QAction, QImage, QKeySequence, QPainter, QPaintEvent, QPixmap
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QSlider,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from fxstudio.core.stepping.values import Picture, ValueSummary
+from fxstudio.qt import theme
+from fxstudio.qt.forms import text_label
+
+PICTURE_SIDE = 224  # pixels the picture is drawn at (nearest neighbour: values stay visible)
+
+#: (attribute, text, shortcut, tip): the dock's actions, in the order of its buttons.
+ACTIONS = (
+    ("restart_action", "↺ Restart", "Ctrl+Shift+F5", "Start again before the first node"),
+    ("back_action", "◀ Back", "F7", "Step back one node (values in the window come back at once)"),
+    (
+        "into_action",
+        "Step ▶",
+        "F11",
+        "Run the next node (step into: a collapsed module is expanded and entered)",
+    ),
+    (
+        "over_action",
+        "Over ⤼",
+        "F10",
+        "Step over: run a collapsed module (or the next node) in one step",
+    ),
+    ("out_action", "Out ⤴", "Shift+F11", "Step out: run to the end of the current module"),
+    ("to_selected_action", "To selected", "Ctrl+F10", "Run (or step back) to the selected node"),
+    ("continue_action", "Continue ⇥", "F8", "Run to the next breakpoint or the end"),
+    ("breakpoint_action", "● Breakpoint", "F9", "Set or clear a breakpoint on the selected node"),
+)
+
+
+class Histogram(QWidget):
+    """The counts of a value's finite elements in equal bins from min to max."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.counts: tuple[int, ...] = ()
+        self.setObjectName("stepHistogram")
+        self.setMinimumHeight(56)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def set_counts(self, counts: tuple[int, ...]) -> None:
+        self.counts = counts
+        self.update()
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        return QSize(240, 56)
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        p = QPainter(self)
+        pal = self.palette()
+        p.fillRect(self.rect(), pal.base())
+        if not self.counts:
+            return
+        top = max(self.counts) or 1
+        width = self.width() / len(self.counts)
+        colour = pal.highlight().color()
+        for i, c in enumerate(self.counts):
+            h = (self.height() - 4) * c / top
+            p.fillRect(QRectF(i * width + 1, self.height() - 2 - h, width - 2, h), colour)
+        p.setPen(pal.mid().color())
+        p.drawLine(0, self.height() - 1, self.width(), self.height() - 1)
+
+
+def picture_pixmap(pic: Picture, side: int = PICTURE_SIDE) -> QPixmap:
+    """The picture as a grey pixmap, scaled (nearest: each value a sharp block) so that its
+    longer side is ``side``."""
+    pixels = (pic.pixels * 255).round().to(torch.uint8)
+    h, w = int(pixels.shape[0]), int(pixels.shape[1])
+    data = bytes(pixels.flatten().tolist())  # (numpy is not a dependency)
+    image = QImage(data, w, h, w, QImage.Format.Format_Grayscale8).copy()
+    return QPixmap.fromImage(
+        image.scaled(
+            side, side, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.FastTransformation
+        )
+    )
+
+
+STATS = ("value", "min", "max", "mean", "std", "NaN / Inf", "device")
+
+
+def build(panel: Any, parent: QWidget) -> QWidget:
+    """Make the dock's widgets and actions (parented to ``parent``, the window) on ``panel``;
+    returns the dock's body."""
+    body = QWidget()
+    layout = QVBoxLayout(body)
+    buttons = QHBoxLayout()
+    buttons.setSpacing(2)
+    panel.actions = []
+    for attr, text, keys, tip in ACTIONS:
+        action = QAction(text, parent)
+        action.setObjectName("action" + "".join(w.title() for w in attr.split("_")[:-1]))
+        action.setShortcut(QKeySequence(keys))
+        action.setToolTip(f"{tip} ({keys})")
+        action.setStatusTip(tip)
+        setattr(panel, attr, action)
+        panel.actions.append(action)
+        button = QToolButton(body)
+        button.setDefaultAction(action)
+        button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        buttons.addWidget(button)
+    buttons.addStretch(1)
+    layout.addLayout(buttons)
+    panel.slider = QSlider(Qt.Orientation.Horizontal, body)
+    panel.slider.setObjectName("stepSlider")
+    panel.slider.setToolTip("Drag to any node: the graph runs (or steps back) to it")
+    layout.addWidget(panel.slider)
+    panel.where = text_label(body, "stepWhere")
+    layout.addWidget(panel.where)
+    card = QWidget(body)
+    form = QFormLayout(card)
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    panel.title = text_label(card, "stepTitle")
+    font = panel.title.font()
+    font.setBold(True)
+    panel.title.setFont(font)
+    form.addRow(panel.title)
+    panel.stats = {}
+    for key in STATS:
+        panel.stats[key] = text_label(card, "stepStat_" + key.split()[0].lower())
+        form.addRow(key, panel.stats[key])
+    panel.histogram = Histogram(card)
+    form.addRow("histogram", panel.histogram)
+    panel.picture = QLabel(card)
+    panel.picture.setObjectName("stepPicture")
+    panel.picture_caption = text_label(card, "stepPictureCaption")
+    form.addRow("picture", panel.picture)
+    form.addRow("", panel.picture_caption)
+    panel.eager = text_label(card, "stepEager")
+    form.addRow("eager", panel.eager)
+    panel.first_difference = QToolButton(card)
+    panel.first_difference.setObjectName("stepFirstDifference")
+    panel.first_difference.setAutoRaise(True)
+    form.addRow("", panel.first_difference)
+    panel.code_line = text_label(card, "stepCode")
+    panel.source_line = text_label(card, "stepSource")
+    mono = panel.code_line.font()
+    mono.setFamily("monospace")
+    panel.code_line.setFont(mono)
+    panel.source_line.setFont(mono)
+    form.addRow("code", panel.code_line)
+    form.addRow("your code", panel.source_line)
+    panel.breakpoints = text_label(card, "stepBreakpoints")
+    form.addRow("breakpoints", panel.breakpoints)
+    scroll = QScrollArea(body)
+    scroll.setWidgetResizable(True)
+    scroll.setWidget(card)
+    layout.addWidget(scroll, 1)
+    panel.status_label = text_label(body, "stepStatus")
+    layout.addWidget(panel.status_label)
+    return body
+
+
+def show_summary(panel: Any, summary: ValueSummary | None) -> None:
+    """Fill the card's numbers and histogram from a summary (None: blank)."""
+
+    def num(x: float | None) -> str:
+        return "—" if x is None else f"{x:.6g}"
+
+    s = summary
+    values = {
+        "value": s.text if s else "not run yet",
+        "min": num(s.min) if s else "",
+        "max": num(s.max) if s else "",
+        "mean": num(s.mean) if s else "",
+        "std": num(s.std) if s else "",
+        "NaN / Inf": f"{s.nans} / {s.infs}" if s and s.kind == "tensor" else "",
+        "device": s.device if s else "",
+    }
+    for key, text in values.items():
+        panel.stats[key].setText(text)
+    bad = s is not None and not s.finite
+    alarm = f"color: {theme.colors().bad}; font-weight: bold"
+    panel.stats["NaN / Inf"].setStyleSheet(alarm if bad else "")
+    panel.histogram.set_counts(s.histogram if s else ())

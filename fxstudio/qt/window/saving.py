@@ -1,0 +1,186 @@
+"""Saving, from the window's menus: the session file (asking for a name when it has none),
+the model in other formats (in a worker thread, editing locked meanwhile), the canvas as a
+picture, and asking before unsaved changes are lost."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from fxstudio.core.errors import UserError
+from fxstudio.core.export import DESCRIPTIONS, ExportResult, export, weights_path
+from fxstudio.core.opening import SESSION_SUFFIX
+from fxstudio.qt.window.image_export import export_image
+from fxstudio.qt.workers import Task
+
+_EXPORT_FILTERS = {
+    "py": (".py", "Python module (*.py)"),
+    "code": (".py", "Python file (*.py)"),
+    "torchscript": (".pt", "TorchScript (*.pt)"),
+    "pt2": (".pt2", "torch.export program (*.pt2)"),
+    "onnx": (".onnx", "ONNX (*.onnx)"),
+}
+
+
+class SaveController(QObject):
+    """File ▸ Save … / Export for ``window``.  Signals: ``exported(ExportResult)``,
+    ``exportFailed(exception)``; ``error(title, exception)`` for the window to show.
+
+    ``extras()`` gives what else a saved session holds (the lesson's state)."""
+
+    exported = Signal(object)
+    exportFailed = Signal(object)  # noqa: N815
+    error = Signal(str, object)
+
+    def __init__(self, window: Any, extras: Callable[[], dict[str, Any]]) -> None:
+        super().__init__(window)
+        self.window = window
+        self.session = window.session
+        self.extras = extras
+        self.task: Task | None = None
+
+    # --- the session file ----------------------------------------------------------------
+
+    def save_session(self, path: str | Path | None = None, ask: bool = False) -> bool:
+        """Write the session (asking for a name when it has none); True when written."""
+        if self.session.document is None:
+            return False
+        target = Path(path) if path else None if ask else self.session.path
+        if target is None:
+            chosen, _ = QFileDialog.getSaveFileName(
+                self.window,
+                "Save session",
+                self.session.suggest(SESSION_SUFFIX),
+                "fxstudio sessions (*.fxstudio)",
+            )
+            if not chosen:
+                return False
+            target = Path(chosen if chosen.endswith(SESSION_SUFFIX) else chosen + SESSION_SUFFIX)
+        try:
+            self.session.save(target, **self.extras())
+        except UserError as exc:
+            self.error.emit("Could not save the session", exc)
+            return False
+        return True
+
+    def ask_save_changes(self) -> QMessageBox.StandardButton:
+        """Ask whether to save unsaved changes (Save, Discard or Cancel)."""
+        buttons = (
+            QMessageBox.StandardButton.Save
+            | QMessageBox.StandardButton.Discard
+            | QMessageBox.StandardButton.Cancel
+        )
+        return QMessageBox.question(
+            self.window,
+            "Unsaved changes",
+            "The document has changes that no session file holds. Save them first?",
+            buttons,
+            QMessageBox.StandardButton.Save,
+        )
+
+    def maybe_save_changes(self) -> bool:
+        """True when it is fine to drop the document (saved, discarded or unchanged)."""
+        if not self.session.modified:
+            return True
+        if not self.window.interactive:  # nobody to ask: keep the work in the recovery file
+            self.session.autosave_pending = True
+            self.window.keep_recovery = self.session.autosaver.save_now()
+            return True
+        answer = self.ask_save_changes()
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save_session()
+        return answer == QMessageBox.StandardButton.Discard
+
+    # --- other formats -------------------------------------------------------------------
+
+    def export_dialog(self, fmt: str) -> None:
+        """Ask for a file name, then save the model in ``fmt`` in a worker thread."""
+        if self.session.document is None:
+            return
+        suffix, filt = _EXPORT_FILTERS[fmt]
+        chosen, _ = QFileDialog.getSaveFileName(
+            self.window, f"Save {DESCRIPTIONS[fmt]}", self.session.suggest(suffix), filt
+        )
+        if not chosen:
+            return
+        path = Path(chosen if chosen.endswith(suffix) else chosen + suffix)
+        if fmt == "py" and weights_path(path).exists() and not path.exists():
+            answer = QMessageBox.question(
+                self.window,
+                "Replace the weights file?",
+                f"{weights_path(path).name} already exists. Replace it with this model's weights?",
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        self.export_to(path, fmt)
+
+    def export_to(self, path: Path, fmt: str) -> None:
+        """Save in a worker thread (the file dialog has already confirmed any overwrite).
+
+        The worker reads the document, so edits wait until the file is written; a big
+        graph's code and shapes are brought up to date first.
+        """
+        doc = self.session.document
+        self.session.lock(f"{path.name} is being saved; edit once it is written.")
+        self.session.status.emit(f"Saving {path}…", 0)
+        self.session.busy.emit(True)
+
+        def start() -> None:
+            task = Task(lambda: export(doc, path, fmt, force=True), self)
+            task.succeeded.connect(self._exported)
+            task.failed.connect(lambda exc: self._export_failed(path, exc))
+            self.task = task
+            task.start()
+
+        self.session.catch_up.when_idle(start)
+
+    def _exported(self, result: ExportResult) -> None:
+        self.task = None
+        self.session.unlock()
+        self.session.busy.emit(False)
+        names = ", ".join(p.name for p in result.paths)
+        note = f" — {result.notes[0]}" if result.notes else ""
+        self.session.status.emit(f"Saved {names}{note}", 10000)
+        self.exported.emit(result)
+
+    def _export_failed(self, path: Path, exc: BaseException) -> None:
+        self.task = None
+        self.session.unlock()
+        self.session.busy.emit(False)
+        self.session.status.emit(f"Could not save {path.name}.", 10000)
+        self.error.emit(f"Could not save {path.name}", exc)
+        self.exportFailed.emit(exc)
+
+    # --- the picture ---------------------------------------------------------------------
+
+    def export_image_dialog(self) -> None:
+        if self.session.document is None:
+            return
+        chosen, chosen_filter = QFileDialog.getSaveFileName(
+            self.window,
+            "Export picture",
+            self.session.suggest(".png"),
+            "PNG image, whole graph (*.png);;SVG drawing, whole graph (*.svg);;"
+            "PNG image, visible area (*.png);;SVG drawing, visible area (*.svg)",
+        )
+        if not chosen:
+            return
+        suffix = ".svg" if "SVG" in chosen_filter else ".png"
+        path = Path(chosen if chosen.lower().endswith(suffix) else chosen + suffix)
+        self.export_image(path, visible_only="visible" in chosen_filter)
+
+    def export_image(self, path: Path, visible_only: bool = False) -> bool:
+        """Save the canvas picture (PNG or SVG by suffix); True when written."""
+        canvas = self.window.canvas
+        area = canvas.mapToScene(canvas.viewport().rect()).boundingRect() if visible_only else None
+        try:
+            export_image(canvas.scene(), path, area)
+        except UserError as exc:
+            self.error.emit(f"Could not save {path.name}", exc)
+            return False
+        self.session.status.emit(f"Saved {path}", 10000)
+        return True

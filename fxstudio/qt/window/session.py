@@ -1,0 +1,297 @@
+"""``DocumentSession``: the open document and everything about having it open -- the request
+it came from and the session file it is saved in, opening (in a stoppable worker), its
+undo stack ("modified" is ``not undo_stack.isClean()``), saving, autosave and recovery, the
+big graph's catch-up, and one Qt signal for its change events that every view listens to.
+
+The window and its panels never hold a document of their own: they read
+``session.document`` and redraw on ``documentChanged`` (another document is open) and
+``changed(event)`` (this one changed).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QUndoStack
+
+from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.errors import SourceLocation, UserError
+from fxstudio.core.layout import first_picture
+from fxstudio.core.modelspec import model_file
+from fxstudio.core.opening import SESSION_SUFFIX, OpenRequest, open_document
+from fxstudio.core.recent import RecentModels
+from fxstudio.core.sessionfile import save_session
+from fxstudio.qt.window.autosave import Autosaver
+from fxstudio.qt.window.catch_up import CatchUpRunner
+from fxstudio.qt.workers import UserCodeTask
+
+#: Graphs with more nodes than this show an edit at once and get its code and shapes from a
+#: worker thread, starting DEFER_MS after the last edit (fxstudio.core.catchup).
+DEFER_ABOVE = 2000
+DEFER_MS = 30
+
+
+class DocumentSession(QObject):
+    """Signals: ``documentChanged(document)`` (another document, or ``None``, is open),
+    ``changed(event)`` (the open one changed), ``loaded(document)`` and ``loadFailed(exc)``
+    (an open ended), ``status(text, ms)`` (for the status bar; 0 ms: until replaced),
+    ``busy(bool)`` (opening or saving runs), ``modifiedChanged(bool)``, ``lockChanged()``
+    (editing is locked or unlocked), ``saved(path)``, ``caughtUp()``, ``profileChanged``."""
+
+    documentChanged = Signal(object)  # noqa: N815
+    changed = Signal(object)
+    loaded = Signal(object)
+    loadFailed = Signal(object)  # noqa: N815
+    status = Signal(str, int)
+    busy = Signal(bool)
+    modifiedChanged = Signal(bool)  # noqa: N815
+    lockChanged = Signal()  # noqa: N815
+    saved = Signal(str)
+    caughtUp = Signal()  # noqa: N815 - a big graph's deferred code and shapes are done
+    profileChanged = Signal(object)  # noqa: N815 - the per-node profile now shown (or None)
+
+    def __init__(self, recovery: Path, autosave_s: float, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.document: GraphDocument | None = None
+        self.request: OpenRequest | None = None  # what the document was opened from
+        self.path: Path | None = None  # the session file it is saved in
+        self.undo_stack = QUndoStack(self)
+        self.undo_stack.cleanChanged.connect(self._clean_changed)
+        self.locked: str | None = None  # why edits wait (a save is reading the document)
+        self.profile: Any = None  # the last per-node profile, while it is of this graph
+        self.autosave_pending = False  # changes the recovery file does not hold yet
+        self.autosaver = Autosaver(self, recovery, autosave_s, self)
+        self.recent = RecentModels(self.autosaver.directory.parent / "recent.json")
+        self.catch_up = CatchUpRunner(DEFER_MS, self)
+        self.catch_up.caughtUp.connect(self.caughtUp)
+        self.catch_up.failed.connect(self._catch_up_failed)
+        self._unsubscribe: Any = None
+        self._task: UserCodeTask | None = None  # the open under way
+        self._opening: OpenRequest | None = None
+        self._started = 0.0
+        self._restored_from: Path | None = None
+        self.tell_failure = True  # the window shows a failure to open in a message box
+        self.collector = CollectorGuard()
+
+    # --- state ---------------------------------------------------------------------------------
+
+    def _clean_changed(self, clean: bool) -> None:
+        self.modifiedChanged.emit(not clean)
+
+    def _catch_up_failed(self, text: str) -> None:
+        self.status.emit(text, 15000)
+
+    @property
+    def modified(self) -> bool:
+        """Changes no session file holds (asked about before they are lost)."""
+        return self.document is not None and not self.undo_stack.isClean()
+
+    def mark_modified(self) -> None:
+        """Changes that are not on the undo stack (a restored recovery file)."""
+        self.undo_stack.resetClean()
+
+    def lock(self, reason: str) -> None:
+        """No edit, undo or redo until :meth:`unlock` (a worker reads the graph)."""
+        self.locked = reason
+        self.lockChanged.emit()
+
+    def unlock(self) -> None:
+        self.locked = None
+        self.lockChanged.emit()
+
+    def set_profile(self, profile: Any) -> None:
+        """The per-node profile the table, inspector and canvas show (None: none)."""
+        self.profile = profile
+        self.profileChanged.emit(profile)
+
+    def title(self) -> str:
+        """What the window's title calls the document."""
+        doc = self.document
+        if doc is None:
+            return "fxstudio"
+        name = self.path.name if self.path else (doc.source.spec or "untitled")
+        return f"{name}{'*' if self.modified else ''} — fxstudio"
+
+    # --- opening -------------------------------------------------------------------------------
+
+    @property
+    def opening(self) -> OpenRequest | None:
+        """The request being opened now, if any."""
+        return self._opening if self._task is not None else None
+
+    @property
+    def open_task(self) -> UserCodeTask | None:
+        """The worker of the open under way, if any."""
+        return self._task
+
+    def open(self, request: OpenRequest, tell: bool = True) -> None:
+        """Load and capture in a worker thread; the current document stays until it is done
+        (and stays when it fails).  An open started while another runs supersedes it.
+        ``tell=False``: a failure is the caller's to show (the window shows none)."""
+        self.cancel_open(quiet=True)
+        self.tell_failure = tell
+        first = not request.spec.endswith(SESSION_SUFFIX)
+        task = UserCodeTask(lambda: _prepared(open_document(request), first), self)
+        task.succeeded.connect(lambda doc: self._loaded(task, request, doc))
+        task.failed.connect(lambda exc: self._failed(task, request, exc))
+        task.finished.connect(task.deleteLater)
+        self._task, self._opening = task, request
+        self._started = time.perf_counter()
+        self.busy.emit(True)
+        self.status.emit(f"Opening {request.spec} ({request.frontend})…", 0)
+        task.start()
+
+    def reload(self) -> None:
+        if self.request is not None:
+            self.open(self.request)
+
+    def seconds_opening(self) -> float:
+        return time.perf_counter() - self._started
+
+    def where(self) -> SourceLocation | None:
+        """The line of the model's code the open runs now, if one is under way."""
+        task, request = self._task, self._opening
+        if task is None or request is None:
+            return None
+        return task.where(model_file(request.spec))
+
+    def cancel_open(self, quiet: bool = False) -> None:
+        """Stop opening: the model's code is stopped at its next line, its result dropped."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        task.stop()
+        self.busy.emit(False)
+        if not quiet:
+            self.status.emit("Opening cancelled; its code was stopped.", 5000)
+
+    def restore(self, path: Path) -> None:
+        """Open a recovery file; once it is shown the file is deleted (its changes stay
+        unsaved)."""
+        self._restored_from = Path(path)
+        self.open(OpenRequest(str(path)))
+
+    def _loaded(self, task: UserCodeTask, request: OpenRequest, document: GraphDocument) -> None:
+        if task is not self._task:
+            return  # superseded or cancelled meanwhile
+        self._task = None
+        self.busy.emit(False)
+        self.request = request
+        restored, self._restored_from = self._restored_from, None
+        is_session = request.spec.endswith(SESSION_SUFFIX)
+        self.set_document(document)
+        self.path = Path(request.spec) if is_session and restored is None else None
+        if restored is not None:
+            restored.unlink(missing_ok=True)
+            self.mark_modified()
+        self.autosave_pending = not is_session or restored is not None
+        seconds = time.perf_counter() - self._started
+        note = f" — {document.notes[0]}" if document.notes else ""
+        self.status.emit(f"Opened {request.spec} in {seconds:.2f} s{note}", 0)
+        self.recent.add(request)
+        self.modifiedChanged.emit(self.modified)
+        self.loaded.emit(document)
+
+    def _failed(self, task: UserCodeTask, request: OpenRequest, exc: BaseException) -> None:
+        if task is not self._task:
+            return
+        self._task = None
+        self.busy.emit(False)
+        self._restored_from = None
+        self.status.emit(f"Could not open {request.spec}.", 10000)
+        self.loadFailed.emit(exc)
+
+    # --- the document --------------------------------------------------------------------------
+
+    def set_document(self, document: GraphDocument | None) -> None:
+        """Show ``document`` (None: close): the undo stack starts empty and clean."""
+        self.undo_stack.clear()  # commands belong to the document they changed
+        self.undo_stack.setClean()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        old, self.document = self.document, document
+        self.profile = None
+        if document is not None:
+            document.defer_heavy = len(document) > DEFER_ABOVE
+            self._unsubscribe = document.subscribe(self._document_event)
+        self.catch_up.set_document(document)
+        self.documentChanged.emit(document)
+        if old is not None or document is not None:
+            # Next turn, once the old document's last holders are gone.
+            QTimer.singleShot(0, self.collector.document_replaced)
+
+    def close(self) -> None:
+        """Close the model (the caller asked about unsaved changes)."""
+        self.set_document(None)
+        self.request = None
+        self.path = None
+        self.autosave_pending = False
+        self.autosaver.discard()
+
+    def _document_event(self, event: DocumentEvent) -> None:
+        self.autosave_pending = True
+        if event.kind is not ChangeKind.VIEW_CHANGED and self.profile is not None:
+            self.set_profile(None)  # its times are of the graph before this change
+        self.changed.emit(event)
+        if event.kind is not ChangeKind.VIEW_CHANGED:
+            self.catch_up.schedule()
+
+    # --- saving --------------------------------------------------------------------------------
+
+    def save(self, path: Path, **extra: Any) -> None:
+        """Write the session file (raises UserError, changing nothing, when it cannot)."""
+        if self.document is None:
+            raise UserError("There is no model to save: open one first.")
+        save_session(self.document, path, **extra)
+        self.path = path
+        self.undo_stack.setClean()
+        self.autosave_pending = False
+        self.autosaver.discard()
+        self.status.emit(f"Saved {path}", 5000)
+        self.modifiedChanged.emit(False)
+        self.saved.emit(str(path))
+
+    def suggest(self, suffix: str) -> str:
+        """A file name to offer in a save dialog: the session's, or the model's."""
+        doc, stem = self.document, "model"
+        if self.path is not None:
+            stem = self.path.stem
+        elif doc is not None and doc.source.spec:
+            stem = Path(doc.source.spec.rpartition(":")[2] or stem).stem
+        return str(Path.cwd() / f"{stem}{suffix}")
+
+
+class CollectorGuard:
+    """Now and then Python's cycle collector walks every object it tracks, holding the GIL:
+    with torch loaded that is 0.1-0.2 s, and with a 10,000-node graph 0.2-0.3 s of frozen
+    window, whichever thread set it off.  What is alive at start-up (modules, classes) and the
+    document just opened are moved out of its sight (``gc.freeze``); the document a new one
+    replaces is collected first, once, so that it does not stay.  Called on the GUI thread."""
+
+    def __init__(self) -> None:
+        self.frozen_document = False
+        gc.freeze()  # torch, Qt and the rest, imported by now
+
+    def document_replaced(self) -> None:
+        if self.frozen_document:
+            gc.unfreeze()
+            gc.collect()
+        gc.freeze()
+        self.frozen_document = True
+
+
+def _prepared(doc: GraphDocument, first_open: bool) -> GraphDocument:
+    """Work the views will ask for, done in the loading thread rather than the GUI thread:
+    the first picture's collapsed modules, the table rows, the code and its line map, the
+    module tree (a second at 10,000 nodes)."""
+    if first_open:
+        first_picture(doc)
+    doc.rows()
+    doc.code_line_map()
+    doc.module_tree()
+    return doc

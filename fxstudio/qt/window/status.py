@@ -1,0 +1,123 @@
+"""The status bar: the session's messages, a node/module count, the open under way (with
+where the model's code is once it takes a while, and *Cancel*), and a long layout's
+progress (with *Stop layout*)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar
+
+from fxstudio.core.document import ChangeKind, DocumentEvent
+
+WHERE_AFTER_S = 2.0  # opening takes this long: the status bar says where the model's code is
+
+
+class StatusArea(QObject):
+    """Shows ``session``'s status and busy state, and ``canvas``'s layout progress, in
+    ``bar``; the window's title follows the document and whether it is modified."""
+
+    def __init__(self, bar: QStatusBar, session: Any, canvas: Any, window: Any) -> None:
+        super().__init__(window)
+        self.bar, self.session, self.window = bar, session, window
+        self._modules = 0
+        self.summary = QLabel(bar)
+        self.progress = QProgressBar(bar)
+        self.progress.setRange(0, 0)
+        self.progress.setMaximumWidth(160)
+        self.progress.hide()
+        self.cancel = QPushButton("Cancel", bar)
+        self.cancel.hide()
+        self.cancel.clicked.connect(lambda: session.cancel_open())
+        self.layout_progress = QProgressBar(bar)
+        self.layout_progress.setMaximumWidth(160)
+        self.layout_progress.setFormat("layout %v/%m")
+        self.layout_progress.hide()
+        self.layout_stop = QPushButton("Stop layout", bar)
+        self.layout_stop.hide()
+        self.layout_stop.clicked.connect(canvas.stop_layout)
+        for widget in (
+            self.summary,
+            self.layout_progress,
+            self.layout_stop,
+            self.progress,
+            self.cancel,
+        ):
+            bar.addPermanentWidget(widget)
+        self._watch = QTimer(self)  # where the model's code is, while opening takes long
+        self._watch.setInterval(1000)
+        self._watch.timeout.connect(self._watch_loading)
+        self._layout_timer = QTimer(self)  # a layout that takes a while shows its progress
+        self._layout_timer.setSingleShot(True)
+        self._layout_timer.timeout.connect(self.layout_progress.show)
+        self._layout_timer.timeout.connect(self.layout_stop.show)
+        session.status.connect(self.show)
+        session.busy.connect(self._busy)
+        session.documentChanged.connect(lambda _doc: self.update_summary())
+        session.changed.connect(self._changed)
+        session.modifiedChanged.connect(lambda _modified: self.update_title())
+        session.caughtUp.connect(self.update_summary)
+        canvas.layoutStarted.connect(lambda: self._layout_timer.start(300))
+        canvas.layoutProgress.connect(self._layout_progressed)
+        for signal in (canvas.layoutDone, canvas.layoutFailed, canvas.layoutStopped):
+            signal.connect(self._layout_finished)
+        canvas.layoutDone.connect(self._notes)
+
+    def show(self, text: str, ms: int = 0) -> None:
+        self.bar.showMessage(text, ms)
+
+    def _busy(self, busy: bool) -> None:
+        opening = busy and self.session.opening is not None
+        self.progress.setVisible(busy)
+        self.cancel.setVisible(opening)
+        if opening:
+            self._watch.start()
+        else:
+            self._watch.stop()
+
+    def _watch_loading(self) -> None:
+        """Once opening takes a while, say where in the model's code it is."""
+        request = self.session.opening
+        if request is None:
+            self._watch.stop()
+            return
+        seconds = self.session.seconds_opening()
+        if seconds < WHERE_AFTER_S:
+            return
+        loc = self.session.where()
+        where = f" — running {Path(loc.filename).name}:{loc.lineno}: {loc.text}" if loc else ""
+        self.show(f"Opening {request.spec} for {seconds:.0f} s{where}  (Cancel stops it)")
+
+    def _layout_progressed(self, done: int, total: int) -> None:
+        self.layout_progress.setRange(0, max(total, 1))
+        self.layout_progress.setValue(done)
+
+    def _layout_finished(self, *_args: Any) -> None:
+        self._layout_timer.stop()
+        self.layout_progress.hide()
+        self.layout_stop.hide()
+
+    def _notes(self, layout: Any) -> None:
+        for note in layout.notes:
+            self.show(note, 15000)
+
+    def _changed(self, event: DocumentEvent) -> None:
+        doc = self.session.document
+        # A big graph's module tree comes with the catch-up: counted then.
+        waits = doc is not None and doc.defer_heavy and event.kind is not ChangeKind.SHAPES_CHANGED
+        self.update_summary(recount=event.kind is not ChangeKind.VIEW_CHANGED and not waits)
+
+    def update_title(self) -> None:
+        self.window.setWindowTitle(self.session.title())
+
+    def update_summary(self, recount: bool = True) -> None:
+        doc = self.session.document
+        self.update_title()
+        if doc is None:
+            self.summary.clear()
+            return
+        if recount:
+            self._modules = sum(1 for _ in doc.module_tree().walk()) - 1
+        self.summary.setText(f"{len(doc)} nodes · {self._modules} modules · {doc.source.frontend}")

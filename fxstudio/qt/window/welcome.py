@@ -1,0 +1,161 @@
+"""The welcome page, shown where the canvas is while no model is open: open a model, the
+built-in examples (with a picture of each graph), the recent models, and *Learn FX*."""
+
+from __future__ import annotations
+
+import importlib.resources
+from typing import Any
+
+from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from fxstudio.core.modelspec import list_examples
+from fxstudio.core.opening import OpenRequest
+from fxstudio.qt import theme
+
+THUMB = QSize(180, 120)
+ROLE = Qt.ItemDataRole.UserRole
+
+
+def example_summary(name: str) -> str:
+    """The first line of an example's docstring ("simple: Linear -> ReLU -> Linear …")."""
+    resource = importlib.resources.files("fxstudio.resources") / "examples" / f"{name}.py"
+    text = resource.read_text(encoding="utf-8")
+    first = text.split('"""')[1].strip().splitlines()[0] if text.startswith('"""') else name
+    return first.split(":", 1)[1].strip() if first.startswith(f"{name}:") else first
+
+
+def thumbnail(name: str) -> QIcon:
+    resource = (
+        importlib.resources.files("fxstudio.resources") / "examples" / "thumbs" / f"{name}.png"
+    )
+    if resource.is_file():
+        pixmap = QPixmap()
+        pixmap.loadFromData(resource.read_bytes())
+        pixmap.setDevicePixelRatio(pixmap.width() / THUMB.width())  # drawn at 2x: sharp at 200 %
+        return QIcon(pixmap)
+    # An example that does not trace (a lesson's trap): a card saying so.
+    pixmap = QPixmap(THUMB * 2)
+    pixmap.setDevicePixelRatio(2.0)
+    pixmap.fill(QColor("#f3f4f6"))
+    painter = QPainter(pixmap)
+    painter.setPen(QColor(theme.colors().pending))
+    painter.drawText(
+        QRect(QPoint(0, 0), THUMB),
+        Qt.AlignmentFlag.AlignCenter,
+        "does not trace\n(open it to see why)",
+    )
+    painter.end()
+    return QIcon(pixmap)
+
+
+class WelcomePage(QWidget):
+    """Signals: ``openRequested(OpenRequest)``, ``openDialogRequested()``, ``learnRequested()``."""
+
+    openRequested = Signal(object)  # noqa: N815
+    openDialogRequested = Signal()  # noqa: N815
+    learnRequested = Signal()  # noqa: N815
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("welcomePage")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(24, 18, 24, 18)
+        title = QLabel(
+            "<h1>fxstudio</h1><p>Open a PyTorch model to see, edit, run and time its "
+            "torch.fx graph — or learn FX on one of the examples.</p>",
+            self,
+        )
+        title.setWordWrap(True)
+        layout.addWidget(title)
+        row = QHBoxLayout()
+        self.open_button = QPushButton("Open a model…", self)
+        self.open_button.setObjectName("welcomeOpen")
+        self.open_button.clicked.connect(self.openDialogRequested)
+        self.learn_button = QPushButton("Learn FX — a lesson in ten checked steps", self)
+        self.learn_button.setObjectName("welcomeLearn")
+        self.learn_button.clicked.connect(self.learnRequested)
+        row.addWidget(self.open_button)
+        row.addWidget(self.learn_button)
+        row.addStretch(1)
+        layout.addLayout(row)
+        layout.addWidget(QLabel("<b>Examples</b>", self))
+        self.examples = QListWidget(self)
+        self.examples.setObjectName("welcomeExamples")
+        self.examples.setViewMode(QListWidget.ViewMode.IconMode)
+        self.examples.setIconSize(THUMB)
+        self.examples.setResizeMode(QListWidget.ResizeMode.Adjust)
+        self.examples.setMovement(QListWidget.Movement.Static)
+        self.examples.setSpacing(8)
+        self.examples.setWordWrap(True)
+        self.examples.setGridSize(QSize(THUMB.width() + 24, THUMB.height() + 40))
+        self.examples.setUniformItemSizes(True)
+        for name in list_examples():
+            item = QListWidgetItem(thumbnail(name), name)
+            item.setToolTip(example_summary(name))
+            item.setData(ROLE, OpenRequest(f"examples:{name}"))
+            self.examples.addItem(item)
+        self.examples.itemActivated.connect(self._chosen)
+        self.examples.itemClicked.connect(self._chosen)
+        layout.addWidget(self.examples, 3)
+        layout.addWidget(QLabel("<b>Recent</b>", self))
+        self.recent = QListWidget(self)
+        self.recent.setObjectName("welcomeRecent")
+        self.recent.itemActivated.connect(self._chosen)
+        self.recent.itemClicked.connect(self._chosen)
+        layout.addWidget(self.recent, 1)
+
+    def set_recent(self, requests: list[Any]) -> None:
+        self.recent.clear()
+        for request in requests:
+            extra = f" ({request.frontend})" if request.frontend not in ("auto", "fx") else ""
+            item = QListWidgetItem(f"{request.spec}{extra}")
+            item.setData(ROLE, request)
+            self.recent.addItem(item)
+        if not requests:
+            empty = QListWidgetItem("Nothing yet: the models you open are listed here.")
+            empty.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.recent.addItem(empty)
+
+    def _chosen(self, item: QListWidgetItem) -> None:
+        request = item.data(ROLE)
+        if request is not None:
+            self.openRequested.emit(request)
+
+
+def install(window: Any, canvas: Any, recent: Any) -> tuple[WelcomePage, Any]:
+    """Put the welcome page and ``canvas`` in one stack where the canvas was; returns the
+    page and a function ``show_for(document)``: the page while nothing is open, the canvas
+    otherwise.  The window connects the page's signals."""
+    from PySide6.QtWidgets import QScrollArea, QStackedWidget
+
+    window.takeCentralWidget()
+    stack = QStackedWidget(window)
+    stack.setObjectName("centralStack")
+    area = QScrollArea(stack)  # the page scrolls rather than widening the window
+    area.setWidgetResizable(True)
+    page = WelcomePage(area)
+    area.setWidget(page)
+    stack.addWidget(area)
+    stack.addWidget(canvas)
+    window.setCentralWidget(stack)
+    page.set_recent(recent.existing())
+    stack.setCurrentIndex(0)  # until a model is open
+
+    def show_for(document: Any) -> None:
+        if document is None:
+            page.set_recent(recent.existing())
+            stack.setCurrentIndex(0)
+        else:
+            stack.setCurrentWidget(canvas)
+
+    return page, show_for

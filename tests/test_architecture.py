@@ -1,0 +1,115 @@
+"""The shape of the code, checked: the layers go one way (import-linter's contracts in
+pyproject.toml), no import cycles (imports inside functions count), no module past 500
+lines, no private name used across modules, torch's private APIs only in core/fxcompat.py."""
+
+import ast
+import shutil
+import subprocess
+
+import grimp
+import networkx as nx
+import pytest
+
+from tests.conftest import ROOT
+
+PACKAGE = ROOT / "fxstudio"
+MAX_LINES = 500
+LINT_IMPORTS = shutil.which("lint-imports", path=str(ROOT / ".venv" / "bin")) or shutil.which(
+    "lint-imports"
+)
+#: Underscored names of the standard library that are its public API.
+STDLIB_PUBLIC = ("os._exit", "sys._current_frames")
+
+
+def _modules():
+    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+@pytest.mark.skipif(LINT_IMPORTS is None, reason="import-linter is not installed")
+def test_the_layers_go_one_way():
+    result = subprocess.run([LINT_IMPORTS], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def test_no_import_cycles_counting_imports_inside_functions():
+    graph = grimp.build_graph("fxstudio", include_external_packages=False)
+    imports = nx.DiGraph()
+    for module in graph.modules:
+        imports.add_node(module)
+        for imported in graph.find_modules_directly_imported_by(module):
+            imports.add_edge(module, imported)
+    cycles = [sorted(c) for c in nx.strongly_connected_components(imports) if len(c) > 1]
+    assert cycles == []
+
+
+def test_no_module_holds_two_ideas():
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in _modules()
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}, f"modules over {MAX_LINES} lines: split them by idea"
+
+
+def _names_defined(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_private_name_is_used_across_modules():
+    """A name imported from another module, or an attribute read off another module's
+    object, is public; torch's private APIs go through core/fxcompat.py alone."""
+    found = []
+    for path in _modules():
+        if path.name == "fxcompat.py":
+            continue
+        where = path.relative_to(ROOT)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        own = _names_defined(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                if any(_private(part) for part in node.module.split(".")):
+                    found.append(f"{where}:{node.lineno} from {node.module} import …")
+                found += [
+                    f"{where}:{node.lineno} from {node.module} import {a.name}"
+                    for a in node.names
+                    if _private(a.name)
+                ]
+            elif isinstance(node, ast.Import):
+                found += [
+                    f"{where}:{node.lineno} import {a.name}"
+                    for a in node.names
+                    if any(_private(part) for part in a.name.split("."))
+                ]
+            elif isinstance(node, ast.Attribute) and _private(node.attr):
+                base = node.value
+                if isinstance(base, ast.Name) and base.id in ("self", "cls"):
+                    continue
+                text = ast.unparse(node)
+                if node.attr in own or text.startswith(("torch.ops.", *STDLIB_PUBLIC)):
+                    continue
+                found.append(f"{where}:{node.lineno} {text}")
+    assert found == []
+
+
+def test_the_checks_above_catch_what_they_forbid(tmp_path):
+    """The private-name check is not vacuous: it sees a private import and attribute."""
+    source = "from torch.fx.graph_module import _forward_from_src\nx = graph._codegen\n"
+    tree = ast.parse(source)
+    privates = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert any(_private(a.name) for a in privates[0].names)
+    attributes = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute)]
+    assert attributes and _private(attributes[0].attr)
+    assert attributes[0].attr not in _names_defined(tree)
