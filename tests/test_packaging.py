@@ -37,7 +37,7 @@ def test_wheel_contains_forms_and_resources_and_they_load(tmp_path):
         "fxstudio/resources/examples/branchy.py",
         "fxstudio/resources/examples/thumbs/resnet.png",
         "fxstudio/core/loading.py",
-        "fxstudio/qt/main_window.py",
+        "fxstudio/qt/window/main_window.py",
     ]:
         assert required in names, required
     assert not any(n.startswith("tests/") for n in names)

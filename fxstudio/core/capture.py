@@ -33,6 +33,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
+from fxstudio.core import turns
 from fxstudio.core.errors import CaptureError, SourceLocation, stack_trace_location, user_frame
 from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_map
 from fxstudio.core.guard import special_failure
@@ -75,13 +76,16 @@ class _Tracer(fx.Tracer):
 
 
 def capture(loaded: LoadedModel, options: CaptureOptions | None = None) -> Captured:
-    """Capture ``loaded.module`` with the chosen frontend and propagate shapes.
-
-    The module is put in eval mode first (unless ``options.train``): tracing bakes the mode
-    into the graph (``self.training`` read by a traced function is a constant), and an
-    inference graph is what is edited, timed and saved.
-    """
+    """Capture ``loaded.module`` with the chosen frontend and propagate shapes (captures
+    take turns: :mod:`fxstudio.core.turns`).  The module is put in eval mode first (unless
+    ``options.train``): tracing bakes the mode into the graph (``self.training`` read by a
+    traced function is a constant), and an inference graph is what is edited and timed."""
     opts = options or CaptureOptions()
+    with turns.one_capture_at_a_time(opts.frontend, _first_capture):
+        return _capture(loaded, opts)
+
+
+def _capture(loaded: LoadedModel, opts: CaptureOptions) -> Captured:
     if loaded.exported is not None:  # a .pt2 file is already an export capture
         gm = loaded.module
         assert isinstance(gm, fx.GraphModule)
@@ -103,6 +107,15 @@ def capture(loaded: LoadedModel, options: CaptureOptions | None = None) -> Captu
         gm = export_module(loaded.module, loaded.example_inputs, loaded.source_file)
         return Captured(gm, "export", loaded.example_inputs)
     raise CaptureError(f"Unknown frontend '{opts.frontend}'. Use one of: {', '.join(FRONTENDS)}.")
+
+
+def _first_capture(frontend: str) -> None:
+    """A capture of a tiny model (:func:`fxstudio.core.turns.one_capture_at_a_time`)."""
+    x, tiny = torch.randn(2, 3), turns.Tiny()
+    with quiet_torch_logs():
+        propagate_shapes(trace_fx(tiny), (x,), None)
+        if frontend == "export":
+            export_module(tiny, (x,), None)
 
 
 def trace_fx(

@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from fxstudio.core import collector
 from fxstudio.core.capture import repropagate
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.graphviews import (
@@ -65,6 +66,11 @@ def needed(doc: GraphDocument) -> bool:
 
 def compute(snap: Snapshot) -> CatchUp:
     """Code, rows and (when stale) shapes of the snapshot's graph; safe in any thread."""
+    with collector.sparing(len(snap.nodes)):  # (thousands of rows and lines)
+        return _compute(snap)
+
+
+def _compute(snap: Snapshot) -> CatchUp:
     graph = rebuild(snap)
     code = tidy_code(graph.python_code("self").src)
     lines, tree = line_map(code, graph), module_tree_of(graph)

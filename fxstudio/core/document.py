@@ -352,6 +352,14 @@ class GraphDocument:
         self.drop_missing_view_state()
         self.emit(ChangeKind.VIEW_CHANGED)
 
+    def cached_views(self) -> dict[str, Any]:
+        """The views of the graph made so far (to be given back with it, see
+        :meth:`emit`'s ``known``), its code among them."""
+        views = dict(self._cache)
+        if self.compiled:
+            views["code"] = self.code()
+        return views
+
     def drop_caches(self) -> None:
         """Forget every view of the graph made so far (its nodes were replaced)."""
         self._cache.clear()

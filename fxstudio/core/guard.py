@@ -27,6 +27,7 @@ import signal
 import sys
 import threading
 import traceback
+from collections.abc import Callable
 from types import FrameType
 
 from fxstudio.core.errors import LoadError, SourceLocation, UserError, is_library_file, user_frame
@@ -244,17 +245,69 @@ def user_error(
 # --- stopping a thread, and seeing where it is ------------------------------------------------
 
 
-def stop_thread(ident: int) -> bool:
-    """Raise :class:`Stopped` in the thread ``ident`` at the next Python line it runs."""
-    done = ctypes.pythonapi.PyThreadState_SetAsyncExc(
-        ctypes.c_ulong(ident), ctypes.py_object(Stopped)
+def _users(filename: str) -> bool:
+    """A file of the user's code: not torch, fxstudio, the standard library or another
+    installed package."""
+    return not (
+        is_library_file(filename)
+        or "importlib" in filename
+        or filename.startswith(sys.prefix)
+        or filename.startswith(sys.base_prefix)
     )
-    return done == 1
+
+
+#: PyThreadState_SetAsyncExc(thread, exception), its argument types bound once
+_SEND = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_ulong, ctypes.py_object)(
+    ("PyThreadState_SetAsyncExc", ctypes.pythonapi)
+)
+_USERS: dict[str, bool] = {}  # file name -> _users(it), so that the look costs nothing
+
+
+def stop_thread(ident: int) -> bool:
+    """Raise :class:`Stopped` in the thread ``ident`` at the next Python line it runs -- if
+    it is in the user's own code now; otherwise nothing is sent and the answer is False (ask
+    again a moment later).  True: sent.
+
+    An exception raised into a thread lands at its next instruction boundary; inside a
+    library that may be between a lock taken and the ``try`` that gives it back (the import
+    system's module locks, logging's lock) or halfway through an import, and the lock stays
+    held for ever -- every later import of that module, every log call, waits (the window
+    hung so after quick opens, each stopping the one before).  From the user's line it
+    lands there or at the entry of what that line calls, where nothing is held yet.  The
+    look and the raise follow each other with no Python call between (where the thread
+    could be let run on): a file not seen before is classified first, and looked at again.
+    """
+    for _ in range(2):
+        frame = sys._current_frames().get(ident)
+        if frame is None:
+            return False
+        users = _USERS.get(frame.f_code.co_filename)
+        if users:
+            return bool(_SEND(ident, Stopped) == 1)
+        if users is False:
+            return False
+        _USERS[frame.f_code.co_filename] = _users(frame.f_code.co_filename)
+    return False
+
+
+_here = threading.local()  # per thread: how to tell that its work is no longer wanted
+
+
+def set_cancel_check(check: Callable[[], bool] | None) -> None:
+    """For a worker thread: ``check()`` says whether its result is still wanted."""
+    _here.check = check
+
+
+def cancel_requested() -> bool:
+    """Whether the work on this thread is no longer wanted (its own code may end there, by
+    raising :class:`Stopped`, at a place where that is safe)."""
+    check = getattr(_here, "check", None)
+    return bool(check is not None and check())
 
 
 def clear_stop(ident: int) -> None:
     """Withdraw a :func:`stop_thread` that has not landed yet."""
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), None)
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), None)  # None: NULL
 
 
 def where_is(ident: int, prefer_file: str | None = None) -> SourceLocation | None:
@@ -269,17 +322,7 @@ def where_is(ident: int, prefer_file: str | None = None) -> SourceLocation | Non
         target = os.path.abspath(prefer_file)
         chosen = next((f for f in reversed(stack) if os.path.abspath(f.filename) == target), None)
     if chosen is None:
-        chosen = next(
-            (
-                f
-                for f in reversed(stack)
-                if not is_library_file(f.filename)
-                and "importlib" not in f.filename
-                and not f.filename.startswith(sys.prefix)
-                and not f.filename.startswith(sys.base_prefix)
-            ),
-            None,
-        )
+        chosen = next((f for f in reversed(stack) if _users(f.filename)), None)
     if chosen is None or chosen.lineno is None:
         return None
     return SourceLocation(chosen.filename, chosen.lineno, (chosen.line or "").strip())

@@ -27,16 +27,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
 import torch.fx as fx
+from torch import nn
 from torch.fx.node import map_arg
 
 from fxstudio.core.document import GraphDocument, ModelSource
-from fxstudio.core.edits.engine import Edit, commit
+from fxstudio.core.edits.engine import Edit, commit, recheck_shapes
 from fxstudio.core.edits.steps import EditError, Step
 from fxstudio.core.fxcompat import code_generator, set_code_generator, set_graph
 from fxstudio.core.graphviews import line_map, make_row, module_tree_of, tidy_code
 
-__all__ = ["AdoptGraph", "Snapshot", "Stale", "adopt", "detached", "rebuild", "snapshot", "views"]
+__all__ = [
+    "AdoptGraph",
+    "Snapshot",
+    "Stale",
+    "adopt",
+    "detached",
+    "propagated",
+    "rebuild",
+    "snapshot",
+    "views",
+]
 
 
 @dataclass(frozen=True)
@@ -104,11 +116,56 @@ def rebuild(snap: Snapshot) -> fx.Graph:
 def detached(snap: Snapshot) -> GraphDocument:
     """A document over a copy of the snapshot's graph and the submodules and weights it had
     then (shared, not copied), for a worker: what it does there never reaches the document
-    until :func:`adopt` brings it, and edits made meanwhile never reach it."""
-    gm = fx.GraphModule(snap.attributes, rebuild(snap))
+    until :func:`adopt` brings it, and edits made meanwhile never reach it.
+
+    Its forward is not compiled (``doc.compiled`` is False, and edits leave it so): Python's
+    ``compile()`` of a 20,000-line forward holds the GIL for a second, freezing the window.
+    It is compiled when it is run (:meth:`~GraphDocument.ensure_compiled`), or run node by
+    node without (the rewrite check does, :func:`fxstudio.core.patterns.check.run_graph`)."""
+    gm = _module_with(snap.attributes)
+    set_graph(gm, rebuild(snap), recompile=False)
     gm.training = snap.training  # (not train(): the submodules are shared)
     doc = GraphDocument(gm, snap.source, snap.example_inputs)
+    doc.compiled = False
+    doc.defer_heavy = True  # edits do not compile it, nor propagate shapes (see propagated)
     doc.shapes_stale = snap.shapes
+    return doc
+
+
+def _module_with(attributes: dict[str, Any]) -> fx.GraphModule:
+    """An empty GraphModule holding ``attributes`` (qualified name -> submodule or tensor),
+    with plain modules on the way, as ``fx.GraphModule(dict, graph)`` builds it -- without
+    compiling a graph."""
+    gm = fx.GraphModule(nn.Module(), fx.Graph())
+    for target in sorted(attributes, key=lambda t: t.count(".")):
+        *path, name = target.split(".")
+        owner: nn.Module = gm
+        for part in path:
+            child = getattr(owner, part, None)
+            if not isinstance(child, nn.Module):
+                child = nn.Module()
+                owner.add_module(part, child)
+            owner = child
+        value = attributes[target]
+        if getattr(owner, name, None) is value:
+            continue  # inside a submodule already placed (shared: never changed)
+        if isinstance(value, nn.Module):
+            owner.add_module(name, value)
+        elif isinstance(value, nn.Parameter):
+            owner.register_parameter(name, value)
+        elif isinstance(value, torch.Tensor):
+            owner.register_buffer(name, value)
+        else:
+            setattr(owner, name, value)
+    return gm
+
+
+def propagated(doc: GraphDocument) -> GraphDocument:
+    """Shapes propagated through a detached document's graph after its edits (node by node:
+    nothing compiled), so that the graph is adopted with its shapes."""
+    if doc.example_inputs:
+        recheck_shapes(doc)
+    doc.shapes_stale = False
     return doc
 
 
@@ -119,28 +176,38 @@ class Stale(EditError):
 @dataclass
 class AdoptGraph(Step):
     """The graph a worker made, in place of the document's, and the submodule changes that
-    came with it.  Both graphs are kept (not copied): undo and redo swap them."""
+    came with it.  Both graphs are kept (not copied), with the views made of each (code,
+    rows, module tree) and their shapes: undo and redo swap them and nothing is made again."""
 
     graph: fx.Graph
     module_steps: list[Step]
     names: set[str] = field(default_factory=set)
+    views: dict[str, Any] = field(default_factory=dict)  # of ``graph``
+    problem: tuple[str, str] | None = None  # where ``graph``'s shapes stopped fitting
     old: fx.Graph | None = None
+    old_views: dict[str, Any] = field(default_factory=dict)
+    old_problem: tuple[str, str] | None = None
     prechecked = True  # the worker's edit checked these nodes already
+    shapes_fresh = True  # each graph keeps the shapes it had
 
     def apply(self, doc: GraphDocument) -> None:
         for step in self.module_steps:
             step.apply(doc)
-        self.old = doc.graph
+        self.old, self.old_views = doc.graph, doc.cached_views()
+        self.old_problem, doc.shape_problem = doc.shape_problem, self.problem
         set_graph(doc.graph_module, self.graph, recompile=False)  # the engine compiles
         doc.drop_caches()
 
     def inverse(self) -> Step:
         assert self.old is not None
         undo = [s.inverse() for s in reversed(self.module_steps)]
-        return AdoptGraph(self.old, undo, self.names)
+        return AdoptGraph(self.old, undo, self.names, self.old_views, self.old_problem)
 
     def touched(self) -> set[str]:
         return set(self.names)
+
+    def known_views(self) -> dict[str, Any]:
+        return self.views
 
 
 def views(doc: GraphDocument) -> dict[str, Any]:
@@ -148,10 +215,11 @@ def views(doc: GraphDocument) -> dict[str, Any]:
     table rows and module tree -- so that the editing thread need not make them again."""
     graph = doc.graph
     code = tidy_code(graph.python_code("self").src) if not doc.compiled else doc.code()
+    rows = [make_row(n) for n in graph.nodes]
     return {
         "code": code,
         "lines": line_map(code, graph),
-        "rows": [make_row(n) for n in graph.nodes],
+        "rows": rows,
         "tree": module_tree_of(graph),
     }
 
@@ -172,10 +240,8 @@ def adopt(
             "The graph changed while this ran on a copy of it, so its result was not applied: "
             "run it again on the graph as it is now."
         )
-    module_steps = [s for s in edit.steps if getattr(s, "changes_modules", False)]
-    step = AdoptGraph(work.graph, module_steps, set(edit.names))
-    fresh = not work.shapes_stale
-    if fresh:
-        doc.shape_problem = work.shape_problem
-    adopted = commit(doc, edit.label, [step], edit.kind, edit.record, known, shapes_fresh=fresh)
-    return adopted
+    module_steps = [s for s in edit.steps if s.changes_modules]
+    views = known or {}
+    step = AdoptGraph(work.graph, module_steps, set(edit.names), views, work.shape_problem)
+    step.shapes_fresh = not work.shapes_stale
+    return commit(doc, edit.label, [step], edit.kind, edit.record)

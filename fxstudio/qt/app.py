@@ -8,10 +8,11 @@ import sys
 from PySide6.QtCore import QTimer, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
+from fxstudio.core.crashlog import CrashLog
 from fxstudio.core.errors import UserError
 from fxstudio.core.guard import EXIT_OK, EXIT_USAGE, report_error
 from fxstudio.core.opening import OpenRequest
-from fxstudio.qt.window.autosave import DEFAULT_INTERVAL_S
+from fxstudio.qt.window.autosave import DEFAULT_INTERVAL_S, recovery_dir
 
 _QUIET = ("This plugin does not support propagateSizeHints()",)
 
@@ -47,7 +48,9 @@ def run_gui(
     """Open the window on ``request`` (None: the welcome page); with ``screenshot``, write a
     PNG once shown and exit.
 
-    Unless taking a screenshot, a recovery file left by a crashed fxstudio is offered first.
+    Unless taking a screenshot, the window keeps a crash log (:mod:`fxstudio.core.crashlog`,
+    beside the recovery folder), says so when the last run crashed, and offers a recovery
+    file left by a crashed fxstudio first.
     """
     if screenshot and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -55,6 +58,8 @@ def run_gui(
     from fxstudio.qt.window.main_window import MainWindow
 
     interval = DEFAULT_INTERVAL_S if autosave_s is None else autosave_s
+    crash_log = CrashLog(recovery_dir().parent)
+    crash = None if screenshot else crash_log.start()
     window = MainWindow(interactive=screenshot is None, autosave_s=0 if screenshot else interval)
     window.resize(1400, 860)
     window.show()
@@ -77,10 +82,11 @@ def run_gui(
 
     if screenshot and request is None:  # the welcome page, once painted
         QTimer.singleShot(200, lambda: _save_and_quit(window, screenshot, status, app))
-    elif screenshot or not window.offer_recovery():
+    elif screenshot or not window.offer_recovery(crash):
         if request is not None:
             window.session.open(request)
     app.exec()
+    crash_log.end()
     return status["code"]
 
 

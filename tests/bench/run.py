@@ -110,6 +110,9 @@ def main() -> None:
         from tests.bench.bench_patterns import bench_patterns
 
         bench_patterns(emit, timed)
+        from tests.bench.bench_rewrite_stalls import bench_rewrite_stalls
+
+        bench_rewrite_stalls(emit)
     if not only or "runtime" in only:
         from tests.bench.bench_runtime import bench_runtime
 

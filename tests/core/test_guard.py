@@ -139,6 +139,11 @@ def _run_in_thread(fn):
     return t, box
 
 
+def stop_when_in_users_code(ident, attempts=200_000):
+    """stop_thread sends only while the thread runs the user's own lines: ask until then."""
+    return any(stop_thread(ident) for _ in range(attempts))
+
+
 def test_code_that_never_returns_is_located_and_stopped(write_model):
     """An import that loops forever: where_is finds its line, stop_thread ends it there, and
     the half-run module is not left behind."""
@@ -160,7 +165,7 @@ def test_code_that_never_returns_is_located_and_stopped(write_model):
         while loc is None or loc.lineno not in (5, 6):  # between its two lines
             loc = where_is(thread.ident, str(path))
         assert loc.filename == str(path)
-        assert stop_thread(thread.ident)
+        assert stop_when_in_users_code(thread.ident)
         thread.join(60)
         assert not thread.is_alive()
         assert isinstance(box.get("error"), Stopped)
@@ -185,7 +190,7 @@ def test_a_forward_that_loops_forever_is_stopped(write_model):
     try:
         thread, box = _run_in_thread(lambda: open_document(f"{path}:Net"))
         assert builtins._fxstudio_started.wait(60)
-        assert stop_thread(thread.ident)
+        assert stop_when_in_users_code(thread.ident)
         thread.join(60)
         assert isinstance(box.get("error"), Stopped)
     finally:

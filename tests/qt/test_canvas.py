@@ -345,7 +345,7 @@ def test_layout_reports_progress_and_can_be_stopped(qtbot, window):
         controller.relayout(from_scratch=True)
         window.status.layout_stop.click()
     # The stopped worker runs to its end; what it made must be dropped.
-    qtbot.waitUntil(lambda: not any(t.isRunning() for t in controller.findChildren(Task)))
+    qtbot.waitUntil(lambda: not any(t.running() for t in controller.findChildren(Task)))
     QApplication.processEvents()
     assert window.canvas.scene() is scene and not shown
 
@@ -363,3 +363,42 @@ def test_a_value_used_twice_by_one_node_gets_two_edges(qtbot, window):
         window.canvas_controller.relayout(from_scratch=True)
     edges = [e for e in window.canvas.scene().edges if e.target_name == "mul"]
     assert len(edges) == 2 and len({e.path().pointAtPercent(1).x() for e in edges}) == 2
+
+
+def test_shift_drag_on_the_background_selects_the_nodes_the_box_touches(qtbot, window):
+    from PySide6.QtCore import QPoint, QRectF, Qt
+    from PySide6.QtTest import QTest
+
+    open_and_draw(qtbot, window, "examples:negrelu")
+    view, scene = window.canvas, window.canvas.scene()
+    view.actual_size()
+    chosen = [scene.nodes["neg"], scene.nodes["relu"]]
+    box = chosen[0].sceneBoundingRect().united(chosen[1].sceneBoundingRect())
+    view.centerOn(box.center())
+    start, end = box.topLeft() - type(box.topLeft())(8, 8), box.bottomRight()
+    assert view.itemAt(view.mapFromScene(start)) is None  # the press lands on the background
+    band = QRectF(start, end)
+    expected = {n for n, item in scene.nodes.items() if item.sceneBoundingRect().intersects(band)}
+    assert {"neg", "relu"} <= expected and expected != set(scene.nodes)
+    vp, shift = view.viewport(), Qt.KeyboardModifier.ShiftModifier
+    a, b = view.mapFromScene(start), view.mapFromScene(end)
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, shift, a)
+    for step in range(1, 5):
+        QTest.mouseMove(vp, a + QPoint((b.x() - a.x()) * step // 4, (b.y() - a.y()) * step // 4))
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, shift, b)
+    assert set(window.selection.names) == expected
+    # a plain drag on the background pans and leaves the selection as it was (Qt takes a
+    # hand drag of six moves or fewer for a click) ...
+    press = view.mapFromScene(start)
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, press)
+    for step in range(1, 11):
+        QTest.mouseMove(vp, press + QPoint(6 * step, 4 * step))
+    QTest.mouseRelease(
+        vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, press + QPoint(60, 40)
+    )
+    assert set(window.selection.names) == expected
+    assert view.dragMode() == view.DragMode.ScrollHandDrag
+    # ... and a plain click there clears it
+    point = view.mapFromScene(start)
+    QTest.mouseClick(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, point)
+    assert window.selection.names == []

@@ -31,3 +31,23 @@ def test_console_edits_are_undo_steps_in_the_window(qtbot, window):
     qtbot.keyClick(console.input, Qt.Key.Key_Up)
     assert console.input.text().startswith("nodes['add'].args")
     assert "edits.set_target(" in console.complete("edits.set_t")
+
+
+def test_console_waits_while_edits_wait(qtbot, window):
+    """While a worker reads the graph (a save, the Patterns dock) the console runs nothing:
+    it says why, its input is disabled, and it runs again once the lock is lifted."""
+    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
+    console = window.panels["console"]
+    before = window.document.code()
+    window.session.lock("Saving model.py: edits wait until it is written.")
+    assert not console.input.isEnabled()
+    assert "Saving model.py" in console.input.placeholderText()
+    with qtbot.waitSignal(console.message) as said:
+        assert console.run("edits.set_target('relu', 'torch.sigmoid')") is None
+    assert "Saving model.py" in said.args[0]
+    assert "# not run: Saving model.py" in console.output.toPlainText()
+    assert window.document.code() == before and window.session.undo_stack.count() == 0
+    window.session.unlock()
+    assert console.input.isEnabled()
+    console.run("edits.set_target('relu', 'torch.sigmoid')")
+    assert window.session.undo_stack.count() == 1 and "torch.sigmoid(y)" in window.document.code()

@@ -311,10 +311,10 @@ def test_a_big_graph_catches_up_in_a_worker_thread_whatever_the_edits_in_between
     picked = window.selection.names
     code_view.verticalScrollBar().setValue(code_view.verticalScrollBar().maximum() // 2)
     scrolled = code_view.verticalScrollBar().value()
+    window.edits.apply(lambda d: set_target(d, "add", "torch.sub"))
+    window.edits.apply(lambda d: insert(d, "call_function", "torch.tanh", [Ref("fc")]))
+    qtbot.waitUntil(lambda: bool(threads))  # a worker is on it: edit once more
     with qtbot.waitSignal(window.session.caughtUp, timeout=30000):
-        window.edits.apply(lambda d: set_target(d, "add", "torch.sub"))
-        window.edits.apply(lambda d: insert(d, "call_function", "torch.tanh", [Ref("fc")]))
-        qtbot.waitUntil(lambda: bool(threads))  # a worker is on it: edit once more
         window.edits.apply(lambda d: rename(d, "layer2_0_conv1", "first_conv"))
     assert threads and all(t is not threading.main_thread() for t in threads)
     reference = open_document("examples:resnet")

@@ -83,3 +83,44 @@ def test_screenshot_of_a_model_that_exits_reports_and_ends(write_model, tmp_path
     assert result.returncode == 2
     assert "called sys.exit(3)" in result.stderr
     assert not (tmp_path / "shot.png").exists()
+
+
+CRASHING = "import faulthandler\nfaulthandler._sigsegv()  # as a broken C extension would\n"
+
+
+def test_a_crash_leaves_a_log_and_the_next_start_says_where(qtbot, write_model, tmp_path):
+    """A model whose code kills the process (a segmentation fault in an extension): the
+    window dies, its crash log holds every thread's stack, and the next window says that
+    fxstudio closed unexpectedly and where the log is."""
+    import os
+    import subprocess
+    import sys
+
+    from fxstudio.core.crashlog import CrashLog
+    from fxstudio.qt.window.main_window import MainWindow
+    from tests.conftest import ROOT
+
+    path = write_model(CRASHING, name="crashing.py")
+    recovery = tmp_path / "state" / "recovery"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", FXSTUDIO_RECOVERY_DIR=str(recovery))
+    proc = subprocess.run(
+        [sys.executable, "-m", "fxstudio", f"{path}:Net"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode < 0  # killed by its signal
+    (log,) = (tmp_path / "state").glob("crash-*.log")
+    text = log.read_text()
+    assert "Fatal Python error: Segmentation fault" in text and "crashing.py" in text
+    assert text.count("hread 0x") >= 2  # the worker that crashed ("Current thread") and the GUI
+
+    window = MainWindow(interactive=False, autosave_s=0, recovery=recovery)
+    qtbot.addWidget(window)
+    assert not window.offer_recovery(CrashLog(recovery.parent).collect())
+    said = window.statusBar().currentMessage()
+    assert "closed unexpectedly" in said and "Segmentation fault" in said
+    (kept,) = (tmp_path / "state").glob("crashed-*.log")
+    assert str(kept) in said and kept.read_text() == text

@@ -3,18 +3,17 @@ and undo / redo."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import inspect
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 import torch.fx as fx
 
+from fxstudio.core import collector
 from fxstudio.core.capture import repropagate
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.edits.steps import EditError, Step, submodule_at
@@ -45,12 +44,19 @@ class Edit:
         inverses = [s.inverse() for s in reversed(self.steps)]
         _run(self.doc, inverses, self.label)
         self.doc.history.pop()
-        _finish(self.doc, _undo_kind(self.kind), self.names)
+        _finish(self.doc, _undo_kind(self.kind), self.names, *_carried(inverses))
 
     def redo(self) -> None:
         _run(self.doc, self.steps, self.label)  # each step notes the state it replaces again
         self.doc.history.append(self.record)
-        _finish(self.doc, self.kind, self.names)
+        _finish(self.doc, self.kind, self.names, *_carried(self.steps))
+
+
+def _carried(steps: list[Step]) -> tuple[dict[str, Any] | None, bool]:
+    """The views and shapes a lone step brings with it (a graph a worker made)."""
+    if len(steps) != 1:
+        return None, False
+    return steps[0].known_views(), steps[0].shapes_fresh
 
 
 def _undo_kind(kind: ChangeKind) -> ChangeKind:
@@ -79,30 +85,15 @@ def commit(
     names = set().union(*(s.touched() for s in steps)) if steps else set()
     edit = Edit(doc, label, steps, kind, names, record or {})
     doc.history.append(edit.record)
-    _finish(doc, kind, names, known, shapes_fresh)
+    carried, fresh = _carried(steps)
+    _finish(doc, kind, names, known or carried, shapes_fresh or fresh)
     return edit
 
 
-BIG_GRAPH = 5000  # nodes: above this, an edit's allocations do not make the collector scan it
-
-
-@contextlib.contextmanager
-def _collector_spared(doc: GraphDocument) -> Iterator[None]:
-    """While an edit runs on a big graph, the objects already alive are kept out of the
-    garbage collector's full scans (``gc.freeze``): thousands of steps allocate enough to
-    trigger many, each walking every node of the graph (0.8 s of a 4 s rewrite at 20k)."""
-    if len(doc) < BIG_GRAPH:
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
 def _run(doc: GraphDocument, steps: Iterable[Step], label: str) -> list[Step]:
-    with _collector_spared(doc):
+    """Thousands of steps on a big graph allocate enough to set off many full collections,
+    each walking every node (0.8 s of a 4 s rewrite at 20k): paused meanwhile."""
+    with collector.sparing(len(doc)):
         return _run_steps(doc, steps, label)
 
 
@@ -113,7 +104,10 @@ def _run_steps(doc: GraphDocument, steps: Iterable[Step], label: str) -> list[St
             step.apply(doc)
             done.append(step)
         unchecked = [s.touched() for s in done if not s.prechecked]
-        validate(doc, set().union(*unchecked) if unchecked else set())
+        if unchecked or not done:
+            validate(doc, set().union(*unchecked) if unchecked else set())
+        else:  # a graph an edit made elsewhere, already checked (lint included): adopted
+            _recompile(doc)
     except Exception as exc:
         for step in reversed(done):
             step.inverse().apply(doc)

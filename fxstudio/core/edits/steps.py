@@ -112,10 +112,16 @@ class Step:
     """One reversible change; ``inverse()`` is built from the state before ``apply``.
 
     ``changes_modules``: it changes the module's submodules or attributes, not the graph's
-    nodes.  ``prechecked``: its nodes were checked by an edit made elsewhere (a worker's)."""
+    nodes.  ``prechecked``: its nodes were checked by an edit made elsewhere (a worker's).
+    ``shapes_fresh``: the graph it leaves has its shapes already (none to propagate), and
+    :meth:`known_views` its views (code, rows…) when they were made already."""
 
     changes_modules = False
     prechecked = False
+    shapes_fresh = False
+
+    def known_views(self) -> dict[str, Any] | None:
+        return None
 
     def apply(self, doc: GraphDocument) -> None:
         raise NotImplementedError

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+import torch.fx as fx
 
 from fxstudio.core.capture import eval_mode
 from fxstudio.core.document import GraphDocument
@@ -95,12 +96,21 @@ def check_inputs(doc: GraphDocument, random: int = 2, seed: int = 0) -> list[tup
     return out
 
 
-def _run(doc: GraphDocument, inputs: tuple[Any, ...]) -> list[torch.Tensor]:
-    doc.ensure_compiled()
+def run_graph(doc: GraphDocument, inputs: tuple[Any, ...]) -> Any:
+    """The document's graph run on ``inputs``: its compiled forward, or -- when it is not
+    compiled (a big graph's copy in a worker) -- node by node with ``fx.Interpreter``, which
+    computes the same ops and never holds the GIL for a whole ``compile()``."""
+    gm = doc.graph_module
     # A GraphModule that raises prints its generated code to stderr first; the check's
     # message says what failed instead.
-    with torch.no_grad(), eval_mode(doc.graph_module), contextlib.redirect_stderr(io.StringIO()):
-        result = doc.graph_module(*inputs)
+    with torch.no_grad(), eval_mode(gm), contextlib.redirect_stderr(io.StringIO()):
+        if doc.compiled:
+            return gm(*inputs)
+        return fx.Interpreter(gm, graph=doc.graph).run(*inputs)
+
+
+def _run(doc: GraphDocument, inputs: tuple[Any, ...]) -> list[torch.Tensor]:
+    result = run_graph(doc, inputs)
     return [t.detach().clone() for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
 
 

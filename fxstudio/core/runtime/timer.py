@@ -19,7 +19,6 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import gc
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -27,6 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from fxstudio.core import collector
 
 OVERHEAD_SHARE = 1e-4  # the clock (and sync) may cost at most this share of a block
 NOISY = 0.10  # IQR / median above this: the machine was busy, say so
@@ -160,17 +161,12 @@ def _calibrate(
 def _block(
     fn: Callable[[], Any], block: int, sync: Callable[[], None], clock: Callable[[], float]
 ) -> float:
-    collecting = gc.isenabled()
-    gc.disable()  # as timeit does: a collection is not the model's time
-    try:
+    with collector.paused(keep_after=False):  # as timeit does: no collection in the time
         t = clock()
         for _ in range(block):
             fn()
         sync()
         return (clock() - t) / block
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def time_calls(

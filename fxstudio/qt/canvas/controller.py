@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
 from PySide6.QtCore import QObject, QPointF, QTimer, Signal
 from PySide6.QtGui import QCursor
+from PySide6.QtWidgets import QGraphicsScene
 
+from fxstudio.core import collector
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.drawing import Drawing, drawing
 from fxstudio.core.layout import Layout, LayoutCancelled, LayoutEngine, top_level_groups
 from fxstudio.qt.canvas import tools
 from fxstudio.qt.canvas.items import BoxItem, EdgeItem, GroupItem, NodeItem
 from fxstudio.qt.canvas.minimap import Minimap
-from fxstudio.qt.canvas.scene import GraphScene
+from fxstudio.qt.canvas.scene import BUILD_BUDGET_S, GraphScene
 from fxstudio.qt.canvas.view import CanvasView
 from fxstudio.qt.editing.commands import MoveNodesCommand
 from fxstudio.qt.selection import SelectionModel
@@ -26,8 +30,6 @@ PATCHABLE = (
     ChangeKind.NODES_CHANGED,
     ChangeKind.SHAPES_CHANGED,
 )
-#: Items made per turn of the event loop when a scene is built (about 50 ms of work).
-BUILD_CHUNK = 1000
 
 
 class CanvasController(QObject):
@@ -64,6 +66,7 @@ class CanvasController(QObject):
         self._syncing = False
         self._building: tuple[GraphScene, Iterator[float], GraphDocument, Layout] | None = None
         self._generation = 0  # of scene builds: a newer one makes older steps stale
+        self._pause: collector.Pause | None = None  # the collector's, while a big scene comes
         self.undo_stack = session.undo_stack  # a drag is one undo step
         self.minimap = Minimap(view)
         self.minimap_enabled = True
@@ -133,17 +136,20 @@ class CanvasController(QObject):
         if from_scratch:
             self.engine.clear_cache()
         collapsed = set(doc.collapsed)
-        task = Task(
-            lambda: self.engine.layout(
-                doc,
-                collapsed,
-                cancelled=lambda: task.cancelled,  # (task is bound before the thread starts)
-                progress=lambda done, total: task.report(done, total),
-            ),
-            self,
-        )
+
+        def work() -> tuple[Layout, Drawing]:
+            with collector.sparing(len(doc)):  # thousands of boxes: no full collection meanwhile
+                lay = self.engine.layout(
+                    doc,
+                    collapsed,
+                    cancelled=lambda: task.cancelled,  # (bound before the thread starts)
+                    progress=lambda done, total: task.report(done, total),
+                )
+                return lay, drawing(doc, lay)
+
+        task = Task(work, self)
         # A result that arrives after a newer request (the graph changed again) is dropped.
-        task.succeeded.connect(lambda lay: self._show(doc, lay) if task is self._task else None)
+        task.succeeded.connect(lambda made: self._show(doc, *made) if task is self._task else None)
         task.failed.connect(lambda exc: self._failed(exc) if task is self._task else None)
         task.progress.connect(
             lambda done, total: (
@@ -153,6 +159,10 @@ class CanvasController(QObject):
         self._task = task
         self.layoutStarted.emit()
         task.start()
+
+    def busy(self) -> bool:
+        """A layout is being made or drawn."""
+        return self._task is not None or self._building is not None
 
     def stop_layout(self) -> None:
         """The user stopped a long layout: the picture on screen stays."""
@@ -165,24 +175,34 @@ class CanvasController(QObject):
             self._task = None
         self._generation += 1
         self._building = None
+        self._resume()
+
+    def _resume(self) -> None:
+        """The scene is made (or will not be): what it made is kept out of the collector's
+        sight rather than scanned."""
+        pause, self._pause = self._pause, None
+        collector.resume(pause)
 
     def _failed(self, exc: BaseException) -> None:
         self._task = None
         if not isinstance(exc, LayoutCancelled):
             self.layoutFailed.emit(exc)
 
-    def _show(self, doc: GraphDocument, layout: Layout) -> None:
+    def _show(self, doc: GraphDocument, layout: Layout, plan: Drawing) -> None:
         self._task = None
         if doc is not self.document:
             return
-        self._build(doc, layout)
+        self._build(doc, layout, plan)
 
-    def _build(self, doc: GraphDocument, layout: Layout) -> None:
+    def _build(self, doc: GraphDocument, layout: Layout, plan: Drawing | None = None) -> None:
         """Make the items in a new scene, a chunk per turn of the event loop (a big graph
         takes about a second), while the old picture stays on screen and usable."""
         self._generation += 1
         scene = self._new_scene()
-        self._building = (scene, scene.build_steps(doc, layout, BUILD_CHUNK), doc, layout)
+        steps = scene.build_steps(doc, layout, plan)
+        self._building = (scene, steps, doc, layout)
+        if len(layout.nodes) + len(layout.groups) >= collector.BIG and self._pause is None:
+            self._pause = collector.pause()  # thousands of items: no scan while they come
         self._build_step(self._generation)
 
     def _build_step(self, generation: int) -> None:
@@ -195,7 +215,7 @@ class CanvasController(QObject):
             self._building = None
             self._finish(scene, doc, layout)
             return
-        QTimer.singleShot(0, lambda: self._build_step(generation))
+        QTimer.singleShot(1, lambda: self._build_step(generation))
 
     def _finish(self, scene: GraphScene, doc: GraphDocument, layout: Layout) -> None:
         old, self.scene = self.scene, scene
@@ -205,8 +225,7 @@ class CanvasController(QObject):
             self.view.setScene(scene)
         finally:
             self._syncing = False
-        old.blockSignals(True)  # its items going must not read as the user deselecting
-        old.deleteLater()
+        self._discard(old, _teardown(old))
         self._show_selection(self.selection.names)
         if self._fit_next:
             self._fit_next = False
@@ -215,7 +234,15 @@ class CanvasController(QObject):
             self.minimap.schedule_refresh()
         else:
             self.minimap.hide()
+        self._resume()
         self.layoutDone.emit(layout)
+
+    def _discard(self, old: GraphScene, steps: Iterator[None]) -> None:
+        """Delete the scene taken off screen, a chunk per turn of the event loop."""
+        for _ in steps:
+            QTimer.singleShot(1, lambda: self._discard(old, steps))
+            return
+        old.deleteLater()
 
     def _moved(self, before: dict, after: dict) -> None:
         """A drag ended: record it as one undoable command (which sets the positions)."""
@@ -301,3 +328,20 @@ class CanvasController(QObject):
                 self.view.centerOn(first)
         finally:
             self._syncing = False
+
+
+def _teardown(scene: GraphScene, budget_s: float = BUILD_BUDGET_S) -> Iterator[None]:
+    """Take a scene's items away a chunk at a time, pausing once ``budget_s`` of work is done
+    (deleting 20,000 items at once holds the loop for a second).  The scene is off screen by
+    then; what is left of it is empty."""
+    scene.blockSignals(True)  # its items going must not read as the user deselecting
+    scene.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)  # no index upkeep
+    items = [i for i in scene.items() if i.parentItem() is None]
+    scene.nodes, scene.groups, scene.edges = {}, {}, []
+    clock = time.perf_counter
+    deadline = clock() + budget_s
+    while items:
+        scene.removeItem(items.pop())  # Python owns it now: it goes with its last reference
+        if len(items) & 63 == 0 and clock() > deadline:
+            yield
+            deadline = clock() + budget_s

@@ -19,9 +19,10 @@ class Overview:
 
     Far out, a view shows thousands of items, and a Python ``paint`` per item costs more than
     a frame.  This draws the same shapes the items draw at that zoom (boxes without text) in
-    a few batched calls, culled to the visible area with arrays.  The scene keeps it up to
-    date item by item (:meth:`moved`, :meth:`select`): making it costs a quarter of a second
-    at 10,000 nodes, too much for every click.
+    a few batched calls, culled to the visible area with arrays.  It is filled as the scene
+    makes its items (:meth:`add`, :meth:`add_edge`, a chunk per turn of the event loop) and
+    kept up to date item by item (:meth:`moved`, :meth:`select`); the arrays are made when
+    it is first drawn after a change of the item list.
     """
 
     def __init__(self, scene: Any) -> None:  # a GraphScene (which makes it)
@@ -29,43 +30,37 @@ class Overview:
 
         self._np = np
         self.scene = scene
-        self.refresh_frames()
-        self.items: list[BoxItem] = [*scene.nodes.values()]
-        self.items += [g for g in scene.groups.values() if g.collapsed]
-        self.index = {id(item): i for i, item in enumerate(self.items)}
-        self.boxes = [item.rect.translated(item.pos()) for item in self.items]
-        self.style = [_style(i) for i in self.items]
+        self.frames: list[QRectF] = []
+        self.items: list[BoxItem] = []
+        self.index: dict[int, int] = {}
+        self.boxes: list[QRectF] = []
+        self.style: list[tuple[str, str]] = []
+        self.extents: list[tuple[float, float, float, float]] = []
         self.selected: set[int] = set()
-        self.select(scene.selectedItems())
-        self.edges: list[EdgeItem | None] = list(scene.edges)
-        self.edge_index = {id(edge): j for j, edge in enumerate(self.edges)}
+        self.edges: list[EdgeItem | None] = []
+        self.edge_index: dict[int, int] = {}
         self.edges_of: dict[int, list[int]] = {}
-        for j, edge in enumerate(self.edges):
-            self.edges_of.setdefault(id(edge.source), []).append(j)
-            self.edges_of.setdefault(id(edge.target), []).append(j)
-        self.lines = [_line(edge) for edge in self.edges]
-        self._boxes = np.array([_extent(r) for r in self.boxes] or np.zeros((0, 4))).reshape(-1, 4)
-        self._lines = np.array([_line_extent(e) for e in self.edges] or np.zeros((0, 4))).reshape(
-            -1, 4
-        )
+        self.lines: list[QLineF] = []
+        self.line_extents: list[tuple[float, float, float, float]] = []
+        self._arrays: tuple[Any, Any] | None = None  # extents as arrays, once drawn
 
     def restyle(self) -> None:
         self.style = [_style(i) for i in self.items]
 
-    # An edit patched into the scene changes a few entries: a removed one is never drawn
-    # again (its extent is empty), a new one is appended.
-
     def add(self, item: BoxItem) -> None:
+        """A box drawn far out (a node, or a collapsed group), where it is now."""
         self.index[id(item)] = len(self.items)
         self.items.append(item)
-        self.boxes.append(item.rect.translated(item.pos()))
+        box = item.rect.translated(item.pos())
+        self.boxes.append(box)
         self.style.append(_style(item))
-        self._boxes = self._np.vstack([self._boxes, [_extent(self.boxes[-1])]])
+        self.extents.append(_extent(box))
+        self._arrays = None
 
     def forget(self, item: BoxItem) -> None:
         i = self.index.pop(id(item), None)
         if i is not None:
-            self._boxes[i] = _NOWHERE
+            self._set_extent(i, _NOWHERE)
             self.selected.discard(i)
             self.edges_of.pop(id(item), None)
 
@@ -75,19 +70,41 @@ class Overview:
         self.edges_of.setdefault(id(edge.source), []).append(j)
         self.edges_of.setdefault(id(edge.target), []).append(j)
         self.lines.append(_line(edge))
-        self._lines = self._np.vstack([self._lines, [_line_extent(edge)]])
+        self.line_extents.append(_line_extent(edge))
+        self._arrays = None
+
+    def arrays(self) -> tuple[Any, Any]:
+        """The boxes' and lines' extents as arrays (made again after items came or went)."""
+        if self._arrays is None:
+            np = self._np
+            boxes = np.array(self.extents or np.zeros((0, 4)), dtype=float).reshape(-1, 4)
+            lines = np.array(self.line_extents or np.zeros((0, 4)), dtype=float).reshape(-1, 4)
+            self._arrays = (boxes, lines)
+        return self._arrays
+
+    def _set_extent(self, i: int, extent: tuple[float, float, float, float]) -> None:
+        self.extents[i] = extent
+        if self._arrays is not None:
+            self._arrays[0][i] = extent
+
+    def _set_line(self, j: int, edge: EdgeItem | None) -> None:
+        extent = _line_extent(edge) if edge is not None else _NOWHERE
+        if edge is not None:
+            self.lines[j] = _line(edge)
+        self.line_extents[j] = extent
+        if self._arrays is not None:
+            self._arrays[1][j] = extent
 
     def forget_edge(self, edge: EdgeItem) -> None:
         j = self.edge_index.pop(id(edge), None)
         if j is not None:
             self.edges[j] = None
-            self._lines[j] = _NOWHERE
+            self._set_line(j, None)
 
     def edge_moved(self, edge: EdgeItem) -> None:
         j = self.edge_index.get(id(edge))
         if j is not None:
-            self.lines[j] = _line(edge)
-            self._lines[j] = _line_extent(edge)
+            self._set_line(j, edge)
 
     def refresh_frames(self) -> None:
         groups = self.scene.groups.values()
@@ -101,17 +118,16 @@ class Overview:
         if i is None:
             return
         self.boxes[i] = item.rect.translated(item.pos())
-        self._boxes[i] = _extent(self.boxes[i])
+        self._set_extent(i, _extent(self.boxes[i]))
         for j in self.edges_of.get(id(item), ()):
             edge = self.edges[j]
             if edge is not None:
-                self.lines[j] = _line(edge)
-                self._lines[j] = _line_extent(edge)
+                self._set_line(j, edge)
 
     def boxes_in(self, area: QRectF) -> dict[str, list[QRectF]]:
         """The boxes that meet ``area``, by border colour."""
         out: dict[str, list[QRectF]] = {}
-        for i in self._visible(self._boxes, area):
+        for i in self._visible(self.arrays()[0], area):
             out.setdefault(self.style[i][1], []).append(self.boxes[i])
         return out
 
@@ -131,10 +147,11 @@ class Overview:
         painter.setBrush(QColor(*c.frame_fill))
         painter.drawRects([f for f in self.frames if f.intersects(area)])
         painter.setPen(QPen(QColor(c.edge), 0))
-        painter.drawLines([self.lines[i] for i in self._visible(self._lines, area)])
+        boxes, lines = self.arrays()
+        painter.drawLines([self.lines[i] for i in self._visible(lines, area)])
         groups: dict[tuple[str, str], list[QRectF]] = {}
         chosen: list[QRectF] = []
-        for i in self._visible(self._boxes, area):
+        for i in self._visible(boxes, area):
             (chosen if i in self.selected else groups.setdefault(self.style[i], [])).append(
                 self.boxes[i]
             )

@@ -9,6 +9,7 @@ document calls.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -18,14 +19,14 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
 from fxstudio.core.capture import format_shape, node_shape
-from fxstudio.core.document import GraphDocument, group_key
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.drawing import Drawing, drawing
 from fxstudio.core.graphviews import ModuleGroup, format_target
 from fxstudio.core.layout import (
     GROUP_PAD,
     GROUP_TITLE,
     Box,
     Layout,
-    drawn_tree,
     group_label,
     node_size,
 )
@@ -34,6 +35,7 @@ from fxstudio.qt.canvas.items import BoxItem, EdgeItem, GroupItem, NodeItem
 from fxstudio.qt.canvas.overview import Overview
 
 EdgeKey = tuple[str, str, "str | None", bool]  # source, target, argument (one use), stub
+BUILD_BUDGET_S = 0.025  # work between two turns of the event loop while a scene is made
 PATCH_LIMIT = 200  # an edit touching more nodes than this is shown by a new layout
 NODE_GAP = 30.0
 
@@ -101,83 +103,67 @@ class GraphScene(QGraphicsScene):
         self._overview = None
         self._bounds = QRectF()
 
-    def build(self, doc: GraphDocument, layout: Layout) -> None:
+    def build(self, doc: GraphDocument, layout: Layout, plan: Drawing | None = None) -> None:
         """Make the items for ``layout`` (all at once)."""
-        for _ in self.build_steps(doc, layout):
+        for _ in self.build_steps(doc, layout, plan):
             pass
 
-    def build_steps(self, doc: GraphDocument, layout: Layout, chunk: int = 2000) -> Iterator[float]:
-        """Make the items for ``layout``, pausing (yielding the fraction done) after every
-        ``chunk`` items, so that a caller can keep the window responsive."""
+    def build_steps(
+        self,
+        doc: GraphDocument,
+        layout: Layout,
+        plan: Drawing | None = None,
+        budget_s: float = BUILD_BUDGET_S,
+    ) -> Iterator[float]:
+        """Make the items for ``layout`` from its ``plan`` (made in the layout's worker; here
+        when not given), pausing -- yielding the fraction done -- once ``budget_s`` of work
+        is done, so that a caller can keep the window responsive."""
+        plan = plan if plan is not None else drawing(doc, layout)
         self.build_empty()
-        total = max(len(layout.groups) + len(layout.nodes) + len(doc), 1)
-        made = 0
+        total = max(len(layout.groups) + len(layout.nodes) + len(plan.edges), 1)
         self.layout = layout
-        self.tree = {g.path: g for g in drawn_tree(doc).walk()}
-        for path, group in self.tree.items():
-            for child in group.children:
-                self.parent_of[group_key(child)] = path
-            for name in group.nodes:
-                self.parent_of[name] = path
+        self.tree, self.parent_of = plan.tree, dict(plan.parent_of)
+        overview = self._overview = Overview(self)
+        clock = time.perf_counter
+        deadline, made = clock() + budget_s, 0
         for path, box in layout.groups.items():
             group = self.tree.get(path)
             label = group_label(group) if group else path
-            members = len(group.all_nodes()) if group else 0
-            item = GroupItem(path, label, box, path in layout.collapsed, members)
+            item = GroupItem(path, label, box, path in layout.collapsed, plan.members.get(path, 0))
             if item.collapsed and item.key in doc.positions:
                 item.setPos(*doc.positions[item.key])
             self.groups[path] = item
             self._add(item, 2 if item.collapsed else 0)
+            if item.collapsed:
+                overview.add(item)
             made += 1
-            if made % chunk == 0:
+            if made & 63 == 0 and clock() > deadline:
+                self.index_now()
                 yield made / total
+                deadline = clock() + budget_s
         bad = doc.shape_problem or ("", "")  # (node, error) an edit left
         for name, box in layout.nodes.items():
-            node = doc.node(name)
-            problem = bad[1] if bad[0] == name else None
-            item = NodeItem(
-                name, node.op, format_target(node), format_shape(node_shape(node)), box, problem
-            )
+            op, target, shape = plan.labels[name]
+            item = NodeItem(name, op, target, shape, box, bad[1] if bad[0] == name else None)
             if name in doc.positions:  # the user put it there
                 item.setPos(*doc.positions[name])
             self.nodes[name] = item
             self._add(item, 2)
+            overview.add(item)
             made += 1
-            if made % chunk == 0:
+            if made & 63 == 0 and clock() > deadline:
+                self.index_now()
                 yield made / total
-        # One edge per use between two drawn nodes (x * x: two edges); one edge per pair
-        # where a collapsed group stands for several nodes; stubs for shared values.
-        keys: dict[EdgeKey, list[str]] = {}
-        first_use: set[str] = set()
-        for src, dst, label in doc.edges():
-            a, b = layout.visible(src), layout.visible(dst)
-            if a == b:
-                continue
-            if src in layout.shared and (src in first_use or first_use.add(src)):
-                # A shared value: one edge to its first user (as laid out), stubs elsewhere.
-                keys.setdefault((src, b, None, True), []).append(label if b == dst else dst)
-            elif (a, b) == (src, dst):
-                keys.setdefault((a, b, label, False), []).append(label)
-            else:
-                keys.setdefault((a, b, None, False), []).append(f"{src} → {dst}")
-        inputs: dict[str, list[EdgeKey]] = {}
-        for key in keys:
-            inputs.setdefault(key[1], []).append(key)
-        for key, labels in keys.items():
-            a, b, label, stub = key
-            slots = inputs[b]
+                deadline = clock() + budget_s
+        for e in plan.edges:
             self._add_edge(
-                self.item(layout.visible(a)),
-                self.item(b),
-                labels,
-                slots.index(key),
-                len(slots),
-                stub=a if stub else None,
-                label=label,
+                self.item(e.source), self.item(e.target), e.texts, e.slot, e.slots, e.stub, e.label
             )
             made += 1
-            if made % chunk == 0:
+            if made & 63 == 0 and clock() > deadline:
+                self.index_now()
                 yield min(made / total, 0.99)
+                deadline = clock() + budget_s
         self._bounds = QRectF(0, 0, layout.width, layout.height)
         for key in doc.positions:
             item = self.item_by_key(key)
@@ -185,10 +171,16 @@ class GraphScene(QGraphicsScene):
                 self._bounds = self._bounds.united(item.sceneBoundingRect())
         self._dirty = {self.parent_of[k] for k in doc.positions if k in self.parent_of}
         self.refit_frames()
+        overview.refresh_frames()
         margin = 40
         self.setSceneRect(
             QRectF(-margin, -margin, layout.width + 2 * margin, layout.height + 2 * margin)
         )
+
+    def index_now(self) -> None:
+        """Index the items added so far (Qt indexes new items at the first query -- all of
+        a big scene's in the first paint, a second of frozen window at 20,000 nodes)."""
+        self.items(QRectF(0, 0, 1, 1))
 
     def _add_edge(self, sa, sb, labels, index, count, stub=None, label=None) -> None:
         if sa is None or sb is None:
@@ -386,8 +378,8 @@ class GraphScene(QGraphicsScene):
         return out
 
     def overview(self) -> Overview:
-        """The zoomed-out picture of the scene as it is now."""
-        if self._overview is None:
+        """The zoomed-out picture of the scene as it is now (made as its items were)."""
+        if self._overview is None:  # an empty scene
             self._overview = Overview(self)
         return self._overview
 

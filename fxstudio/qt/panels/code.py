@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keyword
 
-from PySide6.QtCore import QRegularExpression
+from PySide6.QtCore import QRegularExpression, QTimer
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -26,6 +26,8 @@ from fxstudio.qt.panels.base import DocumentPanel
 
 #: Code with more lines than this is coloured as it scrolls into view, not all at once.
 HIGHLIGHT_ALL_BELOW = 1500
+#: A change of more lines than this is shown a chunk of this many lines per turn.
+CHUNK_LINES = 2000
 WAITING = " — updating…"  # the dock's title while a big graph's code is generated
 
 
@@ -106,6 +108,7 @@ class CodePanel(DocumentPanel):
         self._shown: str | None = None  # the code the view holds
         self._colouring = False
         self._updating = False
+        self._pending: tuple[int, list[str], str] | None = None  # a long change being shown
         view.cursorPositionChanged.connect(self._on_cursor_moved)
         view.verticalScrollBar().valueChanged.connect(self._highlight_visible)
         view.updateRequest.connect(lambda *_: self._highlight_visible())
@@ -124,6 +127,7 @@ class CodePanel(DocumentPanel):
 
     def on_document(self, doc: GraphDocument | None) -> None:
         self._shown = None
+        self._pending = None
         self.refresh()
 
     def refresh(self) -> None:
@@ -138,6 +142,10 @@ class CodePanel(DocumentPanel):
             self.view.setExtraSelections([])  # its lines no longer match the graph
             return
         code = doc.code() if doc is not None else ""
+        if self._pending is not None:  # a change arrived while the last one was shown
+            self._pending = None
+            self._shown = self.view.toPlainText()
+            self._coloured = set() if self._coloured is not None else None
         if code != self._shown:
             self._updating = True
             try:
@@ -145,7 +153,38 @@ class CodePanel(DocumentPanel):
                     self._set_all(code)
             finally:
                 self._updating = False
+            if self._pending is not None:  # (the rest comes a chunk per turn)
+                self._show_waiting(True)
+                return
             self._shown = code
+        self._show_selection(self.selection.names)
+        self._highlight_visible()
+
+    def _insert_chunk(self) -> None:
+        """The next lines of a long change (a chunk per turn of the event loop: a rewrite of
+        a big graph changes thousands of lines, a tenth of a second to insert at once)."""
+        pending = self._pending
+        if pending is None:
+            return
+        position, lines, code = pending
+        chunk, rest = lines[:CHUNK_LINES], lines[CHUNK_LINES:]
+        text = "".join(line + "\n" for line in chunk)
+        cursor = QTextCursor(self.view.document())
+        cursor.setPosition(position)
+        self._updating = self._colouring = True
+        try:
+            cursor.insertText(text)
+        finally:
+            self._updating = self._colouring = False
+        if rest:
+            self._pending = (position + len(text), rest, code)
+            QTimer.singleShot(1, self._insert_chunk)
+            return
+        self._pending = None
+        self._shown = code
+        if self._coloured is not None:
+            self._coloured = set()
+        self._show_waiting(False)
         self._show_selection(self.selection.names)
         self._highlight_visible()
 
@@ -180,9 +219,19 @@ class CodePanel(DocumentPanel):
         cursor = QTextCursor(self.view.document())
         cursor.setPosition(start)
         cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        middle = b[first : len(b) - same_end]
+        if len(middle) > CHUNK_LINES:  # the old lines go now, the new ones a chunk a turn
+            self._colouring = True
+            try:
+                cursor.removeSelectedText()
+            finally:
+                self._colouring = False
+            self._pending = (start, middle, new)
+            QTimer.singleShot(1, self._insert_chunk)
+            return True
         self._colouring = True  # not while the blocks are renumbered
         try:
-            cursor.insertText("".join(line + "\n" for line in b[first : len(b) - same_end]))
+            cursor.insertText("".join(line + "\n" for line in middle))
         finally:
             self._colouring = False
         if self._coloured is not None:
@@ -225,8 +274,8 @@ class CodePanel(DocumentPanel):
 
     def line_of(self, name: str) -> int | None:
         doc = self.document
-        if doc is None or not doc.code_ready():  # the code shown is being brought up to date
-            return None
+        if doc is None or not doc.code_ready() or self._pending is not None:
+            return None  # the code shown is being brought up to date
         return doc.code_line_map().get(name)
 
     def _on_cursor_moved(self) -> None:

@@ -59,6 +59,7 @@ class ConsolePanel(DocumentPanel):
         self.input.setPlaceholderText("Python, run on the open model")
         self.input.returnPressed.connect(self._entered)
         self.input.installEventFilter(self)
+        self.session.lockChanged.connect(self._lock_changed)
         row.addWidget(self.prompt)
         row.addWidget(self.input)
         layout.addLayout(row)
@@ -67,12 +68,25 @@ class ConsolePanel(DocumentPanel):
 
     def on_document(self, doc: GraphDocument | None) -> None:
         self.console = ConsoleSession(doc) if doc is not None else None
-        self.input.setEnabled(doc is not None)
         self.prompt.setText(">>>")
+        self._lock_changed()
+
+    def _lock_changed(self) -> None:
+        """The console runs code that may change the graph, so it waits while edits wait."""
+        locked = self.session.locked
+        self.input.setEnabled(self.console is not None and not locked)
+        self.input.setPlaceholderText(
+            f"Waiting: {locked}" if locked else "Python, run on the open model"
+        )
 
     def run(self, line: str) -> Any:
-        """Run one line as if typed; returns the core Result (None without a document)."""
+        """Run one line as if typed; returns the core Result (None without a document, or
+        while edits wait -- the console then says why and runs nothing)."""
         if self.console is None:
+            return None
+        if self.session.locked:
+            self._write(f"# not run: {self.session.locked}\n")
+            self.message.emit(self.session.locked)
             return None
         if line.strip():
             self.history.append(line)

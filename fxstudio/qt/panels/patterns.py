@@ -34,7 +34,7 @@ from fxstudio.core.patterns.pattern import (
 )
 from fxstudio.core.patterns.reasons import Failure
 from fxstudio.core.patterns.replace import graph_replacement
-from fxstudio.core.snapshots import adopt, detached, snapshot, views
+from fxstudio.core.snapshots import adopt, detached, propagated, snapshot, views
 from fxstudio.qt import theme
 from fxstudio.qt.canvas.marks import PatternMarks
 from fxstudio.qt.editing.commands import EditCommand
@@ -353,7 +353,9 @@ class PatternsPanel(RulesMixin, DocumentPanel):
         def work() -> tuple[GraphDocument, Report, dict[str, Any]]:
             copy = detached(snap)
             report = rewrite_flow(copy, spec, **kwargs)
-            return copy, report, views(copy) if report.result.edit is not None else {}
+            if report.result.edit is None:
+                return copy, report, {}
+            return propagated(copy), report, views(copy)
 
         return self._start(
             "Replacing… (on a copy of the graph; it becomes one undo step)",

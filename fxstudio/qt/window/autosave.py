@@ -16,6 +16,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
+from fxstudio.core.crashlog import pid_alive
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.opening import SESSION_SUFFIX
@@ -38,20 +39,6 @@ def recovery_dir() -> Path:
     return Path(base or Path.home() / ".fxstudio") / "recovery"
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    return True
-
-
 def find_recoveries(directory: Path | None = None) -> list[Path]:
     """Recovery files left by fxstudio processes that are no longer running, newest first."""
     folder = directory or recovery_dir()
@@ -63,7 +50,7 @@ def find_recoveries(directory: Path | None = None) -> list[Path]:
             pid = int(path.stem.split("-", 1)[1])
         except ValueError:
             continue
-        if not _pid_alive(pid):
+        if not pid_alive(pid):
             found.append(path)
     return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
 

@@ -17,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QMainWindow, QStatusBar, QToolBar, QWidget
 
+from fxstudio.core.crashlog import LastCrash
 from fxstudio.core.document import ChangeKind, DocumentEvent
 from fxstudio.qt.canvas.controller import CanvasController
 from fxstudio.qt.canvas.view import CanvasView
@@ -38,9 +39,10 @@ from fxstudio.qt.selection import SelectionModel
 from fxstudio.qt.theme import ThemeController
 from fxstudio.qt.window import actions, messages, welcome
 from fxstudio.qt.window.about import AboutDialog
-from fxstudio.qt.window.autosave import DEFAULT_INTERVAL_S, find_recoveries, recovery_dir
+from fxstudio.qt.window.autosave import DEFAULT_INTERVAL_S, recovery_dir
 from fxstudio.qt.window.command_palette import CommandPalette
 from fxstudio.qt.window.desktop import DropOpener, FileWatcher, ShortcutsDialog
+from fxstudio.qt.window.idle import IdleCollector
 from fxstudio.qt.window.open_dialog import OpenDialog
 from fxstudio.qt.window.saving import SaveController
 from fxstudio.qt.window.search import SearchController
@@ -122,6 +124,7 @@ class MainWindow(QMainWindow):
         session.documentChanged.connect(show_welcome)
         self.drops = DropOpener(self, session.open, self.saving.maybe_save_changes)
         self.file_watcher = FileWatcher(self, session)
+        self.idle = IdleCollector(session, self)
         self.window_state = WindowState(
             self, session.autosaver.directory.parent / "window.ini", session.recent, session.open
         )
@@ -268,13 +271,10 @@ class MainWindow(QMainWindow):
         if self.document is not None and self.saving.maybe_save_changes():
             self.session.close()
 
-    def offer_recovery(self) -> bool:
-        """If a crashed fxstudio left a recovery file, offer to restore it; True if restoring."""
-        found = find_recoveries(self.session.autosaver.directory)
-        if not found or not messages.ask_restore(self, found[0]):
-            return False
-        self.session.restore(found[0])
-        return True
+    def offer_recovery(self, crash: LastCrash | None = None) -> bool:
+        """Say that the last run crashed (``crash``), and if a crashed fxstudio left a
+        recovery file, offer to restore it; True if restoring."""
+        return messages.offer_recovery(self, self.session, crash)
 
     def show_about(self) -> None:
         AboutDialog(self).exec()

@@ -1,6 +1,6 @@
 """What the window tells the user in a message box: a failure (with *Open with the export
 frontend* when symbolic tracing failed and export works), an edit that was not done, and
-the offer to restore the work a crashed fxstudio left."""
+the offer to restore the work a crashed fxstudio left (and where its crash log is)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from typing import Any
 
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from fxstudio.core.crashlog import LastCrash
 from fxstudio.core.errors import UserError
 from fxstudio.core.opening import OpenRequest
+from fxstudio.qt.window.autosave import find_recoveries
 
 
 def show_error(
@@ -47,13 +49,29 @@ def show_refusal(parent: QWidget, text: str) -> None:
     QMessageBox.warning(parent, "Not done", text)
 
 
-def ask_restore(parent: QWidget, recovery: Path) -> bool:
+def ask_restore(parent: QWidget, recovery: Path, crash: LastCrash | None = None) -> bool:
     """Offer the unsaved work a crashed fxstudio left in ``recovery``."""
+    said = f"{crash.describe()}\n\nIt" if crash is not None else "fxstudio quit unexpectedly and"
     answer = QMessageBox.question(
         parent,
         "Restore unsaved work?",
-        f"fxstudio quit unexpectedly and left unsaved work from "
-        f"{time.ctime(recovery.stat().st_mtime)}. Restore it?",
+        f"{said} left unsaved work from {time.ctime(recovery.stat().st_mtime)}. Restore it?",
         QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
     )
     return answer == QMessageBox.StandardButton.Yes
+
+
+def offer_recovery(window: Any, session: Any, crash: LastCrash | None) -> bool:
+    """At start: say that the last run crashed (``crash``) and where its log is, and offer
+    the work a crashed fxstudio left, if any; True if it is being restored."""
+    found = find_recoveries(session.autosaver.directory)
+    if not found:
+        if crash is not None:
+            window.statusBar().showMessage(crash.describe(), 30000)
+            if window.interactive:
+                QMessageBox.warning(window, "fxstudio closed unexpectedly", crash.describe())
+        return False
+    if not ask_restore(window, found[0], crash):
+        return False
+    session.restore(found[0])
+    return True

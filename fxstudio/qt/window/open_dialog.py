@@ -40,11 +40,13 @@ _zoo: dict[str, object] = {}  # "task": the one reading them, "specs": what it r
 
 def zoo_reader() -> UserCodeTask:
     """The task that reads :func:`zoo_specs` once per process (a daemon thread: quitting
-    never waits for it); its result is kept for every later dialog."""
+    never waits for it); its result is kept for every later dialog (a failed read is tried
+    again by the next)."""
     task = _zoo.get("task")
     if not isinstance(task, UserCodeTask):
         task = UserCodeTask(zoo_specs)
         task.succeeded.connect(lambda specs: _zoo.__setitem__("specs", specs))
+        task.finished.connect(lambda: _zoo.pop("task", None))  # it deletes itself
         _zoo["task"] = task
         task.start()
     return task

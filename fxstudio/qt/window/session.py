@@ -10,7 +10,6 @@ The window and its panels never hold a document of their own: they read
 
 from __future__ import annotations
 
-import gc
 import time
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 
+from fxstudio.core import collector
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.errors import SourceLocation, UserError
 from fxstudio.core.layout import first_picture
@@ -33,6 +33,10 @@ from fxstudio.qt.workers import UserCodeTask
 #: worker thread, starting DEFER_MS after the last edit (fxstudio.core.catchup).
 DEFER_ABOVE = 2000
 DEFER_MS = 30
+
+
+#: An open superseded by another is let run this long before its code is stopped.
+SUPERSEDED_GRACE_MS = 5000
 
 
 class DocumentSession(QObject):
@@ -75,7 +79,7 @@ class DocumentSession(QObject):
         self._started = 0.0
         self._restored_from: Path | None = None
         self.tell_failure = True  # the window shows a failure to open in a message box
-        self.collector = CollectorGuard()
+        collector.keep()  # torch, Qt and the rest, imported by now
 
     # --- state ---------------------------------------------------------------------------------
 
@@ -132,13 +136,14 @@ class DocumentSession(QObject):
         """Load and capture in a worker thread; the current document stays until it is done
         (and stays when it fails).  An open started while another runs supersedes it.
         ``tell=False``: a failure is the caller's to show (the window shows none)."""
-        self.cancel_open(quiet=True)
+        if self._task is not None:  # superseded: let it end (or stop it if it runs away)
+            self._task.abandon(SUPERSEDED_GRACE_MS)
+            self._task = None
         self.tell_failure = tell
         first = not request.spec.endswith(SESSION_SUFFIX)
         task = UserCodeTask(lambda: _prepared(open_document(request), first), self)
         task.succeeded.connect(lambda doc: self._loaded(task, request, doc))
         task.failed.connect(lambda exc: self._failed(task, request, exc))
-        task.finished.connect(task.deleteLater)
         self._task, self._opening = task, request
         self._started = time.perf_counter()
         self.busy.emit(True)
@@ -214,16 +219,19 @@ class DocumentSession(QObject):
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        old, self.document = self.document, document
+        self.document = document
         self.profile = None
         if document is not None:
             document.defer_heavy = len(document) > DEFER_ABOVE
             self._unsubscribe = document.subscribe(self._document_event)
         self.catch_up.set_document(document)
         self.documentChanged.emit(document)
-        if old is not None or document is not None:
-            # Next turn, once the old document's last holders are gone.
-            QTimer.singleShot(0, self.collector.document_replaced)
+        if document is not None and document.defer_heavy:
+            # A big graph: out of the collector's sight (with the one it replaces, which
+            # the idle window collects); a small one is left to the collector as usual.
+            collector.keep()
+        else:  # the one replaced goes next turn, once its last holders let go
+            QTimer.singleShot(0, collector.sweep)
 
     def close(self) -> None:
         """Close the model (the caller asked about unsaved changes)."""
@@ -235,6 +243,9 @@ class DocumentSession(QObject):
 
     def _document_event(self, event: DocumentEvent) -> None:
         self.autosave_pending = True
+        if event.kind is ChangeKind.GRAPH_REPLACED and self.document is not None:
+            if self.document.defer_heavy:
+                collector.keep()  # a big rewrite's new graph: out of the collector's sight
         if event.kind is not ChangeKind.VIEW_CHANGED and self.profile is not None:
             self.set_profile(None)  # its times are of the graph before this change
         self.changed.emit(event)
@@ -264,25 +275,6 @@ class DocumentSession(QObject):
         elif doc is not None and doc.source.spec:
             stem = Path(doc.source.spec.rpartition(":")[2] or stem).stem
         return str(Path.cwd() / f"{stem}{suffix}")
-
-
-class CollectorGuard:
-    """Now and then Python's cycle collector walks every object it tracks, holding the GIL:
-    with torch loaded that is 0.1-0.2 s, and with a 10,000-node graph 0.2-0.3 s of frozen
-    window, whichever thread set it off.  What is alive at start-up (modules, classes) and the
-    document just opened are moved out of its sight (``gc.freeze``); the document a new one
-    replaces is collected first, once, so that it does not stay.  Called on the GUI thread."""
-
-    def __init__(self) -> None:
-        self.frozen_document = False
-        gc.freeze()  # torch, Qt and the rest, imported by now
-
-    def document_replaced(self) -> None:
-        if self.frozen_document:
-            gc.unfreeze()
-            gc.collect()
-        gc.freeze()
-        self.frozen_document = True
 
 
 def _prepared(doc: GraphDocument, first_open: bool) -> GraphDocument:

@@ -1,0 +1,101 @@
+"""What the canvas draws for a layout -- every box's text, the frames' nesting, every edge with
+its argument slot and the shared values drawn as stubs -- worked out where the layout is
+made (a worker thread), so that the GUI thread only makes the items.
+
+Example:
+    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.layout import LayoutEngine
+    >>> doc = open_document("examples:negrelu")
+    >>> plan = drawing(doc, LayoutEngine().layout(doc))
+    >>> plan.labels["relu"], sorted(e.target for e in plan.edges if e.source == "relu")
+    (('call_function', 'torch.relu', '4x8'), ['add'])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fxstudio.core.capture import format_shape, node_shape
+from fxstudio.core.document import GraphDocument, group_key
+from fxstudio.core.graphviews import ModuleGroup, format_target
+from fxstudio.core.layout import Layout, drawn_tree
+
+__all__ = ["Drawing", "Edge", "drawing"]
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One drawn edge: from the item ``source`` to the item ``target`` (node names, or
+    collapsed groups' paths), entering at ``slot`` of ``slots``; ``stub``: the shared value
+    drawn as a short arrow; ``label``: the argument it feeds, when it is one use."""
+
+    source: str
+    target: str
+    texts: tuple[str, ...]
+    slot: int
+    slots: int
+    stub: str | None = None
+    label: str | None = None
+
+
+@dataclass
+class Drawing:
+    tree: dict[str, ModuleGroup] = field(default_factory=dict)  # path -> the drawn group
+    parent_of: dict[str, str] = field(default_factory=dict)  # item key -> its frame's path
+    members: dict[str, int] = field(default_factory=dict)  # path -> nodes inside, any depth
+    labels: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # op, target, shape
+    edges: list[Edge] = field(default_factory=list)
+
+
+def drawing(doc: GraphDocument, layout: Layout) -> Drawing:
+    """The drawing of ``layout`` of ``doc``: one edge per use between two drawn nodes
+    (``x * x``: two), one per pair where a collapsed group stands for several nodes, and
+    stubs for shared values (an edge to the first user only)."""
+    out = Drawing()
+    root = drawn_tree(doc)
+    out.tree = {g.path: g for g in root.walk()}
+    for path, group in out.tree.items():
+        for child in group.children:
+            out.parent_of[group_key(child)] = path
+        for name in group.nodes:
+            out.parent_of[name] = path
+    _count(root, out.members)
+    for name in layout.nodes:
+        node = doc.node(name)
+        out.labels[name] = (node.op, format_target(node), format_shape(node_shape(node)))
+    keys: dict[tuple[str, str, str | None, bool], list[str]] = {}
+    first_use: set[str] = set()
+    for src, dst, label in doc.edges():
+        a, b = layout.visible(src), layout.visible(dst)
+        if a == b:
+            continue
+        if src in layout.shared and (src in first_use or first_use.add(src)):  # type: ignore[func-returns-value]
+            keys.setdefault((src, b, None, True), []).append(label if b == dst else dst)
+        elif (a, b) == (src, dst):
+            keys.setdefault((a, b, label, False), []).append(label)
+        else:
+            keys.setdefault((a, b, None, False), []).append(f"{src} → {dst}")
+    inputs: dict[str, list[tuple[str, str, str | None, bool]]] = {}
+    for key in keys:
+        inputs.setdefault(key[1], []).append(key)
+    for key, texts in keys.items():
+        a, b, text, stub = key
+        slots = inputs[b]
+        out.edges.append(
+            Edge(
+                layout.visible(a),
+                b,
+                tuple(texts),
+                slots.index(key),
+                len(slots),
+                a if stub else None,
+                text,
+            )
+        )
+    return out
+
+
+def _count(group: ModuleGroup, into: dict[str, int]) -> int:
+    n = len(group.nodes) + sum(_count(c, into) for c in group.children.values())
+    into[group.path] = n
+    return n
