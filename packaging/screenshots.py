@@ -71,19 +71,24 @@ def main_window(window: MainWindow) -> None:
     settle(window)
 
 
-def pattern_matches(window: MainWindow) -> None:
-    open_model(window, "examples:resnet")
-    panel = window.panels["patterns"]
+def dock(window: MainWindow, spec: str, panel_id: str):
+    """Open ``spec`` and bring the panel's dock to the front; the panel."""
+    open_model(window, spec)
+    panel = window.panels[panel_id]
+    panel.dock.show()
     panel.dock.raise_()
+    return panel
+
+
+def pattern_matches(window: MainWindow) -> None:
+    panel = dock(window, "examples:resnet", "patterns")
     window.selection.select(["layer1_0_conv1", "layer1_0_bn1", "layer1_0_relu"])
     wait(panel.found, panel.make_button.click)
     settle(window)
 
 
 def run_dock(window: MainWindow) -> None:
-    open_model(window, "examples:resnet")
-    panel = window.panels["run"]
-    panel.dock.raise_()
+    panel = dock(window, "examples:resnet", "run")
     panel.min_time.setValue(0.05)
     wait(panel.finished, panel.run_button.click)
     panel.tabs.setCurrentIndex(2)  # Top: the nodes and modules that take the time
@@ -92,19 +97,14 @@ def run_dock(window: MainWindow) -> None:
 
 
 def step_dock(window: MainWindow) -> None:
-    open_model(window, "examples:resnet")
-    panel = window.panels["step"]
-    panel.dock.raise_()
+    panel = dock(window, "examples:resnet", "step")
     window.selection.select(["layer1_0_conv2"])
     wait(panel.moved, panel.run_to_selected)
     settle(window)
 
 
 def console(window: MainWindow) -> None:
-    open_model(window, "examples:negrelu")
-    panel = window.panels["console"]
-    panel.dock.show()
-    panel.dock.raise_()
+    panel = dock(window, "examples:negrelu", "console")
     panel.run("edits.set_target('relu', 'torch.sigmoid')")
     panel.run("next(n for n in graph.nodes if n.name == 'add').target = operator.sub")
     settle(window)

@@ -243,9 +243,9 @@ class DocumentSession(QObject):
 
     def _document_event(self, event: DocumentEvent) -> None:
         self.autosave_pending = True
-        if event.kind is ChangeKind.GRAPH_REPLACED and self.document is not None:
-            if self.document.defer_heavy:
-                collector.keep()  # a big rewrite's new graph: out of the collector's sight
+        big = self.document is not None and self.document.defer_heavy
+        if event.kind is ChangeKind.GRAPH_REPLACED and big:
+            collector.keep()  # a big rewrite's new graph: out of the collector's sight
         if event.kind is not ChangeKind.VIEW_CHANGED and self.profile is not None:
             self.set_profile(None)  # its times are of the graph before this change
         self.changed.emit(event)
