@@ -39,6 +39,7 @@ from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_map
 from fxstudio.core.guard import special_failure
 from fxstudio.core.modelspec import LoadedModel
 from fxstudio.core.noise import quiet_torch_logs
+from fxstudio.core.tracer import Tracer
 
 Frontend = Literal["fx", "export"]
 FRONTENDS: tuple[Frontend, ...] = ("fx", "export")
@@ -59,20 +60,6 @@ class Captured:
     frontend: Frontend
     example_inputs: tuple[Any, ...]
     notes: list[str] = field(default_factory=list)  # things the user should know (no shapes, ...)
-
-
-class _Tracer(fx.Tracer):
-    """``symbolic_trace``'s tracer, with user-chosen leaf modules and recorded stack traces."""
-
-    def __init__(self, leaf_modules: Iterable[str] = ()) -> None:
-        super().__init__()
-        self.leaf_names = set(leaf_modules)
-        self.record_stack_traces = True
-
-    def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
-        if module_qualified_name in self.leaf_names or type(m).__name__ in self.leaf_names:
-            return True
-        return super().is_leaf_module(m, module_qualified_name)
 
 
 def capture(loaded: LoadedModel, options: CaptureOptions | None = None) -> Captured:
@@ -125,7 +112,7 @@ def trace_fx(
     source_file: str | None = None,
 ) -> fx.GraphModule:
     """``torch.fx.symbolic_trace`` with leaf modules; failures become :class:`CaptureError`."""
-    tracer = _Tracer(leaf_modules)
+    tracer = Tracer(leaf_modules)
     try:
         with quiet_torch_logs():
             graph = tracer.trace(module, concrete_args)

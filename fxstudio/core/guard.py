@@ -247,9 +247,13 @@ def user_error(
 
 def _users(filename: str) -> bool:
     """A file of the user's code: not torch, fxstudio, the standard library or another
-    installed package."""
+    installed package -- and a file on disk: PySide6 hooks every import in every thread
+    through ``shibokensupport/signature/loader.py`` (a name, not a file), and a stop sent
+    there lands inside the import under way (a window closed as its first open warmed up
+    left ``torch._dynamo`` without ``guards`` for every capture after)."""
     return not (
-        is_library_file(filename)
+        not (os.path.isabs(filename) and os.path.isfile(filename))
+        or is_library_file(filename)
         or "importlib" in filename
         or filename.startswith(sys.prefix)
         or filename.startswith(sys.base_prefix)

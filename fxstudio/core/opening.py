@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, cast
 
+from fxstudio.core import turns
 from fxstudio.core.capture import CaptureOptions, Frontend, capture
 from fxstudio.core.document import GraphDocument, ModelSource
 from fxstudio.core.errors import CaptureError
@@ -75,6 +76,11 @@ def open_model(req: OpenRequest) -> GraphDocument:
 
 
 def _open_model(req: OpenRequest) -> GraphDocument:
+    with turns.one_turn():  # the model's imports, then its capture: one thread at a time
+        return _load_and_capture(req)
+
+
+def _load_and_capture(req: OpenRequest) -> GraphDocument:
     loaded = load_model(req.spec, req.inputs, req.seed)
     frontend: Frontend = req.frontend if req.frontend != "auto" else loaded.frontend or "fx"
     options = CaptureOptions(frontend, req.leaf_modules, train=req.train)

@@ -175,6 +175,8 @@ def test_code_that_never_returns_is_located_and_stopped(write_model):
 
 
 def test_a_forward_that_loops_forever_is_stopped(write_model):
+    """Tracing it makes nodes for ever, in torch.fx's code (where no stop is sent): the
+    tracer stops at the next node once the work is no longer wanted."""
     path = write_model(
         "import builtins, torch\n"
         "class Net(torch.nn.Module):\n"
@@ -186,11 +188,19 @@ def test_a_forward_that_loops_forever_is_stopped(write_model):
     )
     import builtins
 
+    from fxstudio.core.guard import set_cancel_check
+
     builtins._fxstudio_started = threading.Event()
+    unwanted = threading.Event()
+
+    def open_it():
+        set_cancel_check(unwanted.is_set)
+        return open_document(f"{path}:Net")
+
     try:
-        thread, box = _run_in_thread(lambda: open_document(f"{path}:Net"))
+        thread, box = _run_in_thread(open_it)
         assert builtins._fxstudio_started.wait(60)
-        assert stop_when_in_users_code(thread.ident)
+        unwanted.set()
         thread.join(60)
         assert isinstance(box.get("error"), Stopped)
     finally:
@@ -198,3 +208,69 @@ def test_a_forward_that_loops_forever_is_stopped(write_model):
     assert torch.fx.Proxy.__add__  # torch's tracer patches were undone: tracing works again
     doc = open_document("examples:simple")
     assert doc.graph_module(*doc.example_inputs).shape == (2, 4)
+
+
+def test_code_made_at_run_time_is_not_stopped_as_if_it_were_the_users():
+    """A dataclass's ``__init__`` (made by exec, file ``<string>``) runs inside the import of
+    the library that defines it: a stop sent there would leave that import half-done."""
+    made = {}
+    exec(
+        compile(
+            "def spin(flag):\n    while not flag.is_set():\n        pass\n", "<string>", "exec"
+        ),
+        made,
+    )
+    running, done = threading.Event(), threading.Event()
+
+    def work():
+        running.set()
+        made["spin"](done)
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.start()
+    try:
+        assert running.wait(30)
+        assert not any(stop_thread(thread.ident) for _ in range(2000))
+    finally:
+        done.set()
+        thread.join(30)
+    assert not thread.is_alive()
+
+
+def test_a_model_is_loaded_only_when_no_other_model_code_runs(write_model):
+    """Loading imports what the model imports, and two threads importing torch's lazy
+    modules at once can each get the other's half-made ones: an open waits for the turn
+    before it loads (here another thread holds it, as a capture under way does)."""
+    import builtins
+
+    from fxstudio.core import turns
+
+    path = write_model(
+        "import builtins, torch\n"
+        "builtins._fxstudio_loaded.set()\n"
+        "class Net(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return x.relu()\n"
+        "def example_inputs():\n    return (torch.randn(2),)\n"
+    )
+    builtins._fxstudio_loaded = threading.Event()
+    holding, release = threading.Event(), threading.Event()
+
+    def hold():
+        with turns.one_turn():
+            holding.set()
+            release.wait(60)
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    try:
+        assert holding.wait(30)
+        thread, box = _run_in_thread(lambda: open_document(f"{path}:Net"))
+        assert not builtins._fxstudio_loaded.wait(1.0)  # waits for the turn: not loaded yet
+        release.set()
+        thread.join(60)
+        assert builtins._fxstudio_loaded.is_set()
+        assert [r.name for r in box["result"].rows()] == ["x", "relu", "output"]
+    finally:
+        release.set()
+        del builtins._fxstudio_loaded
