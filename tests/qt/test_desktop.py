@@ -58,7 +58,7 @@ def test_the_command_palette_finds_and_runs_an_action(qtbot, window):
     assert (
         not palette.list.item(undo).flags() & Qt.ItemFlag.ItemIsEnabled
     )  # greyed: nothing to undo
-    qtbot.keyClicks(palette.edit, "learn")
+    qtbot.keyClicks(palette.edit, "learn fx")
     assert palette.list.currentItem().text().startswith("Learn FX")
     assert "Help" in palette.list.currentItem().text()
     with qtbot.waitSignal(window.layoutShown, timeout=60000):

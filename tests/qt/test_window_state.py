@@ -18,17 +18,17 @@ def _window(qtbot, tmp_path):
 
 def test_the_layout_comes_back_as_it_was_left_and_resets(qtbot, tmp_path):
     first = _window(qtbot, tmp_path)
+    first.layouts.use("profile")
     first.findChild(QDockWidget, "runDock").hide()
-    first.findChild(QDockWidget, "tableDock").hide()
     first.resize(900, 640)
     first.close()
     assert (tmp_path / "window.ini").exists()
     again = _window(qtbot, tmp_path)
     # (the fixture resized it; the saved geometry is applied when it is built)
-    assert again.findChild(QDockWidget, "tableDock").isHidden()
+    assert again.layouts.current == "profile"
     assert again.findChild(QDockWidget, "runDock").isHidden()
-    again.actions["actionResetLayout"].trigger()
     assert not again.findChild(QDockWidget, "tableDock").isHidden()
+    again.actions["actionResetLayout"].trigger()
     assert not again.findChild(QDockWidget, "runDock").isHidden()
 
 

@@ -78,6 +78,7 @@ class CanvasController(QObject):
         scene = GraphScene(self)
         tools.install(scene)
         scene.selectionChanged.connect(self._scene_selection)
+        scene.selectionChanged.connect(lambda: self.minimap.reposition())
         scene.groupToggled.connect(self.toggle_group)
         scene.nodesMoved.connect(self._moved)
         scene.jumpRequested.connect(lambda name: self.selection.select([name]))
@@ -277,10 +278,7 @@ class CanvasController(QObject):
 
     def show_minimap(self, on: bool) -> None:
         self.minimap_enabled = on
-        if on:
-            self.minimap.refresh()
-        else:
-            self.minimap.hide()
+        self.minimap.set_enabled(on)
 
     # --- groups --------------------------------------------------------------------------------
 

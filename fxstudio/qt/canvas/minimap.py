@@ -5,23 +5,30 @@ keeps for its far-out drawing (no item painting), after each layout, move or edi
 those, scrolling and zooming only move the frame.  A graph much taller than wide (a deep
 model) is shown at a readable width, squeezed more from top to bottom, and the map scrolls
 with the view as an editor's minimap does, drawing the band around what the view shows.
+
+The map takes at most a fifth of the view's width and a third of its height; it is not
+shown while the view shows the whole graph (nothing to find), and it moves to another
+corner of the view -- or out of sight -- rather than cover a selected node.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
 from fxstudio.qt import theme
+from fxstudio.qt.canvas.items import BoxItem
 from fxstudio.qt.canvas.scene import GraphScene
 from fxstudio.qt.canvas.view import CanvasView
 
 
 class Minimap(QWidget):
-    MAX_W, MAX_H, MIN_W = 180, 220, 90
+    MAX_W, MAX_H, MIN_W = 180, 220, 90  # at most, in a big view
+    VIEW_W, VIEW_H = 0.2, 0.34  # at most these parts of the view's width and height
     MARGIN = 10
     BAND = 1200  # rows of the picture drawn at a time
+    AVOID_AT_MOST = 200  # selected boxes the map keeps clear of (a box selection can be huge)
     TALL_SY = 0.04  # a tall graph's map: 220 rows show 5,500 scene units (about 90 nodes)
 
     def __init__(self, view: CanvasView) -> None:
@@ -35,6 +42,8 @@ class Minimap(QWidget):
         self.full_height = 0  # rows of the whole picture; self.image holds some of them
         self.band_top = 0  # the picture's row at the image's first row
         self.band_rows = 0  # how many rows of the picture the image holds
+        self.enabled = True  # View ▸ Overview map
+        self.limits = (0, 0, 0)  # (max width, max height, min width) the picture was made for
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setToolTip("Overview — click or drag to move the view")
         self._timer = QTimer(self)
@@ -48,27 +57,40 @@ class Minimap(QWidget):
         """Redraw the picture soon (several moves in a row make one redraw)."""
         self._timer.start()
 
+    def set_enabled(self, on: bool) -> None:
+        self.enabled = on
+        if on:
+            self.refresh()
+        else:
+            self.hide()
+
+    def view_limits(self) -> tuple[int, int, int]:
+        """The map's largest width and height and its smallest width in this view."""
+        viewport = self.view.viewport()
+        max_w = max(min(self.MAX_W, int(viewport.width() * self.VIEW_W)), 40)
+        max_h = max(min(self.MAX_H, int(viewport.height() * self.VIEW_H)), 40)
+        return max_w, max_h, min(self.MIN_W, max_w)
+
     def refresh(self) -> None:
         scene = self.view.scene()
         if not isinstance(scene, GraphScene) or not (scene.nodes or scene.groups):
             self.image, self.full_height = None, 0
             self.hide()
             return
+        self.limits = max_w, max_h, min_w = self.view_limits()
         rect = scene.content_rect()
         w, h = max(rect.width(), 1.0), max(rect.height(), 1.0)
-        self.sx = self.sy = min(self.MAX_W / w, self.MAX_H / h)
-        if w * self.sx < self.MIN_W:
+        self.sx = self.sy = min(max_w / w, max_h / h)
+        if w * self.sx < min_w:
             # Tall and thin (a deep model): a readable width, squeezed more from top to bottom
             # so that the map shows far more than the view; it scrolls with the view.
-            self.sx = self.MIN_W / w
-            self.sy = max(self.MAX_H / h, min(self.sx, self.TALL_SY))
+            self.sx = min_w / w
+            self.sy = max(max_h / h, min(self.sx, self.TALL_SY))
         self.origin = rect.topLeft()
         self.full_height = max(int(h * self.sy), 1)
         self.image = None  # drawn by _view_changed, around what the view shows
-        self.resize(max(int(w * self.sx), 1), min(self.full_height, self.MAX_H))
-        self._place()
+        self.resize(max(int(w * self.sx), 1), min(self.full_height, max_h))
         self._view_changed()
-        self.show()
 
     def _draw_band(self, top: int) -> None:
         """Draw image rows ``top`` .. ``top + BAND`` (all of a picture no taller than that):
@@ -102,13 +124,52 @@ class Minimap(QWidget):
         painter.end()
         self.image, self.band_top, self.band_rows = image, top, height
 
-    def _place(self) -> None:
-        view = self.view
-        bar = view.verticalScrollBar()
-        right = view.width() - (bar.width() if bar.isVisible() else 0) - self.MARGIN
-        hbar = view.horizontalScrollBar()
-        bottom = view.height() - (hbar.height() if hbar.isVisible() else 0) - self.MARGIN
-        self.move(right - self.width(), bottom - self.height())
+    def corners(self) -> list[QRect]:
+        """Where the map can go, in the order tried: the view's bottom right, bottom left,
+        top right, top left."""
+        viewport = self.view.viewport().geometry()  # (in the view: the scroll bars are outside)
+        inner = viewport.adjusted(self.MARGIN, self.MARGIN, -self.MARGIN, -self.MARGIN)
+        size = self.size()
+        rects = []
+        for top in (False, True):
+            for left in (False, True):
+                x = inner.left() if left else inner.right() - size.width() + 1
+                y = inner.top() if top else inner.bottom() - size.height() + 1
+                rects.append(QRect(QPoint(x, y), size))
+        return rects
+
+    def selected_rects(self) -> list[QRect]:
+        """Where the selected nodes and boxes are drawn, in the view's coordinates."""
+        scene = self.view.scene()
+        if scene is None:
+            return []
+        offset = self.view.viewport().pos()
+        items = [i for i in scene.selectedItems() if isinstance(i, BoxItem)][: self.AVOID_AT_MOST]
+        return [
+            self.view.mapFromScene(item.sceneBoundingRect()).boundingRect().translated(offset)
+            for item in items
+        ]
+
+    def _place(self) -> bool:
+        """Move to the first corner that covers no selected node; False if none does."""
+        selected = self.selected_rects()
+        for corner in self.corners():
+            if not any(corner.intersects(r) for r in selected):
+                self.move(corner.topLeft())
+                return True
+        return False
+
+    def whole_graph_shown(self) -> bool:
+        scene = self.view.scene()
+        if not isinstance(scene, GraphScene):
+            return True
+        shown = self.view.mapToScene(self.view.viewport().rect()).boundingRect()
+        return shown.adjusted(-2, -2, 2, 2).contains(scene.content_rect())
+
+    def reposition(self) -> None:
+        """Shown where it covers no selected node, or hidden (the selection changed)."""
+        if self.full_height:
+            self._view_changed()
 
     def visible_area(self) -> QRectF:
         """The scene area the view shows, in image coordinates."""
@@ -121,9 +182,14 @@ class Minimap(QWidget):
         )
 
     def _view_changed(self) -> None:
-        if self.full_height == 0:  # no picture
+        if self.full_height == 0 or not self.enabled:  # no picture
             return
-        self._place()
+        if self.view_limits() != self.limits:  # the view was resized: a picture to fit it
+            self.schedule_refresh()
+        if self.whole_graph_shown() or not self._place():
+            self.hide()
+            return
+        self.show()
         # A tall picture scrolls so that the visible area stays in the middle.
         spare = self.full_height - self.height()
         centre = self.visible_area().center().y()

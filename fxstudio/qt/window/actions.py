@@ -312,6 +312,7 @@ ACTIONS: tuple[Action | str, ...] = (
         checked=True,
     ),
     "&View:-",
+    "&View:@layouts",
     "&View:@docks",
     "&View:-",
     Action(
@@ -319,7 +320,7 @@ ACTIONS: tuple[Action | str, ...] = (
         "&Reset layout",
         "&View",
         lambda w: w.window_state.reset_layout(),
-        tip="Put the docks back where they were at the first start",
+        tip="Put the docks of this task layout back where they were at the first start",
     ),
     "&View:@theme",
     "&Step:@panel",
@@ -327,7 +328,7 @@ ACTIONS: tuple[Action | str, ...] = (
         "actionLearnFx",
         "&Learn FX",
         "&Help",
-        lambda w: w.panels["lesson"].start(),
+        lambda w: w.learn(),
         tip="A guided lesson in ten checked steps, on this window",
     ),
     Action(

@@ -54,24 +54,19 @@ from fxstudio.qt.window.window_state import WindowState
 #: 1 ms against Python's 5 ms cut the longest stalls of opening a 10,000-node model from
 #: 196-204 ms to 160-181 ms, edits unchanged.
 GIL_SWITCH_S = 0.001
-RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
-BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
-LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
-
-#: The panels, in the order they are made: (class, area, tabbed with, shown at first).
-PANELS: tuple[tuple[type[DocumentPanel], Qt.DockWidgetArea, str, bool], ...] = (
-    (CodePanel, RIGHT, "", True),
-    (InspectorPanel, RIGHT, "", True),
-    (HistoryPanel, RIGHT, "inspector", True),
-    (PatternsPanel, RIGHT, "inspector", True),
-    (RunPanel, RIGHT, "inspector", True),
-    (StepPanel, RIGHT, "inspector", True),
-    (TablePanel, BOTTOM, "", True),
-    (ConsolePanel, BOTTOM, "table", True),
-    (LessonPanel, LEFT, "", False),
+#: The panels, in the order they are made; where each goes is the task layout's
+#: (:mod:`~fxstudio.qt.window.layouts`).
+PANELS: tuple[type[DocumentPanel], ...] = (
+    CodePanel,
+    InspectorPanel,
+    HistoryPanel,
+    PatternsPanel,
+    RunPanel,
+    StepPanel,
+    TablePanel,
+    ConsolePanel,
+    LessonPanel,
 )
-#: Which tab of a group is in front at first.
-IN_FRONT = ("inspector", "table")
 
 
 class MainWindow(QMainWindow):
@@ -120,14 +115,16 @@ class MainWindow(QMainWindow):
         self.welcome, show_welcome = welcome.install(self, self.canvas, session.recent)
         self.welcome.openRequested.connect(session.open)
         self.welcome.openDialogRequested.connect(self.show_open_dialog)
-        self.welcome.learnRequested.connect(lambda: self.panels["lesson"].start())
+        self.welcome.learnRequested.connect(self.learn)
         session.documentChanged.connect(show_welcome)
         self.drops = DropOpener(self, session.open, self.saving.maybe_save_changes)
         self.file_watcher = FileWatcher(self, session)
         self.idle = IdleCollector(session, self)
-        self.window_state = WindowState(
-            self, session.autosaver.directory.parent / "window.ini", session.recent, session.open
-        )
+        self.window_state = WindowState.of(self)
+        self.layouts = self.window_state.layouts
+        self.actions.update({a.objectName(): a for a in self.layouts.actions.values()})
+        actions.place(self.menus["&View"], "@layouts", [self.layouts.menu])
+        self.window_state.place(self.findChild(QToolBar, "mainToolBar"), self.search.bar)
         actions.place(self.menus["&File"], "@recent", [self.window_state.recent_menu])
         self.theme = ThemeController(self, self.window_state.settings)
         actions.place(self.menus["&View"], "@theme", [self.theme.menu])
@@ -150,21 +147,13 @@ class MainWindow(QMainWindow):
 
     def _place_panels(self) -> None:
         ctx = PanelContext(self, self.session, self.selection, self.canvas_controller, self.panels)
-        for cls, area, tab_with, shown in PANELS:
+        for cls in PANELS:
             panel = cls(ctx)
             self.panels[cls.id] = panel
-            self.addDockWidget(area, panel.dock)
-            if tab_with:
-                self.tabifyDockWidget(self.panels[tab_with].dock, panel.dock)
-            panel.dock.setVisible(shown)
-        for name in IN_FRONT:
-            self.panels[name].dock.raise_()
+            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, panel.dock)
+            panel.dock.hide()  # until the task layout places it
         inspector = self.panels["inspector"]
         inspector.edit = self.edits.set_property  # type: ignore[attr-defined]
-        code, table = self.panels["code"].dock, self.panels["table"].dock
-        self.resizeDocks([code, inspector.dock], [520, 520], Qt.Orientation.Horizontal)
-        self.resizeDocks([code, inspector.dock], [480, 320], Qt.Orientation.Vertical)
-        self.resizeDocks([table], [220], Qt.Orientation.Vertical)
 
     def _build_commands(self) -> None:
         self.actions, self.menus = actions.build(self)
@@ -186,9 +175,7 @@ class MainWindow(QMainWindow):
             if panel.menu:
                 actions.place(self.menus[panel.menu], "@panel", panel.menu_actions())
         search_bar = QToolBar("Find", self)
-        search_bar.setObjectName("searchBar")
-        self.addToolBarBreak()
-        self.addToolBar(search_bar)
+        search_bar.setObjectName("searchBar")  # (placed below the layout bar, in __init__)
         self.search = SearchController(search_bar, self.selection, lambda: self.document, self)
         self.session.documentChanged.connect(lambda _doc: self.search.refresh())
         self.session.changed.connect(self._changed)
@@ -275,6 +262,11 @@ class MainWindow(QMainWindow):
         """Say that the last run crashed (``crash``), and if a crashed fxstudio left a
         recovery file, offer to restore it; True if restoring."""
         return messages.offer_recovery(self, self.session, crash)
+
+    def learn(self) -> None:
+        """Help ▸ Learn FX: the Learn layout, the lesson at its step."""
+        self.layouts.use("learn")
+        self.panels["lesson"].start()  # type: ignore[attr-defined]
 
     def show_about(self) -> None:
         AboutDialog(self).exec()

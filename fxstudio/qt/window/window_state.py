@@ -1,6 +1,6 @@
-"""What the window remembers between runs: its geometry and dock layout (restored at start,
-*View ▸ Reset layout* puts the layout it was built with back), and *File ▸ Open Recent*
-(models and sessions opened before; those whose file is gone are left out; *Clear*).
+"""What the window remembers between runs: its geometry and its task layouts (each as the user
+left it, :mod:`~fxstudio.qt.window.layouts`), and *File ▸ Open Recent* (models and sessions
+opened before; those whose file is gone are left out; *Clear*).
 
 The settings live in an INI file beside the recovery folder (one per user, one per test).
 """
@@ -9,53 +9,74 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings
-from PySide6.QtWidgets import QMainWindow, QMenu
+from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QToolBar
 
 from fxstudio.core.opening import OpenRequest
 from fxstudio.core.recent import RecentModels
-
-STATE_VERSION = 4  # bump when the docks change, so an old saved layout is not applied
+from fxstudio.qt.window.layouts import TaskLayouts
+from fxstudio.qt.window.toolbar_fit import ToolbarFit
 
 
 class WindowState:
-    """The window's geometry and docks, saved and restored; the *Open Recent* menu."""
+    """The window's geometry and task layouts (of ``docks``, by panel id), saved and
+    restored; the *Open Recent* menu."""
 
     def __init__(
         self,
         window: QMainWindow,
         settings_file: Path,
+        docks: dict[str, QDockWidget],
         recent: RecentModels,
         open_request: Callable[[OpenRequest], None],
     ) -> None:
         self.window = window
         self.settings = QSettings(str(settings_file), QSettings.Format.IniFormat)
+        self.layouts = TaskLayouts(window, docks, self.settings)
         self.recent = recent
         self.open_request = open_request
-        self.default_state = window.saveState(STATE_VERSION)
         self.recent_menu = QMenu("Open &Recent", window)
         self.recent_menu.setObjectName("menuRecent")
         self.recent_menu.aboutToShow.connect(self.fill_recent)
 
-    def restore(self) -> bool:
-        """Put back the geometry and docks saved last time; False when there are none."""
+    @classmethod
+    def of(cls, window: Any) -> WindowState:
+        """The state of fxstudio's ``window``: settings beside its session's recovery
+        folder, a task layout of its panels, the session's recent models."""
+        session = window.session
+        docks = {name: panel.dock for name, panel in window.panels.items()}
+        path = session.autosaver.directory.parent / "window.ini"
+        return cls(window, path, docks, session.recent, session.open)
+
+    def place(self, main_bar: QToolBar, search_bar: QToolBar) -> None:
+        """The layout bar right of ``main_bar`` (which fits the row: :class:`ToolbarFit`),
+        the find bar on a row of its own below."""
+        window = self.window
+        window.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.layouts.bar)
+        self.toolbar_fit = ToolbarFit(window, main_bar, [self.layouts.bar])
+        window.addToolBarBreak()
+        window.addToolBar(search_bar)
+        self.recent_menu = QMenu("Open &Recent", window)
+        self.recent_menu.setObjectName("menuRecent")
+        self.recent_menu.aboutToShow.connect(self.fill_recent)
+
+    def restore(self) -> None:
+        """Put back the geometry and the task layout of last time."""
         geometry = self.settings.value("window/geometry")
-        state = self.settings.value("window/state")
         if isinstance(geometry, QByteArray):
             self.window.restoreGeometry(geometry)
-        if isinstance(state, QByteArray):
-            return bool(self.window.restoreState(state, STATE_VERSION))
-        return False
+        self.layouts.restore()
 
     def save(self) -> None:
         self.settings.setValue("window/geometry", self.window.saveGeometry())
-        self.settings.setValue("window/state", self.window.saveState(STATE_VERSION))
+        self.layouts.keep()
         self.settings.sync()
 
     def reset_layout(self) -> None:
-        """The docks as the window was built: where they were, and shown or hidden."""
-        self.window.restoreState(self.default_state, STATE_VERSION)
+        """The current task layout as built: its docks where they were, shown or hidden."""
+        self.layouts.reset()
 
     def fill_recent(self) -> None:
         menu = self.recent_menu

@@ -1,0 +1,225 @@
+"""Task layouts: the docks arranged for one job -- *Edit*, *Rewrite*, *Profile*, *Learn* --
+with the canvas given the room that job leaves it.
+
+Each layout is data (:data:`LAYOUTS`): which panels it shows, where, which share a tab
+group and how much of the window each side takes.  *View ▸ Layout* and the layout bar at the
+right of the toolbar switch between them (Ctrl+1 … Ctrl+4).  What the user changes in a
+layout (a dock dragged, resized or closed) is that layout's from then on: leaving a layout
+keeps its arrangement, coming back puts it back, and the window starts in the layout it
+was closed in.  *View ▸ Reset layout* puts the current layout back as built.
+
+    >>> [layout.title for layout in LAYOUTS]
+    ['Edit', 'Rewrite', 'Profile', 'Learn']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, Signal
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QToolBar
+
+RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
+BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
+LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
+STATE_VERSION = 5  # of a layout's saved dock arrangement: bump when the docks change
+
+
+@dataclass(frozen=True)
+class Group:
+    """Docks in one place: the first in ``panels`` is a new column (or row) in ``area``
+    (below ``below``'s group when that is given), the others are tabs behind it;
+    ``front`` is the tab shown.  ``share`` is the part of the window it takes: of the width
+    for a left/right area, of the height for the bottom, or of the column when ``below``."""
+
+    area: Qt.DockWidgetArea
+    panels: tuple[str, ...]
+    share: float
+    front: str = ""
+    below: str = ""
+
+
+@dataclass(frozen=True)
+class TaskLayout:
+    id: str
+    title: str
+    tip: str
+    groups: tuple[Group, ...]
+
+    def panels(self) -> list[str]:
+        return [p for g in self.groups for p in g.panels]
+
+
+LAYOUTS: tuple[TaskLayout, ...] = (
+    TaskLayout(
+        "edit",
+        "Edit",
+        "The graph with the node inspector and the generated code beside it",
+        (
+            Group(RIGHT, ("inspector", "history"), 0.32),
+            Group(RIGHT, ("code", "table", "console"), 0.55, below="inspector"),
+        ),
+    ),
+    TaskLayout(
+        "rewrite",
+        "Rewrite",
+        "Patterns and built-in rewrites beside the graph, their matches on it",
+        (
+            Group(RIGHT, ("patterns",), 0.38),
+            Group(RIGHT, ("inspector", "code", "history"), 0.3, below="patterns"),
+        ),
+    ),
+    TaskLayout(
+        "profile",
+        "Profile",
+        "Run and time the model: results across the bottom, the times on the graph",
+        (
+            Group(RIGHT, ("inspector", "code"), 0.26),
+            Group(BOTTOM, ("run", "table"), 0.38),
+        ),
+    ),
+    TaskLayout(
+        "learn",
+        "Learn",
+        "The guided lesson on the left, the code and the step-through on the right",
+        (
+            Group(LEFT, ("lesson",), 0.28),
+            Group(RIGHT, ("code", "step", "inspector"), 0.3, front="code"),
+        ),
+    ),
+)
+BY_ID = {layout.id: layout for layout in LAYOUTS}
+DEFAULT = "edit"
+
+
+class TaskLayouts(QObject):
+    """Switches ``window``'s docks (``docks``: by panel id) between the :data:`LAYOUTS`,
+    remembering each in ``settings``.  ``changed(layout_id)`` after a switch."""
+
+    changed = Signal(str)
+
+    def __init__(
+        self, window: QMainWindow, docks: dict[str, QDockWidget], settings: QSettings
+    ) -> None:
+        super().__init__(window)
+        self.window = window
+        self.docks = docks
+        self.settings = settings
+        self.current = ""
+        self.menu = QMenu("&Layout", window)
+        self.menu.setObjectName("menuLayout")
+        self.bar = QToolBar("Layouts", window)
+        self.bar.setObjectName("layoutBar")
+        self.bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.actions: dict[str, QAction] = {}
+        #: The shares of the layout arranged last, until the window is on screen.
+        self.sizes: tuple[list, list] = ([], [])
+        window.installEventFilter(self)
+        group = QActionGroup(self)
+        for i, layout in enumerate(LAYOUTS, 1):
+            action = QAction(layout.title, self)
+            action.setObjectName(f"actionLayout{layout.title}")
+            action.setCheckable(True)
+            action.setShortcut(QKeySequence(f"Ctrl+{i}"))
+            action.setToolTip(f"{layout.title} layout: {layout.tip} (Ctrl+{i})")
+            action.setStatusTip(layout.tip)
+            action.triggered.connect(lambda _=False, lid=layout.id: self.use(lid))
+            group.addAction(action)
+            self.menu.addAction(action)
+            self.bar.addAction(action)
+            self.actions[layout.id] = action
+
+    # --- switching -------------------------------------------------------------------------
+
+    def use(self, layout_id: str) -> None:
+        """Arrange the docks as ``layout_id`` was left (or as built, the first time)."""
+        if layout_id == self.current:
+            return
+        if self.current:
+            self.keep()
+        self.current = layout_id
+        saved = self.settings.value(f"layouts/{layout_id}")
+        if not (isinstance(saved, QByteArray) and self.window.restoreState(saved, STATE_VERSION)):
+            self.arrange(BY_ID[layout_id])
+        self.actions[layout_id].setChecked(True)
+        self.settings.setValue("layouts/current", layout_id)
+        self.changed.emit(layout_id)
+
+    def keep(self) -> None:
+        """Remember the current layout as the user left it."""
+        if self.current:
+            key = f"layouts/{self.current}"
+            self.settings.setValue(key, self.window.saveState(STATE_VERSION))
+
+    def restore(self) -> None:
+        """At start: the layout the window was closed in (else :data:`DEFAULT`)."""
+        last = self.settings.value("layouts/current")
+        self.use(last if isinstance(last, str) and last in BY_ID else DEFAULT)
+
+    def reset(self) -> None:
+        """The current layout as built (what the user changed in it is forgotten)."""
+        self.settings.remove(f"layouts/{self.current}")
+        self.arrange(BY_ID[self.current or DEFAULT])
+
+    def arrange(self, layout: TaskLayout) -> None:
+        window, docks = self.window, self.docks
+        shown = set(layout.panels())
+        for panel_id, dock in docks.items():
+            if panel_id not in shown:
+                dock.hide()
+                dock.setFloating(False)
+        firsts: dict[str, QDockWidget] = {}
+        across: list[tuple[QDockWidget, float, Qt.Orientation]] = []
+        down: list[tuple[QDockWidget, QDockWidget, float]] = []
+        for group in layout.groups:  # first the columns and rows (a split of a tab adds a tab)
+            first = docks[group.panels[0]]
+            first.setFloating(False)
+            if group.below:
+                window.splitDockWidget(firsts[group.below], first, Qt.Orientation.Vertical)
+                down.append((firsts[group.below], first, group.share))
+            else:
+                window.addDockWidget(group.area, first)
+                vertical = group.area == BOTTOM
+                across.append(
+                    (
+                        first,
+                        group.share,
+                        Qt.Orientation.Vertical if vertical else Qt.Orientation.Horizontal,
+                    )
+                )
+            firsts[group.panels[0]] = first
+            first.show()
+        for group in layout.groups:  # then the tabs behind them
+            first = docks[group.panels[0]]
+            for panel_id in group.panels[1:]:
+                docks[panel_id].setFloating(False)
+                window.tabifyDockWidget(first, docks[panel_id])
+                docks[panel_id].show()
+            docks[group.front or group.panels[0]].raise_()
+        self.sizes = (across, down)
+        if window.isVisible():
+            self.resize_docks()
+
+    def resize_docks(self) -> None:
+        """Give the docks of the layout just arranged their shares of the window (Qt sizes
+        docks right only in a window on screen: the first show calls this again)."""
+        across, down = self.sizes
+        self.sizes = ([], [])
+        window = self.window
+        size = window.size()
+        for dock, share, orientation in across:
+            extent = size.height() if orientation == Qt.Orientation.Vertical else size.width()
+            window.resizeDocks([dock], [int(extent * share)], orientation)
+        for upper, lower, share in down:
+            column = upper.height() + lower.height()
+            window.resizeDocks(
+                [upper, lower],
+                [int(column * (1 - share)), int(column * share)],
+                Qt.Orientation.Vertical,
+            )
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.window and event.type() == QEvent.Type.Show and self.sizes[0]:
+            self.resize_docks()
+        return False
