@@ -44,7 +44,13 @@ class DocumentSession(QObject):
     ``changed(event)`` (the open one changed), ``loaded(document)`` and ``loadFailed(exc)``
     (an open ended), ``status(text, ms)`` (for the status bar; 0 ms: until replaced),
     ``busy(bool)`` (opening or saving runs), ``modifiedChanged(bool)``, ``lockChanged()``
-    (editing is locked or unlocked), ``saved(path)``, ``caughtUp()``, ``profileChanged``."""
+    (editing is locked or unlocked), ``saved(path)``, ``caughtUp()``, ``profileChanged``
+    (the profile, or whether it is of the graph as it is now, changed), ``graphStateChanged()``
+    (an edit, undo or redo made the graph another one: :meth:`graph_state` says which).
+
+    Results are tied to the graph they were computed on by :meth:`graph_state`: a result
+    stamped with it is current while it is the same (an undo back to that graph makes it
+    current again), stale otherwise."""
 
     documentChanged = Signal(object)  # noqa: N815
     changed = Signal(object)
@@ -57,6 +63,7 @@ class DocumentSession(QObject):
     saved = Signal(str)
     caughtUp = Signal()  # noqa: N815 - a big graph's deferred code and shapes are done
     profileChanged = Signal(object)  # noqa: N815 - the per-node profile now shown (or None)
+    graphStateChanged = Signal()  # noqa: N815 - graph_state() is another one
 
     def __init__(self, recovery: Path, autosave_s: float, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -66,7 +73,11 @@ class DocumentSession(QObject):
         self.undo_stack = QUndoStack(self)
         self.undo_stack.cleanChanged.connect(self._clean_changed)
         self.locked: str | None = None  # why edits wait (a save is reading the document)
-        self.profile: Any = None  # the last per-node profile, while it is of this graph
+        self.profile: Any = None  # the last per-node profile of this document
+        self.profile_state: tuple[int, int] = (0, 0)  # the graph it was measured on
+        self._generation = 0  # documents shown so far: graph states of two never meet
+        self._state = self.graph_state()
+        self.undo_stack.indexChanged.connect(self._index_changed)
         self.autosave_pending = False  # changes the recovery file does not hold yet
         self.autosaver = Autosaver(self, recovery, autosave_s, self)
         self.recent = RecentModels(self.autosaver.directory.parent / "recent.json")
@@ -107,10 +118,42 @@ class DocumentSession(QObject):
         self.locked = None
         self.lockChanged.emit()
 
-    def set_profile(self, profile: Any) -> None:
-        """The per-node profile the table, inspector and canvas show (None: none)."""
+    def graph_state(self) -> tuple[int, int]:
+        """Which graph the document holds, as far as results computed on it go: the
+        document shown and the last edit on the undo stack below its index (every change of
+        the graph is an edit there; moves and other view changes leave the state alone).
+        Undoing back to an edit gives its state again, as the graph is the same again."""
+        stack = self.undo_stack
+        for i in range(stack.index() - 1, -1, -1):
+            serial = getattr(stack.command(i), "serial", None)
+            if serial is not None:
+                return (self._generation, serial)
+        return (self._generation, 0)
+
+    def is_current(self, state: tuple[int, int]) -> bool:
+        """Whether a result computed at graph state ``state`` is of the graph as it is now."""
+        return self.document is not None and state == self.graph_state()
+
+    def _index_changed(self, _index: int) -> None:
+        state = self.graph_state()
+        if state == self._state:
+            return  # a move, or an undo of one: the same graph
+        self._state = state
+        if self.profile is not None:
+            self.profileChanged.emit(self.profile)  # stale now, or current again
+        self.graphStateChanged.emit()
+
+    def set_profile(self, profile: Any, state: tuple[int, int] | None = None) -> None:
+        """The per-node profile the table, inspector and canvas show (None: none), measured
+        on the graph at ``state`` (by default: as it is now)."""
         self.profile = profile
+        self.profile_state = self.graph_state() if state is None else state
         self.profileChanged.emit(profile)
+
+    @property
+    def profile_current(self) -> bool:
+        """Whether the profile is of the graph as it is now (else its times are stale)."""
+        return self.profile is not None and self.is_current(self.profile_state)
 
     def title(self) -> str:
         """What the window's title calls the document."""
@@ -214,13 +257,15 @@ class DocumentSession(QObject):
 
     def set_document(self, document: GraphDocument | None) -> None:
         """Show ``document`` (None: close): the undo stack starts empty and clean."""
+        self.profile = None
+        self._generation += 1  # (before the stack is cleared: its state is of the new one)
+        self._state = (self._generation, 0)
         self.undo_stack.clear()  # commands belong to the document they changed
         self.undo_stack.setClean()
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
         self.document = document
-        self.profile = None
         if document is not None:
             document.defer_heavy = len(document) > DEFER_ABOVE
             self._unsubscribe = document.subscribe(self._document_event)
@@ -246,8 +291,6 @@ class DocumentSession(QObject):
         big = self.document is not None and self.document.defer_heavy
         if event.kind is ChangeKind.GRAPH_REPLACED and big:
             collector.keep()  # a big rewrite's new graph: out of the collector's sight
-        if event.kind is not ChangeKind.VIEW_CHANGED and self.profile is not None:
-            self.set_profile(None)  # its times are of the graph before this change
         self.changed.emit(event)
         if event.kind is not ChangeKind.VIEW_CHANGED:
             self.catch_up.schedule()
