@@ -35,7 +35,7 @@ class StepPanel(DocumentPanel):
     """The dock's controller; its actions also fill the window's *Step* menu."""
 
     id, title, menu = "step", "Step", "&Step"
-    moved = Signal()  # a move finished and the card shows where the stepper is
+    moved = Signal()  # a move finished (or was dropped) and the card shows where it is
     failed = Signal(str)  # a move (or starting) failed: the text says why
 
     def build(self) -> QWidget:
@@ -155,6 +155,7 @@ class StepPanel(DocumentPanel):
             self.status_label.setText(
                 "The graph was edited while it ran: the next step starts again on the new graph."
             )
+            self.moved.emit()
             return
         self.stepper = stepper
         stepper.set_breakpoints(self.breakpoint_names & set(stepper.index))  # (set while busy)

@@ -27,6 +27,7 @@ from fxstudio.core.recent import RecentModels
 from fxstudio.core.sessionfile import save_session
 from fxstudio.qt.window.autosave import Autosaver
 from fxstudio.qt.window.catch_up import CatchUpRunner
+from fxstudio.qt.window.graph_state import GraphStates
 from fxstudio.qt.workers import UserCodeTask
 
 #: Graphs with more nodes than this show an edit at once and get its code and shapes from a
@@ -48,9 +49,10 @@ class DocumentSession(QObject):
     (the profile, or whether it is of the graph as it is now, changed), ``graphStateChanged()``
     (an edit, undo or redo made the graph another one: :meth:`graph_state` says which).
 
-    Results are tied to the graph they were computed on by :meth:`graph_state`: a result
-    stamped with it is current while it is the same (an undo back to that graph makes it
-    current again), stale otherwise."""
+    Results are tied to the graph they were computed on by :meth:`graph_state`
+    (:mod:`~fxstudio.qt.window.graph_state`): a result stamped with it is current while
+    :meth:`is_current` says so (an undo back to that graph makes it current again), stale
+    otherwise."""
 
     documentChanged = Signal(object)  # noqa: N815
     changed = Signal(object)
@@ -74,10 +76,9 @@ class DocumentSession(QObject):
         self.undo_stack.cleanChanged.connect(self._clean_changed)
         self.locked: str | None = None  # why edits wait (a save is reading the document)
         self.profile: Any = None  # the last per-node profile of this document
-        self.profile_state: tuple[int, int] = (0, 0)  # the graph it was measured on
-        self._generation = 0  # documents shown so far: graph states of two never meet
-        self._state = self.graph_state()
-        self.undo_stack.indexChanged.connect(self._index_changed)
+        self.graph_states = GraphStates(self.undo_stack, self)
+        self.graph_states.changed.connect(self._graph_state_changed)
+        self.profile_state: object = None  # the graph state it was measured on
         self.autosave_pending = False  # changes the recovery file does not hold yet
         self.autosaver = Autosaver(self, recovery, autosave_s, self)
         self.recent = RecentModels(self.autosaver.directory.parent / "recent.json")
@@ -118,32 +119,20 @@ class DocumentSession(QObject):
         self.locked = None
         self.lockChanged.emit()
 
-    def graph_state(self) -> tuple[int, int]:
-        """Which graph the document holds, as far as results computed on it go: the
-        document shown and the last edit on the undo stack below its index (every change of
-        the graph is an edit there; moves and other view changes leave the state alone).
-        Undoing back to an edit gives its state again, as the graph is the same again."""
-        stack = self.undo_stack
-        for i in range(stack.index() - 1, -1, -1):
-            serial = getattr(stack.command(i), "serial", None)
-            if serial is not None:
-                return (self._generation, serial)
-        return (self._generation, 0)
+    def graph_state(self) -> object:
+        """Which graph the document holds now, to stamp a result computed on it with."""
+        return self.graph_states.now()
 
-    def is_current(self, state: tuple[int, int]) -> bool:
-        """Whether a result computed at graph state ``state`` is of the graph as it is now."""
-        return self.document is not None and state == self.graph_state()
+    def is_current(self, state: object) -> bool:
+        """Whether a result stamped with ``state`` is of the graph as it is now."""
+        return self.document is not None and self.graph_states.is_current(state)
 
-    def _index_changed(self, _index: int) -> None:
-        state = self.graph_state()
-        if state == self._state:
-            return  # a move, or an undo of one: the same graph
-        self._state = state
+    def _graph_state_changed(self) -> None:
         if self.profile is not None:
             self.profileChanged.emit(self.profile)  # stale now, or current again
         self.graphStateChanged.emit()
 
-    def set_profile(self, profile: Any, state: tuple[int, int] | None = None) -> None:
+    def set_profile(self, profile: Any, state: object = None) -> None:
         """The per-node profile the table, inspector and canvas show (None: none), measured
         on the graph at ``state`` (by default: as it is now)."""
         self.profile = profile
@@ -256,10 +245,10 @@ class DocumentSession(QObject):
     # --- the document --------------------------------------------------------------------------
 
     def set_document(self, document: GraphDocument | None) -> None:
-        """Show ``document`` (None: close): the undo stack starts empty and clean."""
-        self.profile = None
-        self._generation += 1  # (before the stack is cleared: its state is of the new one)
-        self._state = (self._generation, 0)
+        """Show ``document`` (None: close): the undo stack starts empty and clean, and no
+        profile is shown (it was of the document before)."""
+        profiled, self.profile = self.profile is not None, None
+        self.graph_states.new_document()  # (before the stack is cleared: no change to tell)
         self.undo_stack.clear()  # commands belong to the document they changed
         self.undo_stack.setClean()
         if self._unsubscribe is not None:
@@ -271,6 +260,8 @@ class DocumentSession(QObject):
             self._unsubscribe = document.subscribe(self._document_event)
         self.catch_up.set_document(document)
         self.documentChanged.emit(document)
+        if profiled:
+            self.profileChanged.emit(None)
         if document is not None and document.defer_heavy:
             # A big graph: out of the collector's sight (with the one it replaces, which
             # the idle window collects); a small one is left to the collector as usual.
@@ -288,6 +279,7 @@ class DocumentSession(QObject):
 
     def _document_event(self, event: DocumentEvent) -> None:
         self.autosave_pending = True
+        self.graph_states.document_changed(event)
         big = self.document is not None and self.document.defer_heavy
         if event.kind is ChangeKind.GRAPH_REPLACED and big:
             collector.keep()  # a big rewrite's new graph: out of the collector's sight
