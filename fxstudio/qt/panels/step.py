@@ -76,7 +76,8 @@ class StepPanel(DocumentPanel):
         if event.kind in (ChangeKind.VIEW_CHANGED, ChangeKind.SHAPES_CHANGED):
             return
         assert self.document is not None
-        self.breakpoint_names &= set(self.document.node_names())
+        if self.breakpoint_names:
+            self.breakpoint_names &= set(self.document.node_names())
         stepping, self.stepper = self.stepper is not None, None
         if self.busy:  # the move under way is dropped when it ends (_moved)
             return
