@@ -83,12 +83,14 @@ def test_an_edit_marks_heat_times_and_the_run_stale_and_undo_makes_them_current(
     assert "Run again" in tip and brush.color().name() == "#8c8c8c"
     assert "stale" in inspector_time(window)
     assert "stale" in panel.status_label.text() and "Run again" in panel.status_label.text()
+    assert "stale" in panel.node_chart.shown_title() and panel.module_chart.stale
 
     relaid(qtbot, window, window.session.undo_stack.undo)  # the graph the times are of
     assert "stale" not in heat_labels(window)["neg"]
     assert time_column(window)[0] == "Time" and time_column(window)[3] is None
     assert "stale" not in inspector_time(window)
     assert "stale" not in panel.status_label.text()
+    assert panel.node_chart.shown_title() == "Top nodes by time"
 
     relaid(qtbot, window, window.session.undo_stack.redo)
     assert heat_labels(window)["neg"].endswith("(stale)")

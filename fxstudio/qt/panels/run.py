@@ -86,6 +86,7 @@ class RunPanel(DocumentPanel):
         self.export_button.setEnabled(False)
         self.status_label.setText("Not run yet." if doc is not None else "")
         self._show_profile(None)
+        self._show_age()
         self.run_button.setEnabled(doc is not None)
         self.pin_button.setEnabled(doc is not None)
 
@@ -97,6 +98,8 @@ class RunPanel(DocumentPanel):
     def _show_age(self) -> None:
         """The graph changed (or came back): the last result's line says whether it is of
         the graph as it is now."""
+        for chart in (self.node_chart, self.module_chart):
+            chart.set_stale(self.stale)
         if self.last is None or self.busy() or not self._verdict:
             return
         self.status_label.setText(self._verdict + (STALE_NOTE if self.stale else ""))
@@ -226,6 +229,8 @@ class RunPanel(DocumentPanel):
             )
         self._idle()
         self.status_label.setText(self._verdict + (STALE_NOTE if self.stale else ""))
+        for chart in (self.node_chart, self.module_chart):
+            chart.set_stale(self.stale)
         self.result.setPlainText(result.describe())
         self._show_profile(result.after.nodes)
         self.export_button.setEnabled(True)
