@@ -54,6 +54,7 @@ class RunPanel(DocumentPanel):
         self.last: Profile | None = None  # the last run's
         self.last_state: Any = None  # the graph state it ran on (DocumentSession.graph_state)
         self._started_state: Any = None  # that of the run under way
+        self._started_on: GraphDocument | None = None  # and its document
         self._verdict = ""  # what the status line says of the last result
         self.baseline: Snapshot | None = None
         self.marks = HeatMarks()
@@ -167,7 +168,7 @@ class RunPanel(DocumentPanel):
         if self.document is None or self.busy():
             return
         snap, options = snapshot(self.document), self.options()
-        self._started_state = self.session.graph_state()
+        self._started_state, self._started_on = self.session.graph_state(), self.document
         self._start(
             lambda say: profile(detached(snap), options, stage=say), f"On {options.device}:"
         )
@@ -188,7 +189,7 @@ class RunPanel(DocumentPanel):
         if self.document is None or self.baseline is None or self.busy():
             return
         before, after, options = self.baseline, snapshot(self.document), self.options(True)
-        self._started_state = self.session.graph_state()
+        self._started_state, self._started_on = self.session.graph_state(), self.document
         self._start(
             lambda say: profile(detached(after), options, detached(before), stage=say),
             f"Baseline vs the graph now, on {options.device}:",
@@ -211,6 +212,9 @@ class RunPanel(DocumentPanel):
         self.cancel_button.setEnabled(False)
 
     def _done(self, result: Profile) -> None:
+        if self._started_on is not self.document:  # of a model no longer open: dropped
+            self._idle()
+            return
         self.last, self.last_state = result, self._started_state
         c = result.comparison
         if c is not None:

@@ -154,7 +154,7 @@ class StepPanel(DocumentPanel):
         if not self.session.is_current(self._state):  # stepped the graph before an edit
             self._show()
             self.status_label.setText(
-                "The graph was edited while it ran: the next step starts again on the new graph."
+                "The graph changed while it ran: the next step starts again on the graph as it is."
             )
             self.moved.emit()
             return
