@@ -96,6 +96,15 @@ def run_dock(window: MainWindow) -> None:
     settle(window)
 
 
+def stale_results(window: MainWindow) -> None:
+    """A per-node run, then an edit: the heat, the Time column and the Run dock say stale."""
+    run_dock(window)
+    window.edits.change_target("add", "torch.sub")
+    window.panels["table"].dock.raise_()
+    window.selection.select(["layer1_0_conv2"])
+    settle(window)
+
+
 def step_dock(window: MainWindow) -> None:
     panel = dock(window, "examples:resnet", "step")
     window.selection.select(["layer1_0_conv2"])
@@ -120,6 +129,7 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "main-window": main_window,
     "pattern-matches": pattern_matches,
     "run-dock": run_dock,
+    "stale-results": stale_results,
     "step-dock": step_dock,
     "console": console,
     "dark-theme": dark_theme,

@@ -2,7 +2,8 @@
 its share written beside it; a collapsed module by the sum of the nodes inside it.
 
 The marks are child items of the node (or group) items, so they move when a node is
-dragged, and are drawn again from names after a relayout (rule 3).
+dragged, and are drawn again from names after a relayout (rule 3).  Times measured on another
+version of the graph (before the last edit) are drawn grey, dashed, and say so.
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ from fxstudio.core.runtime.breakdown import NodeProfile
 
 COOL = QColor("#fff3b0")
 HOT = QColor("#d7191c")
+STALE = QColor("#8c8c8c")
+#: What a stale mark says when the pointer is on it.
+STALE_TIP = (
+    "This time was measured on the graph before its last change: it is not of the graph "
+    "as it is now. Run again to time it."
+)
 
 
 def heat_colour(level: float) -> QColor:
@@ -36,6 +43,7 @@ class HeatMarks:
         self.nodes: dict[str, float] = {}
         self.modules: dict[str, float] = {}
         self.visible = True
+        self.stale = False  # measured on another version of the graph
         self._items: list[QGraphicsItem] = []
 
     def set_profile(self, profile: NodeProfile | None) -> None:
@@ -62,16 +70,21 @@ class HeatMarks:
                 self._mark(group, self.modules[path], top)
 
     def _mark(self, owner: QGraphicsItem, share: float, top: float) -> None:
-        colour = heat_colour(share / top)
+        colour = STALE if self.stale else heat_colour(share / top)
         rect = owner.rect.adjusted(-4, -4, 4, 4)  # type: ignore[attr-defined]
         tint = QColor(colour)
-        tint.setAlpha(120)
+        tint.setAlpha(50 if self.stale else 120)
         box = QGraphicsRectItem(rect, owner)
-        box.setPen(QPen(colour.darker(115), 3.0))
+        pen = QPen(colour.darker(115), 3.0)
+        if self.stale:
+            pen.setStyle(Qt.PenStyle.DashLine)
+            box.setToolTip("\n\n".join(t for t in (owner.toolTip(), STALE_TIP) if t))
+        box.setPen(pen)
         box.setBrush(QBrush(tint))
         box.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         box.setZValue(5)
-        label = QGraphicsSimpleTextItem(f"{share:.1%}", owner)
+        text = f"{share:.1%}" + (" (stale)" if self.stale else "")
+        label = QGraphicsSimpleTextItem(text, owner)
         label.setBrush(colour.darker(160))
         font = label.font()
         font.setPointSizeF(8.0)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+
 from PySide6.QtGui import QUndoCommand
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits import Edit
 
 Positions = dict[str, tuple[float, float] | None]
+_SERIALS = itertools.count(1)
 
 
 class MoveNodesCommand(QUndoCommand):
@@ -29,11 +32,15 @@ class MoveNodesCommand(QUndoCommand):
 
 
 class EditCommand(QUndoCommand):
-    """A core edit (already applied when pushed): undo and redo call the edit, nothing else."""
+    """A core edit (already applied when pushed): undo and redo call the edit, nothing else.
+
+    ``serial`` names the graph the edit leaves (unique in the process): the session's
+    graph state, which results computed on the graph are stamped with."""
 
     def __init__(self, edit: Edit) -> None:
         super().__init__(edit.label)
         self.edit = edit
+        self.serial = next(_SERIALS)
         self._pushed = False
 
     def redo(self) -> None:

@@ -73,6 +73,11 @@ class EditController(QObject):
     def copy_selection(self) -> None:
         self.clipboard = list(self.selection.names)
 
+    def can_paste(self) -> bool:
+        """Whether there are copied nodes, all still in the graph, to paste."""
+        doc = self.document
+        return doc is not None and bool(self.clipboard) and all(n in doc for n in self.clipboard)
+
     def paste(self) -> Edit | None:
         if not self.clipboard:
             self.refused.emit("Copy some nodes first (Ctrl+C).")
@@ -100,13 +105,24 @@ class EditController(QObject):
             self.selection.select(sorted(edit.names))
         return edit
 
+    def _inputs(self) -> tuple[str | None, list[str]]:
+        """The selected node if it is an input of the graph, and the inputs in order."""
+        doc, name = self.document, self.selection.current
+        if doc is None or name is None or name not in doc or doc.node(name).op != "placeholder":
+            return None, []
+        return name, [n.name for n in doc.graph.nodes if n.op == "placeholder"]
+
+    def can_move_input(self, step: int) -> bool:
+        """Whether the selected node is an input that can move ``step`` places."""
+        name, inputs = self._inputs()
+        return name in inputs and 0 <= inputs.index(name) + step < len(inputs)
+
     def move_input(self, step: int) -> Edit | None:
         """Move the selected input one place earlier (-1) or later (+1)."""
-        doc, name = self.document, self.selection.current
-        if doc is None or name is None or doc.node(name).op != "placeholder":
+        name, inputs = self._inputs()
+        if name is None or name not in inputs:
             self.refused.emit("Select an input of the graph first.")
             return None
-        inputs = [n.name for n in doc.graph.nodes if n.op == "placeholder"]
         return self.apply(lambda d: edits.move_input(d, name, inputs.index(name) + step))
 
     def connect_wire(self, source: str, user: str, across: float) -> Edit | None:

@@ -1,5 +1,5 @@
 """A horizontal bar chart of the top nodes or modules by time (painted: two dozen bars do
-not need a charting library)."""
+not need a charting library); grey, its title saying so, when the times are stale."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from PySide6.QtCore import QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from fxstudio.qt.canvas.heat import heat_colour
+from fxstudio.qt.canvas.heat import STALE, heat_colour
 
 
 class BarChart(QWidget):
@@ -21,6 +21,7 @@ class BarChart(QWidget):
         super().__init__(parent)
         self.bars: list[tuple[str, float, float]] = []
         self.title = ""
+        self.stale = False  # the times are of another version of the graph
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
 
     def set_bars(self, title: str, bars: list[tuple[str, float, float]]) -> None:
@@ -28,6 +29,17 @@ class BarChart(QWidget):
         self.bars = sorted(bars, key=lambda b: -b[1])
         self.updateGeometry()
         self.update()
+
+    def set_stale(self, stale: bool) -> None:
+        if stale != self.stale:
+            self.stale = stale
+            self.update()
+
+    def shown_title(self) -> str:
+        """The title as drawn."""
+        if self.stale and self.bars:
+            return f"{self.title} — stale: measured before the graph last changed"
+        return self.title
 
     def sizeHint(self) -> QSize:  # noqa: N802
         return QSize(320, 24 + self.ROW * max(len(self.bars), 1))
@@ -46,7 +58,9 @@ class BarChart(QWidget):
         p = QPainter(self)
         p.fillRect(self.rect(), self.palette().base())
         p.setPen(self.palette().text().color())
-        p.drawText(QRectF(4, 2, self.width() - 8, 18), Qt.AlignmentFlag.AlignLeft, self.title)
+        p.drawText(
+            QRectF(4, 2, self.width() - 8, 18), Qt.AlignmentFlag.AlignLeft, self.shown_title()
+        )
         if not self.bars:
             return
         left = self._label_width()
@@ -64,7 +78,8 @@ class BarChart(QWidget):
                 text,
             )
             width = max(1.0, room * seconds / top_value)
-            p.fillRect(QRectF(left, y + 2, width, self.ROW - 6), heat_colour(share / top_share))
+            colour = STALE if self.stale else heat_colour(share / top_share)
+            p.fillRect(QRectF(left, y + 2, width, self.ROW - 6), colour)
             p.setPen(QColor("#374151"))
             p.drawText(
                 QRectF(left + width + 4, y, 106, self.ROW - 4),

@@ -44,7 +44,8 @@ class InspectorPanel(DocumentPanel):
 
     @property
     def profile(self) -> Any:
-        """The last per-node profile (a NodeProfile) of this graph, or None."""
+        """The last per-node profile (a NodeProfile) of this document, or None (it may be
+        stale: ``session.profile_current``)."""
         return self.session.profile
 
     def on_document(self, doc: GraphDocument | None) -> None:
@@ -90,7 +91,11 @@ class InspectorPanel(DocumentPanel):
             )
         timed = self.profile.node(name) if self.profile is not None else None
         if timed is not None:
-            props += _timing_rows(timed)
+            rows = _timing_rows(timed)
+            if not self.session.profile_current:
+                label, value = rows[0]
+                rows[0] = (label, f"{value}\nstale: measured before the graph last changed")
+            props += rows
         return props
 
     def refresh(self) -> None:

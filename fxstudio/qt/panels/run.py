@@ -7,6 +7,10 @@ reach the run, and the run never changes the document).  It runs
 With *Per node* a separate profiled run follows the clean one: the node table, the heat
 overlay on the canvas, the inspector and the *Top* chart show it.  *Pin as baseline* keeps
 the graph as it is; *Compare with baseline* times both interleaved and fills *Before / after*.
+
+A result is of the graph as it was when the run started (the session's graph state): once the
+graph is edited the dock says so, and the heat, the node table's times and the inspector's
+are marked stale; undoing back to that graph makes them current again.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from fxstudio.core.document import ChangeKind, GraphDocument
+from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.runtime.breakdown import NodeProfile, format_rate
 from fxstudio.core.runtime.compare import Comparison, by_change
@@ -29,6 +33,9 @@ from fxstudio.qt.panels import run_form
 from fxstudio.qt.panels.base import DocumentPanel
 from fxstudio.qt.panels.run_form import SortItem
 from fxstudio.qt.workers import Task
+
+#: What the dock adds to a result's line once the graph is no longer the one it ran.
+STALE_NOTE = " — stale: the graph was changed since this run; Run again"
 
 
 def _ms(seconds: float) -> str:
@@ -45,6 +52,10 @@ class RunPanel(DocumentPanel):
     def build(self) -> QWidget:
         self.task: Task | None = None
         self.last: Profile | None = None  # the last run's
+        self.last_state: Any = None  # the graph state it ran on (DocumentSession.graph_state)
+        self._started_state: Any = None  # that of the run under way
+        self._started_on: GraphDocument | None = None  # and its document
+        self._verdict = ""  # what the status line says of the last result
         self.baseline: Snapshot | None = None
         self.marks = HeatMarks()
         body = run_form.build(self)
@@ -62,6 +73,7 @@ class RunPanel(DocumentPanel):
         self.node_chart.barClicked.connect(self._choose)
         self.ctx.canvas.layoutDone.connect(lambda _layout: self._redraw())
         self.session.profileChanged.connect(self._profile_changed)
+        self.session.graphStateChanged.connect(self._show_age)
         return body
 
     # -- the document and the canvas ------------------------------------------------
@@ -69,25 +81,36 @@ class RunPanel(DocumentPanel):
     def on_document(self, doc: GraphDocument | None) -> None:
         self.baseline = None
         self.last = None
+        self._verdict = ""
         self.baseline_label.setText("No baseline pinned.")
         self.compare_button.setEnabled(False)
         self.export_button.setEnabled(False)
         self.status_label.setText("Not run yet." if doc is not None else "")
         self._show_profile(None)
+        self._show_age()
         self.run_button.setEnabled(doc is not None)
         self.pin_button.setEnabled(doc is not None)
 
-    def on_change(self, event: Any) -> None:
-        if self.last is not None and event.kind is not ChangeKind.VIEW_CHANGED:
-            text = self.status_label.text()
-            if "edited since" not in text:
-                self.status_label.setText(text + " — the graph was edited since this run")
+    @property
+    def stale(self) -> bool:
+        """Whether the last result is of another version of the graph than the one now."""
+        return self.last is not None and not self.session.is_current(self.last_state)
 
-    def _profile_changed(self, profile: Any) -> None:
-        """The session dropped the profile (the graph changed): the heat goes with it."""
-        if profile is None and self.marks.nodes:
-            self.marks.set_profile(None)
-            self._redraw()
+    def _show_age(self) -> None:
+        """The graph changed (or came back): the last result's line says whether it is of
+        the graph as it is now."""
+        for chart in (self.node_chart, self.module_chart):
+            chart.set_stale(self.stale)
+        if self.last is None or self.busy() or not self._verdict:
+            return
+        self.status_label.setText(self._verdict + (STALE_NOTE if self.stale else ""))
+
+    def _profile_changed(self, profile: NodeProfile | None) -> None:
+        """The session's profile changed, or became stale or current again: the heat follows
+        (grey once the graph is not the one it was measured on)."""
+        self.marks.set_profile(profile)
+        self.marks.stale = profile is not None and not self.session.profile_current
+        self._redraw()
 
     def _redraw(self) -> None:
         self.marks.redraw(self.ctx.canvas.scene)
@@ -145,6 +168,7 @@ class RunPanel(DocumentPanel):
         if self.document is None or self.busy():
             return
         snap, options = snapshot(self.document), self.options()
+        self._started_state, self._started_on = self.session.graph_state(), self.document
         self._start(
             lambda say: profile(detached(snap), options, stage=say), f"On {options.device}:"
         )
@@ -165,6 +189,7 @@ class RunPanel(DocumentPanel):
         if self.document is None or self.baseline is None or self.busy():
             return
         before, after, options = self.baseline, snapshot(self.document), self.options(True)
+        self._started_state, self._started_on = self.session.graph_state(), self.document
         self._start(
             lambda say: profile(detached(after), options, detached(before), stage=say),
             f"Baseline vs the graph now, on {options.device}:",
@@ -187,23 +212,29 @@ class RunPanel(DocumentPanel):
         self.cancel_button.setEnabled(False)
 
     def _done(self, result: Profile) -> None:
-        self._idle()
-        self.last = result
+        if self._started_on is not self.document:  # of a model no longer open: dropped
+            self._idle()
+            return
+        self.last, self.last_state = result, self._started_state
         c = result.comparison
         if c is not None:
             self._fill_compare(c)
             w = c.whole
-            self.status_label.setText(
+            self._verdict = (
                 f"After vs baseline: {w.verdict} (speed-up {w.speedup:.3f}×, "
                 f"95 % CI {w.ci_low:.3f}–{w.ci_high:.3f})"
             )
             self.tabs.setCurrentWidget(self.compare_table)
         else:
             t = result.after.timing
-            self.status_label.setText(
+            self._verdict = (
                 f"median {t.median_s * 1e3:.3f} ms · {result.after.throughput:,.1f} items/s"
                 + (" · NOISY" if t.noisy else "")
             )
+        self._idle()
+        self.status_label.setText(self._verdict + (STALE_NOTE if self.stale else ""))
+        for chart in (self.node_chart, self.module_chart):
+            chart.set_stale(self.stale)
         self.result.setPlainText(result.describe())
         self._show_profile(result.after.nodes)
         self.export_button.setEnabled(True)
@@ -220,8 +251,6 @@ class RunPanel(DocumentPanel):
     # -- showing a profile ------------------------------------------------------------
 
     def _show_profile(self, profile: NodeProfile | None) -> None:
-        self.marks.set_profile(profile)
-        self._redraw()
         t = self.node_table
         t.setSortingEnabled(False)
         t.setRowCount(0)
@@ -290,8 +319,10 @@ class RunPanel(DocumentPanel):
         t.setSortingEnabled(True)
         if profile is not None:
             t.sortItems(2, Qt.SortOrder.DescendingOrder)
-        if profile is not None or self.session.profile is not None:
-            self.session.set_profile(profile)
+        if profile is not None or self.session.profile is not None:  # the heat follows it
+            self.session.set_profile(profile, self.last_state if profile is not None else None)
+        elif self.marks.nodes:
+            self._profile_changed(None)
 
     def _fill_compare(self, c: Comparison) -> None:
         t = self.compare_table

@@ -4,9 +4,12 @@ show each node's value; the canvas, the node table and the code follow the node 
 the three-way link.
 
 Every move runs in a worker thread on a copy of the graph (the window stays live; the
-document is never changed by stepping).  An edit of the graph ends the stepping: the next
-move starts again on the edited graph.  Collapsed modules follow debugger rules: *Over*
-runs a collapsed module in one step, *Step* expands it and stops at its first node.
+document is never changed by stepping).  An edit of the graph ends the stepping (the card is
+cleared, the count is the edited graph's): the next move starts again on the edited graph; a
+move that was under way when the graph changed is dropped.  Collapsed modules follow debugger
+rules: *Over* runs a collapsed module in one step, *Step* expands it and stops at its first
+node.  Each action is enabled only when it can act (*Back* once a node has run, *Step* until
+the end, *To selected* and *Breakpoint* with a selected node).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ class StepPanel(DocumentPanel):
     """The dock's controller; its actions also fill the window's *Step* menu."""
 
     id, title, menu = "step", "Step", "&Step"
-    moved = Signal()  # a move finished and the card shows where the stepper is
+    moved = Signal()  # a move finished (or was dropped) and the card shows where it is
     failed = Signal(str)  # a move (or starting) failed: the text says why
 
     def build(self) -> QWidget:
@@ -40,6 +43,7 @@ class StepPanel(DocumentPanel):
         self.task: Task | None = None
         self.breakpoint_names: set[str] = set()  # kept when the stepper starts again
         self._filling = False
+        self._state: Any = None  # the graph state the move under way started at
         body = step_form.build(self, self.ctx.window)
         self.restart_action.triggered.connect(lambda: self._move(lambda s: s.restart()))
         self.back_action.triggered.connect(lambda: self._move(lambda s: s.back()))
@@ -52,6 +56,8 @@ class StepPanel(DocumentPanel):
         self.slider.valueChanged.connect(self._slid)
         self.slider.sliderReleased.connect(lambda: self._slid(self.slider.value()))
         self.first_difference.clicked.connect(self._go_to_first_difference)
+        self.selection.changed.connect(lambda _names: self._enable())
+        self._enable()
         return body
 
     def menu_actions(self) -> list[Any]:
@@ -62,25 +68,45 @@ class StepPanel(DocumentPanel):
     def on_document(self, doc: GraphDocument | None) -> None:
         self.stepper = None
         self.breakpoint_names = set()
-        for action in self.actions:
-            action.setEnabled(doc is not None)
-        if doc is not None:
-            self.slider.setRange(0, len(doc))
         self._show()
 
     def on_change(self, event: Any) -> None:
-        if event.kind is ChangeKind.VIEW_CHANGED or self.stepper is None:
+        """The graph changed (shapes worked out again after an edit change no node): the
+        stepping ends, and the card and the count are of the edited graph."""
+        if event.kind in (ChangeKind.VIEW_CHANGED, ChangeKind.SHAPES_CHANGED):
             return
-        self.stepper = None
         assert self.document is not None
-        self.breakpoint_names &= set(self.document.node_names())
-        self._filling = True
-        self.slider.setRange(0, len(self.document))
-        self.slider.setValue(0)
-        self._filling = False
-        self.status_label.setText(
-            "The graph was edited: the next step starts again on the new graph."
-        )
+        if self.breakpoint_names:
+            self.breakpoint_names &= set(self.document.node_names())
+        stepping, self.stepper = self.stepper is not None, None
+        if self.busy:  # the move under way is dropped when it ends (_moved)
+            return
+        self._show()
+        if stepping:
+            self.status_label.setText(
+                "The graph was edited: the next step starts again on the new graph."
+            )
+
+    def _enable(self) -> None:
+        """Each action only when it can act: the slider and breakpoints with a document,
+        moves when no move runs -- back once a node has run, forward until the end."""
+        s, doc = self.stepper, self.document
+        idle = doc is not None and len(doc) > 0 and not self.busy
+        started = s is not None and s.position > 0
+        ahead = s is None or not s.finished
+        selected = doc is not None and self.selection.current in doc
+        for action, can in (
+            (self.restart_action, idle and started),
+            (self.back_action, idle and started),
+            (self.into_action, idle and ahead),
+            (self.over_action, idle and ahead),
+            (self.out_action, idle and ahead),
+            (self.continue_action, idle and ahead),
+            (self.to_selected_action, idle and selected),
+            (self.breakpoint_action, selected),
+        ):
+            action.setEnabled(can)
+        self.slider.setEnabled(doc is not None)
 
     # -- moves ----------------------------------------------------------------------
 
@@ -96,6 +122,7 @@ class StepPanel(DocumentPanel):
         stepper = self.stepper
         snap = snapshot(doc) if stepper is None else None
         breakpoints = set(self.breakpoint_names)
+        self._state = self.session.graph_state()
 
         def work() -> Stepper:
             s = stepper
@@ -112,20 +139,25 @@ class StepPanel(DocumentPanel):
         task.stage.connect(self.status_label.setText)
         task.succeeded.connect(self._moved)
         task.failed.connect(self._move_failed)
-        for action in self.actions:
-            action.setEnabled(False)
         self.status_label.setText(text)
         task.start()
+        self._enable()
 
     def _finish_task(self) -> None:
         task, self.task = self.task, None
         if task is not None:
             task.wait()
-        for action in self.actions:
-            action.setEnabled(self.document is not None)
+        self._enable()
 
     def _moved(self, stepper: Stepper) -> None:
         self._finish_task()
+        if not self.session.is_current(self._state):  # stepped the graph before an edit
+            self._show()
+            self.status_label.setText(
+                "The graph changed while it ran: the next step starts again on the graph as it is."
+            )
+            self.moved.emit()
+            return
         self.stepper = stepper
         stepper.set_breakpoints(self.breakpoint_names & set(stepper.index))  # (set while busy)
         self._show()
@@ -212,8 +244,10 @@ class StepPanel(DocumentPanel):
 
     def _show(self) -> None:
         s, doc = self.stepper, self.document
+        self._enable()
         self._show_breakpoints()
         self._filling = True
+        self.slider.setRange(0, len(s) if s is not None else len(doc) if doc is not None else 0)
         self.slider.setValue(s.position if s is not None else 0)
         self._filling = False
         name = s.current if s is not None else None

@@ -45,9 +45,11 @@ class TablePanel(DocumentPanel):
         self.model.on_document_changed(event)
 
     def _profiled(self, profile: object) -> None:
-        """A per-node profile (or none): the Time column follows."""
+        """A per-node profile (or none), or the same one now stale or current again: the
+        Time column follows."""
         nodes = getattr(profile, "nodes", None) or []
-        self.model.set_times({n.name: (n.time_s, n.share) for n in nodes})
+        times = {n.name: (n.time_s, n.share) for n in nodes}
+        self.model.set_times(times, stale=bool(times) and not self.session.profile_current)
 
     def _size_columns(self, sample: int = 50) -> None:
         """Fit the columns to their first rows (Qt's resizeColumnsToContents asks every row

@@ -1,4 +1,6 @@
-"""The node table: a ``QAbstractTableModel`` over ``GraphDocument.rows()``."""
+"""The node table: a ``QAbstractTableModel`` over ``GraphDocument.rows()`` -- and, after a
+per-node profile, a *Time* column (headed *Time (stale)*, greyed, once the graph is no longer
+the one it was measured on)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from PySide6.QtCore import (
     QSortFilterProxyModel,
     Qt,
 )
+from PySide6.QtGui import QBrush, QColor
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.graphviews import NodeRow
@@ -28,6 +31,11 @@ HEADERS = {
 }
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1
+STALE_TIP = (
+    "Measured on the graph before its last change, not on the graph as it is now: "
+    "Run again to time it."
+)
+STALE_BRUSH = QBrush(QColor("#8c8c8c"))
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -40,13 +48,25 @@ class NodeTableModel(QAbstractTableModel):
         self._rows: list[NodeRow] = []
         self._row_of: dict[str, int] = {}
         self._times: dict[str, tuple[float, float]] = {}  # profiled: name -> (seconds, share)
+        self.times_stale = False  # the times are of another version of the graph
 
-    def set_times(self, times: dict[str, tuple[float, float]]) -> None:
-        """Show a *Time* column (the last per-node profile); ``{}`` takes it away."""
+    def set_times(self, times: dict[str, tuple[float, float]], stale: bool = False) -> None:
+        """Show a *Time* column (the last per-node profile); ``{}`` takes it away.  ``stale``:
+        measured on another version of the graph (the column says so, greyed)."""
         if not times and not self._times:
             return  # nothing shown, nothing to show: no reset of a big table
+        if times == self._times:  # the same times, now stale or current again: no reset
+            if stale != self.times_stale:
+                self.times_stale = stale
+                column = len(NodeRow.COLUMNS)
+                self.headerDataChanged.emit(Qt.Orientation.Horizontal, column, column)
+                if self._rows:
+                    last = self.index(len(self._rows) - 1, column)
+                    self.dataChanged.emit(self.index(0, column), last)
+            return
         self.beginResetModel()
         self._times = dict(times)
+        self.times_stale = stale
         self.endResetModel()
 
     def set_document(self, document: GraphDocument | None) -> None:
@@ -130,8 +150,13 @@ class NodeTableModel(QAbstractTableModel):
             seconds, share = self._times.get(row.name, (-1.0, 0.0))
             if role == Qt.ItemDataRole.UserRole:
                 return seconds
-            if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
-                return f"{seconds * 1e3:.3f} ms ({share:.1%})" if seconds >= 0 else ""
+            text = f"{seconds * 1e3:.3f} ms ({share:.1%})" if seconds >= 0 else ""
+            if role == Qt.ItemDataRole.DisplayRole:
+                return text
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return f"{text}\n{STALE_TIP}" if text and self.times_stale else text
+            if role == Qt.ItemDataRole.ForegroundRole and self.times_stale:
+                return STALE_BRUSH
             return row.name if role == NAME_ROLE else None
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             return row.values()[index.column()]
@@ -148,11 +173,14 @@ class NodeTableModel(QAbstractTableModel):
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:  # noqa: N802
+        time_column = orientation == Qt.Orientation.Horizontal and section == len(NodeRow.COLUMNS)
+        if role == Qt.ItemDataRole.ToolTipRole and time_column and self.times_stale:
+            return STALE_TIP
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         if orientation == Qt.Orientation.Horizontal:
-            if section == len(NodeRow.COLUMNS):
-                return "Time"
+            if time_column:
+                return "Time (stale)" if self.times_stale else "Time"
             return HEADERS[NodeRow.COLUMNS[section]]
         return str(section)
 

@@ -4,7 +4,10 @@ The menus, the toolbar, the command palette and the keyboard-shortcut list are a
 from :data:`ACTIONS` (and the panels' own actions, such as the Step dock's).
 
 A command that cannot act is disabled, not silent: :func:`update` is called whenever a
-document opens or closes, the selection changes or editing is locked.
+document opens or closes, it changes, the selection changes, editing is locked or a command
+ran.  What a command needs is ``needs`` (a document, a selection, editing not locked) and, for
+a few, ``when(window)`` (something copied to paste, an input that can move that way, a
+collapsed module to expand).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMainWindow, QMenu, QToolBar
+from PySide6.QtWidgets import QMenu, QToolBar
 
 from fxstudio.qt.resources import icon
 
@@ -51,6 +54,7 @@ class Action:
     needs: int = 0
     checkable: bool = False
     checked: bool = False
+    when: Callable[[Any], bool] | None = None  # and only when this says so (given the window)
 
 
 def _export(fmt: str) -> Callable[[Any], None]:
@@ -183,6 +187,7 @@ ACTIONS: tuple[Action | str, ...] = (
         "Ctrl+V",
         "Copies of the copied nodes, with new names, after the last of them",
         needs=DOC | EDIT,
+        when=lambda w: w.edits.can_paste(),
     ),
     Action(
         "actionRename",
@@ -223,6 +228,7 @@ ACTIONS: tuple[Action | str, ...] = (
         "&Edit",
         lambda w: w.edits.move_input(-1),
         needs=DOC | SELECTION | EDIT,
+        when=lambda w: w.edits.can_move_input(-1),
     ),
     Action(
         "actionInputLater",
@@ -230,6 +236,7 @@ ACTIONS: tuple[Action | str, ...] = (
         "&Edit",
         lambda w: w.edits.move_input(+1),
         needs=DOC | SELECTION | EDIT,
+        when=lambda w: w.edits.can_move_input(+1),
     ),
     "&Edit:-",
     Action("actionFind", "&Find node…", "&Edit", lambda w: w.search.show(), SK.Find, needs=DOC),
@@ -283,6 +290,7 @@ ACTIONS: tuple[Action | str, ...] = (
         "&View",
         lambda w: w.canvas_controller.expand_all(),
         needs=DOC,
+        when=lambda w: bool(w.document.collapsed),
     ),
     Action(
         "actionCollapseAll",
@@ -351,10 +359,12 @@ TOOLBAR = (
 )  # fmt: skip
 
 
-def build(window: QMainWindow) -> tuple[dict[str, QAction], dict[str, QMenu]]:
+def build(window: Any) -> tuple[dict[str, QAction], dict[str, QMenu]]:
     """The actions of :data:`ACTIONS` and the menus they go in.  Places named ``@…`` in the
     table are left for the window to fill (:func:`place`: the Recent menu, undo and redo,
-    the docks, the theme, a panel's actions)."""
+    the docks, the theme, a panel's actions).  ``window`` (a QMainWindow) has a signal
+    ``actionStarted``, emitted as a command starts, before it runs; once it ran, what every
+    command can do is worked out again (:func:`update`)."""
     menus = {}
     for title in MENUS:
         menu = window.menuBar().addMenu(title)
@@ -389,7 +399,9 @@ def build(window: QMainWindow) -> tuple[dict[str, QAction], dict[str, QMenu]]:
         if entry.checkable:
             action.setCheckable(True)
             action.setChecked(entry.checked)
+        action.triggered.connect(window.actionStarted)
         action.triggered.connect(lambda _checked=False, e=entry: e.run(window))
+        action.triggered.connect(lambda _checked=False: update(window, actions))
         menus[entry.menu].addAction(action)
         actions[entry.id] = action
     return actions, menus
@@ -423,4 +435,7 @@ def update(window: Any, actions: dict[str, QAction]) -> None:
         have |= EDIT
     for entry in ACTIONS:
         if isinstance(entry, Action) and entry.id in actions:
-            actions[entry.id].setEnabled(entry.needs & have == entry.needs)
+            can = entry.needs & have == entry.needs
+            if can and entry.when is not None:
+                can = entry.when(window)
+            actions[entry.id].setEnabled(can)

@@ -76,6 +76,7 @@ class MainWindow(QMainWindow):
     in the recovery file."""
 
     layoutShown = Signal(object)  # noqa: N815 - a Layout is on the canvas
+    actionStarted = Signal()  # noqa: N815 - a command of the menus starts (before it runs)
 
     def __init__(
         self,
@@ -172,6 +173,8 @@ class MainWindow(QMainWindow):
         docks = [p.dock.toggleViewAction() for p in self.panels.values()]
         actions.place(self.menus["&View"], "@docks", docks)
         for panel in self.panels.values():
+            for action in panel.menu_actions():  # (what it runs ends an earlier refusal)
+                action.triggered.connect(self.actionStarted)
             if panel.menu:
                 actions.place(self.menus[panel.menu], "@panel", panel.menu_actions())
         search_bar = QToolBar("Find", self)
@@ -179,7 +182,7 @@ class MainWindow(QMainWindow):
         self.search = SearchController(search_bar, self.selection, lambda: self.document, self)
         self.session.documentChanged.connect(lambda _doc: self.search.refresh())
         self.session.changed.connect(self._changed)
-        for signal in (self.session.documentChanged, self.selection.changed):
+        for signal in (self.session.documentChanged, self.session.changed, self.selection.changed):
             signal.connect(lambda *_: actions.update(self, self.actions))
         self.session.lockChanged.connect(self._locked)
 
@@ -189,7 +192,7 @@ class MainWindow(QMainWindow):
             panel.status.connect(self.status.show)
         self.edits.refused.connect(self.refused)
         self.edits.applied.connect(self._edit_applied)
-        self.drops.refused.connect(lambda text: self.status.show(text, 10000))
+        self.drops.refused.connect(lambda text: self.status.show(text, 10000, passing=True))
         self.saving.error.connect(self.show_error)
         self.canvas_controller.layoutFailed.connect(
             lambda exc: self.show_error("Could not lay out the graph", exc)
@@ -223,16 +226,15 @@ class MainWindow(QMainWindow):
         self.actions["actionRedo"].setEnabled(not self.session.locked and stack.canRedo())
 
     def refused(self, message: str) -> None:
-        self.status.show(f"Not done: {message}", 15000)
+        self.status.show(f"Not done: {message}", 15000, passing=True)
         if self.interactive:
             messages.show_refusal(self, message)
 
     def _edit_applied(self, edit: Any) -> None:
         problem = self.document.shape_problem if self.document is not None else None
         if problem:
-            self.status.show(
-                f"{edit.label}. The shapes no longer fit at {problem[0]}: {problem[1]}", 20000
-            )
+            text = f"{edit.label}. The shapes no longer fit at {problem[0]}: {problem[1]}"
+            self.status.show(text, 20000, passing=True)
         else:
             self.status.show(edit.label, 5000)
 

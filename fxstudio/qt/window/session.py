@@ -27,6 +27,7 @@ from fxstudio.core.recent import RecentModels
 from fxstudio.core.sessionfile import save_session
 from fxstudio.qt.window.autosave import Autosaver
 from fxstudio.qt.window.catch_up import CatchUpRunner
+from fxstudio.qt.window.graph_state import GraphStates
 from fxstudio.qt.workers import UserCodeTask
 
 #: Graphs with more nodes than this show an edit at once and get its code and shapes from a
@@ -44,7 +45,14 @@ class DocumentSession(QObject):
     ``changed(event)`` (the open one changed), ``loaded(document)`` and ``loadFailed(exc)``
     (an open ended), ``status(text, ms)`` (for the status bar; 0 ms: until replaced),
     ``busy(bool)`` (opening or saving runs), ``modifiedChanged(bool)``, ``lockChanged()``
-    (editing is locked or unlocked), ``saved(path)``, ``caughtUp()``, ``profileChanged``."""
+    (editing is locked or unlocked), ``saved(path)``, ``caughtUp()``, ``profileChanged``
+    (the profile, or whether it is of the graph as it is now, changed), ``graphStateChanged()``
+    (an edit, undo or redo made the graph another one: :meth:`graph_state` says which).
+
+    Results are tied to the graph they were computed on by :meth:`graph_state`
+    (:mod:`~fxstudio.qt.window.graph_state`): a result stamped with it is current while
+    :meth:`is_current` says so (an undo back to that graph makes it current again), stale
+    otherwise."""
 
     documentChanged = Signal(object)  # noqa: N815
     changed = Signal(object)
@@ -57,6 +65,7 @@ class DocumentSession(QObject):
     saved = Signal(str)
     caughtUp = Signal()  # noqa: N815 - a big graph's deferred code and shapes are done
     profileChanged = Signal(object)  # noqa: N815 - the per-node profile now shown (or None)
+    graphStateChanged = Signal()  # noqa: N815 - graph_state() is another one
 
     def __init__(self, recovery: Path, autosave_s: float, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -66,7 +75,10 @@ class DocumentSession(QObject):
         self.undo_stack = QUndoStack(self)
         self.undo_stack.cleanChanged.connect(self._clean_changed)
         self.locked: str | None = None  # why edits wait (a save is reading the document)
-        self.profile: Any = None  # the last per-node profile, while it is of this graph
+        self.profile: Any = None  # the last per-node profile of this document
+        self.graph_states = GraphStates(self.undo_stack, self)
+        self.graph_states.changed.connect(self._graph_state_changed)
+        self.profile_state: object = None  # the graph state it was measured on
         self.autosave_pending = False  # changes the recovery file does not hold yet
         self.autosaver = Autosaver(self, recovery, autosave_s, self)
         self.recent = RecentModels(self.autosaver.directory.parent / "recent.json")
@@ -107,10 +119,30 @@ class DocumentSession(QObject):
         self.locked = None
         self.lockChanged.emit()
 
-    def set_profile(self, profile: Any) -> None:
-        """The per-node profile the table, inspector and canvas show (None: none)."""
+    def graph_state(self) -> object:
+        """Which graph the document holds now, to stamp a result computed on it with."""
+        return self.graph_states.now()
+
+    def is_current(self, state: object) -> bool:
+        """Whether a result stamped with ``state`` is of the graph as it is now."""
+        return self.document is not None and self.graph_states.is_current(state)
+
+    def _graph_state_changed(self) -> None:
+        if self.profile is not None:
+            self.profileChanged.emit(self.profile)  # stale now, or current again
+        self.graphStateChanged.emit()
+
+    def set_profile(self, profile: Any, state: object = None) -> None:
+        """The per-node profile the table, inspector and canvas show (None: none), measured
+        on the graph at ``state`` (by default: as it is now)."""
         self.profile = profile
+        self.profile_state = self.graph_state() if state is None else state
         self.profileChanged.emit(profile)
+
+    @property
+    def profile_current(self) -> bool:
+        """Whether the profile is of the graph as it is now (else its times are stale)."""
+        return self.profile is not None and self.is_current(self.profile_state)
 
     def title(self) -> str:
         """What the window's title calls the document."""
@@ -213,19 +245,23 @@ class DocumentSession(QObject):
     # --- the document --------------------------------------------------------------------------
 
     def set_document(self, document: GraphDocument | None) -> None:
-        """Show ``document`` (None: close): the undo stack starts empty and clean."""
+        """Show ``document`` (None: close): the undo stack starts empty and clean, and no
+        profile is shown (it was of the document before)."""
+        profiled, self.profile = self.profile is not None, None
+        self.graph_states.new_document()  # (before the stack is cleared: no change to tell)
         self.undo_stack.clear()  # commands belong to the document they changed
         self.undo_stack.setClean()
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
         self.document = document
-        self.profile = None
         if document is not None:
             document.defer_heavy = len(document) > DEFER_ABOVE
             self._unsubscribe = document.subscribe(self._document_event)
         self.catch_up.set_document(document)
         self.documentChanged.emit(document)
+        if profiled:
+            self.profileChanged.emit(None)
         if document is not None and document.defer_heavy:
             # A big graph: out of the collector's sight (with the one it replaces, which
             # the idle window collects); a small one is left to the collector as usual.
@@ -243,11 +279,10 @@ class DocumentSession(QObject):
 
     def _document_event(self, event: DocumentEvent) -> None:
         self.autosave_pending = True
+        self.graph_states.document_changed(event)
         big = self.document is not None and self.document.defer_heavy
         if event.kind is ChangeKind.GRAPH_REPLACED and big:
             collector.keep()  # a big rewrite's new graph: out of the collector's sight
-        if event.kind is not ChangeKind.VIEW_CHANGED and self.profile is not None:
-            self.set_profile(None)  # its times are of the graph before this change
         self.changed.emit(event)
         if event.kind is not ChangeKind.VIEW_CHANGED:
             self.catch_up.schedule()

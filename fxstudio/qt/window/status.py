@@ -1,6 +1,10 @@
 """The status bar: the session's messages, a node/module count, the open under way (with
 where the model's code is once it takes a while, and *Cancel*), and a long layout's
-progress (with *Stop layout*)."""
+progress (with *Stop layout*).
+
+A *passing* message -- "Not done: …", or one about the graph as an edit left it -- is of the
+moment it was shown: the next thing done (a command started, an edit, undo or redo, another
+document, a save) takes it away, so it never speaks of an earlier state."""
 
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ class StatusArea(QObject):
         super().__init__(window)
         self.bar, self.session, self.window = bar, session, window
         self._modules = 0
+        self._passing = ""  # the passing message shown, if it still is
         self.summary = QLabel(bar)
         self.progress = QProgressBar(bar)
         self.progress.setRange(0, 0)
@@ -64,9 +69,24 @@ class StatusArea(QObject):
         for signal in (canvas.layoutDone, canvas.layoutFailed, canvas.layoutStopped):
             signal.connect(self._layout_finished)
         canvas.layoutDone.connect(self._notes)
+        moved_on = (session.undo_stack.indexChanged, session.documentChanged, session.saved)
+        for signal in (*moved_on, window.actionStarted):
+            signal.connect(self._moved_on)
+        bar.destroyed.connect(self._bar_gone)  # (closing: the bar goes before the session)
 
-    def show(self, text: str, ms: int = 0) -> None:
+    def show(self, text: str, ms: int = 0, passing: bool = False) -> None:
+        """Show ``text`` for ``ms`` (0: until replaced); ``passing``: only until the next
+        thing is done."""
         self.bar.showMessage(text, ms)
+        self._passing = text if passing else ""
+
+    def _moved_on(self, *_args: Any) -> None:
+        if self._passing and self.bar.currentMessage() == self._passing:
+            self.bar.clearMessage()
+        self._passing = ""
+
+    def _bar_gone(self) -> None:
+        self._passing = ""  # nothing shown any more: nothing to take away
 
     def _busy(self, busy: bool) -> None:
         opening = busy and self.session.opening is not None

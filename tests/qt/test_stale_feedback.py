@@ -1,0 +1,334 @@
+"""No stale or missing feedback (#20 item 5): every result is of the graph it was computed on
+and says so once the graph changes (current again after an undo back to it); a refusal in the
+status bar does not outlive the next thing done; the Step dock counts the graph it will step;
+a command that cannot act is disabled."""
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGraphicsSimpleTextItem, QToolBar
+
+from fxstudio.qt.canvas.heat import STALE
+from fxstudio.qt.window.command_palette import CommandPalette
+from fxstudio.qt.window.desktop import menu_actions
+from tests.qt.conftest import move, open_and_wait
+
+
+def draw(qtbot, window, spec):
+    return open_and_wait(qtbot, window, spec, signal="layoutShown")
+
+
+def relaid(qtbot, window, action):
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        action()
+    return window.canvas.scene()
+
+
+def run_per_node(qtbot, window):
+    panel = window.panels["run"]
+    panel.min_time.setValue(0.05)
+    panel.threads.setValue(1)
+    with qtbot.waitSignal(panel.finished, timeout=120000) as done:
+        panel.run_button.click()
+    return done.args[0]
+
+
+def heat_labels(window):
+    """The heat's share labels on the canvas, by node name."""
+    scene = window.canvas.scene()
+    return {
+        name: child.text()
+        for name, item in scene.nodes.items()
+        for child in item.childItems()
+        if isinstance(child, QGraphicsSimpleTextItem) and "%" in child.text()
+    }
+
+
+def time_column(window):
+    """The node table's Time column: its header and the neg row's cell (text, tooltip,
+    colour), or None when there is none."""
+    model = window.panels["table"].model
+    last = model.columnCount() - 1
+    header = model.headerData(last, Qt.Orientation.Horizontal)
+    if not str(header).startswith("Time"):
+        return None
+    cell = model.index(model.row_of("neg"), last)
+    brush = cell.data(Qt.ItemDataRole.ForegroundRole)
+    return header, cell.data(), cell.data(Qt.ItemDataRole.ToolTipRole), brush
+
+
+def inspector_time(window, name="neg"):
+    window.selection.select([name])
+    return dict(window.panels["inspector"].properties()).get("time", "")
+
+
+# -- 1. results tied to the graph they were computed on ------------------------------------
+
+
+def test_an_edit_marks_heat_times_and_the_run_stale_and_undo_makes_them_current(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    run_per_node(qtbot, window)
+    panel = window.panels["run"]
+    labels = heat_labels(window)
+    assert labels["neg"].endswith("%") and "stale" not in labels["neg"]
+    header, text, tip, brush = time_column(window)
+    assert header == "Time" and text.endswith("%)") and brush is None
+    assert "stale" not in inspector_time(window) and "stale" not in panel.status_label.text()
+
+    relaid(qtbot, window, lambda: window.edits.change_target("relu", "torch.tanh"))
+    labels = heat_labels(window)
+    assert labels["neg"].endswith("(stale)")  # greyed, and saying why on the canvas
+    box = next(c for c in window.canvas.scene().nodes["neg"].childItems() if "Run" in c.toolTip())
+    assert box.pen().color().name() == STALE.darker(115).name()
+    header, text, tip, brush = time_column(window)
+    assert header == "Time (stale)" and text.endswith("%)")
+    assert "Run again" in tip and brush.color().name() == "#8c8c8c"
+    assert "stale" in inspector_time(window)
+    assert "stale" in panel.status_label.text() and "Run again" in panel.status_label.text()
+    assert "stale" in panel.node_chart.shown_title() and panel.module_chart.stale
+
+    relaid(qtbot, window, window.session.undo_stack.undo)  # the graph the times are of
+    assert "stale" not in heat_labels(window)["neg"]
+    assert time_column(window)[0] == "Time" and time_column(window)[3] is None
+    assert "stale" not in inspector_time(window)
+    assert "stale" not in panel.status_label.text()
+    assert panel.node_chart.shown_title() == "Top nodes by time"
+
+    relaid(qtbot, window, window.session.undo_stack.redo)
+    assert heat_labels(window)["neg"].endswith("(stale)")
+    assert time_column(window)[0] == "Time (stale)"
+
+
+def test_a_move_keeps_results_current_and_another_model_clears_them(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    run_per_node(qtbot, window)
+    move(window, {"neg": (40.0, 10.0)})  # the graph is the same: the times are still of it
+    assert time_column(window)[0] == "Time"
+    assert "stale" not in window.panels["run"].status_label.text()
+    draw(qtbot, window, "examples:simple")
+    assert time_column(window) is None and heat_labels(window) == {}
+    assert window.panels["run"].status_label.text() == "Not run yet."
+
+
+def test_a_run_the_graph_was_edited_during_is_stale_when_it_ends(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    panel = window.panels["run"]
+    panel.min_time.setValue(0.05)
+    panel.threads.setValue(1)
+    with qtbot.waitSignal(panel.finished, timeout=120000):
+        panel.run_button.click()  # it times a copy of the graph as it is now...
+        window.edits.change_target("relu", "torch.tanh")  # ...which this edit leaves behind
+    assert "stale" in panel.status_label.text()
+    assert time_column(window)[0] == "Time (stale)"
+    relaid(qtbot, window, window.session.undo_stack.undo)
+    assert "stale" not in panel.status_label.text() and time_column(window)[0] == "Time"
+
+
+def test_a_change_made_straight_on_the_document_makes_results_stale(qtbot, window):
+    """Not through the undo stack (a script, a console statement refused and put back): a
+    graph of its own, which no earlier result is of, even after an undo."""
+    from fxstudio.core import edits
+
+    draw(qtbot, window, "examples:negrelu")
+    run_per_node(qtbot, window)
+    edits.set_target(window.document, "relu", "torch.tanh")  # not pushed on the undo stack
+    qtbot.waitUntil(lambda: time_column(window)[0] == "Time (stale)", timeout=10000)
+    assert "stale" in window.panels["run"].status_label.text()
+
+
+# -- 2. the status bar -------------------------------------------------------------------------
+
+
+def test_a_refusal_goes_with_the_next_thing_done(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    bar = window.statusBar()
+    window.edits.delete_selection()  # nothing selected
+    assert bar.currentMessage() == "Not done: Select the nodes to delete first."
+    move(window, {"neg": (40.0, 10.0)})  # a drag on the canvas: done, and it says nothing
+    assert bar.currentMessage() == ""
+    window.edits.delete_selection()
+    window.action("actionFit").trigger()  # any command
+    assert bar.currentMessage() == ""
+    window.edits.delete_selection()
+    window.selection.select(["relu"])
+    relaid(qtbot, window, window.action("actionDelete").trigger)
+    assert bar.currentMessage() == "Delete relu"
+    window.edits.paste()  # nothing copied: a new refusal is shown, not taken away
+    assert bar.currentMessage().startswith("Not done: Copy some nodes first")
+    relaid(qtbot, window, window.session.undo_stack.undo)
+    assert bar.currentMessage() == ""
+
+
+def test_a_message_about_the_graph_an_edit_left_goes_with_its_undo(qtbot, window):
+    from fxstudio.core.edits import Ref, set_inputs
+
+    draw(qtbot, window, "examples:simple")
+    relaid(qtbot, window, lambda: window.edits.apply(lambda d: set_inputs(d, "fc2", [Ref("x")])))
+    assert "shapes no longer fit at fc2" in window.statusBar().currentMessage()
+    relaid(qtbot, window, window.session.undo_stack.undo)
+    assert window.statusBar().currentMessage() == ""
+
+
+def test_a_refusal_from_a_dock_goes_with_the_next_edit(qtbot, window, tmp_path):
+    draw(qtbot, window, "examples:negrelu")
+    assert not window.panels["run"].export("json", tmp_path / "r.json")  # nothing run yet
+    assert window.statusBar().currentMessage() == (
+        "Not done: Nothing to export yet: run the model first."
+    )
+    move(window, {"neg": (40.0, 10.0)})
+    assert window.statusBar().currentMessage() == ""
+
+
+# -- 3. the Step dock counts the graph it will step ---------------------------------------------
+
+
+def test_the_step_dock_counts_the_graph_as_edited(qtbot, window):
+    draw(qtbot, window, "examples:resnet")
+    panel = window.panels["step"]
+    before = len(window.document)
+    assert panel.where.text() == f"Before the first node (0 of {before} run). Step (F11) to begin."
+    window.selection.select(["stem_1"])  # a BatchNorm: deleting it makes a shorter graph
+    relaid(qtbot, window, window.action("actionDelete").trigger)
+    after = len(window.document)
+    assert after == before - 1
+    assert panel.where.text() == f"Before the first node (0 of {after} run). Step (F11) to begin."
+    assert panel.slider.maximum() == after
+    with qtbot.waitSignal(panel.moved, timeout=60000):
+        panel.into_action.trigger()
+    assert panel.where.text().startswith(f"Node 1 of {after} run")
+
+
+def test_an_edit_clears_the_step_card_and_a_move_under_way_is_dropped(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    panel = window.panels["step"]
+    for _ in range(4):
+        with qtbot.waitSignal(panel.moved, timeout=60000):
+            panel.into_action.trigger()
+    assert panel.title.text().startswith("neg") and panel.stats["value"].text()
+    relaid(qtbot, window, lambda: window.edits.change_target("relu", "torch.tanh"))
+    assert panel.title.text() == "" and panel.stats["value"].text() == "not run yet"
+    assert "edited" in panel.status_label.text()
+    assert panel.where.text().startswith(f"Before the first node (0 of {len(window.document)}")
+    with qtbot.waitSignal(panel.moved, timeout=60000):
+        panel.continue_action.trigger()  # runs a copy of the graph in a worker...
+        window.selection.select(["relu"])
+        window.edits.delete_selection()  # ...which this edit leaves behind
+    assert panel.stepper is None and "changed while it ran" in panel.status_label.text()
+    assert panel.where.text().startswith(f"Before the first node (0 of {len(window.document)}")
+
+
+# -- 4. commands enabled only when they can act ---------------------------------------------
+
+#: The commands that act with no model open.
+WITHOUT_A_MODEL = {
+    "File ▸ Open model…",
+    "File ▸ Quit",
+    "View ▸ Command palette…",
+    "View ▸ Overview map",  # a setting, kept for the next model
+    "View ▸ Reset layout",
+    "View ▸ Theme ▸ Follow the system",
+    "View ▸ Theme ▸ Light",
+    "View ▸ Theme ▸ Dark",
+    "Help ▸ Learn FX",  # opens its own example
+    "Help ▸ Keyboard shortcuts",
+    "Help ▸ About fxstudio",
+} | {
+    f"View ▸ {title}"
+    for title in (
+        "Generated code",
+        "Inspector",
+        "History",
+        "Patterns",
+        "Run",
+        "Step",
+        "Nodes",
+        "Python console",
+        "Learn FX",
+    )
+}
+
+
+def enabled(window):
+    return {
+        f"{path} ▸ {a.text().replace('&', '')}"
+        for path, a in menu_actions(window.menuBar())
+        if a.isEnabled()
+    }
+
+
+def test_with_no_model_only_commands_that_can_act_are_enabled(qtbot, window):
+    assert enabled(window) == WITHOUT_A_MODEL
+    toolbar = window.findChild(QToolBar, "mainToolBar")
+    on = [a.objectName() for a in toolbar.actions() if a.isEnabled() and not a.isSeparator()]
+    assert on == ["actionOpen"]
+    palette = CommandPalette(window)
+    items = [palette.list.item(i) for i in range(palette.list.count())]
+    shown = {i.text().split("    — ")[0] for i in items if i.flags() & Qt.ItemFlag.ItemIsEnabled}
+    assert shown == {name.rpartition(" ▸ ")[2] for name in WITHOUT_A_MODEL} - {"Command palette…"}
+    palette.close()
+    step = window.panels["step"]
+    assert not step.slider.isEnabled() and not step.into_action.isEnabled()
+
+
+def test_commands_follow_the_document_selection_clipboard_and_lock(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    now = enabled(window)
+    for name in (
+        "File ▸ Reload",
+        "File ▸ Save session",
+        "File ▸ Save as Python module…",
+        "File ▸ Export picture (PNG, SVG)…",
+        "File ▸ Close model",
+        "Edit ▸ Insert node…",
+        "Edit ▸ Add input…",
+        "Edit ▸ Find node…",
+        "View ▸ Fit to window",
+        "View ▸ Zoom in",
+        "View ▸ Relayout",
+        "Step ▸ Step ▶",
+        "Step ▸ Continue ⇥",
+    ):
+        assert name in now, name
+    for name in (  # need a selection, something copied, a step run, a collapsed module
+        "Edit ▸ Delete",
+        "Edit ▸ Copy nodes",
+        "Edit ▸ Paste nodes",
+        "Edit ▸ Rename node…",
+        "Edit ▸ Move input earlier",
+        "Step ▸ ◀ Back",
+        "Step ▸ ↺ Restart",
+        "Step ▸ To selected",
+        "Step ▸ ● Breakpoint",
+        "View ▸ Expand all modules",
+        "Edit ▸ Undo",
+    ):
+        assert name not in now, name
+    window.selection.select(["x"])  # the first input: it can move later, not earlier
+    now = enabled(window)
+    assert {"Edit ▸ Delete", "Edit ▸ Copy nodes", "Step ▸ To selected"} <= now
+    assert "Edit ▸ Move input later" in now and "Edit ▸ Move input earlier" not in now
+    window.selection.select(["neg"])
+    assert "Edit ▸ Move input later" not in enabled(window)
+    window.action("actionCopy").trigger()
+    assert "Edit ▸ Paste nodes" in enabled(window)
+    step = window.panels["step"]
+    with qtbot.waitSignal(step.moved, timeout=60000):
+        step.continue_action.trigger()
+    now = enabled(window)
+    assert "Step ▸ ◀ Back" in now and "Step ▸ Step ▶" not in now  # at the end
+    window.session.lock("A save is reading the graph.")
+    now = enabled(window)
+    assert not {"Edit ▸ Insert node…", "Edit ▸ Delete", "Edit ▸ Paste nodes"} & now
+    assert "File ▸ Save as Python module…" in now  # (reading the graph is fine)
+    window.session.unlock()
+    assert "Edit ▸ Delete" in enabled(window)
+    window.session.close()
+    assert enabled(window) == WITHOUT_A_MODEL
+
+
+def test_expand_all_is_enabled_once_a_module_is_collapsed(qtbot, window):
+    draw(qtbot, window, "examples:resnet")
+    window.document.set_collapsed_groups(())
+    assert "View ▸ Expand all modules" not in enabled(window)
+    relaid(qtbot, window, lambda: window.document.set_collapsed("layer1", True))
+    assert "View ▸ Expand all modules" in enabled(window)
+    relaid(qtbot, window, window.action("actionExpandAll").trigger)
+    assert not window.document.collapsed and not window.action("actionExpandAll").isEnabled()
