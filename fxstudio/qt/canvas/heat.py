@@ -1,25 +1,29 @@
 """The heat overlay: each node tinted by its share of the profiled time (pale yellow → red),
-its share written beside it; a collapsed module by the sum of the nodes inside it.
+a collapsed module by the sum of the nodes inside it; the node's tooltip adds its share.
 
-The marks are child items of the node (or group) items, so they move when a node is
-dragged, and are drawn again from names after a relayout (rule 3).
+The tints are child items of the node (or group) items, so they move when a node is
+dragged, and are drawn again from names after a relayout (rule 3).  The shares are written
+by the view (:meth:`HeatMarks.paint_tags`) on tags of the node's colour at the screen's own
+size whatever the zoom -- readable with the whole graph fitted to the window -- hottest
+first, leaving out a tag that would cover one already written (far out, the hottest nodes
+are the ones named).  Far out, where the view draws the scene's overview instead of its
+items, :meth:`HeatMarks.paint_far` tints the boxes there too.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor, QPen
-from PySide6.QtWidgets import (
-    QGraphicsItem,
-    QGraphicsRectItem,
-    QGraphicsScene,
-    QGraphicsSimpleTextItem,
-)
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView
 
 from fxstudio.core.runtime.breakdown import NodeProfile
 
 COOL = QColor("#fff3b0")
 HOT = QColor("#d7191c")
+TAG_POINTS = 8.5  # the tags' font, on the screen
+MAX_TAGS = 300  # tags written per paint at most (a 10,000-node graph fitted)
 
 
 def heat_colour(level: float) -> QColor:
@@ -29,6 +33,28 @@ def heat_colour(level: float) -> QColor:
     return QColor(*mix)
 
 
+def ink_on(colour: QColor) -> QColor:
+    """Near-black or white, whichever reads on ``colour``."""
+    luma = 0.299 * colour.red() + 0.587 * colour.green() + 0.114 * colour.blue()
+    return QColor("#111111") if luma > 140 else QColor("#ffffff")
+
+
+@dataclass
+class Tag:
+    """A share written beside a node (or collapsed module) on the screen."""
+
+    owner: QGraphicsItem
+    share: float
+    colour: QColor
+
+    @property
+    def text(self) -> str:
+        return f"{self.share:.1%}"
+
+    def scene_rect(self) -> QRectF:
+        return self.owner.mapRectToScene(self.owner.rect)  # type: ignore[attr-defined]
+
+
 class HeatMarks:
     """What the overlay shows: shares by node name and by collapsed module path."""
 
@@ -36,7 +62,11 @@ class HeatMarks:
         self.nodes: dict[str, float] = {}
         self.modules: dict[str, float] = {}
         self.visible = True
-        self._items: list[QGraphicsItem] = []
+        self.items: list[QGraphicsItem] = []  # the tints on the canvas
+        self.tags: list[Tag] = []  # hottest first
+        self.font = QFont()
+        self.font.setPointSizeF(TAG_POINTS)
+        self.font.setBold(True)
 
     def set_profile(self, profile: NodeProfile | None) -> None:
         if profile is None:
@@ -46,10 +76,13 @@ class HeatMarks:
         self.modules = {m.path: m.share for m in profile.modules if m.path}
 
     def redraw(self, scene: QGraphicsScene | None) -> None:
-        for item in self._items:
+        for item in self.items:
             if item.scene() is not None:
                 item.scene().removeItem(item)
-        self._items = []
+        self.items, self.tags = [], []
+        if scene is not None:
+            scene.heat = self  # type: ignore[attr-defined]  # the view writes the tags
+            scene.update()
         if scene is None or not self.visible or not self.nodes:
             return
         top = max([*self.nodes.values(), *self.modules.values(), 1e-12])
@@ -60,6 +93,7 @@ class HeatMarks:
         for path, group in getattr(scene, "groups", {}).items():
             if group.collapsed and path in self.modules:
                 self._mark(group, self.modules[path], top)
+        self.tags.sort(key=lambda t: -t.share)
 
     def _mark(self, owner: QGraphicsItem, share: float, top: float) -> None:
         colour = heat_colour(share / top)
@@ -71,12 +105,53 @@ class HeatMarks:
         box.setBrush(QBrush(tint))
         box.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         box.setZValue(5)
-        label = QGraphicsSimpleTextItem(f"{share:.1%}", owner)
-        label.setBrush(colour.darker(160))
-        font = label.font()
-        font.setPointSizeF(8.0)
-        font.setBold(True)
-        label.setFont(font)
-        label.setPos(rect.right() + 3, rect.top() - 2)
-        label.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-        self._items += [box, label]
+        box.setToolTip(f"{owner.toolTip()}\n\ntime: {share:.1%} of the profiled run")
+        self.items.append(box)
+        self.tags.append(Tag(owner, share, colour))
+
+    # -- what the view paints ------------------------------------------------------------
+
+    def tags_shown(self, view: QGraphicsView) -> list[tuple[Tag, QRectF]]:
+        """The tags the view writes now and where (viewport pixels): those beside a node in
+        sight, hottest first, none covering another."""
+        if not self.visible or not self.tags:
+            return []
+        metrics = QFontMetricsF(self.font)
+        height = metrics.height() + 2
+        sight = QRectF(view.viewport().rect())
+        area = view.mapToScene(view.viewport().rect()).boundingRect()
+        shown: list[tuple[Tag, QRectF]] = []
+        for tag in self.tags:
+            rect = tag.scene_rect()
+            if not rect.intersects(area) or tag.owner.scene() is not view.scene():
+                continue
+            corner = view.mapFromScene(rect.topRight())
+            at = QPointF(corner.x() + 4, corner.y())
+            box = QRectF(at.x(), at.y(), metrics.horizontalAdvance(tag.text) + 8, height)
+            if not sight.intersects(box) or any(box.intersects(r) for _, r in shown):
+                continue
+            shown.append((tag, box))
+            if len(shown) == MAX_TAGS:
+                break
+        return shown
+
+    def paint_tags(self, painter: QPainter, view: QGraphicsView) -> None:
+        """Write the shares (the painter in viewport pixels)."""
+        painter.setFont(self.font)
+        for tag, box in self.tags_shown(view):
+            painter.setPen(QPen(tag.colour.darker(140), 1.0))
+            painter.setBrush(tag.colour)
+            painter.drawRoundedRect(box.adjusted(0.5, 0.5, -0.5, -0.5), 3, 3)
+            painter.setPen(ink_on(tag.colour))
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, tag.text)
+
+    def paint_far(self, painter: QPainter, area: QRectF) -> None:
+        """Tint the boxes of the far-out picture (the painter in scene coordinates)."""
+        if not self.visible:
+            return
+        for tag in self.tags:
+            rect = tag.scene_rect()
+            if rect.intersects(area):
+                painter.setPen(QPen(tag.colour.darker(115), 0))
+                painter.setBrush(tag.colour)
+                painter.drawRect(rect)

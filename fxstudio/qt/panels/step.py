@@ -23,6 +23,7 @@ from fxstudio.core.snapshots import detached, snapshot
 from fxstudio.core.stepping.stepper import Stepper, for_document
 from fxstudio.core.stepping.values import picture
 from fxstudio.qt import theme
+from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import step_form
 from fxstudio.qt.panels.base import DocumentPanel
 from fxstudio.qt.workers import Task
@@ -41,6 +42,7 @@ class StepPanel(DocumentPanel):
         self.breakpoint_names: set[str] = set()  # kept when the stepper starts again
         self._filling = False
         body = step_form.build(self, self.ctx.window)
+        self.shape = ShapeWatcher(body, lambda shape: step_form.arrange(self, shape == "wide"))
         self.restart_action.triggered.connect(lambda: self._move(lambda s: s.restart()))
         self.back_action.triggered.connect(lambda: self._move(lambda s: s.back()))
         self.into_action.triggered.connect(self.step_into)
