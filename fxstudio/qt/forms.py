@@ -148,6 +148,9 @@ class ShapeWatcher(QObject):
         if shape != self.shape:
             self.shape = shape
             self.arrange(shape)
+            widget = self.parent()
+            if isinstance(widget, QWidget) and widget.layout() is not None:
+                widget.layout().activate()  # laid out again now, not after the resize
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         if event.type() == QEvent.Type.Resize:

@@ -259,8 +259,9 @@ def arrange(panel: Any, shape: str) -> None:
     panel.body_layout.setDirection(direction.LeftToRight if wide else direction.TopToBottom)
     panel.charts_layout.setDirection(direction.LeftToRight if wide else direction.TopToBottom)
     c = panel.controls
-    c.setMinimumWidth(CONTROLS_WIDTH if wide else 0)
-    c.setMaximumWidth(CONTROLS_WIDTH if wide else QWIDGETSIZE_MAX)
+    c.setMaximumWidth(CONTROLS_WIDTH if wide else QWIDGETSIZE_MAX)  # (no minimum: a dock
+    panel.body_layout.setStretchFactor(c, 1 if wide else 0)  # made narrow at once must be)
+    panel.body_layout.setStretchFactor(panel.results, 3 if wide else 1)
     vertical = QSizePolicy.Policy.Preferred if wide else QSizePolicy.Policy.Maximum
     c.setSizePolicy(QSizePolicy.Policy.Preferred, vertical)
     tabbed = panel.tabs.indexOf(panel.result) >= 0
@@ -273,10 +274,8 @@ def arrange(panel: Any, shape: str) -> None:
         panel.result.show()
     split = panel.results
     split.setOrientation(Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical)
-    if shape != "small":
-        whole = max(split.width() if wide else split.height(), 200)
-        share = 0.4 if wide else 0.3
-        split.setSizes([int(whole * share), int(whole * (1 - share))])
+    if shape != "small":  # (sizes are weights: the splitter shares its room in this ratio)
+        split.setSizes([4000, 6000] if wide else [3000, 7000])
 
 
 def options_text(panel: Any) -> str:

@@ -212,8 +212,9 @@ def arrange(panel: Any, wide: bool) -> None:
     direction = QBoxLayout.Direction
     panel.body_layout.setDirection(direction.LeftToRight if wide else direction.TopToBottom)
     panel.card_layout.setDirection(direction.LeftToRight if wide else direction.TopToBottom)
-    panel.controls.setMinimumWidth(CONTROLS_WIDTH if wide else 0)
-    panel.controls.setMaximumWidth(CONTROLS_WIDTH if wide else (1 << 24) - 1)
+    panel.controls.setMaximumWidth(CONTROLS_WIDTH if wide else (1 << 24) - 1)  # (no minimum:
+    panel.body_layout.setStretchFactor(panel.controls, 1 if wide else 0)  # a dock made
+    panel.body_layout.setStretchFactor(panel.card_scroll, 3 if wide else 1)  # narrow must be)
     align = Qt.AlignmentFlag.AlignTop
     for part in panel.card_parts:
         panel.card_layout.setAlignment(part, align if wide else Qt.AlignmentFlag(0))
