@@ -215,6 +215,8 @@ def arrange(panel: Any, wide: bool) -> None:
     panel.controls.setMaximumWidth(CONTROLS_WIDTH if wide else (1 << 24) - 1)  # (no minimum:
     panel.body_layout.setStretchFactor(panel.controls, 1 if wide else 0)  # a dock made
     panel.body_layout.setStretchFactor(panel.card_scroll, 3 if wide else 1)  # narrow must be)
+    vertical = QSizePolicy.Policy.Preferred if wide else QSizePolicy.Policy.Maximum
+    panel.controls.setSizePolicy(QSizePolicy.Policy.Preferred, vertical)  # (stacked: no gap)
     align = Qt.AlignmentFlag.AlignTop
     for part in panel.card_parts:
         panel.card_layout.setAlignment(part, align if wide else Qt.AlignmentFlag(0))
