@@ -3,7 +3,8 @@ each picture taken once what it shows is on screen (waiting on the window's sign
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python packaging/screenshots.py [NAME ...]
 
-writes ``packaging/screenshots/NAME.png`` (all of them without NAMEs; ``--size 1000x700``
+writes ``packaging/screenshots/NAME.png`` (all of them without NAMEs -- the ``*-wide`` and
+``*-narrow`` ones are a dock floated at the shapes the task layouts give it; ``--size 1000x700``
 for a smaller window, ``--out DIR`` elsewhere).  Each window gets a fresh settings and
 recovery folder, so it starts as a new user's does.
 """
@@ -91,7 +92,7 @@ def run_dock(window: MainWindow) -> None:
     panel = dock(window, "examples:resnet", "run")
     panel.min_time.setValue(0.05)
     wait(panel.finished, panel.run_button.click)
-    panel.tabs.setCurrentIndex(2)  # Top: the nodes and modules that take the time
+    panel.tabs.setCurrentWidget(panel.top_page)  # the nodes and modules that take the time
     window.selection.select(["layer1_0_conv2"])
     settle(window)
 
@@ -109,6 +110,82 @@ def step_dock(window: MainWindow) -> None:
     panel = dock(window, "examples:resnet", "step")
     window.selection.select(["layer1_0_conv2"])
     wait(panel.moved, panel.run_to_selected)
+    settle(window)
+
+
+#: The shapes a dock takes in the task layouts: a strip along the window's bottom (Profile),
+#: a column on the right (Edit, Rewrite) or the left (Learn).
+WIDE, NARROW, SHORT, LEFT_COLUMN = (1280, 320), (420, 700), (420, 320), (380, 860)
+
+
+def floated(window: MainWindow, panel, size: tuple[int, int]):
+    """The panel's dock floated at ``size`` (what it shows at that shape); the dock."""
+    dock = panel.dock
+    dock.setFloating(True)
+    dock.resize(*size)
+    dock.show()
+    dock.raise_()
+    settle(window)
+    return dock
+
+
+def run_result(window: MainWindow):
+    """A per-node run of the ResNet, the slowest node selected; the Run panel."""
+    panel = dock(window, "examples:resnet", "run")
+    panel.min_time.setValue(0.05)
+    wait(panel.finished, panel.run_button.click)
+    window.selection.select(["layer1_0_conv2"])
+    return panel
+
+
+def run_dock_wide(window: MainWindow):
+    return floated(window, run_result(window), WIDE)
+
+
+def run_dock_narrow(window: MainWindow):
+    return floated(window, run_result(window), NARROW)
+
+
+def run_dock_short(window: MainWindow):
+    return floated(window, run_result(window), SHORT)
+
+
+def stepped(window: MainWindow):
+    panel = dock(window, "examples:resnet", "step")
+    window.selection.select(["layer1_0_conv2"])
+    wait(panel.moved, panel.run_to_selected)
+    return panel
+
+
+def step_dock_wide(window: MainWindow):
+    return floated(window, stepped(window), WIDE)
+
+
+def step_dock_narrow(window: MainWindow):
+    return floated(window, stepped(window), NARROW)
+
+
+def lesson_at(window: MainWindow, step: int):
+    lesson = window.panels["lesson"]
+    wait(window.layoutShown, lesson.start)
+    if step:
+        lesson.go(step)
+    settle(window)
+    return lesson
+
+
+def lesson_narrow(window: MainWindow):
+    return floated(window, lesson_at(window, 0), LEFT_COLUMN)
+
+
+def lesson_wide(window: MainWindow):
+    return floated(window, lesson_at(window, 1), WIDE)
+
+
+def heat_fitted(window: MainWindow) -> None:
+    """The heat of a per-node run on the whole graph fitted to the window."""
+    run_result(window)
+    window.canvas.fit()
     settle(window)
 
 
@@ -133,6 +210,14 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "step-dock": step_dock,
     "console": console,
     "dark-theme": dark_theme,
+    "run-dock-wide": run_dock_wide,
+    "run-dock-narrow": run_dock_narrow,
+    "run-dock-short": run_dock_short,
+    "step-dock-wide": step_dock_wide,
+    "step-dock-narrow": step_dock_narrow,
+    "lesson-narrow": lesson_narrow,
+    "lesson-wide": lesson_wide,
+    "heat-fitted": heat_fitted,
 }
 
 
@@ -150,9 +235,9 @@ def main() -> None:
         window = MainWindow(interactive=False, autosave_s=0, recovery=HOME / name / "recovery")
         window.resize(width, height)
         window.show()
-        SHOTS[name](window)
+        shown = SHOTS[name](window) or window  # a floated dock, or the whole window
         path = ns.out / f"{name}{ns.suffix}.png"
-        window.grab().save(str(path))
+        shown.grab().save(str(path))
         print(path, flush=True)
         window.session.undo_stack.setClean()  # nothing to ask about
         window.close()

@@ -1,13 +1,16 @@
 """Load Qt Designer forms shipped in ``fxstudio.ui`` into existing widgets; the small widget
-makers the docks built in code share."""
+makers and layouts the docks built in code share (a wrapping row of buttons, a watcher that
+rearranges a dock when it turns from a column into a strip)."""
 
 from __future__ import annotations
 
 import importlib.resources
+from collections.abc import Callable
 
-from PySide6.QtCore import QFile, QIODevice, Qt
+from PySide6.QtCore import QEvent, QFile, QIODevice, QObject, QPoint, QRect, QSize, Qt
+from PySide6.QtGui import QResizeEvent, QTextCursor, QTextDocument
 from PySide6.QtUiTools import QUiLoader
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QFrame, QLabel, QLayout, QLayoutItem, QScrollArea, QWidget
 
 
 class _FormLoader(QUiLoader):
@@ -52,3 +55,147 @@ def text_label(parent: QWidget, name: str) -> QLabel:
     label.setWordWrap(True)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     return label
+
+
+class FlowLayout(QLayout):
+    """Widgets in rows that wrap at the layout's width (a row of buttons that fits a narrow
+    dock in two lines instead of forcing the dock wider)."""
+
+    def __init__(self, parent: QWidget | None = None, spacing: int = 4) -> None:
+        super().__init__(parent)
+        self.items: list[QLayoutItem] = []
+        self.setSpacing(spacing)
+        self.setContentsMargins(0, 0, 0, 0)
+
+    def addItem(self, item: QLayoutItem) -> None:  # noqa: N802
+        self.items.append(item)
+
+    def count(self) -> int:
+        return len(self.items)
+
+    def itemAt(self, index: int) -> QLayoutItem | None:  # noqa: N802
+        return self.items[index] if 0 <= index < len(self.items) else None
+
+    def takeAt(self, index: int) -> QLayoutItem | None:  # noqa: N802
+        return self.items.pop(index) if 0 <= index < len(self.items) else None
+
+    def expandingDirections(self) -> Qt.Orientation:  # noqa: N802
+        return Qt.Orientation(0)
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802
+        return self.place(QRect(0, 0, width, 0), move=False)
+
+    def setGeometry(self, rect: QRect) -> None:  # noqa: N802
+        super().setGeometry(rect)
+        self.place(rect, move=True)
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        return self.minimumSize()
+
+    def minimumSize(self) -> QSize:  # noqa: N802
+        size = QSize()
+        for item in self.items:
+            size = size.expandedTo(item.minimumSize())
+        m = self.contentsMargins()
+        return size + QSize(m.left() + m.right(), m.top() + m.bottom())
+
+    def place(self, rect: QRect, move: bool) -> int:
+        """Lay the items out in ``rect`` (``move``: really); the height they take."""
+        m = self.contentsMargins()
+        area = rect.adjusted(m.left(), m.top(), -m.right(), -m.bottom())
+        x, y, row = area.x(), area.y(), 0
+        for item in self.items:
+            if item.widget() is not None and item.widget().isHidden():
+                continue
+            hint = item.sizeHint()
+            if x > area.x() and x + hint.width() > area.right() + 1:
+                x, y, row = area.x(), y + row + self.spacing(), 0
+            if move:
+                item.setGeometry(QRect(QPoint(x, y), hint))
+            x += hint.width() + self.spacing()
+            row = max(row, hint.height())
+        return y + row - rect.y() + m.bottom()
+
+
+class ShapeWatcher(QObject):
+    """Calls ``arrange(shape)`` whenever ``widget`` changes shape (and once at first):
+    ``"wide"`` -- at least ``ratio`` times as wide as it is tall and ``min_width`` pixels
+    wide (a dock along the window's bottom: its parts side by side) --, ``"tall"`` (a column
+    at least ``tall`` pixels high: its parts stacked) or ``"small"`` (a shorter column)."""
+
+    def __init__(
+        self,
+        widget: QWidget,
+        arrange: Callable[[str], None],
+        ratio: float = 1.6,
+        min_width: int = 720,
+        tall: int = 460,
+    ) -> None:
+        super().__init__(widget)
+        self.arrange, self.ratio, self.min_width, self.tall = arrange, ratio, min_width, tall
+        self.shape: str | None = None
+        widget.installEventFilter(self)
+        self.follow(widget.width(), widget.height())
+
+    def follow(self, width: int, height: int) -> None:
+        if width >= self.min_width and width >= self.ratio * height:
+            shape = "wide"
+        else:
+            shape = "tall" if height >= self.tall else "small"
+        if shape != self.shape:
+            self.shape = shape
+            self.arrange(shape)
+            widget = self.parent()
+            if isinstance(widget, QWidget) and widget.layout() is not None:
+                widget.layout().activate()  # laid out again now, not after the resize
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.Resize:
+            size = event.size()  # type: ignore[attr-defined]
+            self.follow(size.width(), size.height())
+        return False
+
+
+def wrap_code_blocks(document: QTextDocument) -> None:
+    """Let the code blocks of Markdown shown in ``document`` wrap at the view's width (Qt
+    keeps them on one line each: a horizontal scrollbar in a narrow dock)."""
+    cursor = QTextCursor(document)
+    block = document.begin()
+    while block.isValid():
+        if block.blockFormat().nonBreakableLines():
+            fmt = block.blockFormat()
+            fmt.setNonBreakableLines(False)
+            cursor.setPosition(block.position())
+            cursor.setBlockFormat(fmt)
+        block = block.next()
+
+
+class FitScrollArea(QScrollArea):
+    """A frameless vertical scroll area that asks for the height of what it holds at its
+    width (wrapped labels, a wrapping row of buttons), so a layout gives it just that and
+    it scrolls only when there is less room."""
+
+    def __init__(self, content: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setWidget(content)
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        content = self.widget()
+        hint = content.sizeHint()
+        width = self.viewport().width() if self.isVisible() else hint.width()
+        height = content.heightForWidth(width) if content.hasHeightForWidth() else -1
+        return QSize(hint.width(), height if height >= 0 else hint.height())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        return QSize(self.widget().minimumSizeHint().width(), 48)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()  # the height it asks for follows its width

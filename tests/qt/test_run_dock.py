@@ -56,12 +56,12 @@ def test_per_node_profile_shows_in_the_table_heat_inspector_and_chart(qtbot, win
     )
     # heat: one tint per profiled node drawn on the canvas, hottest reddest
     scene = window.canvas.scene()
-    assert len(panel.marks._items) == 2 * (
+    assert len(panel.marks.items) == (
         len(profile.nodes)
         + sum(1 for g in scene.groups.values() if g.collapsed and g.name in panel.marks.modules)
     )
     panel.heat.setChecked(False)
-    assert panel.marks._items == []
+    assert panel.marks.items == [] and panel.marks.tags_shown(window.canvas) == []
     panel.heat.setChecked(True)
     # the inspector shows time and FLOPs of the selected node
     window.selection.select(["layer1_0_conv1"])

@@ -1,21 +1,23 @@
 """The heat overlay: each node tinted by its share of the profiled time (pale yellow → red),
-its share written beside it; a collapsed module by the sum of the nodes inside it.
+a collapsed module by the sum of the nodes inside it; the node's tooltip adds its share.
 
-The marks are child items of the node (or group) items, so they move when a node is
-dragged, and are drawn again from names after a relayout (rule 3).  Times measured on another
+The tints are child items of the node (or group) items, so they move when a node is
+dragged, and are drawn again from names after a relayout (rule 3).  The shares are written
+by the view (:meth:`HeatMarks.paint_tags`) on tags of the node's colour at the screen's own
+size whatever the zoom -- readable with the whole graph fitted to the window -- hottest
+first, leaving out a tag that would cover one already written (far out, the hottest nodes
+are the ones named).  Far out, where the view draws the scene's overview instead of its
+items, :meth:`HeatMarks.paint_far` tints the boxes there too.  Times measured on another
 version of the graph (before the last edit) are drawn grey, dashed, and say so.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor, QPen
-from PySide6.QtWidgets import (
-    QGraphicsItem,
-    QGraphicsRectItem,
-    QGraphicsScene,
-    QGraphicsSimpleTextItem,
-)
+from dataclasses import dataclass
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView
 
 from fxstudio.core.runtime.breakdown import NodeProfile
 
@@ -27,6 +29,10 @@ STALE_TIP = (
     "This time was measured on the graph before its last change: it is not of the graph "
     "as it is now. Run again to time it."
 )
+TAG_POINTS = 8.5  # the tags' font, on the screen
+MAX_TAGS = 300  # tags written per paint at most (a 10,000-node graph fitted)
+CONSIDERED = 1500  # the hottest tags in sight looked at per paint
+CELL = 64  # pixels: the grid the tags written are kept in, to find one in the way
 
 
 def heat_colour(level: float) -> QColor:
@@ -34,6 +40,29 @@ def heat_colour(level: float) -> QColor:
     t = max(0.0, min(1.0, level))
     mix = [int(a + (b - a) * t) for a, b in zip(COOL.getRgb()[:3], HOT.getRgb()[:3], strict=True)]
     return QColor(*mix)
+
+
+def ink_on(colour: QColor) -> QColor:
+    """Near-black or white, whichever reads on ``colour``."""
+    luma = 0.299 * colour.red() + 0.587 * colour.green() + 0.114 * colour.blue()
+    return QColor("#111111") if luma > 140 else QColor("#ffffff")
+
+
+@dataclass
+class Tag:
+    """A share written beside a node (or collapsed module) on the screen."""
+
+    owner: QGraphicsItem
+    share: float
+    colour: QColor
+    stale: bool = False
+
+    @property
+    def text(self) -> str:
+        return f"{self.share:.1%}" + (" (stale)" if self.stale else "")
+
+    def scene_rect(self) -> QRectF:
+        return self.owner.mapRectToScene(self.owner.rect)  # type: ignore[attr-defined]
 
 
 class HeatMarks:
@@ -44,7 +73,11 @@ class HeatMarks:
         self.modules: dict[str, float] = {}
         self.visible = True
         self.stale = False  # measured on another version of the graph
-        self._items: list[QGraphicsItem] = []
+        self.items: list[QGraphicsItem] = []  # the tints on the canvas
+        self.tags: list[Tag] = []  # hottest first
+        self.font = QFont()
+        self.font.setPointSizeF(TAG_POINTS)
+        self.font.setBold(True)
 
     def set_profile(self, profile: NodeProfile | None) -> None:
         if profile is None:
@@ -54,10 +87,13 @@ class HeatMarks:
         self.modules = {m.path: m.share for m in profile.modules if m.path}
 
     def redraw(self, scene: QGraphicsScene | None) -> None:
-        for item in self._items:
+        for item in self.items:
             if item.scene() is not None:
                 item.scene().removeItem(item)
-        self._items = []
+        self.items, self.tags = [], []
+        if scene is not None:
+            scene.heat = self  # type: ignore[attr-defined]  # the view writes the tags
+            scene.update()
         if scene is None or not self.visible or not self.nodes:
             return
         top = max([*self.nodes.values(), *self.modules.values(), 1e-12])
@@ -68,6 +104,7 @@ class HeatMarks:
         for path, group in getattr(scene, "groups", {}).items():
             if group.collapsed and path in self.modules:
                 self._mark(group, self.modules[path], top)
+        self.tags.sort(key=lambda t: -t.share)
 
     def _mark(self, owner: QGraphicsItem, share: float, top: float) -> None:
         colour = STALE if self.stale else heat_colour(share / top)
@@ -76,20 +113,84 @@ class HeatMarks:
         tint.setAlpha(50 if self.stale else 120)
         box = QGraphicsRectItem(rect, owner)
         pen = QPen(colour.darker(115), 3.0)
+        tip = f"{owner.toolTip()}\n\ntime: {share:.1%} of the profiled run"
         if self.stale:
             pen.setStyle(Qt.PenStyle.DashLine)
-            box.setToolTip("\n\n".join(t for t in (owner.toolTip(), STALE_TIP) if t))
+            tip += f"\n\n{STALE_TIP}"
         box.setPen(pen)
         box.setBrush(QBrush(tint))
         box.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         box.setZValue(5)
-        text = f"{share:.1%}" + (" (stale)" if self.stale else "")
-        label = QGraphicsSimpleTextItem(text, owner)
-        label.setBrush(colour.darker(160))
-        font = label.font()
-        font.setPointSizeF(8.0)
-        font.setBold(True)
-        label.setFont(font)
-        label.setPos(rect.right() + 3, rect.top() - 2)
-        label.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-        self._items += [box, label]
+        box.setToolTip(tip)
+        self.items.append(box)
+        self.tags.append(Tag(owner, share, colour, self.stale))
+
+    # -- what the view paints ------------------------------------------------------------
+
+    def tags_shown(self, view: QGraphicsView) -> list[tuple[Tag, QRectF]]:
+        """The tags the view writes now and where (viewport pixels): those beside a node in
+        sight, hottest first, none covering another (of the hottest ``CONSIDERED`` in sight:
+        a paint of a 10,000-node graph fitted to the window stays within ~20 ms)."""
+        if not self.visible or not self.tags:
+            return []
+        metrics = QFontMetricsF(self.font)
+        height = metrics.height() + 2
+        sight = QRectF(view.viewport().rect())
+        area = view.mapToScene(view.viewport().rect()).boundingRect()
+        scene = view.scene()
+        shown: list[tuple[Tag, QRectF]] = []
+        cells: dict[tuple[int, int], list[QRectF]] = {}  # the tags written, by screen cell
+        looked = 0
+        for tag in self.tags:
+            rect = tag.scene_rect()
+            if not rect.intersects(area) or tag.owner.scene() is not scene:
+                continue
+            corner = view.mapFromScene(rect.topRight())
+            box = QRectF(
+                corner.x() + 4, corner.y(), metrics.horizontalAdvance(tag.text) + 8, height
+            )
+            if not sight.intersects(box):
+                continue
+            looked += 1
+            if looked > CONSIDERED:
+                break
+            near = [
+                (x, y)
+                for x in range(int(box.left() // CELL), int(box.right() // CELL) + 1)
+                for y in range(int(box.top() // CELL), int(box.bottom() // CELL) + 1)
+            ]
+            if any(box.intersects(r) for key in near for r in cells.get(key, ())):
+                continue
+            for key in near:
+                cells.setdefault(key, []).append(box)
+            shown.append((tag, box))
+            if len(shown) == MAX_TAGS:
+                break
+        return shown
+
+    def paint_tags(self, painter: QPainter, view: QGraphicsView) -> None:
+        """Write the shares (the painter in viewport pixels)."""
+        painter.setFont(self.font)
+        for tag, box in self.tags_shown(view):
+            painter.setPen(QPen(tag.colour.darker(140), 1.0))
+            painter.setBrush(tag.colour)
+            painter.drawRoundedRect(box.adjusted(0.5, 0.5, -0.5, -0.5), 3, 3)
+            painter.setPen(ink_on(tag.colour))
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, tag.text)
+
+    def paint_far(self, painter: QPainter, area: QRectF) -> None:
+        """Tint the boxes of the far-out picture (the painter in scene coordinates), in
+        sixteen shades drawn in one call each."""
+        if not self.visible or not self.tags:
+            return
+        top = self.tags[0].share or 1e-12
+        shades: dict[int, list[QRectF]] = {}
+        for tag in self.tags:
+            rect = tag.scene_rect()
+            if rect.intersects(area):
+                shades.setdefault(round(15 * tag.share / top), []).append(rect)
+        for shade, rects in shades.items():
+            colour = STALE if self.stale else heat_colour(shade / 15)
+            painter.setPen(QPen(colour.darker(115), 0))
+            painter.setBrush(colour)
+            painter.drawRects(rects)

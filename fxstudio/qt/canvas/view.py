@@ -1,5 +1,6 @@
 """The view of the canvas: zoom with the wheel or +/-, pan by dragging the background or with
-the middle button; far out it draws the scene's overview instead of its items."""
+the middle button; far out it draws the scene's overview instead of its items.  Over
+either it writes the heat's shares (:mod:`~fxstudio.qt.canvas.heat`) at the screen's size."""
 
 from __future__ import annotations
 
@@ -80,7 +81,21 @@ class CanvasView(QGraphicsView):
         painter.setTransform(self.viewportTransform())
         area = self.mapToScene(event.rect()).boundingRect()
         scene.overview().draw(painter, area)
+        heat = getattr(scene, "heat", None)
+        if heat is not None:
+            heat.paint_far(painter, area)
+            painter.resetTransform()
+            heat.paint_tags(painter, self)
         painter.end()
+
+    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
+        """The heat's shares, written at the screen's size over the items."""
+        heat = getattr(self.scene(), "heat", None)
+        if heat is not None:
+            painter.save()
+            painter.resetTransform()
+            heat.paint_tags(painter, self)
+            painter.restore()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
         super().scrollContentsBy(dx, dy)

@@ -30,6 +30,7 @@ from fxstudio.core.lesson.steps import (
 from fxstudio.core.opening import OpenRequest
 from fxstudio.core.runtime.profiling import Profile
 from fxstudio.qt import theme
+from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import lesson_form
 from fxstudio.qt.panels.base import DocumentPanel
 from fxstudio.qt.panels.lesson_form import button
@@ -58,6 +59,7 @@ class LessonPanel(DocumentPanel):
         self._replay.timeout.connect(self._replay_next)
         self._replay_at = 0
         body = lesson_form.build(self)
+        self.shape = ShapeWatcher(body, lambda shape: lesson_form.arrange(self, shape == "wide"))
         self.back_button.clicked.connect(lambda: self.go(self.state.step - 1))
         self.next_button.clicked.connect(lambda: self.go(self.state.step + 1))
         self.check_button.clicked.connect(self.recheck)
@@ -108,7 +110,7 @@ class LessonPanel(DocumentPanel):
             done = STEPS[i].id in self.state.done
             b.setText(f"✓{i + 1}" if done else str(i + 1))
         self.title.setText(f"Step {self.state.step + 1} of {len(STEPS)} — {step.title}")
-        self.text.setMarkdown(step.intro(doc, self.state))
+        lesson_form.show_markdown(self.text, step.intro(doc, self.state))
         self.task.setText("Your turn: " + step.task(doc, self.state))
         lesson_form.clear(self.extra_layout)
         getattr(self, f"_extra_{step.id}", lambda: None)()
@@ -369,7 +371,9 @@ class LessonPanel(DocumentPanel):
         loc = d.location
         where = f"{loc.filename.rpartition('/')[2]}:{loc.lineno}" if loc else "unknown line"
         line = f"\n\n```python\n{loc.text.strip()}\n```" if loc and loc.text else ""
-        self.diagnosis_view.setMarkdown(f"**{d.title}** at `{where}`{line}\n\n{d.explanation}")
+        lesson_form.show_markdown(
+            self.diagnosis_view, f"**{d.title}** at `{where}`{line}\n\n{d.explanation}"
+        )
         lesson_form.clear(self.fix_row.layout())
         for i, fix in enumerate(d.fixes):
             b = button(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QButtonGroup,
     QGroupBox,
     QHBoxLayout,
@@ -18,15 +19,18 @@ from PySide6.QtWidgets import (
 
 from fxstudio.core.lesson.demos import Question
 from fxstudio.core.lesson.steps import STEPS
-from fxstudio.qt.forms import text_label
+from fxstudio.qt.forms import FlowLayout, text_label, wrap_code_blocks
 
 
 def build(panel: Any) -> QWidget:
-    """Make the dock's widgets on ``panel``; returns its body."""
+    """Make the dock's widgets on ``panel``; returns its body: the step buttons over two
+    parts, the step's text (title and explanation) and the learner's part (the task, the
+    step's own widgets, the verdict, Back / Check / Next), which :func:`arrange` stacks or
+    sets side by side."""
     body = QWidget()
     layout = QVBoxLayout(body)
-    row = QHBoxLayout()
-    row.setSpacing(2)
+    layout.setContentsMargins(4, 4, 4, 4)
+    row = FlowLayout(spacing=2)
     panel.step_buttons = []
     for i, step in enumerate(STEPS):
         b = QToolButton(body)
@@ -38,30 +42,36 @@ def build(panel: Any) -> QWidget:
         b.clicked.connect(lambda _checked=False, i=i: panel.go(i))
         row.addWidget(b)
         panel.step_buttons.append(b)
-    row.addStretch(1)
     layout.addLayout(row)
+    reading = QWidget(body)
+    reading_layout = QVBoxLayout(reading)
+    reading_layout.setContentsMargins(0, 0, 0, 0)
     panel.title = text_label(body, "lessonTitle")
     font = panel.title.font()
     font.setBold(True)
     font.setPointSizeF(font.pointSizeF() * 1.2)
     panel.title.setFont(font)
-    layout.addWidget(panel.title)
+    reading_layout.addWidget(panel.title)
     panel.text = QTextBrowser(body)
     panel.text.setObjectName("lessonText")
     panel.text.setOpenExternalLinks(True)
-    layout.addWidget(panel.text, 3)
+    reading_layout.addWidget(panel.text, 1)
+    doing = QWidget(body)
+    doing_layout = QVBoxLayout(doing)
+    doing_layout.setContentsMargins(0, 0, 0, 0)
     panel.task = text_label(body, "lessonTask")
     task_font = panel.task.font()
     task_font.setBold(True)
     panel.task.setFont(task_font)
-    layout.addWidget(panel.task)
+    doing_layout.addWidget(panel.task)
     panel.extra = QWidget(body)
     panel.extra.setObjectName("lessonExtra")
     panel.extra_layout = QVBoxLayout(panel.extra)
     panel.extra_layout.setContentsMargins(0, 0, 0, 0)
-    layout.addWidget(panel.extra, 2)
+    doing_layout.addWidget(panel.extra)
     panel.verdict = text_label(body, "lessonVerdict")
-    layout.addWidget(panel.verdict)
+    doing_layout.addWidget(panel.verdict)
+    doing_layout.addStretch(1)  # (wide: the buttons at the bottom; stacked it takes no room)
     buttons = QHBoxLayout()
     panel.back_button = QPushButton("◀ Back", body)
     panel.check_button = QPushButton("Check", body)
@@ -73,8 +83,29 @@ def build(panel: Any) -> QWidget:
     ):
         b.setObjectName(name)
         buttons.addWidget(b)
-    layout.addLayout(buttons)
+    doing_layout.addLayout(buttons)
+    panel.parts_layout = QBoxLayout(QBoxLayout.Direction.TopToBottom)
+    panel.parts_layout.addWidget(reading, 1)
+    panel.parts_layout.addWidget(doing, 0)
+    panel.parts = (reading, doing)
+    layout.addLayout(panel.parts_layout, 1)
     return body
+
+
+def arrange(panel: Any, wide: bool) -> None:
+    """Wide and short: the text on the left, the learner's part beside it; narrow and tall:
+    the text above, taking what the learner's part leaves (no empty gap under it)."""
+    direction = QBoxLayout.Direction
+    panel.parts_layout.setDirection(direction.LeftToRight if wide else direction.TopToBottom)
+    reading, doing = panel.parts
+    panel.parts_layout.setStretchFactor(reading, 3 if wide else 1)
+    panel.parts_layout.setStretchFactor(doing, 2 if wide else 0)
+
+
+def show_markdown(view: QTextBrowser, text: str) -> None:
+    """``text`` as Markdown, its code blocks wrapped at the view's width."""
+    view.setMarkdown(text)
+    wrap_code_blocks(view.document())
 
 
 def clear(layout: Any) -> None:

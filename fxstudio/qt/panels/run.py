@@ -4,6 +4,9 @@ reach the run, and the run never changes the document).  It runs
 :func:`fxstudio.core.runtime.profiling.profile` -- what ``fxstudio profile`` runs -- and
 *Export ▸ Result as JSON* writes the same JSON as ``fxstudio profile --json``.
 
+The dock reads as a column (controls, summary, tabs stacked) or as a strip along the
+window's bottom (the three side by side); its options fold to one line.
+
 With *Per node* a separate profiled run follows the clean one: the node table, the heat
 overlay on the canvas, the inspector and the *Top* chart show it.  *Pin as baseline* keeps
 the graph as it is; *Compare with baseline* times both interleaved and fills *Before / after*.
@@ -28,10 +31,13 @@ from fxstudio.core.runtime.breakdown import NodeProfile, format_rate
 from fxstudio.core.runtime.compare import Comparison, by_change
 from fxstudio.core.runtime.profiling import Profile, ProfileOptions, profile
 from fxstudio.core.snapshots import Snapshot, detached, snapshot
+from fxstudio.qt import theme
 from fxstudio.qt.canvas.heat import HeatMarks
+from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import run_form
 from fxstudio.qt.panels.base import DocumentPanel
 from fxstudio.qt.panels.run_form import SortItem
+from fxstudio.qt.panels.run_summary import summary_html
 from fxstudio.qt.workers import Task
 
 #: What the dock adds to a result's line once the graph is no longer the one it ran.
@@ -59,6 +65,19 @@ class RunPanel(DocumentPanel):
         self.baseline: Snapshot | None = None
         self.marks = HeatMarks()
         body = run_form.build(self)
+        self.shape = ShapeWatcher(body, lambda shape: run_form.arrange(self, shape))
+        self.options_button.toggled.connect(self.show_options)
+        for changed in (
+            self.device.currentIndexChanged,
+            self.threads.valueChanged,
+            self.dtype.currentIndexChanged,
+            self.min_time.valueChanged,
+            self.batch.valueChanged,
+            self.compile.currentIndexChanged,
+            self.per_node.toggled,
+        ):
+            changed.connect(self._options_changed)
+        self._options_changed()
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.cancel)
         self.pin_button.clicked.connect(self.pin)
@@ -76,6 +95,19 @@ class RunPanel(DocumentPanel):
         self.session.graphStateChanged.connect(self._show_age)
         return body
 
+    def show_options(self, shown: bool) -> None:
+        """Unfold the options (or fold them to their one line, leaving the room to results)."""
+        self.options_button.setChecked(shown)
+        self.options_box.setVisible(shown)
+        self.options_line.setVisible(not shown)
+        self.options_button.setArrowType(
+            Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow
+        )
+        self.controls.updateGeometry()
+
+    def _options_changed(self, *_: Any) -> None:
+        self.options_line.setText(run_form.options_text(self))
+
     # -- the document and the canvas ------------------------------------------------
 
     def on_document(self, doc: GraphDocument | None) -> None:
@@ -86,6 +118,7 @@ class RunPanel(DocumentPanel):
         self.compare_button.setEnabled(False)
         self.export_button.setEnabled(False)
         self.status_label.setText("Not run yet." if doc is not None else "")
+        self.result.clear()
         self._show_profile(None)
         self._show_age()
         self.run_button.setEnabled(doc is not None)
@@ -235,7 +268,7 @@ class RunPanel(DocumentPanel):
         self.status_label.setText(self._verdict + (STALE_NOTE if self.stale else ""))
         for chart in (self.node_chart, self.module_chart):
             chart.set_stale(self.stale)
-        self.result.setPlainText(result.describe())
+        self.result.setHtml(summary_html(result, theme.colors().bad))
         self._show_profile(result.after.nodes)
         self.export_button.setEnabled(True)
         self.finished.emit(result)
@@ -245,7 +278,8 @@ class RunPanel(DocumentPanel):
         text = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
         self.status_label.setText("The run failed.")
         self.result.setPlainText(text)
-        self.tabs.setCurrentWidget(self.result)
+        if self.tabs.indexOf(self.result) >= 0:
+            self.tabs.setCurrentWidget(self.result)
         self.finished.emit(exc)
 
     # -- showing a profile ------------------------------------------------------------
@@ -292,15 +326,15 @@ class RunPanel(DocumentPanel):
             ]
             t.setRowCount(len(rows))
             for i, (name, module, s, spread, share, flops, fps, bound) in enumerate(rows):
-                cells = (
+                cells = (  # in the order of run_form.NODE_COLUMNS
                     SortItem(name, name),
-                    SortItem(module, module),
                     SortItem(_ms(s), s),
-                    SortItem(_ms(spread), spread),
                     SortItem(f"{share:.1%}", share),
-                    SortItem(f"{flops:,}" if flops else "", float(flops)),
+                    SortItem(_ms(spread), spread),
                     SortItem(format_rate(fps) if fps else "", fps or 0.0),
                     SortItem(bound, bound),
+                    SortItem(f"{flops:,}" if flops else "", float(flops)),
+                    SortItem(module, module),
                 )
                 for j, cell in enumerate(cells):
                     t.setItem(i, j, cell)
@@ -318,7 +352,7 @@ class RunPanel(DocumentPanel):
             self.module_chart.set_bars("", [])
         t.setSortingEnabled(True)
         if profile is not None:
-            t.sortItems(2, Qt.SortOrder.DescendingOrder)
+            t.sortItems(run_form.TIME_COLUMN, Qt.SortOrder.DescendingOrder)
         if profile is not None or self.session.profile is not None:  # the heat follows it
             self.session.set_profile(profile, self.last_state if profile is not None else None)
         elif self.marks.nodes:

@@ -1,4 +1,5 @@
-"""The Run dock's widgets, laid out; the panel connects their signals."""
+"""The Run dock's widgets, laid out; the panel connects their signals.  :func:`arrange`
+lays them out again when the dock turns from a column into a strip along the window."""
 
 from __future__ import annotations
 
@@ -6,23 +7,24 @@ from typing import Any
 
 import torch
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QGridLayout,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QMenu,
-    QPlainTextEdit,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
+    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
+    QTextBrowser,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -31,9 +33,14 @@ from PySide6.QtWidgets import (
 from fxstudio.core.guard import format_bytes
 from fxstudio.core.runtime.devices import available, cpu_threads
 from fxstudio.core.runtime.run import DTYPES
+from fxstudio.qt.forms import FitScrollArea, FlowLayout, text_label
 from fxstudio.qt.panels.bar_chart import BarChart
 
-NODE_COLUMNS = ("Node", "Module", "Time", "±IQR", "Share", "FLOPs", "FLOP/s", "Bound")
+QWIDGETSIZE_MAX = (1 << 24) - 1
+
+#: The node table's columns, what a narrow dock shows first: name, time and share.
+NODE_COLUMNS = ("Node", "Time", "Share", "±IQR", "FLOP/s", "Bound", "FLOPs", "Module")
+TIME_COLUMN = 1
 COMPARE_COLUMNS = ("Row", "Before", "After", "Speed-up", "95 % CI", "Verdict")
 
 
@@ -61,6 +68,8 @@ def table(columns: tuple[str, ...], name: str, parent: QWidget) -> QTableWidget:
     t.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
     t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     t.horizontalHeader().setStretchLastSection(True)
+    t.verticalHeader().setDefaultSectionSize(t.fontMetrics().height() + 6)  # dense rows
+    t.setWordWrap(False)
     return t
 
 
@@ -68,7 +77,6 @@ def build(panel: Any) -> QWidget:
     """Make the widgets on ``panel`` (``panel.device``, ``panel.run_button``…); returns the
     dock's body."""
     body = QWidget()
-    layout = QVBoxLayout(body)
     panel.device = QComboBox(body)
     panel.device.setObjectName("runDevice")
     for d in available():
@@ -117,7 +125,10 @@ def build(panel: Any) -> QWidget:
     panel.heat = QCheckBox("Heat on the canvas", body)
     panel.heat.setObjectName("runHeat")
     panel.heat.setChecked(True)
-    form = QGridLayout()
+    form_widget = QWidget(body)
+    form_widget.setObjectName("runOptions")
+    form = QGridLayout(form_widget)
+    form.setContentsMargins(0, 0, 0, 0)
     form.addWidget(QLabel("Device", body), 0, 0)
     form.addWidget(panel.device, 0, 1, 1, 3)
     form.addWidget(QLabel("Threads", body), 1, 0)
@@ -130,12 +141,17 @@ def build(panel: Any) -> QWidget:
     form.addWidget(panel.batch, 2, 3)
     form.addWidget(QLabel("Run as", body), 3, 0)
     form.addWidget(panel.compile, 3, 1, 1, 3)
-    form.addWidget(panel.per_node, 4, 0, 1, 2)
-    form.addWidget(panel.heat, 4, 2, 1, 2)
+    form.addWidget(panel.per_node, 4, 0, 1, 4)
+    form.addWidget(panel.heat, 5, 0, 1, 4)
+    form.setColumnStretch(1, 1)
     form.setColumnStretch(3, 1)
-    layout.addLayout(form)
+    for combo in (panel.device, panel.dtype, panel.compile):  # no combo sets the dock's width
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(6)
+    panel.options_box = form_widget
+    form_widget.hide()
 
-    row = QHBoxLayout()
+    buttons = FlowLayout()
     panel.run_button = QPushButton("Run and time", body)
     panel.run_button.setObjectName("runButton")
     panel.cancel_button = QPushButton("Cancel", body)
@@ -162,45 +178,118 @@ def build(panel: Any) -> QWidget:
         "side): speed-up with a 95 % confidence interval, per module and node too"
     )
     panel.compare_button.setEnabled(False)
+    panel.options_button = QToolButton(body)
+    panel.options_button.setObjectName("runOptionsButton")
+    panel.options_button.setText("Options")
+    panel.options_button.setCheckable(True)
+    panel.options_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+    panel.options_button.setArrowType(Qt.ArrowType.RightArrow)
+    panel.options_button.setToolTip("Show or hide the device, dtype, batch and timing options")
     for b in (panel.run_button, panel.cancel_button, panel.pin_button, panel.compare_button):
-        row.addWidget(b)
-    row.addWidget(panel.export_button)
-    row.addStretch(1)
-    layout.addLayout(row)
-    panel.baseline_label = QLabel("No baseline pinned.", body)
-    panel.baseline_label.setObjectName("runBaseline")
-    layout.addWidget(panel.baseline_label)
-    panel.status_label = QLabel("Not run yet.", body)
-    panel.status_label.setObjectName("runStatus")
-    panel.status_label.setWordWrap(True)
-    layout.addWidget(panel.status_label)
+        buttons.addWidget(b)
+    buttons.addWidget(panel.export_button)
+    buttons.addWidget(panel.options_button)
+    panel.options_line = text_label(body, "runOptionsLine")
+    panel.options_line.setToolTip("What the next run uses (Options to change it)")
+    panel.baseline_label = text_label(body, "runBaseline")
+    panel.baseline_label.setText("No baseline pinned.")
+    panel.status_label = text_label(body, "runStatus")
+    panel.status_label.setText("Not run yet.")
 
+    controls = QWidget(body)
+    controls_layout = QVBoxLayout(controls)
+    controls_layout.setContentsMargins(0, 0, 0, 0)
+    controls_layout.addLayout(buttons)
+    controls_layout.addWidget(panel.options_line)
+    controls_layout.addWidget(form_widget)
+    controls_layout.addWidget(panel.status_label)
+    controls_layout.addWidget(panel.baseline_label)
+    controls_layout.addStretch(1)
+    panel.controls = FitScrollArea(controls, body)
+    panel.controls.setObjectName("runControls")
+
+    panel.result = QTextBrowser(body)
+    panel.result.setObjectName("runResult")
+    panel.result.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    panel.result.setPlaceholderText("The run's summary appears here.")
     panel.tabs = QTabWidget(body)
     panel.tabs.setObjectName("runTabs")
-    panel.result = QPlainTextEdit(body)
-    panel.result.setObjectName("runResult")
-    panel.result.setReadOnly(True)
-    panel.result.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-    mono = QFont("monospace")
-    mono.setStyleHint(QFont.StyleHint.Monospace)
-    panel.result.setFont(mono)
+    panel.tabs.setDocumentMode(True)
     panel.node_table = table(NODE_COLUMNS, "runNodes", body)
     charts = QWidget(body)
-    charts_layout = QVBoxLayout(charts)
+    panel.charts_layout = QBoxLayout(QBoxLayout.Direction.TopToBottom, charts)
     panel.node_chart = BarChart(charts)
     panel.node_chart.setObjectName("runNodeChart")
     panel.module_chart = BarChart(charts)
     panel.module_chart.setObjectName("runModuleChart")
-    charts_layout.addWidget(panel.node_chart)
-    charts_layout.addWidget(panel.module_chart)
-    charts_layout.addStretch(1)
+    panel.charts_layout.addWidget(panel.node_chart, 1, Qt.AlignmentFlag.AlignTop)
+    panel.charts_layout.addWidget(panel.module_chart, 1, Qt.AlignmentFlag.AlignTop)
     scroll = QScrollArea(body)
+    scroll.setObjectName("runTop")
+    panel.top_page = scroll
     scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QScrollArea.Shape.NoFrame)
     scroll.setWidget(charts)
     panel.compare_table = table(COMPARE_COLUMNS, "runCompareTable", body)
-    panel.tabs.addTab(panel.result, "Summary")
     panel.tabs.addTab(panel.node_table, "Nodes")
     panel.tabs.addTab(scroll, "Top")
     panel.tabs.addTab(panel.compare_table, "Before / after")
-    layout.addWidget(panel.tabs, 1)
+    panel.results = QSplitter(body)
+    panel.results.setObjectName("runResults")
+    panel.results.setChildrenCollapsible(False)
+    panel.results.addWidget(panel.result)
+    panel.results.addWidget(panel.tabs)
+    panel.body_layout = QBoxLayout(QBoxLayout.Direction.TopToBottom, body)
+    panel.body_layout.setContentsMargins(4, 4, 4, 4)
+    panel.body_layout.addWidget(panel.controls)
+    panel.body_layout.addWidget(panel.results, 1)
     return body
+
+
+CONTROLS_WIDTH = 300  # the controls' column when the dock is a strip along the bottom
+
+
+def arrange(panel: Any, shape: str) -> None:
+    """``wide`` (the dock along the window's bottom): the controls in a column on the left,
+    the summary and the tabs side by side, the two charts side by side.  ``tall`` (a
+    column): the controls on top, the summary above the tabs.  ``small`` (a short column):
+    the summary is the tabs' first page, so the tables keep the height."""
+    wide = shape == "wide"
+    direction = QBoxLayout.Direction
+    panel.body_layout.setDirection(direction.LeftToRight if wide else direction.TopToBottom)
+    panel.charts_layout.setDirection(direction.LeftToRight if wide else direction.TopToBottom)
+    c = panel.controls
+    c.setMaximumWidth(CONTROLS_WIDTH if wide else QWIDGETSIZE_MAX)  # (no minimum: a dock
+    panel.body_layout.setStretchFactor(c, 1 if wide else 0)  # made narrow at once must be)
+    panel.body_layout.setStretchFactor(panel.results, 3 if wide else 1)
+    vertical = QSizePolicy.Policy.Preferred if wide else QSizePolicy.Policy.Maximum
+    c.setSizePolicy(QSizePolicy.Policy.Preferred, vertical)
+    tabbed = panel.tabs.indexOf(panel.result) >= 0
+    if shape == "small" and not tabbed:
+        panel.tabs.insertTab(0, panel.result, "Summary")
+        panel.tabs.setCurrentIndex(0)
+    elif shape != "small" and tabbed:
+        panel.tabs.removeTab(panel.tabs.indexOf(panel.result))
+        panel.results.insertWidget(0, panel.result)
+        panel.result.show()
+    split = panel.results
+    split.setOrientation(Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical)
+    if shape != "small":  # (sizes are weights: the splitter shares its room in this ratio)
+        split.setSizes([4000, 6000] if wide else [3000, 7000])
+
+
+def options_text(panel: Any) -> str:
+    """The options in one line (shown while they are folded away)."""
+    device = str(panel.device.currentData())
+    parts = [device]
+    if device == "cpu":
+        parts.append(f"{panel.threads.value()} threads")
+    parts += [
+        panel.dtype.currentText(),
+        f"at least {panel.min_time.value():g} s",
+        f"batch {panel.batch.value()}" if panel.batch.value() else "batch as captured",
+        panel.compile.currentText().replace(" (the graph as it is)", ""),
+    ]
+    if panel.per_node.isChecked():
+        parts.append("per node")
+    return " · ".join(parts)

@@ -26,6 +26,7 @@ from fxstudio.core.snapshots import detached, snapshot
 from fxstudio.core.stepping.stepper import Stepper, for_document
 from fxstudio.core.stepping.values import picture
 from fxstudio.qt import theme
+from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import step_form
 from fxstudio.qt.panels.base import DocumentPanel
 from fxstudio.qt.workers import Task
@@ -45,6 +46,7 @@ class StepPanel(DocumentPanel):
         self._filling = False
         self._state: Any = None  # the graph state the move under way started at
         body = step_form.build(self, self.ctx.window)
+        self.shape = ShapeWatcher(body, lambda shape: step_form.arrange(self, shape == "wide"))
         self.restart_action.triggered.connect(lambda: self._move(lambda s: s.restart()))
         self.back_action.triggered.connect(lambda: self._move(lambda s: s.back()))
         self.into_action.triggered.connect(self.step_into)

@@ -9,8 +9,8 @@ import torch
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QAction, QImage, QKeySequence, QPainter, QPaintEvent, QPixmap
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QScrollArea,
     QSizePolicy,
@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from fxstudio.core.stepping.values import Picture, ValueSummary
 from fxstudio.qt import theme
-from fxstudio.qt.forms import text_label
+from fxstudio.qt.forms import FlowLayout, text_label
 
 PICTURE_SIDE = 224  # pixels the picture is drawn at (nearest neighbour: values stay visible)
 
@@ -99,13 +99,24 @@ def picture_pixmap(pic: Picture, side: int = PICTURE_SIDE) -> QPixmap:
 STATS = ("value", "min", "max", "mean", "std", "NaN / Inf", "device")
 
 
+def _form(parent: QWidget) -> QFormLayout:
+    form = QFormLayout(parent)
+    form.setContentsMargins(0, 0, 0, 0)
+    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
+    return form
+
+
 def build(panel: Any, parent: QWidget) -> QWidget:
     """Make the dock's widgets and actions (parented to ``parent``, the window) on ``panel``;
-    returns the dock's body."""
+    returns the dock's body.  The card has three parts -- what the node is and whether it
+    agrees with eager (first: the verdict is what a stepper looks for), its numbers, its
+    picture -- that :func:`arrange` stacks or sets side by side."""
     body = QWidget()
-    layout = QVBoxLayout(body)
-    buttons = QHBoxLayout()
-    buttons.setSpacing(2)
+    controls = QWidget(body)
+    controls_layout = QVBoxLayout(controls)
+    controls_layout.setContentsMargins(0, 0, 0, 0)
+    buttons = FlowLayout(spacing=2)
     panel.actions = []
     for attr, text, keys, tip in ACTIONS:
         action = QAction(text, parent)
@@ -119,33 +130,29 @@ def build(panel: Any, parent: QWidget) -> QWidget:
         button.setDefaultAction(action)
         button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         buttons.addWidget(button)
-    buttons.addStretch(1)
-    layout.addLayout(buttons)
+    controls_layout.addLayout(buttons)
     panel.slider = QSlider(Qt.Orientation.Horizontal, body)
     panel.slider.setObjectName("stepSlider")
     panel.slider.setToolTip("Drag to any node: the graph runs (or steps back) to it")
-    layout.addWidget(panel.slider)
+    controls_layout.addWidget(panel.slider)
     panel.where = text_label(body, "stepWhere")
-    layout.addWidget(panel.where)
+    controls_layout.addWidget(panel.where)
+    panel.status_label = text_label(body, "stepStatus")
+    controls_layout.addWidget(panel.status_label)
+    controls_layout.addStretch(1)
+    panel.controls = controls
+
     card = QWidget(body)
-    form = QFormLayout(card)
-    form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+    card.setObjectName("stepCard")
+    panel.card_layout = QBoxLayout(QBoxLayout.Direction.TopToBottom, card)
+    panel.card_layout.setContentsMargins(6, 6, 6, 6)
+    facts = QWidget(card)
+    form = _form(facts)
     panel.title = text_label(card, "stepTitle")
     font = panel.title.font()
     font.setBold(True)
     panel.title.setFont(font)
     form.addRow(panel.title)
-    panel.stats = {}
-    for key in STATS:
-        panel.stats[key] = text_label(card, "stepStat_" + key.split()[0].lower())
-        form.addRow(key, panel.stats[key])
-    panel.histogram = Histogram(card)
-    form.addRow("histogram", panel.histogram)
-    panel.picture = QLabel(card)
-    panel.picture.setObjectName("stepPicture")
-    panel.picture_caption = text_label(card, "stepPictureCaption")
-    form.addRow("picture", panel.picture)
-    form.addRow("", panel.picture_caption)
     panel.eager = text_label(card, "stepEager")
     form.addRow("eager", panel.eager)
     panel.first_difference = QToolButton(card)
@@ -162,13 +169,57 @@ def build(panel: Any, parent: QWidget) -> QWidget:
     form.addRow("your code", panel.source_line)
     panel.breakpoints = text_label(card, "stepBreakpoints")
     form.addRow("breakpoints", panel.breakpoints)
+    numbers = QWidget(card)
+    form = _form(numbers)
+    panel.stats = {}
+    for key in STATS:
+        panel.stats[key] = text_label(card, "stepStat_" + key.split()[0].lower())
+        form.addRow(key, panel.stats[key])
+    panel.histogram = Histogram(card)
+    form.addRow("histogram", panel.histogram)
+    pictures = QWidget(card)
+    pictures_layout = QVBoxLayout(pictures)
+    pictures_layout.setContentsMargins(0, 0, 0, 0)
+    panel.picture = QLabel(card)
+    panel.picture.setObjectName("stepPicture")
+    panel.picture_caption = text_label(card, "stepPictureCaption")
+    pictures_layout.addWidget(panel.picture)
+    pictures_layout.addWidget(panel.picture_caption)
+    pictures_layout.addStretch(1)
+    panel.card_parts = (facts, numbers, pictures)
+    for part, stretch in zip(panel.card_parts, (3, 2, 0), strict=True):
+        panel.card_layout.addWidget(part, stretch)
+    panel.card_layout.addStretch(0)
     scroll = QScrollArea(body)
+    scroll.setObjectName("stepCardScroll")
     scroll.setWidgetResizable(True)
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     scroll.setWidget(card)
-    layout.addWidget(scroll, 1)
-    panel.status_label = text_label(body, "stepStatus")
-    layout.addWidget(panel.status_label)
+    panel.card_scroll = scroll
+    panel.body_layout = QBoxLayout(QBoxLayout.Direction.TopToBottom, body)
+    panel.body_layout.setContentsMargins(4, 4, 4, 4)
+    panel.body_layout.addWidget(controls)
+    panel.body_layout.addWidget(scroll, 1)
     return body
+
+
+CONTROLS_WIDTH = 300  # the controls' column when the dock is a strip along the bottom
+
+
+def arrange(panel: Any, wide: bool) -> None:
+    """Wide and short: the controls in a column on the left, the card's three parts side by
+    side.  Narrow and tall: the controls on top, the card's parts stacked, verdict first."""
+    direction = QBoxLayout.Direction
+    panel.body_layout.setDirection(direction.LeftToRight if wide else direction.TopToBottom)
+    panel.card_layout.setDirection(direction.LeftToRight if wide else direction.TopToBottom)
+    panel.controls.setMaximumWidth(CONTROLS_WIDTH if wide else (1 << 24) - 1)  # (no minimum:
+    panel.body_layout.setStretchFactor(panel.controls, 1 if wide else 0)  # a dock made
+    panel.body_layout.setStretchFactor(panel.card_scroll, 3 if wide else 1)  # narrow must be)
+    vertical = QSizePolicy.Policy.Preferred if wide else QSizePolicy.Policy.Maximum
+    panel.controls.setSizePolicy(QSizePolicy.Policy.Preferred, vertical)  # (stacked: no gap)
+    align = Qt.AlignmentFlag.AlignTop
+    for part in panel.card_parts:
+        panel.card_layout.setAlignment(part, align if wide else Qt.AlignmentFlag(0))
 
 
 def show_summary(panel: Any, summary: ValueSummary | None) -> None:
