@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.opening import OpenRequest
+from fxstudio.core.recent import RecentModels
 from fxstudio.qt.window import open_dialog
 from fxstudio.qt.window.open_dialog import OpenDialog
 from tests.conftest import SIZE_BRANCH
@@ -42,6 +43,44 @@ def test_spec_completion_knows_transformers_model_types(qtbot):
     qtbot.addWidget(dialog)
     found = _completions(qtbot, dialog, "hf:lla")
     assert "hf:llama" in found and all("lla" in f.lower() for f in found)
+
+
+def _timm_imports() -> bool:
+    try:
+        import timm  # noqa: F401
+    except Exception:  # not installed, or no torchvision built for this torch
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param(
+            "hf:gpt2",
+            marks=pytest.mark.skipif(
+                importlib.util.find_spec("transformers") is None, reason="no transformers"
+            ),
+        ),
+        pytest.param(
+            "timm:convnext_atto",
+            marks=pytest.mark.skipif(not _timm_imports(), reason="timm does not import"),
+        ),
+        "examples:simple",
+    ],
+)
+def test_a_recent_zoo_model_is_completed_once(qtbot, tmp_path, spec):
+    """A model opened lately is both recent and a name of its zoo: the list shows it once."""
+    recent = RecentModels(tmp_path / "recent.json")
+    recent.add(OpenRequest(spec))
+    recent.add(OpenRequest(spec, inputs=("1x3x64x64",)))  # the same spec, other inputs
+    dialog = OpenDialog(None, None, recent.load())
+    qtbot.addWidget(dialog)
+    found = _completions(qtbot, dialog, spec.partition(":")[2])
+    assert found.count(spec) == 1, found
+    every = dialog.completions.stringList()
+    assert len(every) == len(set(every))
+    assert every[0] == spec  # recent first
 
 
 def test_fx_failure_offers_the_export_frontend_in_one_click(qtbot, interactive, write_model):
