@@ -12,8 +12,21 @@ from PySide6.QtCore import QEventLoop, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QApplication
 
-WIDTH, HEIGHT = 240, 160
+WIDTH, HEIGHT = 480, 320  # the image (the welcome page shows it at 240x160: sharp at 200 %)
+VIEW_W, VIEW_H = 540, 360  # the part of the scene every thumbnail shows: the same zoom for all
 OUT = Path(__file__).resolve().parent.parent / "resources" / "examples" / "thumbs"
+
+
+def shown(scene) -> QRectF:
+    """The part of the graph a thumbnail shows, the same way for every example: VIEW_W x
+    VIEW_H of the scene around the graph's nodes, centred; a graph taller than that from its
+    inputs (the top down)."""
+    graph = QRectF()
+    for item in scene.nodes.values():
+        graph = graph.united(item.sceneBoundingRect())
+    left = graph.center().x() - VIEW_W / 2
+    top = graph.center().y() - VIEW_H / 2 if graph.height() <= VIEW_H - 10 else graph.top() - 10
+    return QRectF(left, top, VIEW_W, VIEW_H)
 
 
 def main() -> int:
@@ -37,16 +50,8 @@ def main() -> int:
             print(f"{name}: does not trace (the gallery shows it without a picture)")
             continue
         scene = window.canvas.scene()
-        rect = scene.itemsBoundingRect().adjusted(-10, -10, 10, 10)
-        # the top of a tall graph, at a readable scale
-        rect = QRectF(
-            rect.left(),
-            rect.top(),
-            rect.width(),
-            min(rect.height(), rect.width() * HEIGHT / WIDTH * 1.4),
-        )
-        image = QImage(WIDTH * 2, HEIGHT * 2, QImage.Format.Format_ARGB32)
-        image.setDevicePixelRatio(2.0)
+        rect = shown(scene)
+        image = QImage(WIDTH, HEIGHT, QImage.Format.Format_ARGB32)
         image.fill(QColor("#fafafa"))
         painter = QPainter(image)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)

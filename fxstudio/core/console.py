@@ -226,11 +226,13 @@ class ConsoleSession:
         return Result(more, out.getvalue(), made, refused)
 
 
-def replay_console(doc: GraphDocument, record: dict[str, Any]) -> None:
-    """A session's console edit, made again: the statement run on the document."""
+def replay_console(doc: GraphDocument, record: dict[str, Any]) -> list[Edit]:
+    """A session's console edit, made again: the statement run on the document; returns the
+    edits it made."""
     session = ConsoleSession(doc)
     session.source = record["code"]
     session.begin()
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compile(record["code"], "<console>", "exec"), session.namespace)  # noqa: S102
     session.catch_up()
+    return session.made

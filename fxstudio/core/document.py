@@ -125,6 +125,7 @@ class GraphDocument:
         self.shapes_stale = False
         self.version = 0  # counts changes to the graph, to drop work done on an older one
         self.session_extra: dict[str, Any] = {}  # what else the session it came from saved
+        self.replayed: list[Any] = []  # the Edits a session's replay made (for an undo stack)
         self._listeners: list[Listener] = []
         self._cache: dict[str, Any] = {}
 

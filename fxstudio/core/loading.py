@@ -13,6 +13,7 @@ Opening a model file runs its code, exactly like ``python file.py`` would.
 from __future__ import annotations
 
 import ast
+import difflib
 import hashlib
 import importlib
 import importlib.resources
@@ -36,6 +37,7 @@ from fxstudio.core.modelspec import (
     LoadedModel,
     ModelSpec,
     examples_hint,
+    list_examples,
     make_inputs,
     parse_spec,
 )
@@ -77,7 +79,9 @@ def import_namespace(ms: ModelSpec) -> tuple[ModuleType, str | None]:
             importlib.resources.files("fxstudio.resources") / "examples" / f"{ms.location}.py"
         )
         if not resource.is_file():
-            raise LoadError(examples_hint(f"There is no built-in example '{ms.location}'."))
+            close = close_names(ms.location, list_examples())
+            mean = f" Did you mean: {', '.join(f'examples:{c}' for c in close)}?" if close else ""
+            raise LoadError(examples_hint(f"There is no built-in example '{ms.location}'.{mean}"))
         # Examples live inside the package; in a wheel or editable install they are real files.
         with importlib.resources.as_file(resource) as example:
             return _import_file(str(example), f"fxstudio_examples_{ms.location}"), str(example)
@@ -142,17 +146,40 @@ def _restore_module(name: str, previous: ModuleType | None) -> None:
 
 
 def _missing_name_message(ms: ModelSpec, namespace: ModuleType) -> str:
-    candidates = sorted(
-        n
+    """``torch.nn has no 'Linaer'. Did you mean: Linear?`` -- the close names among the
+    modules and functions the namespace has (its own and those it imports, as
+    ``torchvision.models`` has ``resnet18`` from ``torchvision.models.resnet``); without a
+    close one, the ones it defines itself."""
+    offered = {
+        n: v
         for n, v in vars(namespace).items()
         if not n.startswith("_")
-        and getattr(v, "__module__", None) == namespace.__name__
-        and (inspect.isclass(v) and issubclass(v, nn.Module) or inspect.isfunction(v))
         and n != EXAMPLE_INPUTS
-    )
+        and (inspect.isclass(v) and issubclass(v, nn.Module) or inspect.isfunction(v))
+    }
     where = f"example '{ms.location}'" if ms.kind == "example" else ms.location
-    hint = f" It defines: {', '.join(candidates)}." if candidates else ""
+    close = close_names(ms.name, list(offered))
+    if close:
+        return f"{where} has no '{ms.name}'. Did you mean: {', '.join(close)}?"
+    own = sorted(n for n, v in offered.items() if v.__module__ == namespace.__name__)
+    if len(own) > 12:
+        own = [*own[:12], f"… ({len(own) - 12} more)"]
+    hint = f" It defines: {', '.join(own)}." if own else ""
     return f"{where} has no '{ms.name}'.{hint}"
+
+
+def close_names(name: str, known: Sequence[str], n: int = 5) -> list[str]:
+    """The names in ``known`` closest to a mistyped ``name`` (case ignored), best first.
+
+    >>> close_names("resnet19", ["resnet18", "resnet34", "vgg11"])
+    ['resnet18', 'resnet34']
+    >>> close_names("linaer", ["Linear", "Bilinear", "Conv2d"])
+    ['Linear', 'Bilinear']
+    """
+    lowered: dict[str, str] = {}
+    for k in known:
+        lowered.setdefault(k.lower(), k)
+    return [lowered[c] for c in difflib.get_close_matches(name.lower(), list(lowered), n=n)]
 
 
 def _construct(ms: ModelSpec, obj: Any, seed: int, source_file: str | None) -> nn.Module:

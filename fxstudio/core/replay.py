@@ -4,7 +4,9 @@ replayed on the freshly captured model, and the view the user saw put back.
 A session (:mod:`fxstudio.core.sessionfile`) stores what the user did as records, not the
 graph itself; opening it (:func:`fxstudio.core.opening.open_document`) captures the model
 again and calls :func:`restore`.  A record that no longer applies (the model file changed)
-stops the replay there, and the document's notes say so.
+stops the replay there, and the document's notes say so.  The edits made again are real
+:class:`~fxstudio.core.edits.engine.Edit` objects (``doc.replayed``): the window puts them
+on its undo stack, so the restored work can be undone as it was made.
 
 Example:
     >>> from fxstudio.core.opening import open_document
@@ -12,7 +14,8 @@ Example:
     >>> doc = open_document("examples:negrelu")
     >>> _ = set_target(doc, "relu", "torch.tanh")
     >>> again = open_document("examples:negrelu")
-    >>> replay(again, doc.history)
+    >>> [edit.label for edit in replay(again, doc.history)]
+    ['Change relu to torch.tanh']
     >>> again.code() == doc.code()
     True
 """
@@ -25,6 +28,7 @@ from typing import Any
 
 from fxstudio.core.console import replay_console
 from fxstudio.core.document import GraphDocument
+from fxstudio.core.edits.engine import Edit
 from fxstudio.core.edits.records import decode_record
 from fxstudio.core.edits.steps import EditError
 from fxstudio.core.edits.user import (
@@ -47,14 +51,18 @@ from fxstudio.core.sessionfile import SessionData
 __all__ = ["replay", "restore"]
 
 
-def replay(doc: GraphDocument, records: Iterable[dict[str, Any]]) -> None:
-    """Apply recorded edits again, in order (raises :class:`EditError` at one that fails)."""
+def replay(doc: GraphDocument, records: Iterable[dict[str, Any]]) -> list[Edit]:
+    """Apply recorded edits again, in order; returns the edits made (raises
+    :class:`EditError` at one that fails)."""
+    made: list[Edit] = []
     for rec in records:
         kind = rec.get("edit")
         fn = REPLAYS.get(str(kind))
         if fn is None:
             raise EditError(f"Unknown edit '{kind}' in the session.")
-        fn(doc, rec)
+        done = fn(doc, rec)  # an Edit, a list of them (a console statement) or None
+        made.extend(e for e in (done if isinstance(done, list) else [done]) if isinstance(e, Edit))
+    return made
 
 
 #: How each kind of record is made again.
@@ -84,10 +92,11 @@ REPLAYS: dict[str, Callable[[GraphDocument, dict[str, Any]], Any]] = {
 
 def restore(doc: GraphDocument, data: SessionData) -> GraphDocument:
     """Replay a session's edits on ``doc`` (its model, captured again) and restore the view;
-    an edit that no longer applies stops the replay, and ``doc.notes`` says which."""
+    an edit that no longer applies stops the replay, and ``doc.notes`` says which.  The
+    edits made again are ``doc.replayed``, in order."""
     for i, record in enumerate(data.edits, 1):
         try:
-            replay(doc, [decode_record(record)])
+            doc.replayed.extend(replay(doc, [decode_record(record)]))
         except (EditError, KeyError, TypeError) as exc:
             doc.notes.append(
                 f"Edit {i} of {len(data.edits)} ({record.get('edit', '?')}) could not be made "

@@ -123,7 +123,38 @@ def test_missing_name_lists_what_the_file_defines(write_model):
         "    def forward(self, x):\n        return x\n"
     )
     with pytest.raises(LoadError, match="It defines: Encoder"):
-        load_model(f"{path}:Decoder")
+        load_model(f"{path}:Model")
+    with pytest.raises(LoadError, match=r"has no 'Encodr'. Did you mean: Encoder\?"):
+        load_model(f"{path}:Encodr")
+
+
+@pytest.mark.parametrize(
+    "spec, close",
+    [
+        ("torch.nn:Linaer", "Did you mean: Linear"),  # a class torch.nn imports from a submodule
+        ("torch.nn:conv2d", "Did you mean: Conv2d"),  # case
+        ("examples:resnt", "Did you mean: examples:resnet?"),
+    ],
+)
+def test_a_mistyped_name_gets_the_close_ones(spec, close):
+    """torchvision.models:resnet19 suggests resnet18 the same way (where torchvision is)."""
+    with pytest.raises(LoadError) as info:
+        load_model(spec)
+    assert close in str(info.value)
+
+
+def _torchvision_imports() -> bool:
+    try:
+        import torchvision.models  # noqa: F401
+    except Exception:  # not installed, or built for another torch
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _torchvision_imports(), reason="torchvision does not import")
+def test_torchvision_resnet19_suggests_resnet18():
+    with pytest.raises(LoadError, match="Did you mean: resnet18"):
+        load_model("torchvision.models:resnet19")
 
 
 def test_constructor_with_required_arguments(write_model):

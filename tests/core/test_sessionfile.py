@@ -5,8 +5,10 @@ import pytest
 
 from fxstudio import cli
 from fxstudio.core.document import PatternBox
+from fxstudio.core.edits import rename
 from fxstudio.core.errors import LoadError
 from fxstudio.core.opening import OpenRequest, open_document, open_session
+from fxstudio.core.patterns.builtins import run_builtin
 from fxstudio.core.sessionfile import read_session, save_session
 
 
@@ -31,6 +33,27 @@ def test_session_restores_model_inputs_and_view(tmp_path):
     assert again.pattern_boxes == [PatternBox("pair", names)]
     assert not again.notes
     assert open_document(str(path)).positions == again.positions  # open_document takes sessions
+
+
+def test_a_session_gives_back_its_edits_to_undo(tmp_path):
+    """The edits a session replays are real edits: undoing the last gives the graph before it."""
+    doc = open_document("examples:resnet")
+    first = doc.code()
+    rename(doc, "pool", "avgpool")
+    renamed = doc.code()
+    run_builtin(doc, "fold-conv-bn")
+    path = tmp_path / "folded.fxstudio"
+    save_session(doc, path)
+    again = open_session(path)
+    assert again.code() == doc.code() and len(again) == len(doc)
+    assert [e.label for e in again.replayed] == [
+        "Rename pool to avgpool",
+        "fold-conv-bn (15 matches)",
+    ]
+    again.replayed[1].undo()  # the fold undone: the BatchNorms are back
+    assert again.code() == renamed and "bn1" in again.code()
+    again.replayed[0].undo()
+    assert again.code() == first and again.history == []
 
 
 def test_session_with_model_file_moves_with_its_folder(tmp_path, write_model):

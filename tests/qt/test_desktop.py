@@ -3,7 +3,7 @@ files on the window, the prompt when the model's file changes, closing the model
 
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QAbstractScrollArea, QApplication
 
 from fxstudio.qt.window.actions import ACTIONS, Action
 from fxstudio.qt.window.command_palette import CommandPalette
@@ -127,6 +127,43 @@ def test_close_model_leaves_an_empty_window(qtbot, window):
     window.findChild(QAction, "actionClose").trigger()
     assert window.document is None and window.windowTitle() == "fxstudio"
     assert not window.panels["step"].into_action.isEnabled()
+
+
+def _cards(examples):
+    """Where each example's card is, in the list's viewport."""
+    return [examples.visualItemRect(examples.item(i)) for i in range(examples.count())]
+
+
+def test_the_welcome_page_uses_the_width_and_scrolls_as_one_page(qtbot, window):
+    """The examples take as many columns as the width holds and share it (no wide empty
+    strip), every thumbnail at one size, and nothing scrolls inside the page."""
+    page, examples = window.welcome, window.welcome.examples
+    seen = {}
+    for size in ((1600, 1000), (1000, 700)):
+        window.resize(*size)
+        qtbot.waitUntil(lambda s=size: window.size().width() == s[0])
+        qtbot.waitUntil(lambda: examples.columns() == len({r.x() for r in _cards(examples)}))
+        viewport = examples.viewport().rect()
+        cards = _cards(examples)
+        columns = len({r.x() for r in cards})
+        seen[size] = columns
+        assert all(viewport.contains(r) for r in cards)  # the list never hides a card
+        assert viewport.width() - max(r.right() for r in cards) < viewport.width() / columns
+        assert len({(r.width(), r.height()) for r in cards}) == 1
+        assert examples.iconSize().width() >= 128
+        icons = {
+            examples.item(i).icon().actualSize(examples.iconSize()).toTuple()
+            for i in range(examples.count())
+        }
+        assert len(icons) == 1  # every thumbnail drawn at one size, the "does not trace" too
+        nested = [
+            a
+            for a in page.findChildren(QAbstractScrollArea)
+            if a.verticalScrollBar().isVisible() or a.horizontalScrollBar().isVisible()
+        ]
+        assert nested == []  # only the page's own scroll area scrolls
+    assert seen[(1600, 1000)] >= 4 and seen[(1000, 700)] >= 2
+    assert seen[(1600, 1000)] > seen[(1000, 700)]  # the columns follow the width
 
 
 def test_the_welcome_page_shows_while_nothing_is_open(qtbot, window):

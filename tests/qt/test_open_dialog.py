@@ -4,14 +4,47 @@ models); a model symbolic tracing cannot follow opens with the export frontend i
 import importlib.util
 
 import pytest
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.opening import OpenRequest
+from fxstudio.core.recent import RecentModels
 from fxstudio.qt.window import open_dialog
 from fxstudio.qt.window.open_dialog import OpenDialog
 from tests.conftest import SIZE_BRANCH
 from tests.qt.conftest import open_and_wait
+
+
+def shown_open_dialog(window, then=None):
+    """File ▸ Open as a user triggers it; while the dialog is shown, its fields are read and
+    ``then(dialog)`` runs (it may type and accept; otherwise the dialog is cancelled).
+    Returns what the fields showed: (Model, frontend, Inputs, seed)."""
+    seen = []
+
+    def look():
+        dialog = QApplication.activeModalWidget()
+        try:
+            assert isinstance(dialog, OpenDialog), dialog
+            seen.append(
+                (
+                    dialog.spec_edit.text(),
+                    dialog.frontend_combo.currentText(),
+                    dialog.inputs_edit.text(),
+                    dialog.seed_spin.value(),
+                )
+            )
+            if then is not None:
+                then(dialog)
+        finally:
+            if dialog is not None and dialog.isVisible():
+                dialog.reject()
+
+    QTimer.singleShot(0, look)
+    window.findChild(QAction, "actionOpen").trigger()
+    assert seen, "no Open dialog was shown"
+    return seen[0]
 
 
 def _completions(qtbot, dialog, typed):
@@ -44,6 +77,44 @@ def test_spec_completion_knows_transformers_model_types(qtbot):
     assert "hf:llama" in found and all("lla" in f.lower() for f in found)
 
 
+def _timm_imports() -> bool:
+    try:
+        import timm  # noqa: F401
+    except Exception:  # not installed, or no torchvision built for this torch
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param(
+            "hf:gpt2",
+            marks=pytest.mark.skipif(
+                importlib.util.find_spec("transformers") is None, reason="no transformers"
+            ),
+        ),
+        pytest.param(
+            "timm:convnext_atto",
+            marks=pytest.mark.skipif(not _timm_imports(), reason="timm does not import"),
+        ),
+        "examples:simple",
+    ],
+)
+def test_a_recent_zoo_model_is_completed_once(qtbot, tmp_path, spec):
+    """A model opened lately is both recent and a name of its zoo: the list shows it once."""
+    recent = RecentModels(tmp_path / "recent.json")
+    recent.add(OpenRequest(spec))
+    recent.add(OpenRequest(spec, inputs=("1x3x64x64",)))  # the same spec, other inputs
+    dialog = OpenDialog(None, None, recent.load())
+    qtbot.addWidget(dialog)
+    found = _completions(qtbot, dialog, spec.partition(":")[2])
+    assert found.count(spec) == 1, found
+    every = dialog.completions.stringList()
+    assert len(every) == len(set(every))
+    assert every[0] == spec  # recent first
+
+
 def test_fx_failure_offers_the_export_frontend_in_one_click(qtbot, interactive, write_model):
     path = write_model(SIZE_BRANCH)
     failed = open_and_wait(qtbot, interactive, f"{path}:Net", signal="loadFailed", frontend="fx")
@@ -53,3 +124,32 @@ def test_fx_failure_offers_the_export_frontend_in_one_click(qtbot, interactive, 
     with qtbot.waitSignal(interactive.session.loaded, timeout=60000) as loaded:
         button.click()
     assert loaded.args[0].source.frontend == "export"
+
+
+def test_after_a_failed_open_the_dialog_shows_what_was_typed(qtbot, interactive):
+    """A typo in the Open dialog: the next File ▸ Open shows the spec, frontend, inputs and
+    seed the user typed, to fix the typo rather than type it all again."""
+    window = interactive
+
+    def type_a_typo(dialog):
+        dialog.spec_edit.setText("examples:simpel")
+        dialog.frontend_combo.setCurrentIndex(open_dialog.FRONTENDS.index("export"))
+        dialog.inputs_edit.setText("3x16")
+        dialog.seed_spin.setValue(7)
+        dialog.accept()
+
+    with qtbot.waitSignal(window.session.loadFailed, timeout=60000):
+        shown_open_dialog(window, type_a_typo)
+    box = window.findChild(QMessageBox)
+    assert "simpel" in box.text() + box.informativeText()
+    box.close()
+    assert shown_open_dialog(window) == ("examples:simpel", "export (torch.export)", "3x16", 7)
+
+    def fix_it(dialog):
+        dialog.spec_edit.setText("examples:simple")
+        dialog.accept()
+
+    with qtbot.waitSignal(window.session.loaded, timeout=60000) as loaded:
+        shown_open_dialog(window, fix_it)
+    assert loaded.args[0].source.inputs == ("3x16",) and loaded.args[0].source.seed == 7
+    assert shown_open_dialog(window) == ("examples:simple", "export (torch.export)", "3x16", 7)

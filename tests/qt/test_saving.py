@@ -7,14 +7,20 @@ import sys
 import time
 
 import pytest
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMessageBox
 
+from fxstudio.core.edits import rename
 from fxstudio.core.export import onnx_available, run_standalone
+from fxstudio.core.opening import open_document
+from fxstudio.core.patterns.builtins import run_builtin
+from fxstudio.core.sessionfile import save_session
 from fxstudio.qt.window.autosave import find_recoveries
 from fxstudio.qt.window.main_window import MainWindow
 from tests.conftest import ROOT
 from tests.core.test_export import original_outputs
 from tests.qt.conftest import move, open_and_wait
+from tests.qt.test_open_dialog import shown_open_dialog
 
 
 def test_save_session_then_reopen_restores_the_view(qtbot, window, tmp_path):
@@ -153,6 +159,51 @@ def test_crash_then_restore(qtbot, tmp_path):
     assert doc.source.spec == "examples:negrelu" and doc.source.frontend == "export"
     assert window.session.modified and window.session.path is None  # restored work is still unsaved
     assert find_recoveries(recovery) == []  # restored, so the old file is gone
+
+
+def _history(window):
+    """The lines of the History dock, as the user reads them."""
+    view = window.panels["history"].view
+    return [view.model().index(i, 0).data() for i in range(view.model().rowCount())]
+
+
+def test_an_opened_session_shows_its_edits_in_history_and_undo_undoes_them(qtbot, window, tmp_path):
+    doc = open_document("examples:resnet")  # a rename and a fold, as the CLI makes them
+    rename(doc, "pool", "avgpool")
+    run_builtin(doc, "fold-conv-bn")
+    path = tmp_path / "folded.fxstudio"
+    save_session(doc, path)
+    open_and_wait(qtbot, window, str(path))
+    assert "bn1" not in window.document.code()
+    assert _history(window) == ["<opened>", "Rename pool to avgpool", "fold-conv-bn (15 matches)"]
+    undo = window.findChild(QAction, "actionUndo")
+    assert undo.isEnabled() and "fold-conv-bn" in undo.text()
+    assert not window.session.modified  # as saved
+    undo.trigger()  # the restored rewrite undone: the BatchNorms are back
+    assert "layer1_0_bn1" in window.document.code() and window.session.modified
+    assert window.panels["code"].view.toPlainText() == window.document.code()
+    # The Open dialog offers the session's model, not the session file
+    assert shown_open_dialog(window)[0] == "examples:resnet"
+
+
+def test_a_restored_recovery_file_keeps_its_history_and_its_model(qtbot, window, tmp_path):
+    crashed = MainWindow(interactive=False, autosave_s=0, recovery=tmp_path / "other")
+    qtbot.addWidget(crashed)
+    open_and_wait(qtbot, crashed, "examples:negrelu", inputs=("3x4", "3x4", "3x4"))
+    crashed.edits.change_target("relu", "torch.tanh")
+    assert crashed.session.autosaver.save_now()
+    (recovered,) = (tmp_path / "other").glob("recovery-*.fxstudio")
+    with qtbot.waitSignal(window.session.loaded, timeout=60000):
+        window.session.restore(recovered)
+    assert "torch.tanh" in window.document.code()
+    assert _history(window) == ["<opened>", "Change relu to torch.tanh"]
+    assert window.session.modified  # the restored work is not in a session file yet
+    assert shown_open_dialog(window)[::2] == ("examples:negrelu", "3x4 3x4 3x4")
+    window.findChild(QAction, "actionUndo").trigger()
+    assert "torch.tanh" not in window.document.code() and "relu" in window.document.code()
+    with qtbot.waitSignal(window.session.loaded, timeout=60000):  # Reload: the model again
+        window.findChild(QAction, "actionReload").trigger()
+    assert window.document.source.spec == "examples:negrelu"
 
 
 def test_closing_a_non_interactive_window_keeps_unsaved_work(qtbot, window):

@@ -76,6 +76,8 @@ def trace_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
     seen = int(state.facts.get("replayed", 0))
     if seen < len(doc):
         return Verdict(False, f"Replay the trace to its end ({seen} of {len(doc)} nodes shown).")
+    if doc.history:  # an edited graph: its order now, not the trace's
+        return Verdict(True, f"All {len(doc)} nodes of the graph as it is now (edited).")
     return Verdict(True, f"All {len(doc)} nodes, in the order tracing created them.")
 
 

@@ -46,9 +46,33 @@ def opcode_counts(doc: GraphDocument) -> Counter[str]:
 
 
 def trace_order(doc: GraphDocument) -> list[tuple[str, str, SourceLocation | None]]:
-    """The nodes in the order tracing created them (graph order, before any edit), each with
-    its opcode and the line of the user's code that made it."""
+    """The nodes in graph order -- the order tracing created them, until the graph is edited
+    (see :func:`replay_note`) -- each with its opcode and the line of the user's code that
+    made it."""
     return [(n.name, n.op, doc.source_location(n.name)) for n in doc.graph.nodes]
+
+
+def replay_note(doc: GraphDocument) -> str:
+    """What the trace replay must say of an edited graph ('' for one as tracing made it):
+    it shows the graph as it is now, not the trace.
+
+    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.edits import rename
+    >>> doc = open_document("examples:negrelu")
+    >>> replay_note(doc)
+    ''
+    >>> _ = rename(doc, "neg", "negated")
+    >>> replay_note(doc).split(":")[0]
+    'This graph was edited since it was traced (1 edit)'
+    """
+    edits = len(doc.history)
+    if not edits:
+        return ""
+    return (
+        f"This graph was edited since it was traced ({edits} edit{'s' if edits > 1 else ''}): "
+        "the replay shows it as it is now, not as tracing made it. Open the model again "
+        "(File ▸ Open…) to watch the trace itself."
+    )
 
 
 @dataclass(frozen=True)

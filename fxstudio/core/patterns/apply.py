@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fxstudio.core.document import GraphDocument
+from fxstudio.core.edits.engine import Edit
 from fxstudio.core.edits.steps import EditError
 from fxstudio.core.files import atomic_write
 from fxstudio.core.patterns.builtins import builtin_for, run_builtin
@@ -224,11 +225,10 @@ def rewrite_flow(
     return report
 
 
-def replay_rewrite(doc: GraphDocument, record: dict[str, Any]) -> None:
-    """Apply a recorded rewrite again (opening a session)."""
+def replay_rewrite(doc: GraphDocument, record: dict[str, Any]) -> Edit | None:
+    """Apply a recorded rewrite again (opening a session); returns its edit."""
     if record.get("builtin"):
-        run_builtin(doc, record["builtin"])
-        return
+        return run_builtin(doc, record["builtin"]).edit
     pat = record.get("pattern") or {}
     rep = record.get("replacement") or {}
     if not rep.get("code"):
@@ -252,3 +252,4 @@ def replay_rewrite(doc: GraphDocument, record: dict[str, Any]) -> None:
     result = rewrite(doc, pattern, replacement, accepted)
     if result.edit is None:
         raise EditError(f"The recorded rewrite {pattern.name} no longer matches anything.")
+    return result.edit

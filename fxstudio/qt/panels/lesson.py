@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QTextBrowser, QWidget
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QTextBrowser, QWidget
 
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.errors import CaptureError
@@ -37,6 +37,7 @@ from fxstudio.qt.panels.lesson_form import button
 from fxstudio.qt.workers import Task
 
 FADED = 0.12  # the canvas during the trace replay: nodes not created yet
+REPLAY_SPEEDS = (600, 300, 120, 40, 10)  # ms a node, the speed slider's positions
 
 
 class LessonPanel(DocumentPanel):
@@ -52,7 +53,7 @@ class LessonPanel(DocumentPanel):
     def build(self) -> QWidget:
         self.state = LessonState()
         self.active = False  # the lesson was started (its state goes into saved sessions)
-        self.replay_ms = 300
+        self.replay_ms = REPLAY_SPEEDS[2]
         self.diagnosis: Diagnosis | None = None
         self._trap: tuple[str, OpenRequest] | None = None  # a trap being opened
         self._replay = QTimer(self)
@@ -189,19 +190,70 @@ class LessonPanel(DocumentPanel):
         return widget
 
     def _extra_trace(self) -> None:
-        self.replay_button = self._add(
-            button(self.extra, "▶ Replay the trace", "lessonReplay", self.replay)
-        )
+        row, speed = QWidget(self.extra), QWidget(self.extra)
+        lay, speed_lay = QHBoxLayout(row), QHBoxLayout(speed)
+        lay.setContentsMargins(0, 0, 0, 0)
+        speed_lay.setContentsMargins(0, 0, 0, 0)
+        self.replay_button = button(row, "▶ Replay the trace", "lessonReplay", self.replay)
+        self.skip_button = button(row, "Skip to the end", "lessonReplaySkip", self.skip_replay)
+        self.skip_button.setToolTip("Show every node at once, as the trace left the graph")
+        lay.addWidget(self.replay_button)
+        lay.addWidget(self.skip_button)
+        lay.addStretch(1)
+        self.speed_slider = QSlider(Qt.Orientation.Horizontal, speed)
+        self.speed_slider.setObjectName("lessonReplaySpeed")
+        self.speed_slider.setRange(0, len(REPLAY_SPEEDS) - 1)
+        self.speed_slider.setPageStep(1)
+        near = min(REPLAY_SPEEDS, key=lambda ms: abs(ms - self.replay_ms))
+        self.speed_slider.setValue(REPLAY_SPEEDS.index(near))
+        self.speed_slider.valueChanged.connect(self.set_replay_speed)
+        self.speed_slider.setToolTip("How fast the nodes appear (slower ◀ ▶ faster)")
+        self.speed_label = QLabel(speed)
+        self.speed_label.setObjectName("lessonReplaySpeedLabel")
+        speed_lay.addWidget(QLabel("Speed:", speed))
+        speed_lay.addWidget(self.speed_slider, 1)
+        speed_lay.addWidget(self.speed_label)
+        self._add(row)
+        self._add(speed)
+        self.set_replay_speed(self.speed_slider.value())
+        self.replay_note = self._add(QLabel(self.extra))  # an edited graph: says so
+        self.replay_note.setObjectName("lessonReplayNote")
+        self.replay_note.setWordWrap(True)
+        self.replay_note.setStyleSheet(f"color: {theme.colors().pending}")
+        self._note_edits()
         self.replay_label = self._add(QLabel(self.extra))
         self.replay_label.setObjectName("lessonReplayLabel")
         self.replay_label.setWordWrap(True)
 
+    def set_replay_speed(self, position: int) -> None:
+        """The speed slider moved: the next nodes come at its pace (``REPLAY_SPEEDS``)."""
+        self.replay_ms = REPLAY_SPEEDS[position]
+        self.speed_label.setText(f"{self.replay_ms} ms a node")
+        if self._replay.isActive():
+            self._replay.setInterval(self.replay_ms)
+
     def replay(self) -> None:
         """Show the nodes one by one in the order tracing made them, with the user's line:
-        the canvas starts faded and each node (and its wires) appears as it is created."""
+        the canvas starts faded and each node (and its wires) appears as it is created.  An
+        edited graph is replayed as it is now, and the note above says so."""
         self._replay_at = 0
+        self._note_edits()
         self._fade(True)
         self._replay.start(self.replay_ms)
+        self._replay_next()
+
+    def _note_edits(self) -> None:
+        note = demos.replay_note(self.document) if self.document is not None else ""
+        self.replay_note.setText(note)
+        self.replay_note.setVisible(bool(note))
+
+    def skip_replay(self) -> None:
+        """The end of the replay at once: every node shown, the last one's line."""
+        if self.document is None or self.step.id != "trace":
+            return
+        self._replay.stop()
+        self._replay_at = max(0, len(demos.trace_order(self.document)) - 1)
+        self._fade(False)
         self._replay_next()
 
     def _scene_items(self) -> tuple[dict[str, Any], list[Any]]:

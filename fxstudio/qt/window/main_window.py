@@ -251,7 +251,7 @@ class MainWindow(QMainWindow):
     def show_open_dialog(self) -> None:
         if not self.saving.maybe_save_changes():
             return
-        dialog = OpenDialog(self, self.session.request, self.session.recent.load())
+        dialog = OpenDialog(self, self.session.dialog_request(), self.session.recent.load())
         if dialog.exec() and dialog.request().spec:
             self.session.open(dialog.request())
 

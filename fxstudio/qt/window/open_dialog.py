@@ -27,6 +27,13 @@ from fxstudio.qt.workers import UserCodeTask
 FRONTENDS = ("auto", "fx", "export")  # the frontend combo's items, in order
 
 
+def completion_specs(recent: list[OpenRequest], zoo: list[str]) -> list[str]:
+    """What the Model field completes, each spec once: the recent ones first (a recent
+    ``timm:convnext_atto`` is also a timm name), then the examples, then the zoos' names."""
+    specs = [r.spec for r in recent] + [f"examples:{n}" for n in list_examples()] + zoo
+    return list(dict.fromkeys(specs))
+
+
 def zoo_specs() -> list[str]:
     """``hf:`` model types and ``timm:`` names of the installed packages (importing timm
     and transformers takes seconds: call it off the GUI thread)."""
@@ -78,7 +85,7 @@ class OpenDialog(QDialog):
             self.example_combo.addItem(name, OpenRequest(f"examples:{name}"))
         self.example_combo.currentIndexChanged.connect(self._example_chosen)
         # Completion: what is known at once now, the installed zoos when they are read.
-        self.completions = QStringListModel(self._quick_specs(), self)
+        self.completions = QStringListModel(completion_specs(self.recent, []), self)
         completer = QCompleter(self.completions, self)
         completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         completer.setFilterMode(Qt.MatchFlag.MatchContains)
@@ -92,12 +99,8 @@ class OpenDialog(QDialog):
         if current is not None:
             self._fill(current)
 
-    def _quick_specs(self) -> list[str]:
-        specs = [r.spec for r in self.recent] + [f"examples:{n}" for n in list_examples()]
-        return list(dict.fromkeys(specs))
-
     def _zoo_read(self, specs: list[str]) -> None:
-        self.completions.setStringList(self._quick_specs() + specs)
+        self.completions.setStringList(completion_specs(self.recent, specs))
 
     def _fill(self, request: OpenRequest) -> None:
         self.spec_edit.setText(request.spec)

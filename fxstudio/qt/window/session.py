@@ -25,6 +25,7 @@ from fxstudio.core.modelspec import model_file
 from fxstudio.core.opening import SESSION_SUFFIX, OpenRequest, open_document
 from fxstudio.core.recent import RecentModels
 from fxstudio.core.sessionfile import save_session
+from fxstudio.qt.editing.commands import EditCommand
 from fxstudio.qt.window.autosave import Autosaver
 from fxstudio.qt.window.catch_up import CatchUpRunner
 from fxstudio.qt.window.graph_state import GraphStates
@@ -71,6 +72,7 @@ class DocumentSession(QObject):
         super().__init__(parent)
         self.document: GraphDocument | None = None
         self.request: OpenRequest | None = None  # what the document was opened from
+        self.failed_request: OpenRequest | None = None  # the user's last open, if it failed
         self.path: Path | None = None  # the session file it is saved in
         self.undo_stack = QUndoStack(self)
         self.undo_stack.cleanChanged.connect(self._clean_changed)
@@ -212,15 +214,26 @@ class DocumentSession(QObject):
         self._restored_from = Path(path)
         self.open(OpenRequest(str(path)))
 
+    def dialog_request(self) -> OpenRequest | None:
+        """What the Open dialog starts with: the user's last open if it failed (to fix its
+        typo), else the open model's own request -- a session's or a restored recovery
+        file's model, not the file it was read from."""
+        if self.failed_request is not None:
+            return self.failed_request
+        return model_request(self.document) if self.document is not None else None
+
     def _loaded(self, task: UserCodeTask, request: OpenRequest, document: GraphDocument) -> None:
         if task is not self._task:
             return  # superseded or cancelled meanwhile
         self._task = None
         self.busy.emit(False)
-        self.request = request
+        self.failed_request = None
         restored, self._restored_from = self._restored_from, None
+        # A recovery file is deleted once shown: reloading opens its model again.
+        self.request = request if restored is None else model_request(document)
         is_session = request.spec.endswith(SESSION_SUFFIX)
         self.set_document(document)
+        self._push_replayed(document)
         self.path = Path(request.spec) if is_session and restored is None else None
         if restored is not None:
             restored.unlink(missing_ok=True)
@@ -238,9 +251,19 @@ class DocumentSession(QObject):
             return
         self._task = None
         self.busy.emit(False)
+        if self.tell_failure and self._restored_from is None:  # the user's own open
+            self.failed_request = request
         self._restored_from = None
         self.status.emit(f"Could not open {request.spec}.", 10000)
         self.loadFailed.emit(exc)
+
+    def _push_replayed(self, document: GraphDocument) -> None:
+        """A session's edits, made again on opening it, as the undo stack's steps (undo
+        undoes them one by one); the stack is clean there, at the session as saved."""
+        edits, document.replayed = document.replayed, []
+        for edit in edits:
+            self.undo_stack.push(EditCommand(edit))
+        self.undo_stack.setClean()
 
     # --- the document --------------------------------------------------------------------------
 
@@ -310,6 +333,13 @@ class DocumentSession(QObject):
         elif doc is not None and doc.source.spec:
             stem = Path(doc.source.spec.rpartition(":")[2] or stem).stem
         return str(Path.cwd() / f"{stem}{suffix}")
+
+
+def model_request(doc: GraphDocument) -> OpenRequest:
+    """The request that opens ``doc``'s model afresh (its spec, frontend, inputs, seed)."""
+    src = doc.source
+    frontend: Any = src.frontend if src.frontend in ("fx", "export") else "auto"
+    return OpenRequest(src.spec, frontend, src.inputs, src.seed, src.leaf_modules, src.train)
 
 
 def _prepared(doc: GraphDocument, first_open: bool) -> GraphDocument:

@@ -1,9 +1,14 @@
 """The welcome page, shown where the canvas is while no model is open: open a model, the
-built-in examples (with a picture of each graph), the recent models, and *Learn FX*."""
+built-in examples (with a picture of each graph), the recent models, and *Learn FX*.
+
+The page is one scroll area: the examples take as many columns as the width holds (the
+columns share the width) and the lists are as tall as their rows, so nothing scrolls inside
+it."""
 
 from __future__ import annotations
 
 import importlib.resources
+import math
 from typing import Any
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
@@ -14,6 +19,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -22,7 +28,10 @@ from fxstudio.core.modelspec import list_examples
 from fxstudio.core.opening import OpenRequest
 from fxstudio.qt import theme
 
-THUMB = QSize(180, 120)
+THUMB = QSize(240, 160)  # a thumbnail at its largest (drawn at 480x320: sharp at 200 %)
+PAD = QSize(24, 40)  # a card's room around its thumbnail (the name below it)
+COLUMN = 180 + PAD.width()  # a column of cards for each this many pixels of width
+SMALLEST = 128  # the narrowest a thumbnail gets, to keep two columns in a narrow page
 ROLE = Qt.ItemDataRole.UserRole
 
 
@@ -58,6 +67,58 @@ def thumbnail(name: str) -> QIcon:
     return QIcon(pixmap)
 
 
+class FittedList(QListWidget):
+    """A list as tall as its rows, never scrolling (the page around it scrolls).  In icon
+    mode (``cards=True``) the cards take as many columns as the width holds, sharing it
+    (two, with smaller thumbnails, where one full-size card would leave half of it empty)."""
+
+    def __init__(self, parent: QWidget, cards: bool = False) -> None:
+        super().__init__(parent)
+        self.cards = cards
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # a long path keeps its end
+        if cards:
+            self.setViewMode(QListWidget.ViewMode.IconMode)
+            self.setIconSize(THUMB)
+            self.setResizeMode(QListWidget.ResizeMode.Adjust)
+            self.setMovement(QListWidget.Movement.Static)
+            self.setWordWrap(True)
+            self.setUniformItemSizes(True)
+            self.setGridSize(THUMB + PAD)
+        self.model().rowsInserted.connect(self.fit)
+        self.model().rowsRemoved.connect(self.fit)
+
+    def columns(self) -> int:
+        if not self.cards:
+            return 1
+        width = self.viewport().width()
+        columns = max(1, width // COLUMN)
+        return 2 if columns == 1 and width >= 2 * (SMALLEST + PAD.width()) else columns
+
+    def fit(self) -> None:
+        rows = self.count()
+        if self.cards:
+            columns = self.columns()
+            width = max(1, self.viewport().width() // columns)
+            thumb = min(THUMB.width(), width - PAD.width())
+            icon = QSize(thumb, thumb * THUMB.height() // THUMB.width())
+            cell = QSize(width, icon.height() + PAD.height())
+            if icon != self.iconSize():
+                self.setIconSize(icon)
+            if cell != self.gridSize():
+                self.setGridSize(cell)
+            height = math.ceil(rows / columns) * cell.height()
+        else:
+            height = sum(self.sizeHintForRow(i) for i in range(rows))
+        self.setFixedHeight(height + 2 * self.frameWidth())
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.fit()
+
+
 class WelcomePage(QWidget):
     """Signals: ``openRequested(OpenRequest)``, ``openDialogRequested()``, ``learnRequested()``."""
 
@@ -72,7 +133,7 @@ class WelcomePage(QWidget):
         layout.setContentsMargins(24, 18, 24, 18)
         title = QLabel(
             "<h1>fxstudio</h1><p>Open a PyTorch model to see, edit, run and time its "
-            "torch.fx graph — or learn FX on one of the examples.</p>",
+            "torch.fx graph — or learn FX on one of the examples, in ten checked steps.</p>",
             self,
         )
         title.setWordWrap(True)
@@ -81,7 +142,8 @@ class WelcomePage(QWidget):
         self.open_button = QPushButton("Open a model…", self)
         self.open_button.setObjectName("welcomeOpen")
         self.open_button.clicked.connect(self.openDialogRequested)
-        self.learn_button = QPushButton("Learn FX — a lesson in ten checked steps", self)
+        self.learn_button = QPushButton("Learn FX…", self)
+        self.learn_button.setToolTip("A lesson in ten checked steps, on the real window")
         self.learn_button.setObjectName("welcomeLearn")
         self.learn_button.clicked.connect(self.learnRequested)
         row.addWidget(self.open_button)
@@ -89,16 +151,8 @@ class WelcomePage(QWidget):
         row.addStretch(1)
         layout.addLayout(row)
         layout.addWidget(QLabel("<b>Examples</b>", self))
-        self.examples = QListWidget(self)
+        self.examples = FittedList(self, cards=True)
         self.examples.setObjectName("welcomeExamples")
-        self.examples.setViewMode(QListWidget.ViewMode.IconMode)
-        self.examples.setIconSize(THUMB)
-        self.examples.setResizeMode(QListWidget.ResizeMode.Adjust)
-        self.examples.setMovement(QListWidget.Movement.Static)
-        self.examples.setSpacing(8)
-        self.examples.setWordWrap(True)
-        self.examples.setGridSize(QSize(THUMB.width() + 24, THUMB.height() + 40))
-        self.examples.setUniformItemSizes(True)
         for name in list_examples():
             item = QListWidgetItem(thumbnail(name), name)
             item.setToolTip(example_summary(name))
@@ -106,19 +160,21 @@ class WelcomePage(QWidget):
             self.examples.addItem(item)
         self.examples.itemActivated.connect(self._chosen)
         self.examples.itemClicked.connect(self._chosen)
-        layout.addWidget(self.examples, 3)
+        layout.addWidget(self.examples)
         layout.addWidget(QLabel("<b>Recent</b>", self))
-        self.recent = QListWidget(self)
+        self.recent = FittedList(self)
         self.recent.setObjectName("welcomeRecent")
         self.recent.itemActivated.connect(self._chosen)
         self.recent.itemClicked.connect(self._chosen)
-        layout.addWidget(self.recent, 1)
+        layout.addWidget(self.recent)
+        layout.addStretch(1)  # a tall window: the page stays at the top
 
     def set_recent(self, requests: list[Any]) -> None:
         self.recent.clear()
         for request in requests:
             extra = f" ({request.frontend})" if request.frontend not in ("auto", "fx") else ""
             item = QListWidgetItem(f"{request.spec}{extra}")
+            item.setToolTip(request.spec)
             item.setData(ROLE, request)
             self.recent.addItem(item)
         if not requests:
