@@ -214,14 +214,21 @@ def new_spec(
     if anchor.op == "output":
         raise EditError("Nothing can come after the output node.")
     meta = {}
-    stack = dict(anchor.meta.get("nn_module_stack") or {})
-    if anchor.op == "call_module" and stack:  # not inside the module the anchor calls
-        last = next(reversed(stack))
-        if str(stack[last][0]) == str(anchor.target):
-            del stack[last]
+    stack = enclosing_modules(anchor)
     if stack:  # drawn in the same module as the node it follows
         meta["nn_module_stack"] = stack
     return NodeSpec(name or unique_name(doc, base), op, target, args, kwargs, None, meta, after)
+
+
+def enclosing_modules(node: Any) -> dict[str, Any]:
+    """The modules whose code made ``node`` (its ``nn_module_stack``), less the module a
+    ``call_module`` node calls: what a node put in its place runs inside."""
+    stack = dict(node.meta.get("nn_module_stack") or {})
+    if node.op == "call_module" and stack:
+        last = next(reversed(stack))
+        if str(stack[last][0]) == str(node.target):
+            del stack[last]
+    return stack
 
 
 def _last_placeholder(doc: GraphDocument) -> str | None:
