@@ -145,8 +145,7 @@ def resolve_target(doc: GraphDocument, name: str, op: str, text: str) -> Any:
                 ) from None
         raise EditError(f"The model has no submodule '{text}'." + did_you_mean(text, paths))
     if op == "get_attr":
-        value = attribute(gm, text)
-        if isinstance(value, torch.Tensor):
+        if text and attribute(gm, text) is not None:  # a weight, a buffer, a constant
             return text
         weights = [p for p, _ in gm.named_parameters()] + [p for p, _ in gm.named_buffers()]
         raise EditError(
