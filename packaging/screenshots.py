@@ -196,6 +196,24 @@ def console(window: MainWindow) -> None:
     settle(window)
 
 
+def inspector(window: MainWindow) -> None:
+    """A conv selected: the inspector's class, constructor and source; the zoom; the find
+    bar on its first match."""
+    panel = dock(window, "examples:resnet", "inspector")
+    window.search.show()
+    window.search.edit.setText("conv1")
+    panel.refresh()
+    settle(window)
+
+
+def long_names(window: MainWindow) -> None:
+    """Node boxes as wide as their labels; past the limit, elided in the middle."""
+    open_model(window, "tests/models/long_names.py:Model")
+    window.canvas.actual_size()
+    window.canvas.centerOn(window.canvas.scene().nodes["stages_0_depthwise_convolution"])
+    settle(window)
+
+
 def dark_theme(window: MainWindow) -> None:
     window.theme.choose("dark")
     open_model(window, "examples:resnet")
@@ -218,6 +236,8 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "lesson-narrow": lesson_narrow,
     "lesson-wide": lesson_wide,
     "heat-fitted": heat_fitted,
+    "inspector": inspector,
+    "long-names": long_names,
 }
 
 

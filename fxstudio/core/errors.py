@@ -11,6 +11,7 @@ from __future__ import annotations
 import linecache
 import os
 import re
+import sys
 import traceback
 from dataclasses import dataclass
 from types import TracebackType
@@ -33,6 +34,26 @@ class SourceLocation:
         """``file:line`` followed by the source text on its own line, when known."""
         text = self.text.strip()
         return f"{self}\n    {text}" if text else str(self)
+
+    def short(self) -> str:
+        """``file:line`` with the file as a reader finds it: under the Python path it is
+        imported from (``torchvision/models/resnet.py:92``), or the home folder (``~/…``)."""
+        return f"{short_path(self.filename)}:{self.lineno}"
+
+
+def short_path(filename: str) -> str:
+    """``filename`` relative to the longest ``sys.path`` folder holding it, else to the home
+    folder (``~/models/net.py``), else its folder and name (``…/examples/resnet.py``)."""
+    path = os.path.abspath(filename)
+    roots = [os.path.abspath(p or os.curdir) for p in sys.path]
+    under = [r for r in roots if path.startswith(r.rstrip(os.sep) + os.sep)]
+    if under:
+        return os.path.relpath(path, max(under, key=len))
+    home = os.path.expanduser("~")
+    if path.startswith(home.rstrip(os.sep) + os.sep):
+        return "~" + os.sep + os.path.relpath(path, home)
+    parts = path.split(os.sep)
+    return os.sep.join(["…", *parts[-2:]]) if len(parts) > 4 else filename
 
 
 class UserError(Exception):

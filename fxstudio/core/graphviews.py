@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,6 +104,31 @@ def module_path(node: fx.Node) -> str:
     if node.op == "get_attr" and isinstance(node.target, str):
         return node.target.rpartition(".")[0]
     return ""
+
+
+def class_path(cls: type) -> str:
+    """A class's name as a user imports it: the shortest package that exports it
+    (``torch.nn.modules.conv.Conv2d`` -> ``torch.nn.Conv2d``), among those already imported."""
+    name, parts = cls.__qualname__, cls.__module__.split(".")
+    for i in range(1, len(parts)):
+        package = sys.modules.get(".".join(parts[:i]))
+        if package is not None and getattr(package, name, None) is cls:
+            return f"{'.'.join(parts[:i])}.{name}"
+    return f"{cls.__module__}.{name}"
+
+
+def describe_module(module: Any) -> tuple[str, str]:
+    """A submodule's class and what it was made with (its ``extra_repr``):
+
+    >>> import torch
+    >>> describe_module(torch.nn.Conv2d(3, 16, 3, bias=False))
+    ('torch.nn.Conv2d', '3, 16, kernel_size=(3, 3), stride=(1, 1), bias=False')
+    """
+    try:
+        made_with = str(module.extra_repr())
+    except Exception:  # a module whose extra_repr fails: its class is still worth showing
+        made_with = ""
+    return class_path(type(module)), made_with
 
 
 def make_row(n: fx.Node) -> NodeRow:

@@ -29,10 +29,10 @@ from fxstudio.core.capture import format_shape, node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.dot import NODESEP, RANKSEP, layered, run_dot
 from fxstudio.core.graphviews import ModuleGroup, format_target
+from fxstudio.core.labels import ESTIMATE, TextMetrics
 
 # Sizes in points (1/72 inch), y pointing down, as Qt draws.
 NODE_HEIGHT = 44.0
-CHAR_WIDTH = 6.6
 GROUP_PAD = 14.0
 GROUP_TITLE = 20.0
 COLLAPSED_HEIGHT = 40.0
@@ -135,12 +135,16 @@ def drawn_tree(doc: GraphDocument) -> ModuleGroup:
     return prune(doc.module_tree())
 
 
-def node_size(doc: GraphDocument, name: str) -> tuple[float, float]:
-    """A node's box, wide enough for its name, target and shape lines."""
+def node_size(
+    doc: GraphDocument, name: str, metrics: TextMetrics = ESTIMATE
+) -> tuple[float, float]:
+    """A node's box, wide enough for its name, target and shape lines in the canvas's fonts
+    (``metrics``), up to :data:`~fxstudio.core.labels.MAX_NODE_WIDTH`."""
     node = doc.node(name)
-    lines = [name, format_target(node), format_shape(node_shape(node))]
-    width = max(len(s) for s in lines) * CHAR_WIDTH + 18
-    return (min(max(width, 70.0), 320.0), NODE_HEIGHT)
+    return (
+        metrics.box_width(name, format_target(node), format_shape(node_shape(node))),
+        NODE_HEIGHT,
+    )
 
 
 def group_label(group: ModuleGroup) -> str:
@@ -150,8 +154,9 @@ def group_label(group: ModuleGroup) -> str:
 class LayoutEngine:
     """Lays out documents; keeps a cache of group layouts across calls."""
 
-    def __init__(self, use_graphviz: bool = True) -> None:
+    def __init__(self, use_graphviz: bool = True, metrics: TextMetrics = ESTIMATE) -> None:
         self.use_graphviz = use_graphviz
+        self.metrics = metrics  # how wide the canvas's labels are (boxes fit their text)
         self._cache: dict[Any, tuple[dict[str, tuple[float, float]], float, float]] = {}
 
     def clear_cache(self) -> None:
@@ -266,13 +271,16 @@ class _Run:
     # --- sizes ---------------------------------------------------------------------------------
 
     def item_size(self, kind: str, key: str) -> tuple[float, float]:
+        metrics = self.engine_obj.metrics
         if kind == "node":
-            return node_size(self.doc, key)
+            return node_size(self.doc, key, metrics)
         group = self.groups[key]
         if key in self.collapsed:
-            return (max(110.0, len(group_label(group)) * CHAR_WIDTH + 24), COLLAPSED_HEIGHT)
+            label = f"▸ {group_label(group)}"
+            return (max(110.0, metrics.width(label, bold=True) + 24), COLLAPSED_HEIGHT)
         _, w, h = self.group_layout(group)
-        return (w + 2 * GROUP_PAD, h + 2 * GROUP_PAD + GROUP_TITLE)
+        title = metrics.width(f"▾ {group_label(group)}") + 16  # the frame's title fits too
+        return (max(w + 2 * GROUP_PAD, title), h + 2 * GROUP_PAD + GROUP_TITLE)
 
     def items(self, group: ModuleGroup) -> list[tuple[str, str]]:
         """The group's direct nodes and child groups, in graph order (computed once a group)."""
@@ -406,8 +414,10 @@ class _Run:
                 out.collapsed.add(key)
                 for n in child.all_nodes():
                     out.owner[n] = key
-            else:
-                self.place(child, box.x + GROUP_PAD, box.y + GROUP_PAD + GROUP_TITLE, out)
+            else:  # (centred in a frame made wider for its title)
+                inner = self.group_layout(child)[1] + 2 * GROUP_PAD
+                x = box.x + GROUP_PAD + (box.w - inner) / 2
+                self.place(child, x, box.y + GROUP_PAD + GROUP_TITLE, out)
         return w, h
 
 

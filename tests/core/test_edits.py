@@ -138,6 +138,37 @@ def test_invalid_edits_are_refused_and_change_nothing(make, message):
     doc.graph.lint()
 
 
+@pytest.mark.parametrize(
+    ("name", "target", "said"),
+    [  # a function that is not there is named, with the close ones that are
+        ("flatten", "torch.nonexistent_fn", "torch has no function 'nonexistent_fn'."),
+        ("flatten", "torch.flaten", "torch has no function 'flaten'. Did you mean torch.flatten"),
+        ("flatten", "F.rlu", "torch.nn.functional has no function 'rlu'. Did you mean "),
+        ("flatten", "rleu", "There is no function 'rleu'. Did you mean torch.relu?"),
+        (  # a call_module node: a missing function is still said as that, not as an fx lint
+            "layer1_0_conv1",
+            "torch.nonexistent_fn",
+            "torch has no function 'nonexistent_fn' (layer1_0_conv1 calls a submodule: give a "
+            "submodule's path, e.g. layer1.0.conv1).",
+        ),
+        ("layer1_0_conv1", "torch.relu", "'torch.relu' is a function, and layer1_0_conv1 calls"),
+        (
+            "layer1_0_conv1",
+            "layer1.0.conv9",
+            "The model has no submodule 'layer1.0.conv9'. Did you mean",
+        ),
+    ],
+)
+def test_a_target_that_is_not_there_is_named_with_close_names(name, target, said):
+    doc = open_document("examples:resnet")
+    before = state(doc)
+    with pytest.raises(EditError) as refused:
+        edits.set_target(doc, name, target)
+    assert str(refused.value).startswith(said), str(refused.value)
+    assert "nonexistent attribute" not in str(refused.value)
+    assert state(doc) == before
+
+
 def test_wrong_argument_count_for_a_module_is_refused():
     doc = open_document("examples:simple")
     with pytest.raises(EditError, match="cannot call fc1 that way"):

@@ -155,3 +155,22 @@ def test_dot_runs_outside_the_gil_on_linux():
     assert float(graph.get_node("n0").attr["pos"].split(",")[1]) > float(
         graph.get_node("n30").attr["pos"].split(",")[1]
     )  # dot puts the source on top (y grows upwards in graphviz)
+
+
+def test_node_boxes_are_as_wide_as_their_text_in_the_metrics_given():
+    """The window gives the layout its fonts' widths: a box fits its widest line (the name,
+    bold), within the limits, and the layout places the boxes at those widths."""
+    from fxstudio.core.labels import MAX_NODE_WIDTH, MIN_NODE_WIDTH, TEXT_MARGIN, TextMetrics
+
+    doc = open_document(OpenRequest("tests/models/long_names.py:Model"))
+    wide = TextMetrics({"": 9.0}, {"": 5.0})  # bold characters 9 wide, the others 5
+    lay = LayoutEngine(metrics=wide).layout(doc, set())
+    box = lay.nodes["stages_0_downsample"]
+    assert box.w >= 9.0 * len("stages_0_downsample") + 2 * TEXT_MARGIN
+    assert box.w < 9.0 * len("stages_0_downsample") + 2 * TEXT_MARGIN + 10
+    longest = "stages_0_pointwise_projection_after_layer_normalisation_and_activation"
+    assert lay.nodes[longest].w == MAX_NODE_WIDTH and lay.nodes["x"].w == MIN_NODE_WIDTH
+    narrow = LayoutEngine(metrics=TextMetrics({"": 4.0}, {"": 4.0})).layout(doc, set())
+    assert narrow.nodes["stages_0_downsample"].w < box.w
+    for lay_ in (lay, narrow):  # wider boxes are laid out apart all the same
+        check_layout(doc, lay_)

@@ -325,6 +325,31 @@ def test_fold_conv_bn_on_a_resnet_checks_and_leaves_no_batchnorm() -> None:
     assert any(isinstance(m, nn.BatchNorm2d) for m in doc.graph_module.modules())
 
 
+def test_a_folded_conv_keeps_its_own_module_and_source_line() -> None:
+    """The Module column and the inspector's source of a folded conv are the conv's, not
+    those of the BatchNorm the match is anchored on (the table said layer1.0.bn1)."""
+    doc = open_document("examples:resnet")
+    gm = doc.graph_module
+    convs = [
+        n.name
+        for n in doc.graph.nodes
+        if n.op == "call_module" and isinstance(gm.get_submodule(n.target), nn.Conv2d)
+    ]
+    before = {n: (doc.row(n).module_path, doc.source_location(n)) for n in convs}
+    assert before["layer1_0_conv1"][0] == "layer1.0.conv1"
+    done = run_builtin(doc, "fold-conv-bn")
+    assert len(done.replaced) == len(convs) == 15 and not done.skipped
+    after = {n: (doc.row(n).module_path, doc.source_location(n)) for n in convs}
+    assert after == before
+    assert not any(
+        doc.row(n.name).module_path.split(".")[-1].startswith("bn") for n in doc.graph.nodes
+    )
+    groups = {g.path: g.nodes for g in doc.module_tree().walk()}
+    assert "layer1_0_conv1" in groups["layer1.0.conv1"] and "layer1.0.bn1" not in groups
+    done.edit.undo()
+    assert doc.row("layer1_0_bn1").module_path == "layer1.0.bn1"
+
+
 class _Shared(nn.Module):
     """A conv called twice, once before a BatchNorm (pytorch#104593), and a conv whose output
     has another user."""

@@ -44,3 +44,30 @@ def test_no_two_actions_share_a_shortcut(window):
             assert text not in seen, f"{text}: {seen[text]} and {action.text()}"
             seen[text] = action.text()
     assert {"Ctrl+O", "Ctrl+S", "Ctrl+Q", "Ctrl+F", "F11"} <= set(seen)
+
+
+def test_the_shortcut_list_shows_keys_as_they_are_pressed_one_row_per_command(window):
+    """F1's list said "Ctrl+F, Find" and "Shift+Save": the names of keyboards' own Find and
+    Save keys, which nobody types.  Each command is one row with the keys pressed here."""
+    from PySide6.QtGui import QKeySequence
+
+    from fxstudio.qt.window.desktop import ShortcutsDialog
+
+    dialog = ShortcutsDialog(window)
+    table = dialog.table
+    rows = [[table.item(r, c).text() for c in range(3)] for r in range(table.rowCount())]
+    keys = {(menu, command): k for command, k, menu in rows}
+    assert len(keys) == len(rows)  # one row per command
+    native = QKeySequence.SequenceFormat.NativeText
+    save_as = QKeySequence("Ctrl+Shift+S").toString(native)
+    assert keys[("File", "Save session as…")] == save_as
+    assert keys[("Edit", "Find node…")] == QKeySequence("Ctrl+F").toString(native)
+    assert keys[("File", "Open model…")] == QKeySequence("Ctrl+O").toString(native)
+    assert keys[("Edit", "Find next")].split(", ")[0] == QKeySequence("F3").toString(native)
+    names = {"Find", "Save", "Open", "Close", "Help", "Refresh", "Undo", "Redo", "Zoom In"}
+    for (_menu, command), k in keys.items():
+        for one in filter(None, k.split(", ")):
+            assert one.split("+")[-1] not in names, (command, k)
+    # the keys with a row are the keys of the actions
+    find = window.action("actionFind")
+    assert QKeySequence(keys[("Edit", "Find node…")], native) in find.shortcuts()

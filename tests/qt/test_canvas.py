@@ -156,26 +156,45 @@ def test_export_picture_as_png_and_svg(qtbot, window, tmp_path):
     assert not (tmp_path / "g.gif").exists()
 
 
-def test_find_steps_through_matches_and_jumps(qtbot, window):
+def test_find_moves_to_the_first_match_as_you_type_and_steps_through(qtbot, window):
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QAction
 
     open_and_draw(qtbot, window, "examples:resnet")
+    window.canvas.actual_size()  # the matches lie beyond the first view
+    window.canvas.centerOn(window.canvas.scene().nodes["x"])
     window.findChild(QAction, "actionFind").trigger()
-    search = window.search
+    search, scene, view = window.search, window.canvas.scene(), window.canvas
     assert search.bar.isVisible()
+    qtbot.waitUntil(lambda: search.edit.hasFocus())
     qtbot.keyClicks(search.edit, "downsample")
-    assert search.matches == window.document.find("downsample") and len(search.matches) == 4
+    matches = window.document.find("downsample")
+    assert search.matches == matches and len(matches) == 4
+    # no Enter: typing went to the first match, selected and in view
+    assert window.selection.names == [matches[0]] and search.count.text() == "1 of 4"
+    first = scene.nodes[matches[0]]
+    assert first.isSelected()
+    assert view.viewport().rect().contains(view.mapFromScene(first.sceneBoundingRect().center()))
+
+    def on(i):
+        return window.selection.names == [matches[i]] and search.count.text() == f"{i + 1} of 4"
+
     qtbot.keyClick(search.edit, Qt.Key.Key_Return)
-    assert window.selection.names == [search.matches[0]]
-    assert window.canvas.scene().nodes[search.matches[0]].isSelected()
+    assert on(1)
+    qtbot.keyClick(search.edit, Qt.Key.Key_F3)
+    assert on(2)
+    qtbot.keyClick(search.edit, Qt.Key.Key_F3, Qt.KeyboardModifier.ShiftModifier)
+    assert on(1)
+    qtbot.keyClick(search.edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert on(0)
+    search.previous()
+    assert on(3)  # wraps around
+    window.selection.select(["fc"])  # chosen elsewhere: the count no longer says "4 of 4"
+    assert search.count.text() == "4 matches"
     search.next()
-    assert window.selection.names == [search.matches[1]] and search.count.text() == "2 of 4"
-    search.previous()
-    search.previous()
-    assert window.selection.names == [search.matches[3]]  # wraps around
+    assert on(0)
     search.edit.setText("no-such-node")
-    assert search.count.text() == "no match"
+    assert search.count.text() == "No match" and window.selection.names == [matches[0]]
 
 
 def test_shared_values_are_drawn_as_stubs_that_select_the_value(qtbot, window):
@@ -402,3 +421,67 @@ def test_shift_drag_on_the_background_selects_the_nodes_the_box_touches(qtbot, w
     point = view.mapFromScene(start)
     QTest.mouseClick(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, point)
     assert window.selection.names == []
+
+
+def test_the_status_bar_shows_the_zoom_and_a_click_sets_it_to_100(qtbot, window):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QToolButton
+
+    zoom = window.statusBar().findChild(QToolButton, "zoomButton")
+    assert not zoom.isVisible()  # the welcome page has no zoom
+    open_and_draw(qtbot, window, "examples:resnet")
+    view = window.canvas
+    assert zoom.isVisible()
+
+    def percent():
+        return f"{round(view.transform().m11() * 100)} %"
+
+    assert zoom.text() == percent() and zoom.text() != "100 %"  # the first view is fitted
+    window.action("actionZoomIn").trigger()
+    assert zoom.text() == percent()
+    before = view.transform().m11()
+    view.zoom_out()
+    view.zoom_out()
+    assert view.transform().m11() < before and zoom.text() == percent()
+    window.action("actionFit").trigger()
+    assert zoom.text() == percent()
+    qtbot.mouseClick(zoom, Qt.MouseButton.LeftButton)
+    assert view.transform().m11() == 1.0 and zoom.text() == "100 %"
+    window.close_document()
+    assert not zoom.isVisible()
+
+
+def test_node_boxes_fit_their_labels_and_too_long_ones_are_elided(qtbot, window):
+    """Labels such as stages_0_downsample were cut at both edges: the boxes are now as wide
+    as their text in the canvas's font, up to a limit; past it the text is elided with "…"
+    and the tooltip has it whole."""
+    from PySide6.QtGui import QFont, QFontMetricsF
+
+    from fxstudio.core.labels import MAX_NODE_WIDTH, TEXT_MARGIN
+    from fxstudio.qt.canvas.items import DETAIL_FONT, NAME_FONT, elided
+
+    def font(size, bold):  # the canvas's fonts, made again here to measure what is drawn
+        made = QFont()
+        made.setPointSizeF(size)
+        made.setBold(bold)
+        return made
+
+    open_and_draw(qtbot, window, "tests/models/long_names.py:Model")
+    nodes = window.canvas.scene().nodes
+    fonts = (NAME_FONT, DETAIL_FONT, DETAIL_FONT)
+    for name, item in nodes.items():
+        room = item.rect.width() - 2 * TEXT_MARGIN
+        for line, shown, f in zip(item.lines, item.shown_lines(), fonts, strict=True):
+            assert QFontMetricsF(font(*f)).horizontalAdvance(shown) <= room, (name, shown)
+            if shown != line:  # elided only where the box is as wide as it gets
+                assert item.rect.width() == MAX_NODE_WIDTH and "…" in shown
+                assert line in item.toolTip()
+        assert item.rect.width() <= MAX_NODE_WIDTH
+    assert nodes["stages_0_downsample"].shown_lines()[:2] == [
+        "stages_0_downsample",
+        "stages.0.downsample",
+    ]
+    long = nodes["stages_1_pointwise_projection_after_layer_normalisation_and_activation"]
+    shown = long.shown_lines()[0]
+    assert shown.startswith("stages_1_") and shown.endswith("_activation") and "…" in shown
+    assert elided("stages_0_downsample", NAME_FONT, 40).count("…") == 1

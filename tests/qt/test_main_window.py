@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from PySide6.QtGui import QImage, QTextCursor
 
 from fxstudio.core.errors import CaptureError
@@ -109,3 +111,28 @@ def test_without_a_model_the_window_opens_on_the_welcome_page(tmp_path):
     assert result.returncode == 0, result.stderr
     image = QImage(str(out))
     assert not image.isNull() and image.width() >= 800
+
+
+def test_the_inspector_shows_a_modules_class_its_arguments_and_a_readable_source(qtbot, window):
+    from PySide6.QtCore import Qt
+
+    doc = open_and_wait(qtbot, window, "examples:resnet")
+    inspector = window.panels["inspector"]
+    window.selection.select(["layer1_0_conv1"])
+    tree = inspector.tree
+    shown = {
+        tree.topLevelItem(i).text(0): tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
+    }
+    assert shown["class"].text(1) == "torch.nn.Conv2d"
+    conv = doc.graph_module.get_submodule("layer1.0.conv1")
+    assert shown["constructor"].text(1) == conv.extra_repr()
+    assert shown["constructor"].text(1).startswith("16, 16, kernel_size=(3, 3)")
+    loc = doc.source_location("layer1_0_conv1")
+    source = shown["source"].text(1)
+    # the file as it is imported (not the whole absolute path), its line, the code
+    assert source.splitlines()[0].endswith(f"{Path(loc.filename).name}:{loc.lineno}")
+    assert not source.startswith("/") and "self.conv1(x)" in source
+    assert loc.filename in shown["source"].toolTip(1)  # the whole path, on hovering
+    assert tree.textElideMode() == Qt.TextElideMode.ElideMiddle  # what is still long: both ends
+    window.selection.select(["add"])  # not a module call: no class row
+    assert "class" not in dict(inspector.properties())

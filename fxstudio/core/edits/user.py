@@ -20,6 +20,7 @@ from fxstudio.core.edits.naming import (
     module_path_of,
     new_spec,
     resolve_function,
+    resolve_target,
     unique_name,
 )
 from fxstudio.core.edits.steps import (
@@ -60,12 +61,7 @@ def rename(doc: GraphDocument, name: str, new: str) -> Edit:
 def set_target(doc: GraphDocument, name: str, target: str) -> Edit:
     """Call another function (``call_function``), method (``call_method``) or submodule."""
     node = node_of(doc, name)
-    if node.op == "call_function":
-        value: Any = resolve_function(target)
-    elif node.op in ("call_method", "call_module", "get_attr"):
-        value = target
-    else:
-        raise EditError(f"A {node.op} node has no target to change.")
+    value = resolve_target(doc, name, node.op, target.strip())
     return commit(
         doc,
         f"Change {name} to {target}",

@@ -63,6 +63,7 @@ from fxstudio.core.edits.steps import (
 from fxstudio.core.fxcompat import used_names
 from fxstudio.core.patterns.matcher import Found, Match, Matcher
 from fxstudio.core.patterns.pattern import Pattern, PatternError
+from fxstudio.core.patterns.provenance import Provenance
 
 
 @dataclass
@@ -303,15 +304,12 @@ def _steps(
                 f"match gives {len(values)}."
             )
         env.update(zip(placeholders, values, strict=True))
-        anchor = doc.node(m.anchor)
-        meta: dict[str, Any] = {
-            k: anchor.meta[k] for k in ("stack_trace", "nn_module_stack") if k in anchor.meta
-        }
-        meta["fxstudio_rewrite"] = {
+        made = {
             "rewrite": replacement.name,
             "pattern": pattern.name,
             "from": [n.name for n in sorted(matched)],
         }
+        where = Provenance(doc.node(m.anchor), matched, made)
         prev = after.name
         result: Any = None
         created: list[str] = []
@@ -320,10 +318,12 @@ def _steps(
                 result = _substitute(rn.args[0], env)
                 break
             target = rn.target
+            module = None
             if rn.op in ("call_module", "get_attr"):
                 path = str(target)
                 if path in rg.modules:
-                    yield SetSubmodule(path, rg.modules[path])
+                    module = rg.modules[path]
+                    yield SetSubmodule(path, module)
                 elif rg.root is not None and rn.op == "call_module":
                     module = attribute(rg.root, path)
                     if attribute(doc.graph_module, path) is not module:  # not the model's own
@@ -333,7 +333,12 @@ def _steps(
             name = names.node(base)
             args = _substitute(rn.args, env)
             kwargs = _substitute(dict(rn.kwargs), env)
-            yield CreateNode(NodeSpec(name, rn.op, target, args, kwargs, None, dict(meta), prev))
+            meta = where.meta(
+                rn.op,
+                target,
+                module if module is not None else attribute(doc.graph_module, str(target)),
+            )
+            yield CreateNode(NodeSpec(name, rn.op, target, args, kwargs, None, meta, prev))
             env[rn] = Ref(name)
             created.append(name)
             prev = name

@@ -15,7 +15,7 @@ from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.drawing import Drawing, drawing
 from fxstudio.core.layout import Layout, LayoutCancelled, LayoutEngine, top_level_groups
 from fxstudio.qt.canvas import tools
-from fxstudio.qt.canvas.items import BoxItem, EdgeItem, GroupItem, NodeItem
+from fxstudio.qt.canvas.items import BoxItem, EdgeItem, GroupItem, NodeItem, text_metrics
 from fxstudio.qt.canvas.minimap import Minimap
 from fxstudio.qt.canvas.scene import BUILD_BUDGET_S, GraphScene
 from fxstudio.qt.canvas.view import CanvasView
@@ -56,7 +56,7 @@ class CanvasController(QObject):
         super().__init__(parent)
         self.view = view
         self.selection = selection
-        self.engine = LayoutEngine()
+        self.engine = LayoutEngine(metrics=text_metrics())  # boxes fit the canvas's text
         self.scene = self._new_scene()
         view.setScene(self.scene)
         self.document: GraphDocument | None = None

@@ -12,6 +12,7 @@ from PySide6.QtGui import (
     QBrush,
     QColor,
     QFont,
+    QFontMetricsF,
     QPainter,
     QPainterPath,
     QPainterPathStroker,
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.document import group_key
+from fxstudio.core.labels import TEXT_MARGIN, TextMetrics
 from fxstudio.core.layout import GROUP_PAD, GROUP_TITLE, Box
 from fxstudio.qt import theme
 
@@ -48,6 +50,48 @@ def _font(size: float, bold: bool = False, italic: bool = False) -> QFont:
         font.setBold(bold)
         font.setItalic(italic)
     return font
+
+
+#: The fonts of a node's lines: name, target, shape.
+NAME_FONT, DETAIL_FONT = (8.5, True), (7.5, False)
+_METRICS: list[TextMetrics] = []
+_MEASURE: dict[tuple[float, bool], QFontMetricsF] = {}
+#: Measured one by one for the layout; any other character counts as the widest of these.
+MEASURED = [chr(c) for c in range(32, 127)] + list("…×→▸▾·")
+
+
+def _measure(font: tuple[float, bool]) -> QFontMetricsF:
+    fm = _MEASURE.get(font)
+    if fm is None:
+        fm = _MEASURE[font] = QFontMetricsF(_font(*font))
+    return fm
+
+
+def text_metrics() -> TextMetrics:
+    """The canvas's fonts measured once, as the layout reads them (it sizes the node boxes
+    to their text in a worker thread, where no font can be asked)."""
+    if not _METRICS:
+        tables = []
+        for font in (NAME_FONT, DETAIL_FONT):
+            fm = _measure(font)
+            table = {c: fm.horizontalAdvance(c) for c in MEASURED}
+            table[""] = max(table.values())
+            tables.append(table)
+        _METRICS.append(TextMetrics(tables[0], tables[1]))
+    return _METRICS[0]
+
+
+def elided(
+    text: str,
+    font: tuple[float, bool],
+    width: float,
+    mode: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle,
+) -> str:
+    """``text`` as it fits ``width`` in ``font``: whole, or cut (in the middle) with "…"."""
+    fm = _measure(font)
+    if fm.horizontalAdvance(text) <= width:
+        return text
+    return fm.elidedText(text, mode, width)
 
 
 _PENS: dict[object, QPen] = {}
@@ -125,11 +169,28 @@ class NodeItem(BoxItem):
         self.op = op
         self.problem = problem  # the shape error an edit left here
         self.lines = [name, target if target != name else "", shape]
+        self._shown: list[str] | None = None  # the lines as they fit the box (at first paint)
         self.rect = QRectF(0, 0, box.w, box.h)
         self.setPos(box.x, box.y)
         self.setFlags(MOVABLE)
         tip = f"{name}\n{op}: {target}\n{shape}"
         self.setToolTip(f"{tip}\n\nShapes do not fit here: {problem}" if problem else tip)
+
+    def set_shape(self, shape: str) -> None:
+        """Its value has a new shape: the third line says so."""
+        self.lines[2] = shape
+        self._shown = None
+        self.update()
+
+    def shown_lines(self) -> list[str]:
+        """The name, target and shape as drawn: each whole, or elided in the middle with "…"
+        where the box (at most :data:`~fxstudio.core.labels.MAX_NODE_WIDTH`) is narrower --
+        the tooltip has them whole."""
+        if self._shown is None:
+            width = self.rect.width() - 2 * TEXT_MARGIN
+            fonts = (NAME_FONT, DETAIL_FONT, DETAIL_FONT)
+            self._shown = [elided(t, f, width) for t, f in zip(self.lines, fonts, strict=True)]
+        return self._shown
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         c = theme.colors()
@@ -143,25 +204,20 @@ class NodeItem(BoxItem):
             painter.drawRect(self.rect)
             return
         painter.drawRoundedRect(self.rect, 6, 6)
-        painter.setFont(_font(8.5, bold=True))
+        name, target, shape = self.shown_lines()
+        painter.setFont(_font(*NAME_FONT))
         painter.setPen(QColor(c.text))
-        r = self.rect.adjusted(6, 2, -6, -2)
+        r = self.rect.adjusted(TEXT_MARGIN, 2, -TEXT_MARGIN, -2)
         third = r.height() / 3
-        painter.drawText(
-            QRectF(r.x(), r.y(), r.width(), third), Qt.AlignmentFlag.AlignCenter, self.lines[0]
-        )
-        painter.setFont(_font(7.5))
+        painter.drawText(QRectF(r.x(), r.y(), r.width(), third), Qt.AlignmentFlag.AlignCenter, name)
+        painter.setFont(_font(*DETAIL_FONT))
         painter.setPen(QColor(c.subtext))
         painter.drawText(
-            QRectF(r.x(), r.y() + third, r.width(), third),
-            Qt.AlignmentFlag.AlignCenter,
-            self.lines[1],
+            QRectF(r.x(), r.y() + third, r.width(), third), Qt.AlignmentFlag.AlignCenter, target
         )
         painter.setPen(QColor(c.faint))
         painter.drawText(
-            QRectF(r.x(), r.y() + 2 * third, r.width(), third),
-            Qt.AlignmentFlag.AlignCenter,
-            self.lines[2],
+            QRectF(r.x(), r.y() + 2 * third, r.width(), third), Qt.AlignmentFlag.AlignCenter, shape
         )
         if self.op != "output":  # the output port: drag from here to connect
             painter.setPen(QPen(border, 1.2))
@@ -200,6 +256,7 @@ class GroupItem(BoxItem):
         self.name = path  # collapsed groups stand in for nodes: the same key as NodeItem
         self.key = group_key(path)
         self.label = label
+        self._title: tuple[float, str] | None = None  # (frame width, title drawn at it)
         self.collapsed = collapsed
         self.rect = QRectF(0, 0, box.w, box.h)
         self.setPos(box.x, box.y)
@@ -240,12 +297,21 @@ class GroupItem(BoxItem):
         painter.drawRoundedRect(self.rect, 8, 8)
         if detailed:
             painter.setPen(QColor(c.frame_text))
-            painter.setFont(_font(7.5))
+            painter.setFont(_font(*DETAIL_FONT))
             painter.drawText(
                 self.rect.adjusted(8, 3, -8, 0),
                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop,
-                f"▾ {self.label}",
+                self.title(),
             )
+
+    def title(self) -> str:
+        """The expanded frame's title as drawn: cut at the right with "…" where the frame is
+        narrower (its tooltip has it whole)."""
+        width = self.rect.width() - 16
+        if self._title is None or self._title[0] != width:
+            text = elided(f"▾ {self.label}", DETAIL_FONT, width, Qt.TextElideMode.ElideRight)
+            self._title = (width, text)
+        return self._title[1]
 
 
 class EdgeItem(QGraphicsPathItem):

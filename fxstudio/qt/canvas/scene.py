@@ -31,7 +31,7 @@ from fxstudio.core.layout import (
     node_size,
 )
 from fxstudio.qt import theme
-from fxstudio.qt.canvas.items import BoxItem, EdgeItem, GroupItem, NodeItem
+from fxstudio.qt.canvas.items import BoxItem, EdgeItem, GroupItem, NodeItem, text_metrics
 from fxstudio.qt.canvas.overview import Overview
 
 EdgeKey = tuple[str, str, "str | None", bool]  # source, target, argument (one use), stub
@@ -215,7 +215,7 @@ class GraphScene(QGraphicsScene):
         redo |= {n for n, item in self.nodes.items() if item.problem and n in index}
         relabel = {n for n in reshaped if n in self.nodes and n in index and n not in redo}
         for name in list(relabel):  # a label that no longer fits: a new, wider item
-            if node_size(doc, name)[0] != self.nodes[name].rect.width():
+            if node_size(doc, name, text_metrics())[0] != self.nodes[name].rect.width():
                 relabel.discard(name)
                 redo.add(name)
         if len(removed) + len(redo) > PATCH_LIMIT:
@@ -242,7 +242,7 @@ class GraphScene(QGraphicsScene):
         order = {n: i for i, n in enumerate(index)}
         for name in sorted(redo, key=order.__getitem__):
             node = index[name]
-            w, h = node_size(doc, name)
+            w, h = node_size(doc, name, text_metrics())
             item = NodeItem(
                 name,
                 node.op,
@@ -289,8 +289,7 @@ class GraphScene(QGraphicsScene):
             self._reslot(doc, layout, b)
         for name in relabel:
             item = self.nodes[name]
-            item.lines[2] = format_shape(node_shape(index[name]))
-            item.update()
+            item.set_shape(format_shape(node_shape(index[name])))
         self.refit_frames()
         return True
 

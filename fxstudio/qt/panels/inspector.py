@@ -9,6 +9,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.edits.steps import submodule_at
+from fxstudio.core.graphviews import describe_module
 from fxstudio.core.runtime.breakdown import format_rate
 from fxstudio.qt.forms import load_form
 from fxstudio.qt.panels.base import DocumentPanel
@@ -37,6 +39,8 @@ class InspectorPanel(DocumentPanel):
         self._filling = False
         self.tree.setHeaderLabels(["Property", "Value"])
         self.tree.setColumnWidth(0, 110)
+        # a long value (a path, many arguments) keeps both ends; its tooltip has all of it
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.selection.changed.connect(lambda _names: self.refresh())
         self.tree.itemChanged.connect(self._changed)
         self.session.profileChanged.connect(lambda _profile: self.refresh())
@@ -78,9 +82,15 @@ class InspectorPanel(DocumentPanel):
             ("module", row.module_path or "(top level)"),
             ("inputs", inputs or "none"),
             ("users", ", ".join(doc.users(name)) or "none"),
-            ("source", f"{loc.filename}:{loc.lineno}\n{loc.text}" if loc else "unknown"),
+            ("source", f"{loc.short()}\n{loc.text.strip()}" if loc else "unknown"),
         ]
-        made = doc.node(name).meta.get("fxstudio_rewrite")
+        node = doc.node(name)
+        if node.op == "call_module":  # the module it calls: class and constructor arguments
+            module = submodule_at(doc.graph_module, str(node.target))
+            if module is not None:
+                cls, made_with = describe_module(module)
+                props[3:3] = [("class", cls), ("constructor", made_with or "no arguments")]
+        made = node.meta.get("fxstudio_rewrite")
         if made:  # provenance: which rewrite made this node, from which nodes
             props.append(
                 (
@@ -104,9 +114,12 @@ class InspectorPanel(DocumentPanel):
             self.tree.clear()
             items = [QTreeWidgetItem([label, value]) for label, value in self.properties()]
             node = self.document.node(self.selection.current) if items else None
+            loc = self.document.source_location(self.selection.current) if items else None
             for item in items:
                 label = item.text(0)
                 item.setToolTip(1, item.text(1))
+                if label == "source" and loc is not None:  # the full path
+                    item.setToolTip(1, loc.describe())
                 if self.edit is not None and label in EDITABLE and _editable(node, label):
                     item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
                     item.setToolTip(1, f"{item.text(1)}\nDouble-click to change: {EDITABLE[label]}")

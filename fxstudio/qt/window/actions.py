@@ -35,6 +35,8 @@ FALLBACK_KEYS = {
     SK.Close: "Ctrl+W",
     SK.Quit: "Ctrl+Q",
     SK.Find: "Ctrl+F",
+    SK.FindNext: "F3",
+    SK.FindPrevious: "Shift+F3",
     SK.ZoomIn: "Ctrl++",
     SK.ZoomOut: "Ctrl+-",
     SK.HelpContents: "F1",
@@ -240,6 +242,17 @@ ACTIONS: tuple[Action | str, ...] = (
     ),
     "&Edit:-",
     Action("actionFind", "&Find node…", "&Edit", lambda w: w.search.show(), SK.Find, needs=DOC),
+    Action(
+        "actionFindNext", "Find ne&xt", "&Edit", lambda w: w.search.next(), SK.FindNext, needs=DOC
+    ),
+    Action(
+        "actionFindPrevious",
+        "Find pre&vious",
+        "&Edit",
+        lambda w: w.search.previous(),
+        SK.FindPrevious,
+        needs=DOC,
+    ),
     Action(
         "actionCommandPalette",
         "Command &palette…",

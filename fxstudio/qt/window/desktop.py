@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QFileSystemWatcher, QObject, QTimer, Signal
+from PySide6.QtCore import QEvent, QFileSystemWatcher, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -53,6 +53,20 @@ def menu_actions(bar: QMenuBar) -> list[tuple[str, QAction]]:
     return out
 
 
+def typed_keys(action: QAction) -> list[str]:
+    """``action``'s keys as the user presses them on this platform (``Ctrl+Shift+S``), in
+    the platform's order: the bindings of a standard key that are keys of their own -- the
+    *Save*, *Find*, *Open* keys of some keyboards -- are left out, as they are not typed."""
+    out: list[str] = []
+    for seq in action.shortcuts():
+        keys = [seq[i].key() for i in range(seq.count())]
+        if keys and all(k.value <= Qt.Key.Key_F35.value for k in keys):
+            text = seq.toString(QKeySequence.SequenceFormat.NativeText)
+            if text not in out:
+                out.append(text)
+    return out
+
+
 class ShortcutsDialog(QDialog):
     """*Help ▸ Keyboard shortcuts* (F1): every action with its keys and menu."""
 
@@ -68,17 +82,19 @@ class ShortcutsDialog(QDialog):
         )
         intro.setWordWrap(True)
         layout.addWidget(intro)
-        rows = [(p, a) for p, a in menu_actions(window.menuBar())]
+        seen: set[int] = set()  # one row per command, though it be in two menus
+        rows = []
+        for path, action in menu_actions(window.menuBar()):
+            if id(action) not in seen:
+                seen.add(id(action))
+                rows.append((path, action, ", ".join(typed_keys(action))))
         self.table = QTableWidget(len(rows), 3, self)
         self.table.setObjectName("shortcutsTable")
         self.table.setHorizontalHeaderLabels(["Command", "Keys", "Menu"])
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        rows.sort(key=lambda r: (not r[1].shortcut().toString(), r[0]))
-        for i, (path, action) in enumerate(rows):
-            keys = ", ".join(
-                k.toString(QKeySequence.SequenceFormat.NativeText) for k in action.shortcuts()
-            )
+        rows.sort(key=lambda r: (not r[2], r[0]))
+        for i, (path, action, keys) in enumerate(rows):
             for j, text in enumerate((action.text().replace("&", ""), keys, path)):
                 self.table.setItem(i, j, QTableWidgetItem(text))
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)

@@ -21,6 +21,7 @@ from fxstudio.core.crashlog import LastCrash
 from fxstudio.core.document import ChangeKind, DocumentEvent
 from fxstudio.qt.canvas.controller import CanvasController
 from fxstudio.qt.canvas.view import CanvasView
+from fxstudio.qt.canvas.zoom import ZoomWidget
 from fxstudio.qt.editing.controller import EditController
 from fxstudio.qt.editing.dialogs import EditDialogs
 from fxstudio.qt.forms import load_form
@@ -113,6 +114,7 @@ class MainWindow(QMainWindow):
         self.status = StatusArea(
             self.findChild(QStatusBar, "statusbar"), session, self.canvas_controller, self
         )
+        self.statusBar().addPermanentWidget(ZoomWidget(self.canvas))  # "75 %", click: 100 %
         self.welcome, show_welcome = welcome.install(self, self.canvas, session.recent)
         self.welcome.openRequested.connect(session.open)
         self.welcome.openDialogRequested.connect(self.show_open_dialog)
