@@ -1,15 +1,22 @@
 """The garbage a big document leaves behind is collected when the window is idle: after
-:data:`IDLE_S` seconds with no input, no change of the document and no worker running, one
-full collection (:func:`fxstudio.core.collector.collect`) -- a pause nobody is waiting on,
-instead of many during the work (see :mod:`fxstudio.core.collector`)."""
+:data:`IDLE_S` seconds with the pointer still and no button held, no change of the document
+and no worker running, one full collection (:func:`fxstudio.core.collector.collect`) -- a
+pause nobody is waiting on, instead of many during the work (see
+:mod:`fxstudio.core.collector`).
+
+The pointer is looked at on a timer, not heard through an event filter on the application:
+such a filter hands every event's receiver to Python, and PySide6 crashes making a wrapper
+for an object Qt is destroying (a completion popup closing as its dialog is accepted: the
+window vanished, "Garbage-collecting" on the main thread -- #20's crash).
+"""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QObject, QPoint, QTimer
+from PySide6.QtGui import QCursor, QGuiApplication
 
 from fxstudio.core import collector
 from fxstudio.qt import workers
@@ -17,44 +24,40 @@ from fxstudio.qt import workers
 log = logging.getLogger(__name__)
 
 IDLE_S = 8.0
+LOOK_S = 1.0  # how often the pointer is looked at
 #: Objects moved out of the collector's sight since its last full run, worth collecting for.
 WORTH = 200_000
-_INPUT = {
-    QEvent.Type.MouseButtonPress,
-    QEvent.Type.MouseMove,
-    QEvent.Type.Wheel,
-    QEvent.Type.KeyPress,
-}
 
 
 class IdleCollector(QObject):
-    """Collects when ``session`` has been idle a while (installed on the application)."""
+    """Collects when ``session`` has been idle a while."""
 
     def __init__(self, session: Any, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self.quiet_s = 0.0  # since the last input, change or worker
+        self.pointer = QPoint()
         self.timer = QTimer(self)
-        self.timer.setSingleShot(True)
-        self.timer.setInterval(int(IDLE_S * 1000))
-        self.timer.timeout.connect(self._idle)
+        self.timer.setInterval(int(LOOK_S * 1000))
+        self.timer.timeout.connect(self._look)
         session.changed.connect(self._busy)
         session.busy.connect(self._busy)
-        app = QApplication.instance()
-        if app is not None:
-            app.installEventFilter(self)
         self.timer.start()
 
     def _busy(self, *_args: Any) -> None:
-        self.timer.start()
+        self.quiet_s = 0.0
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
-        if event.type() in _INPUT:
-            self.timer.start()
-        return False
+    def _look(self) -> None:
+        pointer = QCursor.pos()
+        if pointer != self.pointer or QGuiApplication.mouseButtons() or workers.running():
+            self.pointer = pointer
+            self.quiet_s = 0.0
+            return
+        self.quiet_s += LOOK_S
+        if self.quiet_s >= IDLE_S:
+            self.quiet_s = 0.0
+            self._idle()
 
     def _idle(self) -> None:
-        if workers.running():
-            self.timer.start()
-            return
         if collector.backlog() >= WORTH:
             freed = collector.collect()
             log.info("collected %d objects while idle", freed)
