@@ -61,6 +61,7 @@ from fxstudio.core.edits.steps import (
     to_refs,
 )
 from fxstudio.core.fxcompat import used_names
+from fxstudio.core.graphviews import module_path
 from fxstudio.core.patterns.matcher import Found, Match, Matcher
 from fxstudio.core.patterns.pattern import Pattern, PatternError
 from fxstudio.core.patterns.provenance import Provenance
@@ -308,6 +309,7 @@ def _steps(
             "rewrite": replacement.name,
             "pattern": pattern.name,
             "from": [n.name for n in sorted(matched)],
+            "at": module_path(doc.node(m.anchor)),  # the module whose output it stands for
         }
         where = Provenance(doc.node(m.anchor), matched, made)
         prev = after.name

@@ -39,14 +39,15 @@ def boundaries(graph: fx.Graph) -> dict[str, str]:
     """Node name -> the module path whose output the node is ("" for the graph's output).
 
     A node a rewrite made (``meta["fxstudio_rewrite"]``) stands for what it replaced: it is
-    compared at the module it was placed in (a conv folded with its BN: the BN's output),
-    not at the module it calls.
+    compared at the output of the match it replaced (``"at"``: a conv folded with its BN,
+    the BN's output), not at the module it calls.
     """
     out: dict[str, str] = {}
     taken: set[str] = set()
     for n in graph.nodes:
         if n.op == "call_module":
-            path = module_path(n) if n.meta.get("fxstudio_rewrite") else str(n.target)
+            made = n.meta.get("fxstudio_rewrite")
+            path = (made.get("at") or module_path(n)) if made else str(n.target)
             out[n.name] = path
             taken.add(path)
         elif n.op == "output":
