@@ -106,6 +106,27 @@ def stale_results(window: MainWindow) -> None:
     settle(window)
 
 
+def rewrite_layout(window: MainWindow) -> None:
+    """The Rewrite layout: a built-in chosen, its places previewed on the canvas."""
+    open_model(window, "examples:resnet")
+    window.layouts.use("rewrite")
+    panel = window.panels["patterns"]
+    wait(panel.found, lambda: window.action("actionRewrite_fold-conv-bn").trigger())
+    panel.step(1)
+    settle(window)
+
+
+def profile_layout(window: MainWindow) -> None:
+    """The Profile layout: a per-node run, its results across the bottom, heat on the graph."""
+    open_model(window, "examples:resnet")
+    window.layouts.use("profile")
+    panel = window.panels["run"]
+    panel.min_time.setValue(0.05)
+    wait(panel.finished, panel.run_button.click)
+    window.selection.select(["layer1_0_conv2"])
+    settle(window)
+
+
 def step_dock(window: MainWindow) -> None:
     panel = dock(window, "examples:resnet", "step")
     window.selection.select(["layer1_0_conv2"])
@@ -226,6 +247,8 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "run-dock": run_dock,
     "stale-results": stale_results,
     "step-dock": step_dock,
+    "rewrite-layout": rewrite_layout,
+    "profile-layout": profile_layout,
     "console": console,
     "dark-theme": dark_theme,
     "run-dock-wide": run_dock_wide,

@@ -94,9 +94,8 @@ def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, t
     qtbot.waitUntil(lambda: window.document.source.spec == "examples:resnet", timeout=60000)
     run = window.panels["run"]
     run.pin_button.click()
-    patterns.replacement_choice.setCurrentIndex(
-        patterns.replacement_choice.findData("fold-conv-bn")
-    )
+    with qtbot.waitSignal(patterns.found, timeout=60000):  # the preview of its places
+        window.action("actionRewrite_fold-conv-bn").trigger()
     with qtbot.waitSignal(patterns.rewritten, timeout=60000):
         patterns.replace_button.click()
     run.min_time.setValue(0.05)

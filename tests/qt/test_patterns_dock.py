@@ -95,8 +95,8 @@ def test_rejected_matches_are_left_alone(qtbot, window):
 def test_the_inspector_shows_where_a_rewritten_node_came_from(qtbot, window):
     draw(qtbot, window, "examples:resnet")
     panel = window.panels["patterns"]
-    index = panel.replacement_choice.findData("fold-conv-bn")
-    panel.replacement_choice.setCurrentIndex(index)
+    with qtbot.waitSignal(panel.found, timeout=60000):
+        panel.choose_rewrite("fold-conv-bn")
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
         click(qtbot, panel.replace_button, panel.rewritten)
     assert "Check passed" in panel.check_label.text()

@@ -369,7 +369,7 @@ def pass_intro(doc: GraphDocument | None, state: LessonState) -> str:
 
 def pass_task(doc: GraphDocument | None, state: LessonState) -> str:
     return (
-        "Run ▸ Pin baseline, then Patterns ▸ built-in fold conv+bn ▸ Replace, then Run ▸ "
+        "Run ▸ Pin baseline, then Rewrite ▸ Fold conv + BatchNorm ▸ Replace, then Run ▸ "
         "Compare with baseline."
     )
 
@@ -379,7 +379,7 @@ def pass_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
         return Verdict(False, f"Open the ResNet ({PASS_MODEL}) — the button does.")
     left = batchnorms(doc)
     if left:
-        return Verdict(False, f"{left} BatchNorm nodes left: fold them (built-in fold conv+bn).")
+        return Verdict(False, f"{left} BatchNorm nodes left: fold them (Rewrite ▸ Fold conv + BatchNorm).")
     speedup = state.facts.get("speedup")
     if speedup is None:
         return Verdict(False, "Folded. Now compare with the pinned baseline in the Run dock.")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fxstudio.core.document import GraphDocument
@@ -44,6 +44,7 @@ from fxstudio.core.patterns.replace import (
     rewrite,
     signature_problem,
 )
+from fxstudio.core.snapshots import detached, snapshot
 
 
 @dataclass(frozen=True)
@@ -110,15 +111,20 @@ class Report:
         """The report as lines for a person (``fxstudio rewrite`` prints them)."""
         r = self.result
         found = r.found
-        n = len(found.matches)
+        n, k = len(found.matches), len(r.replaced)
+        done = (
+            ""
+            if self.dry_run and not k
+            else f", {k} {'to replace' if self.dry_run else 'replaced'}"
+        )
         lines = [
-            f"{self.title}: {n} match{'es' if n != 1 else ''}"
-            + ("" if self.dry_run else f", {len(r.replaced)} replaced")
+            f"{self.title}: {n} match{'es' if n != 1 else ''}{done}"
             + f" (match {r.seconds_match:.3f} s, replace {r.seconds_replace:.3f} s)"
         ]
         lines += [f"  warning: {w}" for w in found.warnings]
-        if self.dry_run:
-            lines += [f"  {m.index + 1}. {', '.join(m.graph_nodes)}" for m in found.matches]
+        if self.dry_run:  # (a built-in's: those it would replace)
+            shown = r.replaced or found.matches
+            lines += [f"  {m.index + 1}. {', '.join(m.graph_nodes)}" for m in shown]
         lines += [f"  skipped {m.anchor}: {why}" for m, why in r.skipped]
         lines += [f"  skipped: {s.failure.describe()}" for s in found.skipped]
         if self.check is not None:
@@ -159,9 +165,10 @@ def run(
     check leaves the rewrite in place for the caller to undo (the window offers Undo; the
     command line exits 2 and writes nothing)."""
     if spec.builtin:
-        if dry_run:
-            raise PatternError("--dry-run lists the matches of a pattern, not of a built-in.")
         builtin = builtin_for(doc, spec.builtin)  # refused before the model runs
+        if dry_run:  # what it would change and skip: run on a copy, which is dropped
+            result = run_builtin(detached(snapshot(doc)), spec.builtin)
+            return Report(replace(result, edit=None), None, None, builtin.changes_values)
         before = reference(doc) if doc.example_inputs else None
         result = run_builtin(doc, spec.builtin)
         exact, intended = builtin.exact, builtin.changes_values

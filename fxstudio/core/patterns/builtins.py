@@ -49,6 +49,8 @@ class Builtin:
     jobs: Callable[[GraphDocument, str], list[Job]]  # (document, argument) -> the work
     dialects: tuple[str, ...] = ("fx",)  # the captures whose graphs it knows how to read
     changes_values: bool = False  # meant to compute something else (the check informs)
+    title: str = ""  # as a menu names it ("Fold conv + BatchNorm")
+    argument: str = ""  # an example of the argument it takes (NAME:ARGUMENT), if it takes one
 
 
 def builtin_for(doc: GraphDocument, spec: str) -> Builtin:
@@ -424,12 +426,14 @@ BUILTINS: dict[str, Builtin] = {
                 "conv+bn",
                 _fuse_conv,
             ),
+            title="Fold conv + BatchNorm",
         ),
         Builtin(
             "fold-linear-bn",
             "fold eval-mode BatchNorm1d into the Linear before it",
             False,
             _fold_jobs([(nn.Linear, nn.BatchNorm1d)], "linear+bn", _fuse_linear),
+            title="Fold linear + BatchNorm",
         ),
         Builtin(
             "drop-dropout",
@@ -437,12 +441,14 @@ BUILTINS: dict[str, Builtin] = {
             True,
             _single(_dropout, "drop dropout"),
             ("fx", "export"),
+            title="Drop dropout",
         ),
         Builtin(
             "remove-noops",
             "remove x*1, x+0, nn.Identity, .contiguous()/.to() that change nothing",
             True,
             _single(_is_noop, "remove no-op"),
+            title="Remove no-ops",
         ),
         Builtin(
             "dce",
@@ -450,6 +456,7 @@ BUILTINS: dict[str, Builtin] = {
             True,
             _single(_dead, "dead code", reverse=True),
             ("fx", "export"),
+            title="Remove dead code",
         ),
         Builtin(
             "swap-activation",
@@ -457,6 +464,8 @@ BUILTINS: dict[str, Builtin] = {
             False,
             _single(_swap, "swap activation"),
             changes_values=True,
+            title="Swap an activation",
+            argument="relu:gelu",
         ),
         Builtin(
             "fuse-attention",
@@ -464,7 +473,14 @@ BUILTINS: dict[str, Builtin] = {
             "F.scaled_dot_product_attention",
             False,
             _attention_jobs,
+            title="Fuse attention into scaled_dot_product_attention",
         ),
-        Builtin("negrelu", "the torch.fx demo: neg(x) + relu(y) -> relu(x)", False, _negrelu_jobs),
+        Builtin(
+            "negrelu",
+            "the torch.fx demo: neg(x) + relu(y) -> relu(x)",
+            False,
+            _negrelu_jobs,
+            title="The torch.fx demo: neg + relu",
+        ),
     ]
 }

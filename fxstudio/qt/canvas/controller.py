@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from PySide6.QtCore import QObject, QPointF, QTimer, Signal
+from PySide6.QtCore import QObject, QPointF, QRectF, QTimer, Signal
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QGraphicsScene
 
@@ -303,6 +303,18 @@ class CanvasController(QObject):
         groups = [i for i in self.scene.selectedItems() if isinstance(i, GroupItem)]
         if names or not groups:
             self.selection.select(names)
+
+    def center_on(self, names: list[str]) -> None:
+        """Centre the view on what ``names`` are drawn as (a match stepped to)."""
+        if self.layout is None:
+            return
+        rect = QRectF()
+        for key in {self.layout.visible(n) for n in names}:
+            item = self.scene.item(key)
+            if item is not None:
+                rect = rect.united(item.sceneBoundingRect())
+        if not rect.isNull():
+            self.view.centerOn(rect.center())
 
     def _show_selection(self, names: list[str]) -> None:
         if self.layout is None:

@@ -16,13 +16,12 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QListWidgetItem, QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QListWidgetItem, QPlainTextEdit, QWidget
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.patterns.apply import Report, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.explain import Explanation, explain, side_by_side
-from fxstudio.core.patterns.files import read_pattern_file, write_pattern_file
 from fxstudio.core.patterns.matcher import Found, Match, Matcher
 from fxstudio.core.patterns.pattern import (
     DEFAULT_RULES,
@@ -39,16 +38,18 @@ from fxstudio.qt import theme
 from fxstudio.qt.canvas.marks import PatternMarks
 from fxstudio.qt.editing.commands import EditCommand
 from fxstudio.qt.panels.base import DocumentPanel
+from fxstudio.qt.panels.pattern_files import PatternFilesMixin
 from fxstudio.qt.panels.pattern_rules import RulesMixin
 from fxstudio.qt.panels.patterns_form import BOX, build
+from fxstudio.qt.panels.rewrite_list import RewriteListMixin
 from fxstudio.qt.workers import Task
 
 
-class PatternsPanel(RulesMixin, DocumentPanel):
+class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPanel):
     """Signals: ``found(Found)`` after a search, ``explained(Explanation)``,
     ``rewritten(Report)`` after a replacement was applied, ``idle()`` when a worker ended."""
 
-    id, title = "patterns", "Patterns"
+    id, title, menu = "patterns", "Patterns", "&Rewrite"
 
     found = Signal(object)
     explained = Signal(object)
@@ -67,19 +68,21 @@ class PatternsPanel(RulesMixin, DocumentPanel):
         self.task: Task | None = None
         self.opened: tuple[str, str, str] | None = None  # a pattern file, its two functions
         self.ctx.canvas.layoutDone.connect(lambda _layout: self.redraw())
-        return build(self)
+        body = build(self)
+        self.connect_rewrite_list()
+        return body
 
     # --- the document ----------------------------------------------------------------------
 
     def on_document(self, doc: GraphDocument | None) -> None:
         self.pattern = None
-        self.result = None
         self.marks.clear()
-        self.match_list.clear()
-        self.summary.setText("No pattern yet.")
         self._set_check("", None)
         self._boxes_from_document()
-        self.redraw()
+        if self.chosen_builtin() and doc is not None:
+            self.graph_changed_under_preview()
+        else:
+            self.forget_matches("No pattern yet.")
 
     def redraw(self) -> None:
         self.marks.redraw(self.ctx.canvas.scene)
@@ -89,12 +92,10 @@ class PatternsPanel(RulesMixin, DocumentPanel):
             self._boxes_from_document()
             self.redraw()
             return
-        if self.result is not None:  # the matches are of the graph before this change
-            self.result = None
-            self.marks.matches, self.marks.partial, self.marks.culprit = [], [], None
-            self.match_list.clear()
-            self.explanation.clear()  # a match's table or a miss of the old graph
-            self.summary.setText("The graph changed: Find again.")
+        if self.chosen_builtin():  # its preview is of the graph before this change
+            self.graph_changed_under_preview()
+        elif self.result is not None:  # the matches are of the graph before this change
+            self.forget_matches("The graph changed: Find again.")
         if self.report is not None and self.report.result.edit is not None:
             if not self._is_current(self.report):  # its check is of another graph now
                 self._set_check("", None)
@@ -171,8 +172,15 @@ class PatternsPanel(RulesMixin, DocumentPanel):
     def busy(self) -> bool:
         return self.task is not None
 
-    def _start(self, text: str, work: Callable[[], Any], done: Callable[[Any], None]) -> bool:
-        """Run ``work()`` in a worker, editing locked meanwhile; ``done(result)`` after it."""
+    def _start(
+        self,
+        text: str,
+        work: Callable[[], Any],
+        done: Callable[[Any], None],
+        failed: Callable[[BaseException], None] | None = None,
+    ) -> bool:
+        """Run ``work()`` in a worker, editing locked meanwhile; ``done(result)`` after it
+        (``failed(error)`` if it raised)."""
         if self.busy() or self.session.locked:
             self.message.emit(self.session.locked or "The Patterns dock is still working.")
             return False
@@ -182,7 +190,7 @@ class PatternsPanel(RulesMixin, DocumentPanel):
         self.summary.setText(text)
         task = Task(work, self)
         task.succeeded.connect(lambda result: self._finish(task, done, result))
-        task.failed.connect(lambda exc: self._finish(task, self._failed, exc))
+        task.failed.connect(lambda exc: self._finish(task, failed or self._failed, exc))
         self.task = task
         task.start()
         return True
@@ -263,7 +271,10 @@ class PatternsPanel(RulesMixin, DocumentPanel):
         self.marks.current = row
         self.redraw()
         self.selection.select(m.graph_nodes)
-        if self.document is not None and self.pattern is not None:
+        self.ctx.canvas.center_on(m.graph_nodes)
+        if self.chosen_builtin():
+            self.show_preview_match(row)
+        elif self.document is not None and self.pattern is not None:
             self.explanation.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)  # a table
             self.explanation.setPlainText(side_by_side(self.document.graph_module, self.pattern, m))
 
@@ -330,8 +341,8 @@ class PatternsPanel(RulesMixin, DocumentPanel):
             return False
         choice = self.replacement_choice.currentData()
         kwargs: dict[str, Any] = {}
-        if choice and choice != BOX:
-            spec = RewriteSpec(builtin=str(choice))
+        if self.chosen_builtin():
+            spec = RewriteSpec(builtin=self.chosen_builtin())
         else:
             if self.current_pattern() is None:
                 return False
@@ -436,64 +447,3 @@ class PatternsPanel(RulesMixin, DocumentPanel):
     def undo_rewrite(self) -> None:
         self.undo_stack.undo()
         self._set_check("The rewrite was undone.", None)
-
-    # --- files -------------------------------------------------------------------------------
-
-    def save_report(self, path: str | None = None) -> bool:
-        """The last replacement's report as JSON (the same ``fxstudio rewrite --json``
-        prints)."""
-        if self.report is None:
-            self.message.emit("Replace something first: the report is of a replacement.")
-            return False
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self.dock, "Save the rewrite's report", "rewrite.json", "JSON (*.json)"
-            )
-            if not path:
-                return False
-        try:
-            self.report.write(path)
-        except (UserError, OSError) as exc:
-            self.message.emit(str(exc))
-            return False
-        self.status.emit(f"Saved {path}", 5000)
-        return True
-
-    def save_file(self, path: str | None = None) -> bool:
-        if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self.dock, "Save pattern", f"{self.name.text() or 'pattern'}.py", "Python (*.py)"
-            )
-            if not path:
-                return False
-        code = self.pattern_code.toPlainText()
-        if not code.strip():
-            self.message.emit("There is no pattern to save yet.")
-            return False
-        try:
-            write_pattern_file(path, code, self.replacement_code.toPlainText(), self.default_rules)
-        except (UserError, OSError) as exc:
-            self.message.emit(str(exc))
-            return False
-        return True
-
-    def open_file(self, path: str | None = None) -> bool:
-        """Read a pattern file and find its pattern (``found`` tells when)."""
-        if path is None:
-            path, _ = QFileDialog.getOpenFileName(self.dock, "Open pattern", "", "Python (*.py)")
-            if not path:
-                return False
-        try:
-            pattern, replacement, rules = read_pattern_file(path)
-        except UserError as exc:
-            self.message.emit(str(exc))
-            return False
-        self.pattern = None
-        self.pattern_code.setPlainText(pattern)
-        if replacement:
-            self.replacement_code.setPlainText(replacement)
-            self.replacement_choice.setCurrentIndex(0)
-        self.opened = (str(path), pattern, self.replacement_code.toPlainText())
-        self.set_rules(rules)
-        self.find()
-        return True

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListWidget,
+    QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
@@ -26,6 +27,12 @@ from fxstudio.core.patterns.builtins import BUILTINS
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
 
 BOX = "__box__"  # the replacement-choice entry for a replacement box
+MINE = ""  # the rewrite list's entry for the user's own pattern
+MINE_TITLE = "Your pattern (made from the selection, typed or opened)"
+MINE_ABOUT = (
+    "Select nodes and press Make pattern (or type a pattern function), Find its matches, "
+    "then Replace them with the function or the nodes you give."
+)
 REPLACEMENT_HINT = "def replacement(x, y):\n    return torch.relu(x)\n"
 
 RULE_BOXES = (  # (rule, label, value when ticked, value when not, what it means)
@@ -69,6 +76,37 @@ def build(panel: Any) -> QWidget:
     body = QWidget()
     layout = QVBoxLayout(body)
     layout.setContentsMargins(4, 4, 4, 4)
+    panel.rewrite_list = QListWidget(body)
+    panel.rewrite_list.setObjectName("rewriteList")
+    panel.rewrite_list.addItem(MINE_TITLE)
+    panel.rewrite_list.item(0).setData(Qt.ItemDataRole.UserRole, MINE)
+    panel.rewrite_list.item(0).setToolTip(MINE_ABOUT)
+    for name, b in BUILTINS.items():
+        item = QListWidgetItem(b.title or name)
+        item.setData(Qt.ItemDataRole.UserRole, name)
+        item.setToolTip(f"{name}: {b.summary}")
+        panel.rewrite_list.addItem(item)
+    rows = panel.rewrite_list.count()
+    panel.rewrite_list.setMaximumHeight(panel.rewrite_list.sizeHintForRow(0) * min(rows, 6) + 6)
+    panel.rewrite_about = QLabel(MINE_ABOUT, body)
+    panel.rewrite_about.setObjectName("rewriteAbout")
+    panel.rewrite_about.setWordWrap(True)
+    panel.argument_row = QWidget(body)
+    arg_layout = QHBoxLayout(panel.argument_row)
+    arg_layout.setContentsMargins(0, 0, 0, 0)
+    panel.rewrite_argument = QLineEdit(panel.argument_row)
+    panel.rewrite_argument.setObjectName("rewriteArgument")
+    panel.rewrite_argument.editingFinished.connect(lambda: panel.preview())
+    arg_layout.addWidget(QLabel("Argument", panel.argument_row))
+    arg_layout.addWidget(panel.rewrite_argument, 1)
+    panel.argument_row.hide()
+    layout.addWidget(QLabel("<b>Rewrite</b>", body))
+    layout.addWidget(panel.rewrite_list)
+    layout.addWidget(panel.rewrite_about)
+    layout.addWidget(panel.argument_row)
+    panel.pattern_area = QWidget(body)  # the user's own pattern: shown for it only
+    mine = QVBoxLayout(panel.pattern_area)
+    mine.setContentsMargins(0, 0, 0, 0)
     row = QHBoxLayout()
     panel.name = QLineEdit("pattern", body)
     panel.name.setObjectName("patternName")
@@ -85,12 +123,12 @@ def build(panel: Any) -> QWidget:
     row.addWidget(QLabel("Name", body))
     row.addWidget(panel.name, 1)
     row.addWidget(panel.make_button)
-    layout.addLayout(row)
+    mine.addLayout(row)
     files = QHBoxLayout()
     files.addWidget(panel.open_button)
     files.addWidget(panel.save_button)
     files.addStretch(1)
-    layout.addLayout(files)
+    mine.addLayout(files)
     mono = QFont("monospace")
     mono.setStyleHint(QFont.StyleHint.Monospace)
     panel.pattern_code = QPlainTextEdit(body)
@@ -147,8 +185,6 @@ def build(panel: Any) -> QWidget:
     for b in (panel.find_button, panel.fx_button, panel.why_button):
         buttons.addWidget(b)
     buttons.addStretch(1)
-    buttons.addWidget(panel.prev_button)
-    buttons.addWidget(panel.next_button)
     panel.summary = QLabel("No pattern yet.", body)
     panel.summary.setObjectName("matchSummary")
     panel.summary.setWordWrap(True)
@@ -169,11 +205,6 @@ def build(panel: Any) -> QWidget:
     panel.replacement_choice.setObjectName("replacementChoice")
     panel.replacement_choice.addItem("the function below", "")
     panel.replacement_choice.addItem("the replacement box (selected nodes)", BOX)
-    for name, b in BUILTINS.items():
-        panel.replacement_choice.addItem(f"built-in: {name}", name)
-        panel.replacement_choice.setItemData(
-            panel.replacement_choice.count() - 1, b.summary, Qt.ItemDataRole.ToolTipRole
-        )
     panel.replace_button = QPushButton("Replace accepted", body)
     panel.replace_button.setObjectName("replaceMatches")
     panel.replace_button.clicked.connect(lambda: panel.replace_accepted())
@@ -187,7 +218,6 @@ def build(panel: Any) -> QWidget:
     rep_buttons = QHBoxLayout()
     rep_buttons.addWidget(panel.box_button)
     rep_buttons.addStretch(1)
-    rep_buttons.addWidget(panel.replace_button)
     panel.replacement_code = QPlainTextEdit(body)
     panel.replacement_code.setObjectName("replacementCode")
     panel.replacement_code.setFont(mono)
@@ -206,31 +236,38 @@ def build(panel: Any) -> QWidget:
     )
     panel.report_button.setEnabled(False)
     panel.report_button.clicked.connect(lambda: panel.save_report())
-    split = QSplitter(Qt.Orientation.Vertical, body)
-    top = QWidget(split)
-    top_layout = QVBoxLayout(top)
-    top_layout.setContentsMargins(0, 0, 0, 0)
-    top_layout.addWidget(panel.pattern_code)
-    top_layout.addLayout(rules)
-    top_layout.addLayout(buttons)
-    top_layout.addWidget(panel.summary)
-    split.addWidget(top)
-    split.addWidget(panel.match_list)
-    split.addWidget(panel.explanation)
-    bottom = QWidget(split)
-    bottom_layout = QVBoxLayout(bottom)
+    mine.addWidget(panel.pattern_code)
+    mine.addLayout(rules)
+    mine.addLayout(buttons)
+    results = QWidget(body)
+    results_layout = QVBoxLayout(results)
+    results_layout.setContentsMargins(0, 0, 0, 0)
+    summary_row = QHBoxLayout()
+    summary_row.addWidget(panel.summary, 1)
+    summary_row.addWidget(panel.prev_button)
+    summary_row.addWidget(panel.next_button)
+    results_layout.addLayout(summary_row)
+    results_layout.addWidget(panel.match_list, 1)
+    panel.replacement_area = QWidget(body)  # the user's own replacement: for their pattern
+    bottom_layout = QVBoxLayout(panel.replacement_area)
     bottom_layout.setContentsMargins(0, 0, 0, 0)
     bottom_layout.addLayout(rep_row)
     bottom_layout.addLayout(rep_buttons)
     bottom_layout.addWidget(panel.replacement_code)
-    bottom_layout.addWidget(panel.check_label)
+    split = QSplitter(Qt.Orientation.Vertical, body)
+    split.setObjectName("patternsSplit")
+    for part in (panel.pattern_area, results, panel.explanation, panel.replacement_area):
+        split.addWidget(part)
+    split.setStretchFactor(1, 2)
+    layout.addWidget(split, 1)
+    # What the rewrite did stays in sight below the splitter, however it is dragged.
+    layout.addWidget(panel.check_label)
     result_row = QHBoxLayout()
     result_row.addWidget(panel.undo_button)
-    result_row.addStretch(1)
     result_row.addWidget(panel.report_button)
-    bottom_layout.addLayout(result_row)
-    split.addWidget(bottom)
-    layout.addWidget(split, 1)
+    result_row.addStretch(1)
+    result_row.addWidget(panel.replace_button)
+    layout.addLayout(result_row)
     # scrolled: the dock shares its column with the code view and must not push it away
     scroll = QScrollArea()
     scroll.setWidgetResizable(True)

@@ -41,7 +41,7 @@ FALLBACK_KEYS = {
     SK.ZoomOut: "Ctrl+-",
     SK.HelpContents: "F1",
 }
-MENUS = ("&File", "&Edit", "&View", "&Step", "&Help")
+MENUS = ("&File", "&Edit", "&View", "&Rewrite", "&Step", "&Help")
 
 
 @dataclass(frozen=True)
@@ -344,6 +344,7 @@ ACTIONS: tuple[Action | str, ...] = (
         tip="Put the docks of this task layout back where they were at the first start",
     ),
     "&View:@theme",
+    "&Rewrite:@panel",
     "&Step:@panel",
     Action(
         "actionLearnFx",

@@ -177,6 +177,7 @@ class MainWindow(QMainWindow):
         for panel in self.panels.values():
             for action in panel.menu_actions():  # (what it runs ends an earlier refusal)
                 action.triggered.connect(self.actionStarted)
+                self.actions.setdefault(action.objectName(), action)
             if panel.menu:
                 actions.place(self.menus[panel.menu], "@panel", panel.menu_actions())
         search_bar = QToolBar("Find", self)

@@ -101,7 +101,7 @@ class FittedList(QListWidget):
         rows = self.count()
         if self.cards:
             columns = self.columns()
-            width = max(1, self.viewport().width() // columns)
+            width = max(1, (self.viewport().width() - 2) // columns)  # (a full row wraps)
             thumb = min(THUMB.width(), width - PAD.width())
             icon = QSize(thumb, thumb * THUMB.height() // THUMB.width())
             cell = QSize(width, icon.height() + PAD.height())

@@ -1,0 +1,196 @@
+"""The Patterns dock's list of rewrites: the user's own pattern, and every built-in with what
+it does.  Choosing a built-in previews it before anything changes -- it runs on a copy of the
+graph in a worker (``fxstudio rewrite --builtin NAME --dry-run`` runs the same), and the
+places it would change are drawn on the canvas and listed, with those it would skip and why;
+*Replace* then makes it one undo step.  Each built-in is also a command of the *Rewrite*
+menu, and so of the command palette ("Fold conv + BatchNorm").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QListWidgetItem
+
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.errors import UserError
+from fxstudio.core.patterns.apply import Report, RewriteSpec, run
+from fxstudio.core.patterns.builtins import BUILTINS
+from fxstudio.core.patterns.matcher import Found
+from fxstudio.qt.panels.patterns_form import MINE, MINE_ABOUT
+
+
+class RewriteListMixin:
+    """For :class:`~fxstudio.qt.panels.patterns.PatternsPanel`: the rewrite chosen, its
+    preview, its commands."""
+
+    rewrite_list: Any
+    rewrite_about: Any
+    rewrite_argument: Any
+    argument_row: Any
+    pattern_area: Any
+    replacement_area: Any
+    replace_button: Any
+    match_list: Any
+    explanation: Any
+    summary: Any
+    marks: Any
+    dock: Any
+    result: Found | None
+    message: Any
+    status: Any
+    found: Any
+    selection: Any
+    ctx: Any
+    document: GraphDocument | None
+
+    def connect_rewrite_list(self) -> None:
+        self.previewed: Report | None = None  # the chosen built-in's, on the graph as it is
+        self.rewrite_actions = self._make_actions()
+        self.rewrite_list.currentRowChanged.connect(lambda _row: self.rewrite_chosen())
+        self.rewrite_list.setCurrentRow(0)
+
+    def chosen_builtin(self) -> str:
+        """The built-in chosen, as ``NAME`` or ``NAME:ARGUMENT``; "" for the user's pattern."""
+        item = self.rewrite_list.currentItem()
+        name = item.data(Qt.ItemDataRole.UserRole) if item is not None else MINE
+        if not name:
+            return ""
+        arg = self.rewrite_argument.text().strip() if BUILTINS[name].argument else ""
+        return f"{name}:{arg}" if arg else str(name)
+
+    def choose_rewrite(self, name: str) -> None:
+        """Bring the dock forward with the built-in ``name`` chosen (and previewed)."""
+        self.dock.show()
+        self.dock.raise_()
+        for row in range(self.rewrite_list.count()):
+            if self.rewrite_list.item(row).data(Qt.ItemDataRole.UserRole) == name:
+                if row == self.rewrite_list.currentRow():
+                    self.preview()
+                self.rewrite_list.setCurrentRow(row)
+                return
+
+    def rewrite_chosen(self) -> None:
+        item = self.rewrite_list.currentItem()
+        name = item.data(Qt.ItemDataRole.UserRole) if item is not None else MINE
+        builtin = BUILTINS.get(name) if name else None
+        self.pattern_area.setVisible(builtin is None)
+        self.replacement_area.setVisible(builtin is None)
+        self.explanation.setVisible(builtin is None)  # (a built-in's skips say why in the list)
+        self.argument_row.setVisible(bool(builtin and builtin.argument))
+        if builtin is not None and builtin.argument and not self.rewrite_argument.text():
+            self.rewrite_argument.setText(builtin.argument)
+        self.rewrite_about.setText(
+            MINE_ABOUT if builtin is None else f"{builtin.summary}  ({builtin.name})"
+        )
+        self.replace_button.setText("Replace accepted" if builtin is None else "Replace")
+        self.forget_matches("")
+        if builtin is not None:
+            self.preview()
+
+    def forget_matches(self, text: str) -> None:
+        """The matches shown are of another graph or another rewrite: gone, ``text`` said."""
+        self.result = self.previewed = None
+        self.marks.matches, self.marks.partial, self.marks.culprit = [], [], None
+        self.match_list.clear()
+        self.explanation.clear()
+        self.summary.setText(text)
+        self.redraw()  # type: ignore[attr-defined]
+
+    # --- the preview ---------------------------------------------------------------------------
+
+    def preview(self) -> bool:
+        """Run the chosen built-in on a copy of the graph (in a worker): what it would change
+        and skip, drawn and listed, nothing changed."""
+        spec, doc = self.chosen_builtin(), self.document
+        if not spec or doc is None:
+            return False
+
+        def work() -> Report:
+            return run(doc, RewriteSpec(builtin=spec), dry_run=True)
+
+        return bool(
+            self._start(  # type: ignore[attr-defined]
+                "Previewing… (on a copy: nothing changes until Replace)",
+                work,
+                lambda report: self._previewed(spec, report),
+                self.preview_failed,
+            )
+        )
+
+    def _previewed(self, spec: str, report: Report) -> None:
+        if spec != self.chosen_builtin():  # another rewrite was chosen meanwhile
+            return
+        self.previewed = report
+        r = report.result
+        self.result = Found(r.replaced, r.found.skipped, r.found.warnings, r.seconds_match)
+        self.match_list.blockSignals(True)
+        self.match_list.clear()
+        for i, m in enumerate(r.replaced, 1):
+            item = QListWidgetItem(f"{i}. {', '.join(m.graph_nodes)}")
+            item.setData(Qt.ItemDataRole.UserRole, m.index)
+            self.match_list.addItem(item)
+        skips = [f"skipped {m.anchor}: {why}" for m, why in r.skipped]
+        skips += [f"skipped: {s.failure.describe()}" for s in r.found.skipped]
+        for text in skips:
+            item = QListWidgetItem(text)
+            item.setForeground(Qt.GlobalColor.darkGray)
+            item.setToolTip(text)
+            self.match_list.addItem(item)
+        self.match_list.blockSignals(False)
+        title = BUILTINS[spec.partition(":")[0]].title or spec
+        n, k = len(r.replaced), len(skips)
+        if n:
+            text = f"{title}: {n} place{'s' if n != 1 else ''} to change"
+            text += f", {k} skipped" if k else ""
+            text += ". Replace makes them one undo step."
+        else:
+            text = f"{title}: nothing to change" + (f" ({k} skipped, see why below)." if k else ".")
+        self.summary.setText(text + "".join(f"\n⚠ {w}" for w in r.found.warnings))
+        self.marks.matches = [m.graph_nodes for m in r.replaced]
+        self.marks.current = 0 if r.replaced else None
+        self.redraw()  # type: ignore[attr-defined]
+        if r.replaced:
+            self.match_list.setCurrentRow(0)
+        self.found.emit(self.result)
+
+    def preview_failed(self, exc: BaseException) -> None:
+        """The built-in cannot run here (another dialect, a wrong argument): said in the
+        dock, where the preview would be."""
+        text = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+        self.forget_matches(text)
+
+    def show_preview_match(self, row: int) -> None:
+        """A place the built-in changes, in the status bar's words (it is on the canvas)."""
+        assert self.result is not None
+        m = self.result.matches[row]
+        n = len(self.result.matches)
+        self.status.emit(f"Place {row + 1} of {n}: replaces {', '.join(m.graph_nodes)}", 8000)
+
+    def graph_changed_under_preview(self) -> None:
+        """The graph changed: preview the chosen built-in again once the change is in."""
+        self.forget_matches("The graph changed: previewing again…")
+        QTimer.singleShot(0, self._preview_again)
+
+    def _preview_again(self) -> None:
+        if self.chosen_builtin() and self.previewed is None and not self.preview():
+            self.summary.setText("The graph changed: choose the rewrite again to preview it.")
+
+    # --- the menu ------------------------------------------------------------------------------
+
+    def menu_actions(self) -> list[QAction]:
+        """One command per built-in: the dock with it chosen and previewed."""
+        return self.rewrite_actions
+
+    def _make_actions(self) -> list[QAction]:
+        out = []
+        for name, b in BUILTINS.items():
+            action = QAction(b.title or name, self)  # type: ignore[call-overload]
+            action.setObjectName(f"actionRewrite_{name}")
+            action.setToolTip(b.summary)
+            action.setStatusTip(b.summary)
+            action.triggered.connect(lambda _=False, n=name: self.choose_rewrite(n))
+            out.append(action)
+        return out
