@@ -1,0 +1,166 @@
+"""The journeys of the README, driven as a user drives them in a 1280x800 window, each
+asserting what the user sees: texts, what is in sight, and how much room the graph gets."""
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QApplication, QPushButton
+
+from fxstudio.core.export import run_standalone
+from fxstudio.qt.window.main_window import MainWindow
+from tests.core.test_export import original_outputs
+from tests.qt.conftest import open_and_wait
+from tests.qt.test_layouts import canvas_share, shown_docks
+from tests.qt.test_open_dialog import shown_open_dialog
+
+
+@pytest.fixture
+def big(qtbot, tmp_path):
+    w = MainWindow(interactive=False, autosave_s=0, recovery=tmp_path / "recovery")
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    QApplication.processEvents()
+    return w
+
+
+def in_sight(window, name) -> bool:
+    """The node is drawn inside the canvas's visible area."""
+    view = window.canvas
+    item = view.scene().nodes[name]
+    return view.viewport().rect().contains(view.mapFromScene(item.sceneBoundingRect().center()))
+
+
+def test_open_by_completion(qtbot, big):
+    def choose(dialog):
+        from tests.qt.test_open_dialog import _completions
+
+        qtbot.keyClicks(dialog.spec_edit, "examples:res")
+        offered = _completions(qtbot, dialog, "examples:res")
+        assert offered.count("examples:resnet") == 1
+        completer = dialog.spec_edit.completer()
+        completer.complete()  # the list under the field, as typing shows it
+        popup = completer.popup()
+        qtbot.waitUntil(popup.isVisible)
+        completer.setCurrentRow(0)
+        assert popup.model().index(0, 0).data() == "examples:resnet"
+        # what a click on it does (an offscreen popup takes no clicks or keys)
+        dialog.spec_edit.setText(completer.currentCompletion())
+        assert dialog.spec_edit.text() == "examples:resnet"
+        dialog.accept()
+
+    with qtbot.waitSignal(big.layoutShown, timeout=60000):
+        shown_open_dialog(big, choose)
+    assert big.statusBar().currentMessage().startswith("Opened examples:resnet")
+    assert big.status.summary.text().startswith("54 nodes")
+    assert canvas_share(big) >= 0.55
+    assert shown_docks(big) == {"inspector", "code"}
+
+
+def test_rewrite_with_preview_replace_and_undo(qtbot, big):
+    open_and_wait(qtbot, big, "examples:resnet", signal="layoutShown")
+    big.action("actionLayoutRewrite").trigger()
+    patterns = big.panels["patterns"]
+    assert "patterns" in shown_docks(big) and patterns.dock.width() >= 400
+    with qtbot.waitSignal(patterns.found, timeout=60000):
+        big.action("actionRewrite_fold-conv-bn").trigger()  # Rewrite ▸ Fold conv + BatchNorm
+    assert patterns.summary.text().startswith("Fold conv + BatchNorm: 15 places to change")
+    assert patterns.match_list.item(0).text() == "1. stem_0, stem_1"
+    assert not patterns.pattern_code.isVisible()  # no unrelated pattern or function shown
+    assert not patterns.replacement_code.isVisible()
+    assert "stem_1" in big.document  # a preview changes nothing
+    assert len(patterns.marks.matches) == 15  # drawn on the canvas
+    big.canvas.actual_size()
+    for _ in range(3):
+        patterns.next_button.click()  # stepping centres the canvas on each place
+    assert patterns.match_list.currentRow() == 3
+    assert in_sight(big, "layer1_1_conv1") and in_sight(big, "layer1_1_bn1")
+    with qtbot.waitSignal(patterns.found, timeout=60000):  # previewed again: nothing left
+        with qtbot.waitSignal(patterns.rewritten, timeout=60000):
+            patterns.replace_button.click()
+    assert "Check passed" in patterns.check_label.text()
+    assert patterns.check_label.isVisible()
+    assert "stem_1" not in big.document
+    assert "nothing to change" in patterns.summary.text()
+    with qtbot.waitSignal(patterns.found, timeout=60000):
+        big.action("actionUndo").trigger()
+    assert patterns.check_label.text() == ""  # the check was of the undone rewrite
+    assert "15 places to change" in patterns.summary.text()
+    assert not big.statusBar().currentMessage().startswith("Not done")
+
+
+def test_a_built_in_that_cannot_read_the_graph_says_so_in_the_dock(qtbot, big):
+    open_and_wait(qtbot, big, "examples:resnet", frontend="export")
+    patterns = big.panels["patterns"]
+    with qtbot.waitSignal(patterns.idle, timeout=60000):
+        big.action("actionRewrite_fold-conv-bn").trigger()
+    assert "torch.export" in patterns.summary.text() and patterns.match_list.count() == 0
+
+
+def test_run_and_compare_in_the_profile_layout(qtbot, big):
+    open_and_wait(qtbot, big, "examples:resnet", signal="layoutShown")
+    big.action("actionLayoutProfile").trigger()
+    QApplication.processEvents()
+    run, patterns = big.panels["run"], big.panels["patterns"]
+    assert run.dock.width() >= 0.95 * big.width()
+    assert big.centralWidget().height() >= 300  # the graph keeps room above the results
+    run.min_time.setValue(0.02)
+    run.threads.setValue(1)
+    with qtbot.waitSignal(run.finished, timeout=300000):
+        run.run_button.click()
+    run.pin_button.click()  # the run just made is the baseline
+    assert "baseline" in run.status_label.text().lower() or run.compare_button.isEnabled()
+    with qtbot.waitSignal(patterns.found, timeout=60000):
+        big.action("actionRewrite_fold-conv-bn").trigger()
+    with qtbot.waitSignal(patterns.rewritten, timeout=60000):
+        patterns.replace_button.click()
+    with qtbot.waitSignal(run.finished, timeout=300000):
+        run.compare_button.click()
+    assert "After vs baseline" in run.status_label.text()
+    assert "speed-up" in run.status_label.text()
+
+
+def test_step_to_a_node(qtbot, big):
+    open_and_wait(qtbot, big, "examples:resnet", signal="layoutShown")
+    step = big.panels["step"]
+    step.dock.show()
+    step.dock.raise_()
+    assert step.where.text().startswith("Before the first node (0 of 54 run)")
+    big.selection.select(["layer1_0_conv2"])
+    with qtbot.waitSignal(step.moved, timeout=60000):
+        step.run_to_selected()
+    assert step.where.text().startswith("Node ")
+    assert " of 54 run" in step.where.text()
+
+
+def test_the_lessons_second_step(qtbot, big):
+    lesson = big.panels["lesson"]
+    with qtbot.waitSignal(big.layoutShown, timeout=60000):  # step 1 opens its model
+        big.action("actionLearnFx").trigger()
+    assert big.layouts.current == "learn" and "lesson" in shown_docks(big)
+    assert lesson.title.text().startswith("Step 1 of ")
+    assert lesson.recheck().ok
+    lesson.next_button.click()
+    assert lesson.title.text().startswith("Step 2 of ")
+    assert lesson.text.toPlainText().strip() and lesson.text.isVisible()
+    assert not lesson.text.verticalScrollBar().isVisible()  # the text has the height it needs
+    replay = lesson.dock.findChild(QPushButton, "lessonReplay")
+    assert replay is not None
+    qtbot.waitUntil(replay.isVisible)  # (a step's widgets are shown once the loop turns)
+    assert lesson.dock.width() >= 300
+
+
+def test_save_as_python_after_a_rewrite(qtbot, big, tmp_path: Path):
+    open_and_wait(qtbot, big, "examples:resnet", signal="layoutShown")
+    patterns = big.panels["patterns"]
+    with qtbot.waitSignal(patterns.found, timeout=60000):
+        big.action("actionRewrite_fold-conv-bn").trigger()
+    with qtbot.waitSignal(patterns.rewritten, timeout=60000):
+        patterns.replace_button.click()
+    out = tmp_path / "folded.py"
+    with qtbot.waitSignal(big.saving.exported, timeout=60000):
+        big.saving.export_to(out, "py")
+    assert big.statusBar().currentMessage().startswith("Saved folded.safetensors, folded.py")
+    inputs, expected = original_outputs("examples:resnet")
+    # a fold rounds differently: the same numbers to float32's tolerance for this depth
+    assert run_standalone(out, inputs, expected).one_thread.within_tolerance
