@@ -176,3 +176,16 @@ def test_a_replacement_that_returns_none_is_refused_in_words(tmp_path, capsys):
     assert cli.main([*args, "--replacement", f"{patterns}:replacement"]) == 2
     err = capsys.readouterr().err
     assert "The replacement replacement returns None" in err and "Traceback" not in err
+
+
+def test_a_built_in_dry_run_lists_what_it_would_change_and_changes_nothing(tmp_path, capsys):
+    out = tmp_path / "never.py"
+    code = cli.main(
+        ["rewrite", "examples:resnet", "--builtin", "fold-conv-bn", "--dry-run", "--json",
+         "-o", str(out)]
+    )  # fmt: skip
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["dry_run"] is True and report["replaced"] == 0
+    assert len(report["would_replace"]) == 15
+    assert report["check"] is None and not out.exists()  # nothing ran, nothing was written

@@ -88,7 +88,9 @@ class Report:
         data: dict[str, Any] = {
             "rewrite": self.title,
             "matches": [m.to_json() for m in r.found.matches],
-            "replaced": len(r.replaced),
+            "replaced": 0 if self.dry_run else len(r.replaced),
+            "dry_run": self.dry_run,
+            "would_replace": [m.to_json() for m in r.replaced] if self.dry_run else [],
             "skipped": [{"match": m.to_json(), "reason": why} for m, why in r.skipped]
             + [s.to_json() for s in r.found.skipped],
             "warnings": list(r.found.warnings),
