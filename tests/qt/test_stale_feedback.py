@@ -4,22 +4,13 @@ status bar does not outlive the next thing done; the Step dock counts the graph 
 a command that cannot act is disabled."""
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGraphicsSimpleTextItem, QToolBar
+from PySide6.QtWidgets import QToolBar
 
 from fxstudio.qt.canvas.heat import STALE
 from fxstudio.qt.window.command_palette import CommandPalette
 from fxstudio.qt.window.desktop import menu_actions
-from tests.qt.conftest import move, open_and_wait
-
-
-def draw(qtbot, window, spec):
-    return open_and_wait(qtbot, window, spec, signal="layoutShown")
-
-
-def relaid(qtbot, window, action):
-    with qtbot.waitSignal(window.layoutShown, timeout=60000):
-        action()
-    return window.canvas.scene()
+from tests.qt.conftest import move
+from tests.qt.test_editing import draw, relaid
 
 
 def run_per_node(qtbot, window):
@@ -32,14 +23,9 @@ def run_per_node(qtbot, window):
 
 
 def heat_labels(window):
-    """The heat's share labels on the canvas, by node name."""
-    scene = window.canvas.scene()
-    return {
-        name: child.text()
-        for name, item in scene.nodes.items()
-        for child in item.childItems()
-        if isinstance(child, QGraphicsSimpleTextItem) and "%" in child.text()
-    }
+    """The heat's share tags the canvas writes, by node name."""
+    marks = window.panels["run"].marks
+    return {tag.owner.name: tag.text for tag, _box in marks.tags_shown(window.canvas)}
 
 
 def time_column(window):
@@ -224,6 +210,10 @@ WITHOUT_A_MODEL = {
     "View ▸ Command palette…",
     "View ▸ Overview map",  # a setting, kept for the next model
     "View ▸ Reset layout",
+    "View ▸ Layout ▸ Edit",  # the docks can be arranged with nothing open
+    "View ▸ Layout ▸ Rewrite",
+    "View ▸ Layout ▸ Profile",
+    "View ▸ Layout ▸ Learn",
     "View ▸ Theme ▸ Follow the system",
     "View ▸ Theme ▸ Light",
     "View ▸ Theme ▸ Dark",

@@ -379,7 +379,8 @@ def pass_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
         return Verdict(False, f"Open the ResNet ({PASS_MODEL}) — the button does.")
     left = batchnorms(doc)
     if left:
-        return Verdict(False, f"{left} BatchNorm nodes left: fold them (Rewrite ▸ Fold conv + BatchNorm).")
+        fold = "Rewrite ▸ Fold conv + BatchNorm"
+        return Verdict(False, f"{left} BatchNorm nodes left: fold them ({fold}).")
     speedup = state.facts.get("speedup")
     if speedup is None:
         return Verdict(False, "Folded. Now compare with the pinned baseline in the Run dock.")

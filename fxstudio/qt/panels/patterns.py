@@ -76,6 +76,8 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
 
     def on_document(self, doc: GraphDocument | None) -> None:
         self.pattern = None
+        for action in self.rewrite_actions:  # a built-in rewrites a graph: there is one now
+            action.setEnabled(doc is not None)
         self.marks.clear()
         self._set_check("", None)
         self._boxes_from_document()

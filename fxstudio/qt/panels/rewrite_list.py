@@ -192,5 +192,6 @@ class RewriteListMixin:
             action.setToolTip(b.summary)
             action.setStatusTip(b.summary)
             action.triggered.connect(lambda _=False, n=name: self.choose_rewrite(n))
+            action.setEnabled(False)  # until a model is open
             out.append(action)
         return out
