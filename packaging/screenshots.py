@@ -27,6 +27,7 @@ from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from fxstudio.core.opening import OpenRequest  # noqa: E402
+from fxstudio.qt.window.layouts import BY_ID, LAYOUTS  # noqa: E402
 from fxstudio.qt.window.main_window import MainWindow  # noqa: E402
 
 TIMEOUT_MS = 180_000
@@ -75,6 +76,8 @@ def main_window(window: MainWindow) -> None:
 def dock(window: MainWindow, spec: str, panel_id: str):
     """Open ``spec`` and bring the panel's dock to the front; the panel."""
     open_model(window, spec)
+    if panel_id not in BY_ID[window.layouts.current].panels():  # the layout made for it
+        window.layouts.use(next(lay.id for lay in LAYOUTS if panel_id in lay.panels()))
     panel = window.panels[panel_id]
     panel.dock.show()
     panel.dock.raise_()

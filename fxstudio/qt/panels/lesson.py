@@ -62,14 +62,31 @@ class LessonPanel(DocumentPanel):
         body = lesson_form.build(self)
         self.shape = ShapeWatcher(body, lambda shape: lesson_form.arrange(self, shape == "wide"))
         self.back_button.clicked.connect(lambda: self.go(self.state.step - 1))
-        self.next_button.clicked.connect(lambda: self.go(self.state.step + 1))
+        self.next_button.clicked.connect(
+            lambda: self.go(self.state.step + 1) if self.active else self.start()
+        )
         self.check_button.clicked.connect(self.recheck)
+        self._not_started()
         self.selection.changed.connect(self._selected)
         self.panel("step").moved.connect(self._stepped)
         self.panel("run").finished.connect(self._run_finished)
         self.session.loaded.connect(self._loaded)
         self.session.loadFailed.connect(self._load_failed)
         return body
+
+    def _not_started(self) -> None:
+        """What the dock says before the lesson starts (the Learn layout shows it so)."""
+        self.title.setText(f"Learn FX — {len(STEPS)} checked steps on this window")
+        self.text.setMarkdown(
+            "A guided lesson: how `symbolic_trace` makes a graph, the Graph IR, the code it "
+            "generates, stepping, graph surgery, patterns, what cannot be traced and why, "
+            "and timing a rewrite. Each step checks what you did in the window.\n\n"
+            "**Start** opens the lesson's own small model (save your work first)."
+        )
+        self.back_button.setEnabled(False)
+        self.check_button.setEnabled(False)
+        self.next_button.setText("Start ▶")
+        self.next_button.setEnabled(True)
 
     def open(self, request: OpenRequest) -> None:
         """Open what a step needs; a failure is the lesson's to explain (no message box)."""
@@ -84,6 +101,7 @@ class LessonPanel(DocumentPanel):
     def start(self, state: LessonState | None = None) -> None:
         """Show the dock at the saved step (or the first)."""
         self.active = True
+        self.check_button.setEnabled(True)
         if state is not None:
             self.state = state
         self.dock.show()

@@ -425,8 +425,10 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
         self.check_label.setText(text)
         colour = "" if ok is None else f"color: {c.good if ok else c.bad}; font-weight: bold;"
         self.check_label.setStyleSheet(colour)
+        self.check_label.setVisible(bool(text))  # (no empty gap above the matches)
         self.undo_button.setVisible(ok is False)
         self.report_button.setEnabled(ok is not None)
+        self.report_button.setVisible(ok is not None)
         if ok is None:
             self.report = None
 

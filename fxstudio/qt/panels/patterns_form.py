@@ -28,7 +28,7 @@ from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
 
 BOX = "__box__"  # the replacement-choice entry for a replacement box
 MINE = ""  # the rewrite list's entry for the user's own pattern
-MINE_TITLE = "Your pattern (made from the selection, typed or opened)"
+MINE_TITLE = "Your pattern"
 MINE_ABOUT = (
     "Select nodes and press Make pattern (or type a pattern function), Find its matches, "
     "then Replace them with the function or the nodes you give."
@@ -87,7 +87,8 @@ def build(panel: Any) -> QWidget:
         item.setToolTip(f"{name}: {b.summary}")
         panel.rewrite_list.addItem(item)
     rows = panel.rewrite_list.count()
-    panel.rewrite_list.setMaximumHeight(panel.rewrite_list.sizeHintForRow(0) * min(rows, 6) + 6)
+    panel.rewrite_list.setMaximumHeight(panel.rewrite_list.sizeHintForRow(0) * min(rows, 5) + 6)
+    panel.rewrite_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     panel.rewrite_about = QLabel(MINE_ABOUT, body)
     panel.rewrite_about.setObjectName("rewriteAbout")
     panel.rewrite_about.setWordWrap(True)
@@ -242,11 +243,19 @@ def build(panel: Any) -> QWidget:
     results = QWidget(body)
     results_layout = QVBoxLayout(results)
     results_layout.setContentsMargins(0, 0, 0, 0)
-    summary_row = QHBoxLayout()
+    summary_row = QHBoxLayout()  # what was found, and what to do with it, always in sight
     summary_row.addWidget(panel.summary, 1)
     summary_row.addWidget(panel.prev_button)
     summary_row.addWidget(panel.next_button)
+    summary_row.addWidget(panel.replace_button)
     results_layout.addLayout(summary_row)
+    results_layout.addWidget(panel.check_label)
+    result_row = QHBoxLayout()
+    result_row.addWidget(panel.undo_button)
+    result_row.addWidget(panel.report_button)
+    result_row.addStretch(1)
+    results_layout.addLayout(result_row)
+    panel.match_list.setMinimumHeight(60)
     results_layout.addWidget(panel.match_list, 1)
     panel.replacement_area = QWidget(body)  # the user's own replacement: for their pattern
     bottom_layout = QVBoxLayout(panel.replacement_area)
@@ -260,14 +269,6 @@ def build(panel: Any) -> QWidget:
         split.addWidget(part)
     split.setStretchFactor(1, 2)
     layout.addWidget(split, 1)
-    # What the rewrite did stays in sight below the splitter, however it is dragged.
-    layout.addWidget(panel.check_label)
-    result_row = QHBoxLayout()
-    result_row.addWidget(panel.undo_button)
-    result_row.addWidget(panel.report_button)
-    result_row.addStretch(1)
-    result_row.addWidget(panel.replace_button)
-    layout.addLayout(result_row)
     # scrolled: the dock shares its column with the code view and must not push it away
     scroll = QScrollArea()
     scroll.setWidgetResizable(True)

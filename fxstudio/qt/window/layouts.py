@@ -58,7 +58,7 @@ LAYOUTS: tuple[TaskLayout, ...] = (
         "The graph with the node inspector and the generated code beside it",
         (
             Group(RIGHT, ("inspector", "history"), 0.32),
-            Group(RIGHT, ("code", "table", "console"), 0.55, below="inspector"),
+            Group(RIGHT, ("code", "table", "console", "step"), 0.55, below="inspector"),
         ),
     ),
     TaskLayout(
@@ -67,7 +67,7 @@ LAYOUTS: tuple[TaskLayout, ...] = (
         "Patterns and built-in rewrites beside the graph, their matches on it",
         (
             Group(RIGHT, ("patterns",), 0.38),
-            Group(RIGHT, ("inspector", "code", "history"), 0.3, below="patterns"),
+            Group(RIGHT, ("inspector", "code", "history"), 0.25, below="patterns"),
         ),
     ),
     TaskLayout(
