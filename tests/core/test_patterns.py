@@ -520,3 +520,43 @@ def test_fold_linear_bn() -> None:
     assert len(done.replaced) == 2
     assert not any(isinstance(m, nn.BatchNorm1d) for m in doc.graph_module.modules())
     assert check(doc, before, exact=False).ok
+
+
+def _one_call(target, args, kwargs) -> fx.GraphModule:
+    g = fx.Graph()
+    x = g.placeholder("x")
+    g.output(g.call_function(target, (x, *args), kwargs))
+    return fx.GraphModule(nn.Module(), g)
+
+
+@pytest.mark.parametrize(
+    "graph, pattern, dialect, fx_too",
+    [
+        (  # keyword in the graph, positional in the pattern torch.export traced
+            _one_call(torch.ops.aten.sum.dim_IntList, ([1],), {"keepdim": True}),
+            lambda x: torch.sum(x, 1, keepdim=True),
+            "export",
+            True,
+        ),
+        (  # a default spelled out in the graph, left out in the pattern
+            _one_call(torch.ops.aten.leaky_relu.default, (), {"negative_slope": 0.01}),
+            lambda x: F.leaky_relu(x),
+            "export",
+            True,
+        ),
+        (  # an overloaded torch builtin in a traced graph (torch.fx's rules: no match)
+            _one_call(torch.sum, (1, True), {}),
+            lambda x: torch.sum(x, 1, keepdim=True),
+            "fx",
+            False,
+        ),
+    ],
+    ids=["aten-keyword", "aten-default", "builtin-overload"],
+)
+def test_calls_are_bound_by_their_schema_under_the_default_rules(graph, pattern, dialect, fx_too):
+    """The default rules are at least as good as torch.fx's: an ATen op is bound by its
+    schema (its Python signature is ``*args, **kwargs``), a torch builtin by the one of its
+    overloads the call fits -- keyword or positional, a default given or left out."""
+    assert len(find(graph, from_function(pattern, dialect=dialect)).matches) == 1
+    fx_rules = from_function(pattern, dialect=dialect, rules=FX_RULES)
+    assert len(find(graph, fx_rules).matches) == (1 if fx_too else 0)

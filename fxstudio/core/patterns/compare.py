@@ -16,6 +16,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 from torch.fx.node import Node
+from torch.fx.operator_schemas import get_signature_for_torch_op
 
 from fxstudio.core.capture import node_dtype, node_shape
 from fxstudio.core.edits.engine import builtin_signature, signature
@@ -264,6 +265,64 @@ def _schema_args(target: Any, args: list[Any], kwargs: dict[str, Any]) -> list[A
     return out
 
 
+def _by_schema(op: Any, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """An ATen call's arguments by name, those left at their default left out; ``None`` if
+    the call does not fit the schema.
+
+    >>> mp = torch.ops.aten.max_pool2d.default
+    >>> _by_schema(mp, ["x", [2, 2]], {"stride": [2, 2], "padding": [0, 0]})
+    {'self': 'x', 'kernel_size': [2, 2], 'stride': [2, 2]}
+    """
+    out: dict[str, Any] = {}
+    schema = op_schema_arguments(op)
+    if len(args) > len(schema) or set(kwargs) - {a.name for a in schema}:
+        return None
+    for i, a in enumerate(schema):
+        if a.name in kwargs:
+            value = kwargs[a.name]
+        elif not a.kwarg_only and i < len(args):
+            value = args[i]
+        elif a.has_default_value():
+            continue
+        else:
+            return None  # a required argument missing
+        if a.has_default_value() and same_literal(value, a.default_value):
+            continue
+        out[a.name] = value
+    return out
+
+
+def _signatures(fn: Any) -> list[inspect.Signature]:
+    """torch's schemas of a builtin as signatures, once per builtin ([] for other functions)."""
+    try:
+        if fn in _SIGNATURES:
+            return _SIGNATURES[fn]
+    except TypeError:  # unhashable
+        return []
+    try:
+        found = get_signature_for_torch_op(fn) or []
+    except Exception:  # noqa: BLE001 - not a torch op: no overloads to look at
+        found = []
+    _SIGNATURES[fn] = found
+    return found
+
+
+_SIGNATURES: dict[Any, list[inspect.Signature]] = {}
+
+
+def _overload(fn: Any, args: list[Any], kwargs: dict[str, Any]) -> inspect.Signature | None:
+    """The one overload of a torch builtin (``torch.sum``: by dim or not, with ``out`` or
+    not) that the call fits, from torch's own schemas; ``None`` if none or several do."""
+    fits = []
+    for sig in _signatures(fn):
+        try:
+            sig.bind(*args, **kwargs)
+        except TypeError:
+            continue
+        fits.append(sig)
+    return fits[0] if len(fits) == 1 else None
+
+
 def _normalized(
     node: Node, gm: Any, args: list[Any], kwargs: dict[str, Any]
 ) -> dict[str, Any] | None:
@@ -282,7 +341,9 @@ def _normalized(
         return None
     if fn is None:
         return None
-    sig = signature(fn) or builtin_signature(fn)
+    if isinstance(fn, OpOverload):  # an ATen op: by its schema (its signature is *args)
+        return _by_schema(fn, args, kwargs)
+    sig = _overload(fn, args, kwargs) or signature(fn) or builtin_signature(fn)
     if sig is None:
         return None
     try:
