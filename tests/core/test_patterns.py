@@ -560,3 +560,33 @@ def test_calls_are_bound_by_their_schema_under_the_default_rules(graph, pattern,
     assert len(find(graph, from_function(pattern, dialect=dialect)).matches) == 1
     fx_rules = from_function(pattern, dialect=dialect, rules=FX_RULES)
     assert len(find(graph, fx_rules).matches) == (1 if fx_too else 0)
+
+
+def test_a_replacement_with_its_own_tensors_brings_them_into_the_model_and_undo_takes_them():
+    """Its parameter and buffer are set on the model under free names (once, however many
+    places), saved with the weights; undo takes them away again."""
+
+    class Scaled(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.scale = nn.Parameter(torch.full((1,), 2.0))
+            self.register_buffer("shift", torch.ones(1))
+
+        def forward(self, x):
+            return torch.relu(x) * self.scale + self.shift
+
+    def pattern(x):
+        return torch.relu(x)
+
+    doc = open_document("examples:negrelu")
+    x, y, z = doc.example_inputs
+    result = rewrite(doc, from_function(pattern), function_replacement(Scaled()))
+    assert result.edit is not None and len(result.replaced) == 1
+    gm = doc.graph_module
+    assert isinstance(gm.get_parameter("scale"), nn.Parameter)
+    assert "shift" in dict(gm.named_buffers())
+    expected = (torch.neg(x) + (torch.relu(y) * 2.0 + 1.0)) * z
+    torch.testing.assert_close(gm(x, y, z), expected)  # one process, same kernels
+    result.edit.undo()
+    assert not hasattr(doc.graph_module, "scale") and not hasattr(doc.graph_module, "shift")
+    torch.testing.assert_close(doc.graph_module(x, y, z), (torch.neg(x) + torch.relu(y)) * z)

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
 import torch.fx as fx
 from torch import nn
 from torch.fx.node import map_aggregate
@@ -299,6 +300,45 @@ class SetSubmodule(Step):
 
     def inverse(self) -> Step:
         return SetSubmodule(self.path, self.old)
+
+
+@dataclass
+class SetAttribute(Step):
+    """Add (``value``) or remove (``None``) a tensor of the model at a dotted ``path`` -- a
+    parameter stays a parameter, a tensor becomes a buffer (saved with the weights), anything
+    else a plain attribute; the inverse keeps the object (undo brings back the very tensor).
+
+        >>> import torch
+        >>> from fxstudio.core.opening import open_document
+        >>> doc = open_document("examples:negrelu")
+        >>> step = SetAttribute("scale", torch.ones(2))
+        >>> step.apply(doc); "scale" in dict(doc.graph_module.named_buffers())
+        True
+        >>> step.inverse().apply(doc); hasattr(doc.graph_module, "scale")
+        False
+    """
+
+    path: str
+    value: Any
+    old: Any = None
+    changes_modules = True
+
+    def apply(self, doc: GraphDocument) -> None:
+        owner_path, _, name = self.path.rpartition(".")
+        owner = doc.graph_module.get_submodule(owner_path) if owner_path else doc.graph_module
+        self.old = getattr(owner, name, None)
+        if hasattr(owner, name):
+            delattr(owner, name)
+        if isinstance(self.value, nn.Parameter):
+            owner.register_parameter(name, self.value)
+        elif isinstance(self.value, torch.Tensor):
+            owner.register_buffer(name, self.value)
+        elif self.value is not None:
+            setattr(owner, name, self.value)
+        doc.graph_touched()
+
+    def inverse(self) -> Step:
+        return SetAttribute(self.path, self.old)
 
 
 def submodule_at(gm: nn.Module, path: str) -> nn.Module | None:

@@ -54,6 +54,7 @@ from fxstudio.core.edits.steps import (
     NodeSpec,
     Ref,
     RenameNode,
+    SetAttribute,
     SetInputs,
     SetSubmodule,
     Step,
@@ -269,6 +270,7 @@ def _steps(
 ) -> Iterator[Step]:
     names = _Names(set(used_names(doc.graph)) | set(doc.node_names()))
     followed: dict[str, Any] = {}  # a replaced output -> what stands for it now
+    copied: dict[int, str] = {}  # a replacement's own tensor -> where the model holds it
     for m in matches:
         ctx = MatchContext(doc, pattern, m)
         try:
@@ -331,6 +333,13 @@ def _steps(
                     if attribute(doc.graph_module, path) is not module:  # not the model's own
                         path = names.attr(doc, name_base(path))
                         yield SetSubmodule(path, module)
+                elif rg.root is not None:  # a tensor of the replacement's (self.scale)
+                    value = attribute(rg.root, path)
+                    if attribute(doc.graph_module, path) is not value:  # copied in once
+                        if id(value) not in copied:
+                            copied[id(value)] = names.attr(doc, name_base(path))
+                            yield SetAttribute(copied[id(value)], value)
+                        path = copied[id(value)]
                 target = path
             name = names.node(base)
             args = _substitute(rn.args, env)
