@@ -479,7 +479,7 @@ def test_fuse_attention_into_sdpa(style: int) -> None:
 def test_builtins_say_which_capture_they_read() -> None:
     doc = open_document(OpenRequest("examples:resnet", "export"))
     with pytest.raises(PatternError, match="--frontend fx"):
-        run_builtin(doc, "fold-conv-bn")
+        run_builtin(doc, "remove-noops")  # torch functions only (the folds read both)
 
 
 def test_modules_by_type_and_attributes() -> None:
@@ -590,3 +590,46 @@ def test_a_replacement_with_its_own_tensors_brings_them_into_the_model_and_undo_
     result.edit.undo()
     assert not hasattr(doc.graph_module, "scale") and not hasattr(doc.graph_module, "shift")
     torch.testing.assert_close(doc.graph_module(x, y, z), (torch.neg(x) + torch.relu(y)) * z)
+
+
+def test_fold_conv_bn_folds_an_export_graphs_aten_calls_and_undo_puts_them_back():
+    from fxstudio.core.patterns.apply import RewriteSpec, run
+
+    doc = open_document(OpenRequest("examples:resnet", "export"))
+    before = doc.graph_module.code
+    norms = [n for n in doc.graph.nodes if n.target == torch.ops.aten.batch_norm.default]
+    report = run(doc, RewriteSpec(builtin="fold-conv-bn"))
+    assert len(report.result.replaced) == len(norms) == 15
+    assert report.check is not None and report.check.ok, report.check.describe()
+    assert not [n for n in doc.graph.nodes if n.target == torch.ops.aten.batch_norm.default]
+    conv = doc.node("conv2d")  # the first conv keeps its name, now on the folded weights
+    assert conv.args[1].target.endswith("_folded") and conv.args[2] is not None
+    folded = doc.node("conv2d_1")  # in its own module, not the BatchNorm's
+    assert list(folded.meta["nn_module_stack"].values())[-1][0] == "layer1.0.conv1"
+    report.result.edit.undo()
+    assert doc.graph_module.code == before
+
+
+def test_fold_linear_bn_on_an_export_graph_and_a_shared_output_is_skipped(write_model):
+    from fxstudio.core.patterns.apply import RewriteSpec, run
+
+    path = write_model(
+        "import torch\n"
+        "from torch import nn\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc, self.bn = nn.Linear(4, 6), nn.BatchNorm1d(6)\n"
+        "        self.fc2, self.bn2 = nn.Linear(6, 6), nn.BatchNorm1d(6)\n"
+        "        for bn in (self.bn, self.bn2):\n"
+        "            bn.running_mean.uniform_(-1, 1); bn.running_var.uniform_(0.5, 2)\n"
+        "    def forward(self, x):\n"
+        "        h = self.fc2(self.bn(self.fc(x)))\n"
+        "        return self.bn2(h) + h  # fc2's output is read twice: not folded\n"
+        "def example_inputs():\n    return (torch.randn(3, 4),)\n"
+    )
+    doc = open_document(OpenRequest(f"{path}:Net", "export"))
+    report = run(doc, RewriteSpec(builtin="fold-linear-bn"))
+    assert len(report.result.replaced) == 1
+    assert [why for _, why in report.result.skipped] == ["linear_1's output is also used by add"]
+    assert report.check is not None and report.check.ok, report.check.describe()

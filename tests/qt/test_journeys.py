@@ -89,11 +89,14 @@ def test_rewrite_with_preview_replace_and_undo(qtbot, big):
     assert not big.statusBar().currentMessage().startswith("Not done")
 
 
-def test_a_built_in_that_cannot_read_the_graph_says_so_in_the_dock(qtbot, big):
+def test_built_ins_on_an_export_graph_preview_or_say_why_not(qtbot, big):
     open_and_wait(qtbot, big, "examples:resnet", frontend="export")
     patterns = big.panels["patterns"]
-    with qtbot.waitSignal(patterns.idle, timeout=60000):
+    with qtbot.waitSignal(patterns.found, timeout=60000):  # folds ATen calls too
         big.action("actionRewrite_fold-conv-bn").trigger()
+    assert patterns.summary.text().startswith("Fold conv + BatchNorm: 15 places to change")
+    with qtbot.waitSignal(patterns.idle, timeout=60000):  # reads torch functions only
+        big.action("actionRewrite_remove-noops").trigger()
     assert "torch.export" in patterns.summary.text() and patterns.match_list.count() == 0
 
 

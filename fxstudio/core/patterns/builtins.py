@@ -1,9 +1,8 @@
 """The built-in rewrites, each one edit (one undo step) however many places it changes.
 
-``fold-conv-bn`` and ``fold-linear-bn`` fold an eval-mode BatchNorm into the layer before it
-(``torch.nn.utils.fusion``), matching the modules by type; a conv whose output has other
-users, a conv module called elsewhere too (torch.fx's ``fuse`` gets that one silently wrong,
-pytorch#104593) and a BatchNorm without running statistics are skipped, each with the reason.
+``fold-conv-bn`` and ``fold-linear-bn`` fold an eval-mode BatchNorm into the layer before it,
+in symbolically traced graphs (modules matched by type) and in ``torch.export`` ones (ATen
+calls): :mod:`fxstudio.core.patterns.folds`.  Each built-in lists the dialects it reads.
 
 Example:
     >>> sorted(BUILTINS)[:3]
@@ -21,12 +20,12 @@ import torch
 import torch.fx as fx
 import torch.nn.functional as F
 from torch import nn
-from torch.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
 
 from fxstudio.core.capture import node_dtype, node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.naming import resolve_function
-from fxstudio.core.fxcompat import BatchNormBase, DropoutBase
+from fxstudio.core.fxcompat import DropoutBase
+from fxstudio.core.patterns.folds import CONVS, LINEARS, either, fold_jobs, fuse_conv, fuse_linear
 from fxstudio.core.patterns.ops import dialect_of, family, submodule
 from fxstudio.core.patterns.pattern import FX_RULES, Pattern, PatternError, Rules, from_function
 from fxstudio.core.patterns.replace import (
@@ -79,85 +78,6 @@ def run_builtin(doc: GraphDocument, spec: str) -> Rewritten:
 
 def listing() -> str:
     return "\n".join(f"  {b.name:<18} {b.summary}" for b in BUILTINS.values())
-
-
-# --- folds ---------------------------------------------------------------------------------
-
-_BY_TYPE = Rules(module="type", spelling="exact", commutative=False)
-
-
-class _Pair(nn.Module):
-    def __init__(self, first: nn.Module, second: nn.Module) -> None:
-        super().__init__()
-        self.first = first
-        self.second = second
-
-    def forward(self, x: Any) -> Any:
-        return self.second(self.first(x))
-
-
-def _fold(fuse: Callable[..., nn.Module], what: str) -> Replacement:
-    def build(ctx: MatchContext) -> ReplacementGraph:
-        layer_node = ctx.node("first")
-        layer, norm = ctx.module("first"), ctx.module("second")
-        others = [
-            n.name
-            for n in ctx.doc.graph.find_nodes(op="call_module", target=layer_node.target)
-            if n is not layer_node
-        ]
-        if others:
-            raise Skip(
-                f"self.{layer_node.target} is also called by {', '.join(others)}: folding "
-                "its weights would change those calls too"
-            )
-        if not isinstance(norm, BatchNormBase):
-            raise Skip(f"{type(norm).__name__} is not a BatchNorm")
-        if norm.running_mean is None or norm.running_var is None:
-            raise Skip(f"self.{ctx.node('second').target} keeps no running statistics")
-        if norm.training or layer.training:
-            raise Skip("the model is in training mode: BatchNorm uses batch statistics")
-        fused = fuse(layer, norm)
-        graph = fx.Graph()
-        x = graph.placeholder("x")
-        graph.output(graph.call_module(str(layer_node.target), (x,)))
-        return ReplacementGraph(graph, {str(layer_node.target): fused})
-
-    return Replacement(f"fold {what}", build, exact=False)
-
-
-def _fold_jobs(
-    pairs: list[tuple[type[nn.Module], type[nn.Module]]], what: str, fuse: Callable[..., nn.Module]
-) -> Callable[[GraphDocument, str], list[Job]]:
-    def jobs(doc: GraphDocument, arg: str) -> list[Job]:
-        out = []
-        for layer_type, bn_type in pairs:
-            present = {type(m) for m in doc.graph_module.modules()}
-            if layer_type not in present or bn_type not in present:
-                continue
-            layer = _sample(layer_type)
-            pattern = from_function(
-                _Pair(layer, bn_type(1)),
-                f"{layer_type.__name__}+{bn_type.__name__}",
-                rules=_BY_TYPE,
-            )
-            out.append(Job(pattern, _fold(fuse, what)))
-        return out
-
-    return jobs
-
-
-def _sample(layer_type: type[nn.Module]) -> nn.Module:
-    if layer_type is nn.Linear:
-        return nn.Linear(1, 1)
-    return layer_type(1, 1, 1)  # type: ignore[call-arg]
-
-
-def _fuse_conv(conv: nn.Module, bn: nn.Module) -> nn.Module:
-    return fuse_conv_bn_eval(conv, bn)  # type: ignore[arg-type,type-var]
-
-
-def _fuse_linear(linear: nn.Module, bn: nn.Module) -> nn.Module:
-    return fuse_linear_bn_eval(linear, bn)  # type: ignore[arg-type,type-var]
 
 
 # --- node-by-node rewrites (bypass or retarget single nodes) ---------------------------------
@@ -417,22 +337,32 @@ BUILTINS: dict[str, Builtin] = {
             "fold-conv-bn",
             "fold eval-mode BatchNorm into the Conv1d/2d/3d before it",
             False,
-            _fold_jobs(
-                [
-                    (nn.Conv1d, nn.BatchNorm1d),
-                    (nn.Conv2d, nn.BatchNorm2d),
-                    (nn.Conv3d, nn.BatchNorm3d),
-                ],
+            either(
+                fold_jobs(
+                    [
+                        (nn.Conv1d, nn.BatchNorm1d),
+                        (nn.Conv2d, nn.BatchNorm2d),
+                        (nn.Conv3d, nn.BatchNorm3d),
+                    ],
+                    "conv+bn",
+                    fuse_conv,
+                ),
+                CONVS,
                 "conv+bn",
-                _fuse_conv,
             ),
+            ("fx", "export"),
             title="Fold conv + BatchNorm",
         ),
         Builtin(
             "fold-linear-bn",
             "fold eval-mode BatchNorm1d into the Linear before it",
             False,
-            _fold_jobs([(nn.Linear, nn.BatchNorm1d)], "linear+bn", _fuse_linear),
+            either(
+                fold_jobs([(nn.Linear, nn.BatchNorm1d)], "linear+bn", fuse_linear),
+                LINEARS,
+                "linear+bn",
+            ),
+            ("fx", "export"),
             title="Fold linear + BatchNorm",
         ),
         Builtin(

@@ -28,18 +28,24 @@ META_KEPT = ("stack_trace", "nn_module_stack")
 class Provenance:
     """Where a new node of one match's replacement comes from, for its ``meta``: its stack
     trace and ``nn_module_stack`` are those of the matched node calling the same submodule
-    (a folded conv stays ``layer1.0.conv1``, not the BatchNorm anchoring the match), else
+    (a folded conv stays ``layer1.0.conv1``, not the BatchNorm anchoring the match), or the
+    matched call of the same op (a folded ``aten.conv2d`` of an export graph), else
     the anchor's -- less the module the anchor calls, for a node that does not call it (a
     new submodule is its own innermost module)."""
 
     def __init__(self, anchor: Node, matched: list[Node], made: dict[str, Any]) -> None:
         self.anchor = anchor
         self.calls = {str(n.target): n for n in matched if n.op == "call_module"}
+        # an ATen call of the same op (a folded aten.conv2d): the one it takes over from
+        self.same = {n.target: n for n in matched if n.op == "call_function"}
         self.made = made
 
     def meta(self, op: str, target: Any, module: Any) -> dict[str, Any]:
         path = str(target)
-        source = self.calls.get(path) if op == "call_module" else None
+        if op == "call_module":
+            source = self.calls.get(path)
+        else:
+            source = self.same.get(target) if op == "call_function" else None
         meta: dict[str, Any] = {}
         if source is not None:
             meta = {k: source.meta[k] for k in META_KEPT if k in source.meta}

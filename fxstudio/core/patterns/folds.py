@@ -1,0 +1,226 @@
+"""The folds of ``fold-conv-bn`` and ``fold-linear-bn``, in both dialects.
+
+In a symbolically traced graph an ``nn.Conv1d/2d/3d`` (or ``nn.Linear``) module followed by an
+eval-mode ``nn.BatchNorm`` becomes one module with the folded weights
+(``torch.nn.utils.fusion``); the modules are matched by type.  In a graph captured with
+``torch.export`` (ATen ops) an eval-mode ``aten.batch_norm`` whose input is an
+``aten.conv1d/2d/3d`` (or ``aten.linear``) is folded into that call: the folded weight and
+bias are computed from the tensors the graph reads (``get_attr``) and set on the model under
+new names, the layer is called on them and the BatchNorm is gone.
+
+A BatchNorm in training mode or without running statistics, a layer called elsewhere too
+(torch.fx's ``fuse`` gets that one silently wrong, pytorch#104593) or whose output has other
+users, and weights that are not the model's own tensors are skipped, each with the reason.
+
+Example:
+    >>> from fxstudio.core.opening import OpenRequest, open_document
+    >>> doc = open_document(OpenRequest("examples:resnet", "export"))
+    >>> from fxstudio.core.patterns.builtins import BUILTINS
+    >>> jobs = BUILTINS["fold-conv-bn"].jobs(doc, "")
+    >>> len(jobs[0].found.matches)
+    15
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.fx as fx
+from torch import nn
+from torch.nn.utils.fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
+
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.edits.naming import attribute, name_base
+from fxstudio.core.fxcompat import BatchNormBase
+from fxstudio.core.patterns.matcher import Found, Match
+from fxstudio.core.patterns.ops import dialect_of
+from fxstudio.core.patterns.pattern import FX_RULES, Rules, from_function
+from fxstudio.core.patterns.replace import (
+    Job,
+    MatchContext,
+    Replacement,
+    ReplacementGraph,
+    Skip,
+)
+
+aten = torch.ops.aten
+CONVS = (aten.conv1d.default, aten.conv2d.default, aten.conv3d.default)
+LINEARS = (aten.linear.default,)
+BATCH_NORM = aten.batch_norm.default
+
+
+# --- fx graphs: nn.Conv2d + nn.BatchNorm2d modules --------------------------------------
+
+_BY_TYPE = Rules(module="type", spelling="exact", commutative=False)
+
+
+class _Pair(nn.Module):
+    def __init__(self, first: nn.Module, second: nn.Module) -> None:
+        super().__init__()
+        self.first = first
+        self.second = second
+
+    def forward(self, x: Any) -> Any:
+        return self.second(self.first(x))
+
+
+def _fold(fuse: Callable[..., nn.Module], what: str) -> Replacement:
+    def build(ctx: MatchContext) -> ReplacementGraph:
+        layer_node = ctx.node("first")
+        layer, norm = ctx.module("first"), ctx.module("second")
+        others = [
+            n.name
+            for n in ctx.doc.graph.find_nodes(op="call_module", target=layer_node.target)
+            if n is not layer_node
+        ]
+        if others:
+            raise Skip(
+                f"self.{layer_node.target} is also called by {', '.join(others)}: folding "
+                "its weights would change those calls too"
+            )
+        if not isinstance(norm, BatchNormBase):
+            raise Skip(f"{type(norm).__name__} is not a BatchNorm")
+        if norm.running_mean is None or norm.running_var is None:
+            raise Skip(f"self.{ctx.node('second').target} keeps no running statistics")
+        if norm.training or layer.training:
+            raise Skip("the model is in training mode: BatchNorm uses batch statistics")
+        fused = fuse(layer, norm)
+        graph = fx.Graph()
+        x = graph.placeholder("x")
+        graph.output(graph.call_module(str(layer_node.target), (x,)))
+        return ReplacementGraph(graph, {str(layer_node.target): fused})
+
+    return Replacement(f"fold {what}", build, exact=False)
+
+
+def fold_jobs(
+    pairs: list[tuple[type[nn.Module], type[nn.Module]]], what: str, fuse: Callable[..., nn.Module]
+) -> Callable[[GraphDocument, str], list[Job]]:
+    def jobs(doc: GraphDocument, arg: str) -> list[Job]:
+        out = []
+        for layer_type, bn_type in pairs:
+            present = {type(m) for m in doc.graph_module.modules()}
+            if layer_type not in present or bn_type not in present:
+                continue
+            layer = _sample(layer_type)
+            pattern = from_function(
+                _Pair(layer, bn_type(1)),
+                f"{layer_type.__name__}+{bn_type.__name__}",
+                rules=_BY_TYPE,
+            )
+            out.append(Job(pattern, _fold(fuse, what)))
+        return out
+
+    return jobs
+
+
+def either(
+    fx_jobs: Callable[[GraphDocument, str], list[Job]], layers: tuple[Any, ...], what: str
+) -> Callable[[GraphDocument, str], list[Job]]:
+    """A fold of the graph's dialect: modules in an fx graph, ATen calls in an export one."""
+
+    def jobs(doc: GraphDocument, arg: str) -> list[Job]:
+        if dialect_of(doc.graph) == "export":
+            return [_AtenFoldJob(doc, layers, what)]
+        return fx_jobs(doc, arg)
+
+    return jobs
+
+
+def _sample(layer_type: type[nn.Module]) -> nn.Module:
+    if layer_type is nn.Linear:
+        return nn.Linear(1, 1)
+    return layer_type(1, 1, 1)  # type: ignore[call-arg]
+
+
+def fuse_conv(conv: nn.Module, bn: nn.Module) -> nn.Module:
+    return fuse_conv_bn_eval(conv, bn)  # type: ignore[arg-type,type-var]
+
+
+def fuse_linear(linear: nn.Module, bn: nn.Module) -> nn.Module:
+    return fuse_linear_bn_eval(linear, bn)  # type: ignore[arg-type,type-var]
+
+
+# --- ATen graphs (torch.export): aten.conv2d + aten.batch_norm calls --------------------
+
+
+class _AtenFoldJob(Job):
+    """Each ``layer -> batch_norm`` pair is a match of the layer, the BatchNorm and the
+    tensors only they read (so those nodes go with them)."""
+
+    def __init__(self, doc: GraphDocument, layers: tuple[Any, ...], what: str) -> None:
+        self.layers = layers
+        matches = []
+        for bn in doc.graph.find_nodes(op="call_function", target=BATCH_NORM):
+            layer = bn.args[0]
+            if not (isinstance(layer, fx.Node) and layer.target in layers):
+                continue
+            reads = [a for a in (*layer.args[1:3], *bn.args[1:5]) if isinstance(a, fx.Node)]
+            only = [a.name for a in reads if a.op == "get_attr" and set(a.users) <= {layer, bn}]
+            nodes = {"layer": layer.name, "node": bn.name}
+            nodes.update({f"tensor{i}": name for i, name in enumerate(only)})
+            x = layer.args[0]
+            matches.append(
+                Match(
+                    len(matches),
+                    nodes,
+                    (x.name if isinstance(x, fx.Node) else x,),
+                    (isinstance(x, fx.Node),),
+                    (bn.name,),
+                )
+            )
+        pattern = from_function(lambda x: torch.relu(x), "node", rules=FX_RULES)
+        replacement = Replacement(f"fold {what}", self._build, exact=False)
+        super().__init__(pattern, replacement, Found(matches), None)
+
+    def _build(self, ctx: MatchContext) -> ReplacementGraph:
+        gm = ctx.doc.graph_module
+        layer, bn = ctx.node("layer"), ctx.node("node")
+        others = [u.name for u in layer.users if u is not bn]
+        if others:
+            raise Skip(f"{layer.name}'s output is also used by {', '.join(others)}")
+        training = _arg(bn, 5, "training", False)
+        if training:
+            raise Skip(f"{bn.name} is in training mode: it uses batch statistics")
+        weight, bias = _tensor(gm, _arg(layer, 1)), _tensor(gm, _arg(layer, 2))
+        bn_w, bn_b, mean, var = (_tensor(gm, _arg(bn, i)) for i in range(1, 5))
+        if weight is None or mean is None or var is None:
+            raise Skip(f"{layer.name} or {bn.name} reads no weights or running statistics")
+        eps = _arg(bn, 7, "eps", 1e-5)
+        if layer.target in CONVS:
+            w, b = fuse_conv_bn_weights(weight, bias, mean, var, eps, bn_w, bn_b)
+        else:
+            w, b = fuse_linear_bn_weights(weight, bias, mean, var, eps, bn_w, bn_b)
+        root = nn.Module()
+        base = name_base(str(layer.args[1].target)) if isinstance(layer.args[1], fx.Node) else "w"
+        root.register_parameter(f"{base}_folded", w)
+        root.register_parameter(f"{base}_bias_folded", b)
+        graph = fx.Graph()
+        x = graph.placeholder("x")
+        w_node = graph.get_attr(f"{base}_folded")
+        b_node = graph.get_attr(f"{base}_bias_folded")
+        rest = layer.args[3:]
+        call = graph.call_function(layer.target, (x, w_node, b_node, *rest), dict(layer.kwargs))
+        graph.output(call)
+        return ReplacementGraph(graph, root=root)
+
+
+def _arg(node: fx.Node, index: int, name: str = "", default: Any = None) -> Any:
+    """An argument of an ATen call, positional or by keyword."""
+    if len(node.args) > index:
+        return node.args[index]
+    return node.kwargs.get(name, default) if name else default
+
+
+def _tensor(gm: nn.Module, value: Any) -> torch.Tensor | None:
+    if isinstance(value, fx.Node) and value.op == "get_attr":
+        found = attribute(gm, str(value.target))
+        return found if isinstance(found, torch.Tensor) else None
+    return None
