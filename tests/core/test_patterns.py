@@ -592,7 +592,8 @@ def test_a_replacement_with_its_own_tensors_brings_them_into_the_model_and_undo_
     torch.testing.assert_close(doc.graph_module(x, y, z), (torch.neg(x) + torch.relu(y)) * z)
 
 
-def test_fold_conv_bn_folds_an_export_graphs_aten_calls_and_undo_puts_them_back():
+def test_fold_conv_bn_folds_an_export_graphs_aten_calls_and_undo_puts_them_back(tmp_path):
+    from fxstudio.core.export import export, run_standalone
     from fxstudio.core.patterns.apply import RewriteSpec, run
 
     doc = open_document(OpenRequest("examples:resnet", "export"))
@@ -606,6 +607,11 @@ def test_fold_conv_bn_folds_an_export_graphs_aten_calls_and_undo_puts_them_back(
     assert conv.args[1].target.endswith("_folded") and conv.args[2] is not None
     folded = doc.node("conv2d_1")  # in its own module, not the BatchNorm's
     assert list(folded.meta["nn_module_stack"].values())[-1][0] == "layer1.0.conv1"
+    out = tmp_path / "folded.py"  # saved, it runs without fxstudio as the editor's model does
+    export(doc, out)
+    with torch.no_grad():
+        expected = [doc.graph_module(*doc.example_inputs)]
+    assert run_standalone(out, doc.example_inputs, expected).one_thread.within_tolerance
     report.result.edit.undo()
     assert doc.graph_module.code == before
 
