@@ -157,7 +157,7 @@ class _AtenFoldJob(Job):
 
     def __init__(self, doc: GraphDocument, layers: tuple[Any, ...], what: str) -> None:
         self.layers = layers
-        matches = []
+        matches: list[Match] = []
         for bn in doc.graph.find_nodes(op="call_function", target=BATCH_NORM):
             layer = bn.args[0]
             if not (isinstance(layer, fx.Node) and layer.target in layers):
@@ -194,6 +194,10 @@ class _AtenFoldJob(Job):
         if weight is None or mean is None or var is None:
             raise Skip(f"{layer.name} or {bn.name} reads no weights or running statistics")
         eps = _arg(bn, 7, "eps", 1e-5)
+        if bn_w is None:  # a BatchNorm without affine weights scales by one, shifts by zero
+            bn_w = torch.ones_like(mean)
+        if bn_b is None:
+            bn_b = torch.zeros_like(mean)
         if layer.target in CONVS:
             w, b = fuse_conv_bn_weights(weight, bias, mean, var, eps, bn_w, bn_b)
         else:
@@ -207,7 +211,8 @@ class _AtenFoldJob(Job):
         w_node = graph.get_attr(f"{base}_folded")
         b_node = graph.get_attr(f"{base}_bias_folded")
         rest = layer.args[3:]
-        call = graph.call_function(layer.target, (x, w_node, b_node, *rest), dict(layer.kwargs))
+        op: Any = layer.target
+        call = graph.call_function(op, (x, w_node, b_node, *rest), dict(layer.kwargs))
         graph.output(call)
         return ReplacementGraph(graph, root=root)
 
