@@ -479,7 +479,7 @@ def test_fuse_attention_into_sdpa(style: int) -> None:
 def test_builtins_say_which_capture_they_read() -> None:
     doc = open_document(OpenRequest("examples:resnet", "export"))
     with pytest.raises(PatternError, match="--frontend fx"):
-        run_builtin(doc, "remove-noops")  # torch functions only (the folds read both)
+        run_builtin(doc, "swap-activation:relu:gelu")  # torch functions only (the folds: both)
 
 
 def test_modules_by_type_and_attributes() -> None:
@@ -639,3 +639,28 @@ def test_fold_linear_bn_on_an_export_graph_and_a_shared_output_is_skipped(write_
     assert len(report.result.replaced) == 1
     assert [why for _, why in report.result.skipped] == ["linear_1's output is also used by add"]
     assert report.check is not None and report.check.ok, report.check.describe()
+
+
+def test_remove_noops_on_an_export_graph(write_model):
+    """``x * 1``, ``+ 0`` and ``.float()`` of a float as ``torch.export`` spells them
+    (``aten.mul.Tensor``, ``aten.add.Tensor``, ``aten.to.dtype``) go; the values stay."""
+    from fxstudio.core.patterns.apply import RewriteSpec, run
+
+    path = write_model(
+        "import torch\n"
+        "from torch import nn\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(4, 4)\n"
+        "    def forward(self, x):\n"
+        "        h = (self.fc(x) * 1).contiguous() + 0\n"
+        "        return torch.relu(h.float().to(torch.float32))\n"
+        "def example_inputs():\n    return (torch.randn(2, 4),)\n"
+    )
+    doc = open_document(OpenRequest(f"{path}:Net", "export"))
+    report = run(doc, RewriteSpec(builtin="remove-noops"))
+    assert len(report.result.replaced) == 4
+    assert report.check is not None and report.check.ok
+    targets = {str(n.target) for n in doc.graph.nodes if n.op == "call_function"}
+    assert not targets & {"aten.mul.Tensor", "aten.add.Tensor", "aten.to.dtype"}

@@ -175,7 +175,7 @@ def _is_noop(node: fx.Node, doc: GraphDocument, arg: str, memo: set[fx.Node]) ->
         return (
             "bypass" if isinstance(submodule(doc.graph_module, node.target), nn.Identity) else None
         )
-    fam = family(node, doc.graph_module)
+    fam = family(node, doc.graph_module).removeprefix("aten.")  # (an export graph's too)
     if fam in ("mul", "div", "add", "sub") and len(node.args) == 2 and not node.kwargs:
         other = node.args[1]
         unit = 1 if fam in ("mul", "div") else 0
@@ -187,7 +187,14 @@ def _is_noop(node: fx.Node, doc: GraphDocument, arg: str, memo: set[fx.Node]) ->
         if isinstance(val, torch.Tensor) and val.is_contiguous() and same:
             return "bypass"
         return None
-    if node.op == "call_method" and node.target in ("to", "float", "type_as", "double", "half"):
+    if node.op == "call_function" and fam in ("contiguous", "alias"):
+        val = src.meta.get("val")
+        contiguous = fam == "alias" or (isinstance(val, torch.Tensor) and val.is_contiguous())
+        return "bypass" if contiguous and same else None
+    aten_to = node.op == "call_function" and fam in ("to", "_to_copy")
+    if aten_to or (
+        node.op == "call_method" and node.target in ("to", "float", "type_as", "double", "half")
+    ):
         val, out = src.meta.get("val"), node.meta.get("val")
         if (
             isinstance(val, torch.Tensor)
@@ -378,6 +385,7 @@ BUILTINS: dict[str, Builtin] = {
             "remove x*1, x+0, nn.Identity, .contiguous()/.to() that change nothing",
             True,
             _single(_is_noop, "remove no-op"),
+            ("fx", "export"),
             title="Remove no-ops",
         ),
         Builtin(
