@@ -664,3 +664,22 @@ def test_remove_noops_on_an_export_graph(write_model):
     assert report.check is not None and report.check.ok
     targets = {str(n.target) for n in doc.graph.nodes if n.op == "call_function"}
     assert not targets & {"aten.mul.Tensor", "aten.add.Tensor", "aten.to.dtype"}
+
+
+def test_fuse_attention_says_plainly_when_the_attention_is_fused_already(write_model):
+    from fxstudio.core.patterns.apply import RewriteSpec, run
+
+    path = write_model(
+        "import torch\n"
+        "import torch.nn.functional as F\n"
+        "from torch import nn\n"
+        "class Net(nn.Module):\n"
+        "    def forward(self, q, k, v):\n"
+        "        return F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
+        "def example_inputs():\n"
+        "    return tuple(torch.randn(1, 2, 4, 8) for _ in range(3))\n"
+    )
+    report = run(open_document(f"{path}:Net"), RewriteSpec(builtin="fuse-attention"))
+    assert report.result.edit is None
+    assert any("1 attention call is already fused" in w for w in report.result.found.warnings)
+    assert any("already fused" in line for line in report.describe())

@@ -26,6 +26,7 @@ from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.naming import resolve_function
 from fxstudio.core.fxcompat import DropoutBase
 from fxstudio.core.patterns.folds import CONVS, LINEARS, either, fold_jobs, fuse_conv, fuse_linear
+from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.ops import dialect_of, family, submodule
 from fxstudio.core.patterns.pattern import FX_RULES, Pattern, PatternError, Rules, from_function
 from fxstudio.core.patterns.replace import (
@@ -317,7 +318,18 @@ def _attention_jobs(doc: GraphDocument, arg: str) -> list[Job]:
                             _sdpa(scale, dims, mask, dropout),
                         )
                     )
+    fused = [n.name for n in doc.graph.nodes if n.op == "call_function" and n.target in _FUSED]
+    if fused:  # said plainly, whether or not something else is left to fuse
+        jobs[0].found = Matcher(jobs[0].pattern).find(doc.graph_module)
+        jobs[0].found.warnings.append(
+            f"{len(fused)} attention call{'s are' if len(fused) != 1 else ' is'} already fused "
+            f"(scaled_dot_product_attention: {', '.join(fused[:3])}"
+            f"{', …' if len(fused) > 3 else ''}): nothing to fuse there"
+        )
     return jobs
+
+
+_FUSED = (F.scaled_dot_product_attention, torch.ops.aten.scaled_dot_product_attention.default)
 
 
 def _negrelu(x: Any, y: Any) -> Any:
