@@ -176,7 +176,7 @@ def _is_noop(node: fx.Node, doc: GraphDocument, arg: str, memo: set[fx.Node]) ->
         return (
             "bypass" if isinstance(submodule(doc.graph_module, node.target), nn.Identity) else None
         )
-    fam = family(node, doc.graph_module).removeprefix("aten.")  # (an export graph's too)
+    fam = (family(node, doc.graph_module) or "").removeprefix("aten.")  # (export graphs too)
     if fam in ("mul", "div", "add", "sub") and len(node.args) == 2 and not node.kwargs:
         other = node.args[1]
         unit = 1 if fam in ("mul", "div") else 0
