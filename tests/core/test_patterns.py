@@ -12,6 +12,7 @@ from torch import nn
 from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
 
 from fxstudio.core.opening import OpenRequest, open_document
+from fxstudio.core.patterns.apply import RewriteSpec, run
 from fxstudio.core.patterns.builtins import run_builtin
 from fxstudio.core.patterns.check import check, reference
 from fxstudio.core.patterns.explain import explain
@@ -417,7 +418,6 @@ def test_other_builtins_on_real_graphs() -> None:
 
 
 def test_session_replays_a_rewrite(tmp_path) -> None:
-    from fxstudio.core.patterns.apply import RewriteSpec, run
     from fxstudio.core.sessionfile import save_session
 
     doc = open_document("examples:resnet")
@@ -594,7 +594,6 @@ def test_a_replacement_with_its_own_tensors_brings_them_into_the_model_and_undo_
 
 def test_fold_conv_bn_folds_an_export_graphs_aten_calls_and_undo_puts_them_back(tmp_path):
     from fxstudio.core.export import export, run_standalone
-    from fxstudio.core.patterns.apply import RewriteSpec, run
 
     doc = open_document(OpenRequest("examples:resnet", "export"))
     before = doc.graph_module.code
@@ -617,8 +616,6 @@ def test_fold_conv_bn_folds_an_export_graphs_aten_calls_and_undo_puts_them_back(
 
 
 def test_fold_linear_bn_on_an_export_graph_and_a_shared_output_is_skipped(write_model):
-    from fxstudio.core.patterns.apply import RewriteSpec, run
-
     path = write_model(
         "import torch\n"
         "from torch import nn\n"
@@ -644,8 +641,6 @@ def test_fold_linear_bn_on_an_export_graph_and_a_shared_output_is_skipped(write_
 def test_remove_noops_on_an_export_graph(write_model):
     """``x * 1``, ``+ 0`` and ``.float()`` of a float as ``torch.export`` spells them
     (``aten.mul.Tensor``, ``aten.add.Tensor``, ``aten.to.dtype``) go; the values stay."""
-    from fxstudio.core.patterns.apply import RewriteSpec, run
-
     path = write_model(
         "import torch\n"
         "from torch import nn\n"
@@ -667,8 +662,6 @@ def test_remove_noops_on_an_export_graph(write_model):
 
 
 def test_fuse_attention_says_plainly_when_the_attention_is_fused_already(write_model):
-    from fxstudio.core.patterns.apply import RewriteSpec, run
-
     path = write_model(
         "import torch\n"
         "import torch.nn.functional as F\n"
