@@ -28,7 +28,7 @@ from fxstudio.core.fxcompat import DropoutBase
 from fxstudio.core.patterns.folds import CONVS, LINEARS, either, fold_jobs, fuse_conv, fuse_linear
 from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.ops import dialect_of, family, submodule
-from fxstudio.core.patterns.pattern import FX_RULES, Pattern, PatternError, Rules, from_function
+from fxstudio.core.patterns.pattern import Pattern, PatternError, Rules, from_function
 from fxstudio.core.patterns.replace import (
     Job,
     MatchContext,
@@ -37,6 +37,7 @@ from fxstudio.core.patterns.replace import (
     Rewritten,
     Skip,
     function_replacement,
+    one_node_pattern,
     rewrite_jobs,
 )
 
@@ -124,7 +125,7 @@ class _SingleJob(Job):
             )
         self._what = {m.anchor: w for m, (_, w) in zip(matches, chosen, strict=True)}
         self._graphs: dict[Any, fx.Graph] = {}
-        super().__init__(_one_node_pattern(), Replacement(name, self._build), Found(matches), None)
+        super().__init__(one_node_pattern(), Replacement(name, self._build), Found(matches), None)
 
     def _build(self, ctx: MatchContext) -> ReplacementGraph:
         what = self._what[ctx.match.anchor]
@@ -134,10 +135,6 @@ class _SingleJob(Job):
             x = graph.placeholder("x")
             graph.output(x if what == "bypass" else graph.call_function(what, (x,)))
         return ReplacementGraph(graph)
-
-
-def _one_node_pattern() -> Pattern:
-    return from_function(lambda x: torch.relu(x), "node", rules=FX_RULES)
 
 
 def _dropout(node: fx.Node, doc: GraphDocument, arg: str, memo: set[fx.Node]) -> Any:

@@ -41,13 +41,14 @@ from fxstudio.core.edits.naming import attribute, name_base
 from fxstudio.core.fxcompat import BatchNormBase
 from fxstudio.core.patterns.matcher import Found, Match
 from fxstudio.core.patterns.ops import dialect_of
-from fxstudio.core.patterns.pattern import FX_RULES, Rules, from_function
+from fxstudio.core.patterns.pattern import Rules, from_function
 from fxstudio.core.patterns.replace import (
     Job,
     MatchContext,
     Replacement,
     ReplacementGraph,
     Skip,
+    one_node_pattern,
 )
 
 aten = torch.ops.aten
@@ -156,7 +157,6 @@ class _AtenFoldJob(Job):
     tensors only they read (so those nodes go with them)."""
 
     def __init__(self, doc: GraphDocument, layers: tuple[Any, ...], what: str) -> None:
-        self.layers = layers
         matches: list[Match] = []
         for bn in doc.graph.find_nodes(op="call_function", target=BATCH_NORM):
             layer = bn.args[0]
@@ -176,9 +176,8 @@ class _AtenFoldJob(Job):
                     (bn.name,),
                 )
             )
-        pattern = from_function(lambda x: torch.relu(x), "node", rules=FX_RULES)
         replacement = Replacement(f"fold {what}", self._build, exact=False)
-        super().__init__(pattern, replacement, Found(matches), None)
+        super().__init__(one_node_pattern(), replacement, Found(matches), None)
 
     def _build(self, ctx: MatchContext) -> ReplacementGraph:
         gm = ctx.doc.graph_module

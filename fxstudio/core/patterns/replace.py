@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
 import torch.fx as fx
 from torch import nn
 from torch.fx.node import Node, map_aggregate
@@ -64,7 +65,7 @@ from fxstudio.core.edits.steps import (
 from fxstudio.core.fxcompat import used_names
 from fxstudio.core.graphviews import module_path
 from fxstudio.core.patterns.matcher import Found, Match, Matcher
-from fxstudio.core.patterns.pattern import Pattern, PatternError
+from fxstudio.core.patterns.pattern import FX_RULES, Pattern, PatternError, from_function
 from fxstudio.core.patterns.provenance import Provenance
 
 
@@ -187,6 +188,13 @@ class Job:
     replacement: Replacement
     found: Found | None = None
     accepted: set[int] | None = None
+
+
+def one_node_pattern() -> Pattern:
+    """The pattern of a :class:`Job` whose matches are chosen node by node rather than
+    matched (a built-in that picks dropouts, or conv + BatchNorm calls): one input, one node
+    (``"node"``), its output -- what the replacement engine reads of a pattern."""
+    return from_function(lambda x: torch.relu(x), "node", rules=FX_RULES)
 
 
 def rewrite(

@@ -31,6 +31,13 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QWidget
 
 from fxstudio.core.document import DocumentEvent, GraphDocument
+from fxstudio.core.errors import UserError
+
+
+def in_words(exc: BaseException) -> str:
+    """What a worker's failure says in a dock: a refusal as it is worded, anything else
+    with the name of what was raised."""
+    return str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
 
 
 @dataclass

@@ -37,11 +37,11 @@ from fxstudio.core.snapshots import adopt, detached, propagated, snapshot, views
 from fxstudio.qt import theme
 from fxstudio.qt.canvas.marks import PatternMarks
 from fxstudio.qt.editing.commands import EditCommand
-from fxstudio.qt.panels.base import DocumentPanel
+from fxstudio.qt.panels.base import DocumentPanel, in_words
 from fxstudio.qt.panels.pattern_files import PatternFilesMixin
 from fxstudio.qt.panels.pattern_rules import RulesMixin
 from fxstudio.qt.panels.patterns_form import BOX, build
-from fxstudio.qt.panels.rewrite_list import RewriteListMixin
+from fxstudio.qt.panels.rewrite_list import RewriteListMixin, skipped_item
 from fxstudio.qt.workers import Task
 
 
@@ -208,7 +208,7 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
         self.idle.emit()
 
     def _failed(self, exc: BaseException) -> None:
-        text = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+        text = in_words(exc)
         self.summary.setText("Not done.")
         self.message.emit(text)
 
@@ -242,10 +242,7 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
             item.setData(Qt.ItemDataRole.UserRole, m.index)
             self.match_list.addItem(item)
         for s in found.skipped:
-            item = QListWidgetItem(f"skipped: {s.failure.describe()}")
-            item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
-            item.setForeground(Qt.GlobalColor.darkGray)
-            self.match_list.addItem(item)
+            self.match_list.addItem(skipped_item(f"skipped: {s.failure.describe()}"))
         self.match_list.blockSignals(False)
         n, k = len(found.matches), len(found.skipped)
         words = [f"{n} match{'es' if n != 1 else ''}"]

@@ -15,11 +15,20 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QListWidgetItem
 
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.errors import UserError
 from fxstudio.core.patterns.apply import Report, RewriteSpec, run
 from fxstudio.core.patterns.builtins import BUILTINS
 from fxstudio.core.patterns.matcher import Found
+from fxstudio.qt.panels.base import in_words
 from fxstudio.qt.panels.patterns_form import MINE, MINE_ABOUT
+
+
+def skipped_item(text: str) -> QListWidgetItem:
+    """A row of the match list for a place left alone: greyed, not checkable."""
+    item = QListWidgetItem(text)
+    item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
+    item.setForeground(Qt.GlobalColor.darkGray)
+    item.setToolTip(text)
+    return item
 
 
 class RewriteListMixin:
@@ -52,14 +61,18 @@ class RewriteListMixin:
         self.rewrite_list.currentRowChanged.connect(lambda _row: self.rewrite_chosen())
         self.rewrite_list.setCurrentRow(0)
 
+    def chosen_name(self) -> str:
+        """The built-in chosen in the list, by name; ``MINE`` for the user's pattern."""
+        item = self.rewrite_list.currentItem()
+        return str(item.data(Qt.ItemDataRole.UserRole)) if item is not None else MINE
+
     def chosen_builtin(self) -> str:
         """The built-in chosen, as ``NAME`` or ``NAME:ARGUMENT``; "" for the user's pattern."""
-        item = self.rewrite_list.currentItem()
-        name = item.data(Qt.ItemDataRole.UserRole) if item is not None else MINE
+        name = self.chosen_name()
         if not name:
             return ""
         arg = self.rewrite_argument.text().strip() if BUILTINS[name].argument else ""
-        return f"{name}:{arg}" if arg else str(name)
+        return f"{name}:{arg}" if arg else name
 
     def choose_rewrite(self, name: str) -> None:
         """Bring the dock forward with the built-in ``name`` chosen (and previewed)."""
@@ -73,8 +86,7 @@ class RewriteListMixin:
                 return
 
     def rewrite_chosen(self) -> None:
-        item = self.rewrite_list.currentItem()
-        name = item.data(Qt.ItemDataRole.UserRole) if item is not None else MINE
+        name = self.chosen_name()
         builtin = BUILTINS.get(name) if name else None
         self.pattern_area.setVisible(builtin is None)
         self.replacement_area.setVisible(builtin is None)
@@ -135,10 +147,7 @@ class RewriteListMixin:
         skips = [f"skipped {m.anchor}: {why}" for m, why in r.skipped]
         skips += [f"skipped: {s.failure.describe()}" for s in r.found.skipped]
         for text in skips:
-            item = QListWidgetItem(text)
-            item.setForeground(Qt.GlobalColor.darkGray)
-            item.setToolTip(text)
-            self.match_list.addItem(item)
+            self.match_list.addItem(skipped_item(text))
         self.match_list.blockSignals(False)
         title = BUILTINS[spec.partition(":")[0]].title or spec
         n, k = len(r.replaced), len(skips)
@@ -159,7 +168,7 @@ class RewriteListMixin:
     def preview_failed(self, exc: BaseException) -> None:
         """The built-in cannot run here (another dialect, a wrong argument): said in the
         dock, where the preview would be."""
-        text = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+        text = in_words(exc)
         self.forget_matches(text)
 
     def show_preview_match(self, row: int) -> None:

@@ -35,7 +35,7 @@ from fxstudio.qt import theme
 from fxstudio.qt.canvas.heat import HeatMarks
 from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import run_form
-from fxstudio.qt.panels.base import DocumentPanel
+from fxstudio.qt.panels.base import DocumentPanel, in_words
 from fxstudio.qt.panels.run_form import SortItem
 from fxstudio.qt.panels.run_summary import summary_html
 from fxstudio.qt.workers import Task
@@ -275,7 +275,7 @@ class RunPanel(DocumentPanel):
 
     def _failed(self, exc: BaseException) -> None:
         self._idle()
-        text = str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+        text = in_words(exc)
         self.status_label.setText("The run failed.")
         self.result.setPlainText(text)
         if self.tabs.indexOf(self.result) >= 0:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt, Signal
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QToolBar
 
@@ -95,9 +95,7 @@ DEFAULT = "edit"
 
 class TaskLayouts(QObject):
     """Switches ``window``'s docks (``docks``: by panel id) between the :data:`LAYOUTS`,
-    remembering each in ``settings``.  ``changed(layout_id)`` after a switch."""
-
-    changed = Signal(str)
+    remembering each in ``settings``."""
 
     def __init__(
         self, window: QMainWindow, docks: dict[str, QDockWidget], settings: QSettings
@@ -144,7 +142,6 @@ class TaskLayouts(QObject):
             self.arrange(BY_ID[layout_id])
         self.actions[layout_id].setChecked(True)
         self.settings.setValue("layouts/current", layout_id)
-        self.changed.emit(layout_id)
 
     def keep(self) -> None:
         """Remember the current layout as the user left it."""
