@@ -207,3 +207,20 @@ def test_a_rewrite_of_a_big_graph_becomes_one_undo_step_made_off_the_gui_thread(
     assert not doc.shapes_stale and not window.session.catch_up.busy()
     window.session.undo_stack.redo()
     assert doc.code_ready() and "torch.sigmoid" in doc.code()
+
+
+def test_a_preview_follows_changes_in_a_row_without_a_refusal(qtbot, window):
+    """A built-in chosen, two edits in one turn of the loop: the second change asks for a
+    preview while the first one's runs; it is made after it, and nothing is refused."""
+    draw(qtbot, window, "examples:resnet")
+    panel = window.panels["patterns"]
+    with qtbot.waitSignal(panel.found, timeout=60000):
+        panel.choose_rewrite("fold-conv-bn")
+    said: list[str] = []
+    panel.message.connect(said.append)
+    window.edits.change_target("add", "torch.sub")
+    window.edits.change_target("add_1", "torch.sub")
+    assert window.document.code().count("torch.sub(") == 2  # both edits were made
+    qtbot.waitUntil(lambda: panel.previewed is not None and not panel.busy(), timeout=60000)
+    assert said == []
+    assert panel.summary.text().startswith("Fold conv + BatchNorm: 15 places to change")

@@ -21,6 +21,8 @@ from fxstudio.core.patterns.matcher import Found
 from fxstudio.qt.panels.base import in_words
 from fxstudio.qt.panels.patterns_form import MINE, MINE_ABOUT
 
+RETRY_MS = 200  # how soon a preview the dock could not start yet is tried again
+
 
 def skipped_item(text: str) -> QListWidgetItem:
     """A row of the match list for a place left alone: greyed, not checkable."""
@@ -184,8 +186,14 @@ class RewriteListMixin:
         QTimer.singleShot(0, self._preview_again)
 
     def _preview_again(self) -> None:
-        if self.chosen_builtin() and self.previewed is None and not self.preview():
-            self.summary.setText("The graph changed: choose the rewrite again to preview it.")
+        if not self.chosen_builtin() or self.previewed is not None or self.document is None:
+            return
+        if self.busy() or self.session.locked:  # type: ignore[attr-defined]
+            # a preview or an edit under way (two changes in a row, a big graph's catch-up):
+            # after it, not a refusal in a message box
+            QTimer.singleShot(RETRY_MS, self._preview_again)
+            return
+        self.preview()
 
     # --- the menu ------------------------------------------------------------------------------
 
