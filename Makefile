@@ -47,7 +47,7 @@ $(VENV)/bin/python:
 
 $(VENV)/.installed: pyproject.toml $(VENV)/bin/python
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(TORCH_SPEC)
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,diffusion]'
 	@# timm needs a torchvision built for this torch; without one its tests skip.
 	$(PY) -c "import torchvision" 2>/dev/null && $(PY) -m pip install -q -e '.[zoo]' || true
 	touch $@

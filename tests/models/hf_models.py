@@ -47,3 +47,57 @@ def gpt2_12():
 
 def gpt2_48():
     return gpt2_layers(48)
+
+
+# --- eager attention (matmul, softmax, matmul), what fuse-attention rewrites -----------------
+
+
+def _eager(config_class, model_class, **sizes):
+    config = config_class(vocab_size=128, attn_implementation="eager", **sizes)
+    config.use_cache = False
+    return model_class(config).eval()
+
+
+def gpt2_eager():
+    from transformers import GPT2Config, GPT2Model
+
+    return _eager(GPT2Config, GPT2Model, n_layer=2, n_embd=64, n_head=4, n_positions=64)
+
+
+def bert_eager():
+    from transformers import BertConfig, BertModel
+
+    return _eager(
+        BertConfig,
+        BertModel,
+        num_hidden_layers=2,
+        hidden_size=64,
+        num_attention_heads=4,
+        intermediate_size=128,
+        max_position_embeddings=64,
+    )
+
+
+def _decoder(config_class, model_class):
+    return _eager(
+        config_class,
+        model_class,
+        num_hidden_layers=2,
+        hidden_size=64,
+        intermediate_size=128,
+        num_attention_heads=4,
+        num_key_value_heads=2,  # grouped-query attention: k and v repeated for the heads
+        max_position_embeddings=64,
+    )
+
+
+def llama_eager():
+    from transformers import LlamaConfig, LlamaModel
+
+    return _decoder(LlamaConfig, LlamaModel)
+
+
+def qwen2_eager():
+    from transformers import Qwen2Config, Qwen2Model
+
+    return _decoder(Qwen2Config, Qwen2Model)

@@ -12,13 +12,14 @@ from fxstudio.core.opening import OpenRequest, open_document
 from fxstudio.core.patterns.builtins import run_builtin
 from fxstudio.core.patterns.check import check, reference
 from fxstudio.core.patterns.matcher import find
-from fxstudio.core.patterns.pattern import FX_RULES, from_nodes
+from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES, from_nodes
 from tests.models.test_real_models import HF_MODELS, needs_torchvision, needs_transformers
 
 
 def _oracle(doc, limit=40):
     """Every distinct two-node chain of the graph, as a pattern: our matches under torch.fx's
-    rules are SubgraphMatcher's, one for one."""
+    rules are SubgraphMatcher's, one for one; and the default rules (ATen calls bound by their
+    schema, spellings and argument order aside) find every one of them too."""
     gm = doc.graph_module
     seen = set()
     for node in gm.graph.nodes:
@@ -40,6 +41,9 @@ def _oracle(doc, limit=40):
                 for m in SubgraphMatcher(pattern.graph_module.graph).match(gm.graph)
             ]
             assert ours == theirs, key
+            default = pattern.with_rules(DEFAULT_RULES)
+            found = {frozenset(m.nodes.values()) for m in find(gm, default).matches}
+            assert set(ours) <= found, key
             if len(seen) >= limit:
                 return len(seen)
     return len(seen)

@@ -96,7 +96,7 @@ def test_built_ins_on_an_export_graph_preview_or_say_why_not(qtbot, big):
         big.action("actionRewrite_fold-conv-bn").trigger()
     assert patterns.summary.text().startswith("Fold conv + BatchNorm: 15 places to change")
     with qtbot.waitSignal(patterns.idle, timeout=60000):  # reads torch functions only
-        big.action("actionRewrite_fuse-attention").trigger()
+        big.action("actionRewrite_swap-activation").trigger()
     assert "torch.export" in patterns.summary.text() and patterns.match_list.count() == 0
 
 

@@ -129,6 +129,7 @@ def test_a_compiled_run_reports_its_compile_time(qtbot, window):
     assert panel.per_node.isChecked()  # ticked, but a compiled run has no nodes to profile
     with qtbot.waitSignal(panel.finished, timeout=120000) as done:
         panel.run_button.click()
+    assert not isinstance(done.args[0], Exception), done.args[0]  # the failure's message
     result = done.args[0].after
     assert result.compiled == "eager" and result.compile_s is not None and result.nodes is None
     assert "torch.compile(eager)" in panel.result.toPlainText()

@@ -11,31 +11,27 @@ Example:
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.fx as fx
-import torch.nn.functional as F
 from torch import nn
 
 from fxstudio.core.capture import node_dtype, node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.naming import resolve_function
-from fxstudio.core.fxcompat import DropoutBase
 from fxstudio.core.patterns.folds import CONVS, LINEARS, either, fold_jobs, fuse_conv, fuse_linear
-from fxstudio.core.patterns.matcher import Matcher
-from fxstudio.core.patterns.ops import dialect_of, family, submodule
-from fxstudio.core.patterns.pattern import Pattern, PatternError, Rules, from_function
+from fxstudio.core.patterns.fuse_attention import attention_jobs
+from fxstudio.core.patterns.ops import dialect_of, family, passes_through, submodule
+from fxstudio.core.patterns.pattern import PatternError, from_function
 from fxstudio.core.patterns.replace import (
     Job,
     MatchContext,
     Replacement,
     ReplacementGraph,
     Rewritten,
-    Skip,
     function_replacement,
     one_node_pattern,
     rewrite_jobs,
@@ -138,23 +134,7 @@ class _SingleJob(Job):
 
 
 def _dropout(node: fx.Node, doc: GraphDocument, arg: str, memo: set[fx.Node]) -> Any:
-    gm = doc.graph_module
-    if node.op == "call_module":
-        mod = submodule(gm, node.target)
-        if isinstance(mod, DropoutBase) and not mod.training:
-            return "bypass"
-        return None
-    if node.op == "call_function" and node.target in (
-        F.dropout,
-        torch.dropout,
-        torch.ops.aten.dropout.default,
-    ):
-        training = node.kwargs.get("training", node.kwargs.get("train"))
-        if training is None and len(node.args) > 2:
-            training = node.args[2]
-        if training is False:  # F.dropout without training=False drops in eval mode too
-            return "bypass"
-    return None
+    return "bypass" if passes_through(node, doc.graph_module) else None
 
 
 def _is_noop(node: fx.Node, doc: GraphDocument, arg: str, memo: set[fx.Node]) -> Any:
@@ -244,89 +224,6 @@ def _dead(node: fx.Node, doc: GraphDocument, arg: str, memo: set[fx.Node]) -> An
         memo.add(node)
         return "bypass"
     return None
-
-
-# --- attention ------------------------------------------------------------------------------
-
-
-def _attention_pattern(dims: tuple[int, int], scale: Any, mask: bool, dropout: bool) -> Pattern:
-    """``matmul(q, k.transpose(*dims)) (/ or *) s [+ mask] -> softmax(-1) [-> dropout] ->
-    matmul(., v)``, any spelling of each op, the scale bound for the replacement."""
-    g = fx.Graph()
-    q, k, v = g.placeholder("q"), g.placeholder("k"), g.placeholder("v")
-    m = g.placeholder("mask") if mask else None
-    scores = g.call_function(torch.matmul, (q, g.call_method("transpose", (k, *dims))))
-    scaled = g.call_function(scale, (scores, 8.0))
-    if m is not None:
-        scaled = g.call_function(operator.add, (scaled, m))
-    probs = g.call_function(torch.softmax, (scaled,), {"dim": -1})
-    root: dict[str, Any] = {}
-    if dropout:
-        root["dropout"] = nn.Dropout(0.1)
-        probs = g.call_module("dropout", (probs,))
-    g.output(g.call_function(torch.matmul, (probs, v)))
-    gm = fx.GraphModule(root, g, class_name="Attention")
-    name = f"attention{'+mask' if mask else ''}{'+dropout' if dropout else ''}"
-    pattern = Pattern(name, gm, "fx", Rules(commutative=True))
-    scale_node = next(n for n in g.nodes if n.target is scale)
-    pattern.node_rules = {scale_node.name: Rules(literals="bind")}
-    return pattern
-
-
-def _sdpa(scale: Any, dims: tuple[int, int], mask: bool, dropout: bool) -> Replacement:
-    def build(ctx: MatchContext) -> ReplacementGraph:
-        value = ctx.match.bound[0][1] if ctx.match.bound else None
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value == 0:
-            raise Skip(f"the scale {value!r} is not a number")
-        k = ctx.doc.node(ctx.match.inputs[1]) if ctx.match.input_is_node[1] else None
-        k_shape = node_shape(k) if k is not None else None
-        rank = len(k_shape) if isinstance(k_shape, tuple) else None
-        if dims not in ((-2, -1), (-1, -2)) and (
-            rank is None or sorted(d % rank for d in dims) != [rank - 2, rank - 1]
-        ):
-            raise Skip(f"k.transpose{dims} is not a swap of k's last two dimensions")
-        if dropout:
-            drop = ctx.module("dropout")
-            if drop.training:
-                raise Skip("the dropout is in training mode")
-        g = fx.Graph()
-        q, kk, v = g.placeholder("q"), g.placeholder("k"), g.placeholder("v")
-        m = g.placeholder("mask") if mask else None
-        g.placeholder("scale")
-        factor = 1.0 / float(value) if scale is operator.truediv else float(value)
-        kwargs: dict[str, Any] = {"scale": factor}
-        if m is not None:
-            kwargs["attn_mask"] = m
-        g.output(g.call_function(F.scaled_dot_product_attention, (q, kk, v), kwargs))
-        return ReplacementGraph(g)
-
-    return Replacement("scaled_dot_product_attention", build, exact=False)
-
-
-def _attention_jobs(doc: GraphDocument, arg: str) -> list[Job]:
-    jobs = []
-    for dims in ((-2, -1), (-1, -2), (2, 3), (3, 2)):
-        for scale in (operator.truediv, operator.mul):
-            for mask in (False, True):
-                for dropout in (False, True):
-                    jobs.append(
-                        Job(
-                            _attention_pattern(dims, scale, mask, dropout),
-                            _sdpa(scale, dims, mask, dropout),
-                        )
-                    )
-    fused = [n.name for n in doc.graph.nodes if n.op == "call_function" and n.target in _FUSED]
-    if fused:  # said plainly, whether or not something else is left to fuse
-        jobs[0].found = Matcher(jobs[0].pattern).find(doc.graph_module)
-        jobs[0].found.warnings.append(
-            f"{len(fused)} attention call{'s are' if len(fused) != 1 else ' is'} already fused "
-            f"(scaled_dot_product_attention: {', '.join(fused[:3])}"
-            f"{', …' if len(fused) > 3 else ''}): nothing to fuse there"
-        )
-    return jobs
-
-
-_FUSED = (F.scaled_dot_product_attention, torch.ops.aten.scaled_dot_product_attention.default)
 
 
 def _negrelu(x: Any, y: Any) -> Any:
@@ -419,7 +316,8 @@ BUILTINS: dict[str, Builtin] = {
             "matmul -> scale -> (mask) -> softmax -> (dropout) -> matmul into "
             "F.scaled_dot_product_attention",
             False,
-            _attention_jobs,
+            attention_jobs,
+            ("fx", "export"),
             title="Fuse attention into scaled_dot_product_attention",
         ),
         Builtin(

@@ -40,7 +40,7 @@ from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.naming import attribute, name_base
 from fxstudio.core.fxcompat import BatchNormBase
 from fxstudio.core.patterns.matcher import Found, Match
-from fxstudio.core.patterns.ops import dialect_of
+from fxstudio.core.patterns.ops import argument, dialect_of
 from fxstudio.core.patterns.pattern import Rules, from_function
 from fxstudio.core.patterns.replace import (
     Job,
@@ -185,14 +185,14 @@ class _AtenFoldJob(Job):
         others = [u.name for u in layer.users if u is not bn]
         if others:
             raise Skip(f"{layer.name}'s output is also used by {', '.join(others)}")
-        training = _arg(bn, 5, "training", False)
+        training = argument(bn, 5, "training", False)
         if training:
             raise Skip(f"{bn.name} is in training mode: it uses batch statistics")
-        weight, bias = _tensor(gm, _arg(layer, 1)), _tensor(gm, _arg(layer, 2))
-        bn_w, bn_b, mean, var = (_tensor(gm, _arg(bn, i)) for i in range(1, 5))
+        weight, bias = _tensor(gm, argument(layer, 1)), _tensor(gm, argument(layer, 2))
+        bn_w, bn_b, mean, var = (_tensor(gm, argument(bn, i)) for i in range(1, 5))
         if weight is None or mean is None or var is None:
             raise Skip(f"{layer.name} or {bn.name} reads no weights or running statistics")
-        eps = _arg(bn, 7, "eps", 1e-5)
+        eps = argument(bn, 7, "eps", 1e-5)
         if bn_w is None:  # a BatchNorm without affine weights scales by one, shifts by zero
             bn_w = torch.ones_like(mean)
         if bn_b is None:
@@ -214,13 +214,6 @@ class _AtenFoldJob(Job):
         call = graph.call_function(op, (x, w_node, b_node, *rest), dict(layer.kwargs))
         graph.output(call)
         return ReplacementGraph(graph, root=root)
-
-
-def _arg(node: fx.Node, index: int, name: str = "", default: Any = None) -> Any:
-    """An argument of an ATen call, positional or by keyword."""
-    if len(node.args) > index:
-        return node.args[index]
-    return node.kwargs.get(name, default) if name else default
 
 
 def _tensor(gm: nn.Module, value: Any) -> torch.Tensor | None:

@@ -23,7 +23,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core.edits.steps import submodule_at
-from fxstudio.core.fxcompat import is_op_overload, op_name
+from fxstudio.core.fxcompat import DropoutBase, is_op_overload, op_name
 
 # operator.<name> -> the family of the op it spells
 _OPERATORS = {
@@ -119,6 +119,33 @@ def family(node: fx.Node, gm: nn.Module | None) -> str | None:
     if node.op == "call_module":
         return module_family(submodule(gm, node.target))
     return None
+
+
+def argument(node: fx.Node, index: int, name: str = "", default: Any = None) -> Any:
+    """An argument of a call, positional (``self`` of a method is 0) or by keyword."""
+    if len(node.args) > index:
+        return node.args[index]
+    return node.kwargs.get(name, default) if name else default
+
+
+def is_dropout(node: fx.Node, gm: nn.Module | None) -> bool:
+    """A dropout: a ``Dropout`` module or a dropout call, whatever its mode."""
+    if node.op == "call_module":
+        return isinstance(submodule(gm, node.target), DropoutBase)
+    return node.op == "call_function" and family(node, gm) in ("dropout", "aten.dropout")
+
+
+def passes_through(node: fx.Node, gm: nn.Module | None) -> bool:
+    """A dropout that hands its input on unchanged: a module in eval mode, or a call with
+    ``training=False`` (``F.dropout``, ``torch.dropout``, ATen's) or ``p=0``.  (``F.dropout``
+    without ``training=False`` drops in eval mode too.)"""
+    if not is_dropout(node, gm):
+        return False
+    if node.op == "call_module":
+        mod = submodule(gm, node.target)
+        return not mod.training or getattr(mod, "p", None) == 0  # type: ignore[union-attr]
+    training = argument(node, 2, "training", argument(node, 2, "train"))
+    return training is False or argument(node, 1, "p") == 0
 
 
 def strict_key(node: fx.Node, gm: nn.Module | None, module_by_type: bool) -> tuple[Any, ...]:
