@@ -119,6 +119,24 @@ def rewrite_layout(window: MainWindow) -> None:
     settle(window)
 
 
+GPT2_EAGER = "hf:gpt2(n_layer=2, n_embd=64, n_head=4, vocab_size=1000, attn_implementation='eager')"
+
+
+def fused_gpt2(window: MainWindow) -> None:
+    """Eager GPT-2 captured by torch.export, each layer's attention fused into one
+    scaled_dot_product_attention call inside its attention module's box."""
+    open_model(window, GPT2_EAGER)
+    window.layouts.use("rewrite")
+    panel = window.panels["patterns"]
+    wait(panel.found, lambda: window.action("actionRewrite_fuse-attention").trigger())
+    wait(panel.rewritten, panel.replace_accepted)
+    settle(window)
+    fused = [n.name for n in window.document.graph.nodes if "scaled_dot" in str(n.target)]
+    window.selection.select(fused[:1])
+    window.canvas_controller.center_on(fused[:1])
+    settle(window)
+
+
 def profile_layout(window: MainWindow) -> None:
     """The Profile layout: a per-node run, its results across the bottom, heat on the graph."""
     open_model(window, "examples:resnet")
@@ -252,6 +270,7 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "step-dock": step_dock,
     "rewrite-layout": rewrite_layout,
     "profile-layout": profile_layout,
+    "fused-gpt2": fused_gpt2,
     "console": console,
     "dark-theme": dark_theme,
     "run-dock-wide": run_dock_wide,

@@ -66,11 +66,16 @@ def load_model(
     if obj is None:
         raise LoadError(_missing_name_message(ms, namespace))
     module = _construct(ms, obj, seed, source_file)
+    notes = []
     if inputs:
         example = make_inputs(inputs, seed)
     else:
         example = _namespace_inputs(ms, namespace, module, seed, source_file)
-    return LoadedModel(ms, module, example, source_file=source_file, seed=seed)
+        trained = zoo.torchvision_input(ms) if not example else None
+        if trained is not None:
+            example = make_inputs([trained[0]], seed)
+            notes.append(trained[1])
+    return LoadedModel(ms, module, example, source_file=source_file, seed=seed, notes=notes)
 
 
 def import_namespace(ms: ModelSpec) -> tuple[ModuleType, str | None]:

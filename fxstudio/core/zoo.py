@@ -13,6 +13,9 @@
     outputs, the export frontend, and ``input_ids`` of 16 tokens (or an image / a second of
     audio for vision and audio models).  The model's one note says what was chosen.
 
+``torchvision.models:NAME`` builds as any factory does; without ``--input`` its example is
+what the builder's weights were trained on (:func:`torchvision_input`).
+
 Weights are random (``torch.manual_seed(seed)`` first): a graph editor needs the
 architecture, and this machine may reach no hub.
 """
@@ -223,3 +226,36 @@ def _example_input(config: Any, main_input: str) -> InputSpec:
     limits = [getattr(config, k, None) for k in ("max_position_embeddings", "n_positions", "n_ctx")]
     longest = min((v for v in limits if isinstance(v, int) and v > 0), default=HF_SEQUENCE)
     return InputSpec((1, min(HF_SEQUENCE, longest)), torch.int64)
+
+
+# --- torchvision -----------------------------------------------------------------------------
+
+
+def torchvision_input(ms: ModelSpec) -> tuple[InputSpec, str] | None:
+    """For a ``torchvision.models`` builder: the input its weights were trained on, from their
+    metadata -- one image of the crop size (224; 299 for inception_v3), a 16-frame clip for a
+    video model, the resize size for segmentation -- and a note saying so.  ``None`` when the
+    builder has no such weights (detection models take lists of images)."""
+    if ms.kind != "module" or not ms.location.startswith("torchvision.models"):
+        return None
+    try:
+        weights = importlib.import_module("torchvision.models").get_model_weights(ms.name)
+        default = getattr(weights, "DEFAULT", None) or next(iter(weights))
+        transform = default.transforms()
+    except Exception:  # not a registered builder, no weights, no torchvision
+        return None
+    kind = type(transform).__name__
+    crop = getattr(transform, "crop_size", None) or getattr(transform, "resize_size", None)
+    if not crop or kind not in (
+        "ImageClassification",
+        "VideoClassification",
+        "SemanticSegmentation",
+    ):
+        return None
+    h, w = (crop[0], crop[-1]) if isinstance(crop, (list, tuple)) else (crop, crop)
+    shape = (1, 3, 16, h, w) if kind == "VideoClassification" else (1, 3, h, w)
+    text = "x".join(map(str, shape))
+    return InputSpec(shape), (
+        f"{ms.location}:{ms.name}: input {text} (what {default} was trained on; "
+        "--input to give another)"
+    )

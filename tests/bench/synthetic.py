@@ -91,3 +91,73 @@ class ResNet50(nn.Module):
 
 def resnet50():
     return ResNet50().eval()
+
+
+# --- nested: the shape of a transformer (stages of blocks of modules of layers) --------------
+
+
+class _MLP(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(width, 2 * width)
+        self.act = nn.GELU()
+        self.fc2 = nn.Linear(2 * width, width)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+class _Block(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.mlp = _MLP(width)
+        self.scale = nn.Parameter(torch.full((width,), 0.1))
+
+    def forward(self, x):
+        return x + self.scale * self.mlp(self.norm(x))
+
+
+class _Stage(nn.Module):
+    def __init__(self, blocks: int, width: int) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList(_Block(width) for _ in range(blocks))
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+class Nested(nn.Module):
+    """``stages`` x ``blocks`` x (norm -> mlp (linear, GELU, linear) -> scale -> add): modules
+    four levels deep (stages.i.blocks.j.mlp.fc1), seven graph nodes a block."""
+
+    def __init__(self, stages: int, blocks: int, width: int = 8) -> None:
+        super().__init__()
+        self.stages = nn.ModuleList(_Stage(blocks, width) for _ in range(stages))
+
+    def forward(self, x):
+        for stage in self.stages:
+            x = stage(x)
+        return x
+
+
+def nested(nodes: int) -> Nested:
+    return Nested(10, max(1, nodes // 70))
+
+
+def nested_10000():
+    return nested(10000)
+
+
+def nested_20000():
+    return nested(20000)
+
+
+def nested_50000():
+    return nested(50000)
+
+
+def nested_example_inputs():
+    return (torch.randn(2, 8),)

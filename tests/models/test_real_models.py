@@ -128,3 +128,11 @@ def test_resnet18_captured_by_export_folds_all_twenty_conv_bn_pairs():
     report = run(doc, RewriteSpec(builtin="fold-conv-bn"))
     assert len(report.result.replaced) == 20 and not report.result.skipped
     assert report.check is not None and report.check.ok, report.check.describe()
+
+
+@needs_torchvision
+@pytest.mark.parametrize("name, size", [("resnet18", 224), ("inception_v3", 299)])
+def test_a_torchvision_builder_opens_at_the_size_its_weights_were_trained_on(name, size):
+    loaded = load_model(f"torchvision.models:{name}")
+    assert tuple(loaded.example_inputs[0].shape) == (1, 3, size, size)
+    assert any(f"input 1x3x{size}x{size}" in note for note in loaded.notes)

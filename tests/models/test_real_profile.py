@@ -9,7 +9,7 @@ from fxstudio.core.opening import OpenRequest, open_document
 from fxstudio.core.patterns.apply import RewriteSpec, run
 from fxstudio.core.runtime.compare import compare
 from fxstudio.core.runtime.run import profile_whole
-from tests.models.test_real_models import needs_torchvision, needs_transformers
+from tests.models.test_real_models import HF_MODELS, needs_torchvision, needs_transformers
 
 
 @needs_torchvision
@@ -50,3 +50,28 @@ def test_gpt2_per_node_rolls_up_to_its_blocks() -> None:
     assert p is not None and math.isclose(p.parts_s, p.whole_s, rel_tol=1e-9)
     paths = {m.path for m in p.modules}
     assert any(path.endswith("h.0") for path in paths), sorted(paths)[:10]
+
+
+@needs_transformers
+def test_fused_gpt2_session_profiles_against_the_original(tmp_path, capsys) -> None:
+    """Eager GPT-2 captured by torch.export, its attention fused, saved as a session: profiled
+    against the model it came from, with a speed-up and its interval (no timing asserted)."""
+    from fxstudio import cli
+
+    spec = f"{HF_MODELS}:gpt2_eager"
+    session = tmp_path / "fused.fxstudio"
+    args = ["rewrite", spec, "--frontend", "export", "--builtin", "fuse-attention"]
+    assert cli.main([*args, "-o", str(session)]) == 0
+    assert "2 replaced" in capsys.readouterr().out
+    out = tmp_path / "c.json"
+    args = ["profile", str(session), "--against", spec, "--frontend", "export"]
+    args += ["--threads", "1", "--min-time", "0.2"]
+    assert cli.main([*args, "--json", str(out)]) == 0
+    data = json.loads(out.read_text())["compare"]
+    assert data["ci_low"] <= data["speedup"] <= data["ci_high"]
+    assert data["max_abs_diff"] < 1e-4
+    before, after = open_document(OpenRequest(spec, "export")), open_document(str(session))
+    c = compare(before, after, "cpu", min_time=0.2, per_node=True)
+    fused = [d for d in c.nodes if d.how == "provenance"]
+    assert len(fused) == 2  # each SDPA call paired with the nodes it replaced
+    assert not c.removed and not c.added

@@ -228,8 +228,7 @@ def _around(start: fx.Node, chain: list[fx.Node], gm: nn.Module) -> Attention | 
     q, kt, v = argument(start, first), argument(start, first + 1), argument(out[0], 1)
     if not all(isinstance(t, fx.Node) for t in (q, kt, v)):
         return None
-    core = [start, *chain, *after, out[0]]
-    replaced = list(core)
+    replaced = [start, *chain, *after, out[0]]
     k = _last_two(kt, gm) if len(kt.users) == 1 else None
     if k is not None:
         replaced.append(kt)
@@ -242,7 +241,8 @@ def _around(start: fx.Node, chain: list[fx.Node], gm: nn.Module) -> Attention | 
             k, v = rk[0], rv[0]
     base = argument(start, 0)
     if first and argument(start, 3, "beta", 1) == 0 and isinstance(base, fx.Node):
-        replaced.append(base)  # baddbmm's input, unread when beta is 0
+        if len(base.users) == 1:
+            replaced.append(base)  # baddbmm's input, unread when beta is 0
     replaced = _with_private_inputs(replaced, (q, k or kt, v), gm)
     outside = [
         f"{n.name} is read by {u.name}"

@@ -57,7 +57,6 @@ class _Build:
     """The replacement graph of one attention, written in the document's dialect."""
 
     def __init__(self, doc: GraphDocument, at: Attention) -> None:
-        self.gm = doc.graph_module
         self.aten = dialect_of(doc.graph) == "export"
         self.graph = fx.Graph()
         self.inputs: list[fx.Node] = []  # graph nodes the replacement reads, in placeholder order
