@@ -254,13 +254,9 @@ def cmd_export(ns: argparse.Namespace) -> int:
 
 
 def cmd_layout(ns: argparse.Namespace) -> int:
+    from fxstudio.core.drawn import top_level_groups
     from fxstudio.core.files import check_writable
-    from fxstudio.core.layout import (
-        LayoutEngine,
-        layout_summary,
-        top_level_groups,
-        write_layout_json,
-    )
+    from fxstudio.core.layout import LayoutEngine, layout_summary, write_layout_json
     from fxstudio.core.opening import open_document
 
     if ns.json:

@@ -137,6 +137,29 @@ def fused_gpt2(window: MainWindow) -> None:
     settle(window)
 
 
+LLAMA_32 = (
+    "hf:llama(num_hidden_layers=32, hidden_size=64, intermediate_size=128, "
+    "num_attention_heads=4, num_key_value_heads=2, vocab_size=1000)"
+)
+
+
+def folded_layers(window: MainWindow) -> None:
+    """A LLaMA of 32 layers, the first picture: its identical layers one box, ×32."""
+    open_model(window, LLAMA_32)
+    window.selection.select(["layers_0_self_attn_q_proj_weight"])  # (in the fold's box)
+    window.canvas_controller.center_on(["layers.0"])
+    settle(window)
+
+
+def folded_layers_expanded(window: MainWindow) -> None:
+    """The same after a double-click on the box: the first layer expanded, 31 still folded."""
+    open_model(window, LLAMA_32)
+    wait(window.layoutShown, lambda: window.canvas_controller.toggle_group("layers.0"))
+    settle(window)
+    window.canvas_controller.center_on(["layers.1"])
+    settle(window)
+
+
 def profile_layout(window: MainWindow) -> None:
     """The Profile layout: a per-node run, its results across the bottom, heat on the graph."""
     open_model(window, "examples:resnet")
@@ -271,6 +294,8 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "rewrite-layout": rewrite_layout,
     "profile-layout": profile_layout,
     "fused-gpt2": fused_gpt2,
+    "folded-layers": folded_layers,
+    "folded-layers-expanded": folded_layers_expanded,
     "console": console,
     "dark-theme": dark_theme,
     "run-dock-wide": run_dock_wide,

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 
 from fxstudio.core.capture import format_shape, node_shape
 from fxstudio.core.document import GraphDocument, group_key
+from fxstudio.core.drawn import drawn_tree
 from fxstudio.core.graphviews import ModuleGroup, format_target
-from fxstudio.core.layout import Layout, drawn_tree
+from fxstudio.core.layout import Layout
 
 __all__ = ["Drawing", "Edge", "drawing"]
 
@@ -60,6 +61,8 @@ def drawing(doc: GraphDocument, layout: Layout) -> Drawing:
         for name in group.nodes:
             out.parent_of[name] = path
     _count(root, out.members)
+    for first, run in layout.folds.items():  # a fold's box stands for all its members
+        out.members[first] = sum(out.members[m] for m in run)
     for name in layout.nodes:
         node = doc.node(name)
         out.labels[name] = (node.op, format_target(node), format_shape(node_shape(node)))

@@ -3,16 +3,21 @@
 Plain ``dot`` over a whole flat graph is superlinear and slow on big models, so the layout
 is hierarchical: nodes are grouped by module path (``nn_module_stack``); each group is laid
 out on its own, with its child groups as single boxes (collapsed: a small box; expanded: the
-size of their own layout), and the results are cached, keyed by what the group holds.  A
-group with very many items is split into chunks laid out one under another.  Expanding or
-collapsing one group re-lays out that group and its ancestors only.
+size of their own layout).  Groups of one structure -- the same items, their sizes aside,
+wired the same way: the repeated blocks of a model -- are laid out once, each item as big as
+its biggest instance, so the whole layout costs a dot run per distinct structure; results are
+cached across calls by sizes and wiring, so expanding or collapsing one group re-lays out that
+group's structure and its ancestors' only.  Each edge is given to the innermost group holding
+both its ends, in one pass.  A group with very many items is split into chunks laid out one
+under another.  Runs of identical collapsed siblings are drawn as one box
+(:mod:`fxstudio.core.repeats`).
 
 When graphviz is missing or fails, a simple layered layout is used, with a note saying so.
 
 Example:
     >>> from fxstudio.core.opening import open_document
     >>> doc = open_document("examples:resnet")
-    >>> lay = LayoutEngine().layout(doc, collapsed=top_level_groups(doc))
+    >>> lay = LayoutEngine().layout(doc, collapsed={"stem", "layer1", "layer2", "layer3"})
     >>> sorted(lay.groups)[:3], "x" in lay.nodes, lay.engine
     (['layer1', 'layer2', 'layer3'], True, 'dot')
 """
@@ -28,8 +33,10 @@ from typing import Any
 from fxstudio.core.capture import format_shape, node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.dot import NODESEP, RANKSEP, layered, run_dot
+from fxstudio.core.drawn import drawn_tree, group_label
 from fxstudio.core.graphviews import ModuleGroup, format_target
 from fxstudio.core.labels import ESTIMATE, TextMetrics
+from fxstudio.core.repeats import FOLD_AT, fold_label, runs, structures
 
 # Sizes in points (1/72 inch), y pointing down, as Qt draws.
 NODE_HEIGHT = 44.0
@@ -64,6 +71,7 @@ class Layout:
     collapsed: set[str] = field(default_factory=set)  # the visible groups drawn as one box
     owner: dict[str, str] = field(default_factory=dict)  # hidden node -> its collapsed group
     shared: set[str] = field(default_factory=set)  # values drawn as stubs at their users
+    folds: dict[str, list[str]] = field(default_factory=dict)  # box -> identical groups it is
     width: float = 0.0
     height: float = 0.0
     engine: str = "dot"
@@ -87,52 +95,13 @@ class Layout:
                 for k, v in self.groups.items()
             },
             "shared": sorted(self.shared),
+            "folds": self.folds,
             "notes": self.notes,
         }
 
 
 class LayoutCancelled(Exception):
     """The caller asked the layout to stop (a newer one replaces it)."""
-
-
-def top_level_groups(doc: GraphDocument) -> set[str]:
-    """The first picture: every top-level module collapsed to one box."""
-    return {g.path for g in drawn_tree(doc).children.values()}
-
-
-#: Graphs with more nodes than this open with their top-level modules collapsed.
-COLLAPSE_ABOVE = 300
-
-
-def first_picture(doc: GraphDocument) -> None:
-    """A freshly opened graph of more than :data:`COLLAPSE_ABOVE` nodes shows its top-level
-    modules collapsed: a quick first picture to expand from."""
-    if len(doc) > COLLAPSE_ABOVE and not doc.collapsed:
-        doc.set_collapsed_groups(top_level_groups(doc))
-
-
-def all_groups(doc: GraphDocument) -> set[str]:
-    """Every module that is drawn as a group (a module holding one node is just that node)."""
-    return {g.path for g in drawn_tree(doc).walk() if g.path}
-
-
-def drawn_tree(doc: GraphDocument) -> ModuleGroup:
-    """The module tree as drawn: a leaf module that holds one node, or only calls and no
-    weights (an activation used twice), is not a group -- its nodes join the parent's."""
-
-    def holds_weights(group: ModuleGroup) -> bool:
-        return any(doc.node(n).op == "get_attr" for n in group.nodes)
-
-    def prune(group: ModuleGroup) -> ModuleGroup:
-        out = ModuleGroup(group.path, group.type_name, {}, list(group.nodes))
-        for path, child in group.children.items():
-            if not child.children and (len(child.nodes) == 1 or not holds_weights(child)):
-                out.nodes.extend(child.nodes)
-            else:
-                out.children[path] = prune(child)
-        return out
-
-    return prune(doc.module_tree())
 
 
 def node_size(
@@ -147,17 +116,13 @@ def node_size(
     )
 
 
-def group_label(group: ModuleGroup) -> str:
-    return f"{group.path} : {group.type_name}" if group.type_name else group.path
-
-
 class LayoutEngine:
     """Lays out documents; keeps a cache of group layouts across calls."""
 
     def __init__(self, use_graphviz: bool = True, metrics: TextMetrics = ESTIMATE) -> None:
         self.use_graphviz = use_graphviz
         self.metrics = metrics  # how wide the canvas's labels are (boxes fit their text)
-        self._cache: dict[Any, tuple[dict[str, tuple[float, float]], float, float]] = {}
+        self._cache: dict[Any, tuple[list[tuple[float, float]], float, float]] = {}
 
     def clear_cache(self) -> None:
         self._cache.clear()
@@ -201,6 +166,7 @@ class _Run:
         self.dot_runs = 0
         self.cache_hits = 0
         self.chain: dict[str, list[str]] = {}  # node -> group paths from the root down
+        self.folded_away: set[str] = set()  # groups drawn inside a fold's box
         self.groups: dict[str, ModuleGroup] = {}
         for g in tree.walk():
             self.groups[g.path] = g
@@ -213,6 +179,7 @@ class _Run:
                 if i < self.first.get(path, len(self.index)):
                     self.first[path] = i
         self._items: dict[str, list[tuple[str, str]]] = {}
+        self.folds = self._fold(doc, tree)
         self.shared = self._shared_values(doc)
         # Of a shared value's edges only the one to its first user steers the layout; the
         # others are drawn as stubs.
@@ -224,8 +191,19 @@ class _Run:
                     continue
                 first_use.add(s)
             self.edges.append((s, t))
+        self.item_edges = self._item_edges()
         self.local: dict[str, tuple[dict[str, tuple[float, float]], float, float]] = {}
-        self.total = sum(1 for g in tree.walk() if not self._hidden(g.path))
+        # Groups of one structure (the same items, their sizes aside, wired the same way) are
+        # laid out once: repeated blocks cost one dot run, not one each.
+        self.kinds: dict[Any, int] = {}  # structure -> its number in this run
+        self.kind: dict[str, int] = {}  # group path -> the number of its structure
+        self.members: dict[int, list[ModuleGroup]] = {}  # structure -> its groups
+        self.kind_edges: dict[int, tuple[tuple[int, int], ...]] = {}
+        self.kind_layout: dict[int, tuple[list[tuple[float, float]], float, float]] = {}
+        shown = [g for g in tree.walk() if not self._hidden(g.path) and g.path not in collapsed]
+        for g in reversed(shown):  # children before their parents
+            self._structure(g)
+        self.total = len(shown)
         self.done = 0
 
     def _chains(self, group: ModuleGroup, chain: list[str]) -> None:
@@ -263,6 +241,58 @@ class _Run:
                 shared.add(s)
         return shared
 
+    def _fold(self, doc: GraphDocument, tree: ModuleGroup) -> dict[str, list[str]]:
+        """Runs of identical collapsed siblings (:mod:`fxstudio.core.repeats`), each drawn as
+        its first member's box: the others' nodes are counted as the first's."""
+        parents = [
+            g
+            for g in tree.walk()
+            if sum(c in self.collapsed for c in g.children) >= FOLD_AT and not self._hidden(g.path)
+        ]
+        if not parents:
+            return {}
+        same = structures(doc, [c for g in parents for c in g.children.values()])
+        found = {run[0]: run for g in parents for run in runs(self.items(g), same, self.collapsed)}
+        self.folded_away = {m for run in found.values() for m in run[1:]}
+        for first, run in found.items():
+            for member in run[1:]:
+                for n in self.groups[member].all_nodes():
+                    chain = self.chain[n]
+                    at = chain.index(member)
+                    self.chain[n] = [*chain[:at], first, *chain[at + 1 :]]
+        self._items.clear()  # (without the folded-away members, from now on)
+        return found
+
+    def _item_edges(self) -> dict[str, set[tuple[str, str]]]:
+        """Per group, the edges between its items: an edge belongs to the innermost group
+        holding both its ends, between the items there that hold them (in the groups above,
+        both ends are in one item; below, one end is outside)."""
+        out: dict[str, set[tuple[str, str]]] = {}
+        for s, t in self.edges:
+            cs, ct = self.chain[s], self.chain[t]
+            k = 0
+            while k < len(cs) and k < len(ct) and cs[k] == ct[k]:
+                k += 1
+            a = f"group:{cs[k]}" if len(cs) > k else f"node:{s}"
+            b = f"group:{ct[k]}" if len(ct) > k else f"node:{t}"
+            if a != b:
+                out.setdefault(cs[k - 1] if k else "", set()).add((a, b))
+        return out
+
+    def _structure(self, group: ModuleGroup) -> None:
+        """Number ``group``'s structure: its items (a node, a collapsed group, or an expanded
+        group of a numbered structure) in order and the edges between them, by position."""
+        items = self.items(group)
+        at = {f"{k}:{v}": i for i, (k, v) in enumerate(items)}
+        what = tuple(
+            -1 if k == "node" else -2 if v in self.collapsed else self.kind[v] for k, v in items
+        )
+        edges = tuple(sorted((at[a], at[b]) for a, b in self.item_edges.get(group.path, ())))
+        number = self.kinds.setdefault((what, edges), len(self.kinds))
+        self.kind[group.path] = number
+        self.members.setdefault(number, []).append(group)
+        self.kind_edges[number] = edges
+
     def _hidden(self, path: str) -> bool:
         """Inside a collapsed group (so never drawn)."""
         parts = path.split(".") if path else []
@@ -276,7 +306,8 @@ class _Run:
             return node_size(self.doc, key, metrics)
         group = self.groups[key]
         if key in self.collapsed:
-            label = f"▸ {group_label(group)}"
+            run = self.folds.get(key)
+            label = f"▸ {fold_label(run, group.type_name) if run else group_label(group)}"
             return (max(110.0, metrics.width(label, bold=True) + 24), COLLAPSED_HEIGHT)
         _, w, h = self.group_layout(group)
         title = metrics.width(f"▾ {group_label(group)}") + 16  # the frame's title fits too
@@ -288,7 +319,8 @@ class _Run:
         if cached is None:
             order: dict[tuple[str, str], int] = {("node", n): self.index[n] for n in group.nodes}
             for child in group.children.values():
-                order[("group", child.path)] = self.first[child.path]
+                if child.path not in self.folded_away:
+                    order[("group", child.path)] = self.first[child.path]
             cached = self._items[group.path] = sorted(order, key=order.__getitem__)
         return cached
 
@@ -315,30 +347,40 @@ class _Run:
             return self.local[group.path]
         if self.cancelled():
             raise LayoutCancelled()
-        items = self.items(group)
-        sizes = {f"{k}:{v}": self.item_size(k, v) for k, v in items}
-        keys = [f"{k}:{v}" for k, v in items]
-        item_edges = set()
-        for s, t in self.edges:
-            a, b = self.item_of(group, s), self.item_of(group, t)
-            if a is not None and b is not None and a != b:
-                item_edges.add((f"{a[0]}:{a[1]}", f"{b[0]}:{b[1]}"))
-        cache_key = (
-            self.engine,
-            group.path,
-            tuple((k, sizes[k]) for k in keys),
-            tuple(sorted(item_edges)),
-        )
+        number = self.kind[group.path]
+        centres, w, h = self.kind_layout.get(number) or self._lay_out_structure(number)
+        keys = [f"{k}:{v}" for k, v in self.items(group)]
+        result = dict(zip(keys, centres, strict=True)), w, h
+        self.local[group.path] = result
+        self.done += 1
+        self.progress(self.done, self.total)
+        return result
+
+    def _lay_out_structure(self, number: int) -> tuple[list[tuple[float, float]], float, float]:
+        """One layout for every group of a structure, each item as big as its biggest
+        instance (so each group's own boxes fit), cached across calls by sizes and edges."""
+        sizes: list[tuple[float, float]] = []
+        for group in self.members[number]:
+            own = [self.item_size(k, v) for k, v in self.items(group)]
+            sizes = (
+                own
+                if not sizes
+                else [(max(a[0], b[0]), max(a[1], b[1])) for a, b in zip(sizes, own, strict=True)]
+            )
+        edges = self.kind_edges[number]
+        cache_key = (self.engine, tuple(sizes), edges)
         cached = self.engine_obj._cache.get(cache_key)
         if cached is not None:
             self.cache_hits += 1
             result = cached
         else:
-            result = self._compute(keys, sizes, item_edges)
+            keys = [str(i) for i in range(len(sizes))]
+            centres, w, h = self._compute(
+                keys, dict(zip(keys, sizes, strict=True)), {(str(a), str(b)) for a, b in edges}
+            )
+            result = ([centres[k] for k in keys], w, h)
             self.engine_obj._cache[cache_key] = result
-        self.local[group.path] = result
-        self.done += 1
-        self.progress(self.done, self.total)
+        self.kind_layout[number] = result
         return result
 
     def _compute(self, keys, sizes, edges):
@@ -412,8 +454,11 @@ class _Run:
             child = self.groups[key]
             if key in self.collapsed:
                 out.collapsed.add(key)
-                for n in child.all_nodes():
-                    out.owner[n] = key
+                for member in self.folds.get(key, [key]):
+                    for n in self.groups[member].all_nodes():
+                        out.owner[n] = key
+                if key in self.folds:
+                    out.folds[key] = self.folds[key]
             else:  # (centred in a frame made wider for its title)
                 inner = self.group_layout(child)[1] + 2 * GROUP_PAD
                 x = box.x + GROUP_PAD + (box.w - inner) / 2

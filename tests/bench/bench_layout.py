@@ -10,7 +10,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from fxstudio.core.layout import LayoutEngine, top_level_groups
+from fxstudio.core.drawn import top_level_groups
+from fxstudio.core.layout import LayoutEngine
 from fxstudio.core.opening import OpenRequest, open_document
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -108,20 +108,23 @@ class _MLP(nn.Module):
 
 
 class _Block(nn.Module):
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, layer_scale: bool) -> None:
         super().__init__()
         self.norm = nn.LayerNorm(width)
         self.mlp = _MLP(width)
-        self.scale = nn.Parameter(torch.full((width,), 0.1))
+        # a parameter read in forward (ConvNeXt's and CaiT's layer scale): torch.fx finds it
+        # by a search of every parameter of the model, each time
+        self.scale = nn.Parameter(torch.full((width,), 0.1)) if layer_scale else None
 
     def forward(self, x):
-        return x + self.scale * self.mlp(self.norm(x))
+        y = self.mlp(self.norm(x))
+        return x + (self.scale * y if self.scale is not None else y * 0.1)
 
 
 class _Stage(nn.Module):
-    def __init__(self, blocks: int, width: int) -> None:
+    def __init__(self, blocks: int, width: int, layer_scale: bool) -> None:
         super().__init__()
-        self.blocks = nn.ModuleList(_Block(width) for _ in range(blocks))
+        self.blocks = nn.ModuleList(_Block(width, layer_scale) for _ in range(blocks))
 
     def forward(self, x):
         for block in self.blocks:
@@ -131,11 +134,12 @@ class _Stage(nn.Module):
 
 class Nested(nn.Module):
     """``stages`` x ``blocks`` x (norm -> mlp (linear, GELU, linear) -> scale -> add): modules
-    four levels deep (stages.i.blocks.j.mlp.fc1), seven graph nodes a block."""
+    four levels deep (stages.i.blocks.j.mlp.fc1), six graph nodes a block (seven with a
+    layer-scale parameter)."""
 
-    def __init__(self, stages: int, blocks: int, width: int = 8) -> None:
+    def __init__(self, stages: int, blocks: int, width: int = 8, layer_scale: bool = False):
         super().__init__()
-        self.stages = nn.ModuleList(_Stage(blocks, width) for _ in range(stages))
+        self.stages = nn.ModuleList(_Stage(blocks, width, layer_scale) for _ in range(stages))
 
     def forward(self, x):
         for stage in self.stages:
@@ -143,8 +147,12 @@ class Nested(nn.Module):
         return x
 
 
-def nested(nodes: int) -> Nested:
-    return Nested(10, max(1, nodes // 70))
+def nested(nodes: int, layer_scale: bool = False) -> Nested:
+    return Nested(10, max(1, nodes // (70 if layer_scale else 60)), layer_scale=layer_scale)
+
+
+def nested_layer_scale_10000():
+    return nested(10000, layer_scale=True)
 
 
 def nested_10000():
@@ -161,3 +169,21 @@ def nested_50000():
 
 def nested_example_inputs():
     return (torch.randn(2, 8),)
+
+
+def llama_32():
+    """A LLaMA of 32 small layers (transformers, random weights): many identical layers."""
+    from transformers import LlamaConfig, LlamaModel
+
+    config = LlamaConfig(
+        num_hidden_layers=32,
+        hidden_size=64,
+        intermediate_size=128,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=128,
+        max_position_embeddings=64,
+    )
+    config.use_cache = False
+    config.return_dict = False
+    return LlamaModel(config).eval()

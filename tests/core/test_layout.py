@@ -3,13 +3,8 @@ import json
 import pytest
 
 from fxstudio import cli
-from fxstudio.core.layout import (
-    GROUP_TITLE,
-    LayoutEngine,
-    all_groups,
-    drawn_tree,
-    top_level_groups,
-)
+from fxstudio.core.drawn import all_groups, drawn_tree, top_level_groups
+from fxstudio.core.layout import GROUP_TITLE, LayoutEngine
 from fxstudio.core.opening import OpenRequest, open_document
 
 

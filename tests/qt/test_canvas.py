@@ -56,9 +56,9 @@ def test_double_click_collapses_and_expands_a_group(qtbot, window):
 
 
 def test_big_graphs_open_collapsed(qtbot, window, monkeypatch):
-    import fxstudio.core.layout as layout
+    import fxstudio.core.drawn as drawn
 
-    monkeypatch.setattr(layout, "COLLAPSE_ABOVE", 20)
+    monkeypatch.setattr(drawn, "COLLAPSE_ABOVE", 20)
     lay = open_and_draw(qtbot, window, "examples:resnet")
     assert lay.collapsed == {"stem", "layer1", "layer2", "layer3"}
     assert not window.session.modified  # the first picture is not a change

@@ -13,7 +13,8 @@ from PySide6.QtWidgets import QGraphicsScene
 from fxstudio.core import collector
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.drawing import Drawing, drawing
-from fxstudio.core.layout import Layout, LayoutCancelled, LayoutEngine, top_level_groups
+from fxstudio.core.drawn import top_level_groups
+from fxstudio.core.layout import Layout, LayoutCancelled, LayoutEngine
 from fxstudio.qt.canvas import tools
 from fxstudio.qt.canvas.items import BoxItem, EdgeItem, GroupItem, NodeItem, text_metrics
 from fxstudio.qt.canvas.minimap import Minimap

@@ -21,15 +21,10 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 from fxstudio.core.capture import format_shape, node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.drawing import Drawing, drawing
+from fxstudio.core.drawn import group_label
 from fxstudio.core.graphviews import ModuleGroup, format_target
-from fxstudio.core.layout import (
-    GROUP_PAD,
-    GROUP_TITLE,
-    Box,
-    Layout,
-    group_label,
-    node_size,
-)
+from fxstudio.core.layout import GROUP_PAD, GROUP_TITLE, Box, Layout, node_size
+from fxstudio.core.repeats import fold_label
 from fxstudio.qt import theme
 from fxstudio.qt.canvas.items import BoxItem, EdgeItem, GroupItem, NodeItem, text_metrics
 from fxstudio.qt.canvas.overview import Overview
@@ -129,6 +124,8 @@ class GraphScene(QGraphicsScene):
         for path, box in layout.groups.items():
             group = self.tree.get(path)
             label = group_label(group) if group else path
+            if path in layout.folds:  # identical siblings, one box
+                label = fold_label(layout.folds[path], group.type_name if group else "")
             item = GroupItem(path, label, box, path in layout.collapsed, plan.members.get(path, 0))
             if item.collapsed and item.key in doc.positions:
                 item.setPos(*doc.positions[item.key])

@@ -19,8 +19,8 @@ from PySide6.QtGui import QUndoStack
 
 from fxstudio.core import collector
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.drawn import first_picture
 from fxstudio.core.errors import SourceLocation, UserError
-from fxstudio.core.layout import first_picture
 from fxstudio.core.modelspec import model_file
 from fxstudio.core.opening import SESSION_SUFFIX, OpenRequest, open_document
 from fxstudio.core.recent import RecentModels

@@ -1,0 +1,58 @@
+"""The module tree as the canvas draws it: which modules are groups (a module of one node,
+or of calls and no weights, is not), what the first picture collapses, and a group's label.
+
+Example:
+    >>> from fxstudio.core.opening import open_document
+    >>> doc = open_document("examples:resnet")
+    >>> sorted(top_level_groups(doc))[:3]
+    ['layer1', 'layer2', 'layer3']
+"""
+
+from __future__ import annotations
+
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.graphviews import ModuleGroup
+
+
+def top_level_groups(doc: GraphDocument) -> set[str]:
+    """The first picture: every top-level module collapsed to one box."""
+    return {g.path for g in drawn_tree(doc).children.values()}
+
+
+#: Graphs with more nodes than this open with their top-level modules collapsed.
+COLLAPSE_ABOVE = 300
+
+
+def first_picture(doc: GraphDocument) -> None:
+    """A freshly opened graph of more than :data:`COLLAPSE_ABOVE` nodes shows its top-level
+    modules collapsed: a quick first picture to expand from."""
+    if len(doc) > COLLAPSE_ABOVE and not doc.collapsed:
+        doc.set_collapsed_groups(top_level_groups(doc))
+
+
+def all_groups(doc: GraphDocument) -> set[str]:
+    """Every module that is drawn as a group (a module holding one node is just that node)."""
+    return {g.path for g in drawn_tree(doc).walk() if g.path}
+
+
+def drawn_tree(doc: GraphDocument) -> ModuleGroup:
+    """The module tree as drawn: a leaf module that holds one node, or only calls and no
+    weights (an activation used twice), is not a group -- its nodes join the parent's."""
+
+    def holds_weights(group: ModuleGroup) -> bool:
+        return any(doc.node(n).op == "get_attr" for n in group.nodes)
+
+    def prune(group: ModuleGroup) -> ModuleGroup:
+        out = ModuleGroup(group.path, group.type_name, {}, list(group.nodes))
+        for path, child in group.children.items():
+            if not child.children and (len(child.nodes) == 1 or not holds_weights(child)):
+                out.nodes.extend(child.nodes)
+            else:
+                out.children[path] = prune(child)
+        return out
+
+    return prune(doc.module_tree())
+
+
+def group_label(group: ModuleGroup) -> str:
+    return f"{group.path} : {group.type_name}" if group.type_name else group.path

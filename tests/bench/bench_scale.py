@@ -1,0 +1,142 @@
+"""Scale: the nested synthetic graph (stages of blocks of modules, four levels deep) at 10k,
+20k and 50k nodes, and a LLaMA of 32 small layers captured by torch.export -- each size in a
+fresh process (so its peak RSS is its own), each step against the plain torch (or graphviz)
+step it wraps, measured in the same process: opening against ``symbolic_trace`` + ``ShapeProp``
+(``torch.export.export`` for the LLaMA), the fully expanded layout against one ``dot`` run over
+the flat graph (bounded by a timeout).  Slopes are stated as microseconds per node.
+
+    python tests/bench/bench_scale.py            # every size, one JSON line a measurement
+    python tests/bench/bench_scale.py 10000      # one size, in this process
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+SIZES = (10000, 20000, 50000)
+SYNTHETIC = ROOT / "tests" / "bench" / "synthetic.py"
+
+
+def _seconds(fn, repeats: int = 1) -> float:
+    runs = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - t0)
+    return statistics.median(runs)
+
+
+def _rss_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def one_size(size: str) -> list[dict]:
+    import torch
+    import torch.fx as fx
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    from fxstudio.core.drawn import all_groups, top_level_groups
+    from fxstudio.core.layout import LayoutEngine
+    from fxstudio.core.loading import load_model
+    from fxstudio.core.opening import OpenRequest, open_document
+    from tests.bench.bench_layout import plain_dot_seconds
+
+    out = []
+    repeats = 3 if size == "10000" else 1
+    if size == "llama32":
+        label, frontend = "LLaMA 32 layers (transformers, export)", "export"
+        from tests.bench.synthetic import llama_32
+
+        model = llama_32()
+        ids = torch.randint(0, 128, (1, 16))
+        base = _seconds(lambda: torch.export.export(model, (ids,)), repeats)
+        base_what = "torch.export.export"
+        request = OpenRequest(f"{SYNTHETIC}:llama_32", frontend, ("1x16:int64",))
+    else:
+        label = f"nested synthetic {size}"
+        spec = f"{SYNTHETIC}:nested_{size}"
+        request = OpenRequest(spec, "fx", ("2x8",))
+        loaded = load_model(spec, ("2x8",))
+
+        def baseline() -> None:
+            gm = fx.symbolic_trace(loaded.module)
+            ShapeProp(gm).propagate(*loaded.example_inputs)
+
+        base = _seconds(baseline, repeats)
+        base_what = "symbolic_trace + ShapeProp"
+    opened = _seconds(lambda: open_document(request), repeats)
+    doc = open_document(request)
+    n = len(doc)
+    common = {"bench": "scale", "model": label, "nodes": n, "groups": len(all_groups(doc))}
+    out.append(
+        {
+            **common,
+            "what": f"open (load, capture, shapes, document) vs {base_what}",
+            "median_s": round(opened, 3),
+            "baseline_s": round(base, 3),
+            "ratio": round(opened / base, 2),
+            "us_per_node": round(opened / n * 1e6, 1),
+        }
+    )
+    first = _seconds(lambda: LayoutEngine().layout(doc, top_level_groups(doc)), repeats)
+    expanded = LayoutEngine().layout(doc, set())
+    full = _seconds(lambda: LayoutEngine().layout(doc, set()), repeats)
+    dot = plain_dot_seconds(doc)
+    out.append(
+        {**common, "what": "first picture (top level collapsed)", "median_s": round(first, 3)}
+    )
+    out.append(
+        {
+            **common,
+            "what": "fully expanded layout, cold cache, vs one dot run over the flat graph",
+            "median_s": round(full, 3),
+            "dot_runs": expanded.dot_runs,
+            "us_per_node": round(full / n * 1e6, 1),
+            "flat_dot_s": None if dot in (None, float("inf")) else round(dot, 3),
+            "flat_dot_timed_out": dot == float("inf"),
+        }
+    )
+    engine = LayoutEngine()
+    top = top_level_groups(doc)
+    engine.layout(doc, top)
+    groups = {g.path: g for g in doc.module_tree().walk()}
+    biggest = max(top, key=lambda p: len(groups[p].all_nodes()))
+    expand = _seconds(lambda: engine.layout(doc, top - {biggest}), 1)
+    out.append(
+        {
+            **common,
+            "what": f"expand one top-level module ({biggest}) after the first picture",
+            "median_s": round(expand, 3),
+        }
+    )
+    out.append({**common, "what": "peak RSS of this process (open + layouts)", "rss_mb": _rss_mb()})
+    return out
+
+
+def bench_scale(emit, timed=None) -> None:
+    for size in (*map(str, SIZES), "llama32"):
+        done = subprocess.run(
+            [sys.executable, __file__, size], capture_output=True, text=True, timeout=1800
+        )
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        if done.returncode != 0 or not lines:
+            emit(bench="scale", model=size, skipped=(done.stderr.strip() or "no output")[-300:])
+        for line in lines:
+            emit(**json.loads(line))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        for record in one_size(sys.argv[1]):
+            print(json.dumps(record), flush=True)
+    else:
+        bench_scale(lambda **r: print(json.dumps(r), flush=True))
