@@ -90,7 +90,7 @@ def main() -> None:
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     # e.g. `run.py export` runs one group (capture, export, layout, edits, patterns, runtime,
-    # profile, stepping, canvas)
+    # profile, stepping, scale, canvas)
     only = set(sys.argv[1:])
     if not only or "capture" in only:
         for nodes, repeats in ((100, 7), (1000, 5), (10000, 3)):
@@ -125,6 +125,10 @@ def main() -> None:
         from tests.bench.bench_stepping import bench_stepping
 
         bench_stepping(emit, timed)
+    if not only or "scale" in only:
+        from tests.bench.bench_scale import bench_scale
+
+        bench_scale(emit)
     if not only or "canvas" in only:
         from tests.bench.bench_canvas import bench_canvas, bench_responsiveness
 
