@@ -27,7 +27,6 @@ from collections.abc import Iterable
 from fxstudio.core.capture import node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.graphviews import ModuleGroup
-from fxstudio.core.patterns.ops import submodule
 
 #: Identical collapsed siblings fold into one box from this many on.
 FOLD_AT = 3
@@ -36,14 +35,17 @@ FOLD_AT = 3
 def structures(doc: GraphDocument, groups: Iterable[ModuleGroup]) -> dict[str, int]:
     """A structural hash per path of these groups and the groups inside them (equal hashes:
     the same structure, see above)."""
-    gm = doc.graph_module
+    classes = {
+        name: type(m).__qualname__
+        for name, m in doc.graph_module.named_modules(remove_duplicate=False)
+    }
     index = {n: i for i, n in enumerate(doc.node_names())}
     out: dict[str, int] = {}
 
     def what(name: str) -> tuple[object, ...]:
         node = doc.node(name)
         if node.op == "call_module":
-            target: object = type(submodule(gm, node.target)).__qualname__
+            target: object = classes.get(str(node.target), "")
         elif node.op == "call_function":
             target = getattr(node.target, "__name__", str(node.target))
             target = str(node.target) if "." in str(node.target)[:12] else target
