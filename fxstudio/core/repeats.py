@@ -26,7 +26,9 @@ from collections.abc import Iterable
 
 from fxstudio.core.capture import node_shape
 from fxstudio.core.document import GraphDocument
+from fxstudio.core.fxcompat import is_op_overload
 from fxstudio.core.graphviews import ModuleGroup
+from fxstudio.core.patterns.ops import function_family
 
 #: Identical collapsed siblings fold into one box from this many on.
 FOLD_AT = 3
@@ -47,8 +49,8 @@ def structures(doc: GraphDocument, groups: Iterable[ModuleGroup]) -> dict[str, i
         if node.op == "call_module":
             target: object = classes.get(str(node.target), "")
         elif node.op == "call_function":
-            target = getattr(node.target, "__name__", str(node.target))
-            target = str(node.target) if "." in str(node.target)[:12] else target
+            t = node.target  # an ATen op by its overload, else its spelling-free family
+            target = str(t) if is_op_overload(t) else function_family(t)
         elif node.op == "call_method":
             target = node.target
         else:

@@ -175,15 +175,6 @@ def llama_32():
     """A LLaMA of 32 small layers (transformers, random weights): many identical layers."""
     from transformers import LlamaConfig, LlamaModel
 
-    config = LlamaConfig(
-        num_hidden_layers=32,
-        hidden_size=64,
-        intermediate_size=128,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=128,
-        max_position_embeddings=64,
-    )
-    config.use_cache = False
-    config.return_dict = False
-    return LlamaModel(config).eval()
+    from tests.models.hf_models import decoder
+
+    return decoder(LlamaConfig, LlamaModel, layers=32, attn=None, return_dict=False)

@@ -52,8 +52,11 @@ def gpt2_48():
 # --- eager attention (matmul, softmax, matmul), what fuse-attention rewrites -----------------
 
 
-def _eager(config_class, model_class, **sizes):
-    config = config_class(vocab_size=128, attn_implementation="eager", **sizes)
+def _eager(config_class, model_class, attn="eager", **sizes):
+    """A model of ``sizes``; ``attn=None``: the attention transformers picks (SDPA)."""
+    config = config_class(
+        vocab_size=128, **sizes, **({"attn_implementation": attn} if attn else {})
+    )
     config.use_cache = False
     return model_class(config).eval()
 
@@ -78,26 +81,29 @@ def bert_eager():
     )
 
 
-def _decoder(config_class, model_class):
+def decoder(config_class, model_class, layers=2, attn="eager", **more):
+    """A small LLaMA-like decoder (grouped-query attention) of ``layers`` layers."""
     return _eager(
         config_class,
         model_class,
-        num_hidden_layers=2,
+        attn,
+        num_hidden_layers=layers,
         hidden_size=64,
         intermediate_size=128,
         num_attention_heads=4,
         num_key_value_heads=2,  # grouped-query attention: k and v repeated for the heads
         max_position_embeddings=64,
+        **more,
     )
 
 
 def llama_eager():
     from transformers import LlamaConfig, LlamaModel
 
-    return _decoder(LlamaConfig, LlamaModel)
+    return decoder(LlamaConfig, LlamaModel)
 
 
 def qwen2_eager():
     from transformers import Qwen2Config, Qwen2Model
 
-    return _decoder(Qwen2Config, Qwen2Model)
+    return decoder(Qwen2Config, Qwen2Model)

@@ -41,7 +41,7 @@ from fxstudio.core.patterns.pattern import from_function
 from fxstudio.core.patterns.replace import Job, MatchContext, Replacement, ReplacementGraph, Skip
 
 aten = torch.ops.aten
-_SDPA = (F.scaled_dot_product_attention, aten.scaled_dot_product_attention.default)
+_SDPA = (F.scaled_dot_product_attention, aten.scaled_dot_product_attention.default)  # fx, ATen
 
 
 class _Build:
@@ -168,8 +168,7 @@ def _replacement(doc: GraphDocument, at: Attention) -> tuple[ReplacementGraph, l
     kwargs: dict[str, Any] = {"scale": scale}
     if at.gqa:
         kwargs["enable_gqa"] = True
-    target = aten.scaled_dot_product_attention.default if b.aten else F.scaled_dot_product_attention
-    b.graph.output(b.graph.call_function(target, (q, k, v, mask), kwargs))
+    b.graph.output(b.graph.call_function(_SDPA[b.aten], (q, k, v, mask), kwargs))
     return ReplacementGraph(b.graph), b.inputs
 
 
