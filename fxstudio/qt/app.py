@@ -77,6 +77,7 @@ def run_gui(
 
         window.layoutShown.connect(shoot)  # the canvas is drawn: the window is complete
         window.session.loadFailed.connect(fail)
+        window.canvas_controller.layoutFailed.connect(fail)  # no picture will come
     else:
         window.session.loadFailed.connect(lambda exc: _log_failure(exc, debug))
 

@@ -485,3 +485,22 @@ def test_node_boxes_fit_their_labels_and_too_long_ones_are_elided(qtbot, window)
     shown = long.shown_lines()[0]
     assert shown.startswith("stages_1_") and shown.endswith("_activation") and "…" in shown
     assert elided("stages_0_downsample", NAME_FONT, 40).count("…") == 1
+
+
+def test_a_picture_that_cannot_be_drawn_is_said_and_the_old_one_stays(qtbot, window, monkeypatch):
+    """A failure while the items are made (an fxstudio bug) fails the layout -- the window
+    says so -- instead of leaving the canvas waiting for a picture that never comes."""
+    from fxstudio.qt.canvas import scene as scene_module
+
+    open_and_draw(qtbot, window, "examples:resnet")
+    old = window.canvas.scene()
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("no items today")
+
+    monkeypatch.setattr(scene_module, "NodeItem", broken)
+    with qtbot.waitSignal(window.canvas_controller.layoutFailed, timeout=60000) as failed:
+        window.canvas_controller.relayout(from_scratch=True)
+    assert "no items today" in str(failed.args[0])
+    assert window.canvas.scene() is old and set(old.nodes) == set(window.document.node_names())
+    assert not window.canvas_controller.busy()

@@ -217,6 +217,12 @@ class CanvasController(QObject):
             self._building = None
             self._finish(scene, doc, layout)
             return
+        except Exception as exc:  # an fxstudio bug: said, and the old picture stays
+            self._building = None
+            self._resume()
+            scene.deleteLater()
+            self.layoutFailed.emit(exc)
+            return
         QTimer.singleShot(1, lambda: self._build_step(generation))
 
     def _finish(self, scene: GraphScene, doc: GraphDocument, layout: Layout) -> None:
@@ -347,7 +353,9 @@ def _teardown(scene: GraphScene, budget_s: float = BUILD_BUDGET_S) -> Iterator[N
     then; what is left of it is empty."""
     scene.blockSignals(True)  # its items going must not read as the user deselecting
     scene.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.NoIndex)  # no index upkeep
-    items = [i for i in scene.items() if i.parentItem() is None]
+    # The scene's own lists, not scene.items() (which sorts every item by stacking order):
+    # groups last, edges first (popped from the end).
+    items: list[Any] = [*scene.groups.values(), *scene.nodes.values(), *scene.edges]
     scene.nodes, scene.groups, scene.edges = {}, {}, []
     clock = time.perf_counter
     deadline = clock() + budget_s
@@ -356,3 +364,6 @@ def _teardown(scene: GraphScene, budget_s: float = BUILD_BUDGET_S) -> Iterator[N
         if len(items) & 63 == 0 and clock() > deadline:
             yield
             deadline = clock() + budget_s
+    for item in scene.items():  # the few others (pattern boxes, heat): no need to pause
+        if item.parentItem() is None:
+            scene.removeItem(item)

@@ -9,6 +9,7 @@ document calls.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -118,6 +119,14 @@ class GraphScene(QGraphicsScene):
         total = max(len(layout.groups) + len(layout.nodes) + len(plan.edges), 1)
         self.layout = layout
         self.tree, self.parent_of = plan.tree, dict(plan.parent_of)
+        # The index grows with the items, a chunk at a time (index_now): a scene rect set
+        # after them, or a tree depth Qt picks as they come, would index them all again
+        # in the first paint (a frozen window at 20,000 nodes).
+        margin = 40
+        self.setSceneRect(
+            QRectF(-margin, -margin, layout.width + 2 * margin, layout.height + 2 * margin)
+        )
+        self.setBspTreeDepth(_bsp_depth(total))
         overview = self._overview = Overview(self)
         clock = time.perf_counter
         deadline, made = clock() + budget_s, 0
@@ -169,10 +178,6 @@ class GraphScene(QGraphicsScene):
         self._dirty = {self.parent_of[k] for k in doc.positions if k in self.parent_of}
         self.refit_frames()
         overview.refresh_frames()
-        margin = 40
-        self.setSceneRect(
-            QRectF(-margin, -margin, layout.width + 2 * margin, layout.height + 2 * margin)
-        )
 
     def index_now(self) -> None:
         """Index the items added so far (Qt indexes new items at the first query -- all of
@@ -349,8 +354,8 @@ class GraphScene(QGraphicsScene):
 
     def _add(self, item: QGraphicsItem, z: float) -> None:
         """Frames (0) under edges (1) under nodes and collapsed groups (2)."""
-        self.addItem(item)
         item.setZValue(z)
+        self.addItem(item)
 
     def item(self, key: str):
         return self.nodes.get(key) or self.groups.get(key)
@@ -484,3 +489,8 @@ class GraphScene(QGraphicsScene):
                 event.accept()
                 return
         super().mouseDoubleClickEvent(event)
+
+
+def _bsp_depth(items: int) -> int:
+    """The depth Qt would pick for ``items`` items (log2, at least 5), fixed up front."""
+    return max(5, math.ceil(math.log2(max(items, 2))))
