@@ -22,6 +22,7 @@ fxstudio bug.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -41,6 +42,7 @@ from fxstudio.cli_common import (
     report_error,
     request_from,
 )
+from fxstudio.core import progress
 
 DEFAULT_MODEL = "examples:resnet"
 COMMANDS = ("show", "export", "layout", "edit", "rewrite", "profile", "step")
@@ -155,28 +157,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from fxstudio.core.noise import quiet_libraries
 
         quiet_libraries()
+    told = progress.StderrProgress() if "--progress" in args else None
     try:
-        if args and args[0] == "show":
-            return cmd_show(_show_parser().parse_args(args[1:]))
-        if args and args[0] == "export":
-            return cmd_export(_export_parser().parse_args(args[1:]))
-        if args and args[0] == "layout":
-            return cmd_layout(_layout_parser().parse_args(args[1:]))
-        if args and args[0] == "edit":
-            return cmd_edit(_edit_parser().parse_args(args[1:]))
-        if args and args[0] == "profile":
-            from fxstudio.cli_profile import cmd_profile, profile_parser
-
-            return cmd_profile(profile_parser().parse_args(args[1:]))
-        if args and args[0] == "step":
-            from fxstudio.cli_step import cmd_step, step_parser
-
-            return cmd_step(step_parser().parse_args(args[1:]))
-        if args and args[0] == "rewrite":
-            from fxstudio.cli_rewrite import cmd_rewrite, rewrite_parser
-
-            return cmd_rewrite(rewrite_parser().parse_args(args[1:]))
-        return cmd_gui(_gui_parser().parse_args(args))
+        with progress.listening(told) if told is not None else contextlib.nullcontext():
+            return _command(args)
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
         return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
     except KeyboardInterrupt:  # Ctrl+C outside the model's code
@@ -188,6 +172,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
     except Exception as exc:
         return report_error(exc, debug)
+    finally:
+        if told is not None:
+            told.finish()
+
+
+def _command(args: list[str]) -> int:
+    """Run the subcommand ``args`` name (the window when none is named)."""
+    name, rest = (args[0], args[1:]) if args else ("", [])
+    if name == "show":
+        return cmd_show(_show_parser().parse_args(rest))
+    if name == "export":
+        return cmd_export(_export_parser().parse_args(rest))
+    if name == "layout":
+        return cmd_layout(_layout_parser().parse_args(rest))
+    if name == "edit":
+        return cmd_edit(_edit_parser().parse_args(rest))
+    if name == "profile":
+        from fxstudio.cli_profile import cmd_profile, profile_parser
+
+        return cmd_profile(profile_parser().parse_args(rest))
+    if name == "step":
+        from fxstudio.cli_step import cmd_step, step_parser
+
+        return cmd_step(step_parser().parse_args(rest))
+    if name == "rewrite":
+        from fxstudio.cli_rewrite import cmd_rewrite, rewrite_parser
+
+        return cmd_rewrite(rewrite_parser().parse_args(rest))
+    return cmd_gui(_gui_parser().parse_args(args))
 
 
 def run() -> int:

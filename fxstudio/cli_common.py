@@ -113,6 +113,11 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
         help="capture the training-mode graph (default: eval mode, the inference graph)",
     )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="say on stderr what runs (loading, tracing, shapes, layout) and how far it is",
+    )
 
 
 def request_from(ns: argparse.Namespace) -> OpenRequest:

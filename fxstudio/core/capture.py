@@ -33,7 +33,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxstudio.core import turns
+from fxstudio.core import progress, turns
 from fxstudio.core.errors import CaptureError, SourceLocation, stack_trace_location, user_frame
 from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_map
 from fxstudio.core.guard import special_failure
@@ -91,6 +91,7 @@ def _capture(loaded: LoadedModel, opts: CaptureOptions) -> Captured:
                 )
         return cap
     if opts.frontend == "export":
+        progress.tell("Exporting (torch.export)")
         gm = export_module(loaded.module, loaded.example_inputs, loaded.source_file)
         return Captured(gm, "export", loaded.example_inputs)
     raise CaptureError(f"Unknown frontend '{opts.frontend}'. Use one of: {', '.join(FRONTENDS)}.")
@@ -99,7 +100,7 @@ def _capture(loaded: LoadedModel, opts: CaptureOptions) -> Captured:
 def _first_capture(frontend: str) -> None:
     """A capture of a tiny model (:func:`fxstudio.core.turns.one_capture_at_a_time`)."""
     x, tiny = torch.randn(2, 3), turns.Tiny()
-    with quiet_torch_logs():
+    with quiet_torch_logs(), progress.quiet():
         propagate_shapes(trace_fx(tiny), (x,), None)
         if frontend == "export":
             export_module(tiny, (x,), None)
@@ -253,9 +254,13 @@ class _ShapeInterpreter(fx.Interpreter):
         super().__init__(module, garbage_collect_values=True, graph=graph)
         self.keep_real = keep_real
         self.current: fx.Node | None = None
+        self.counter = progress.Counter("Shapes", len(graph.nodes))
 
     def run_node(self, n: fx.Node) -> Any:
         self.current = n
+        self.counter.step()
+        if n.op == "output":
+            self.counter.close()
         result = super().run_node(n)
         if n.op != "output":
             n.meta["val"] = tree_map(_as_meta, result) if self.keep_real else result

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from fxstudio.core import progress as progress_of
 from fxstudio.core.capture import format_shape, node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.dot import NODESEP, RANKSEP, layered, run_dot
@@ -132,12 +133,14 @@ class LayoutEngine:
         doc: GraphDocument,
         collapsed: Iterable[str] = (),
         cancelled: Callable[[], bool] = lambda: False,
-        progress: Callable[[int, int], None] = lambda done, total: None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> Layout:
         """Lay out ``doc`` with the groups in ``collapsed`` drawn as single boxes."""
         t0 = time.perf_counter()
         tree = drawn_tree(doc)
         collapsed_set = set(collapsed)
+        if progress is None:  # told to whoever listens (fxstudio.core.progress)
+            progress = _tell_layout
         run = _Run(self, doc, tree, collapsed_set, cancelled, progress)
         out = Layout(engine="dot" if self.use_graphviz else "fallback")
         if not self.use_graphviz:
@@ -150,6 +153,10 @@ class LayoutEngine:
         out.shared = run.shared
         out.seconds = time.perf_counter() - t0
         return out
+
+
+def _tell_layout(done: int, total: int) -> None:
+    progress_of.tell("Laying out", done, total)
 
 
 class _Run:

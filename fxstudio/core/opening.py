@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, cast
 
-from fxstudio.core import turns
+from fxstudio.core import progress, turns
 from fxstudio.core.capture import CaptureOptions, Frontend, capture
 from fxstudio.core.document import GraphDocument, ModelSource
 from fxstudio.core.errors import CaptureError
@@ -81,6 +81,7 @@ def _open_model(req: OpenRequest) -> GraphDocument:
 
 
 def _load_and_capture(req: OpenRequest) -> GraphDocument:
+    progress.tell(f"Loading {req.spec}")
     loaded = load_model(req.spec, req.inputs, req.seed)
     frontend: Frontend = req.frontend if req.frontend != "auto" else loaded.frontend or "fx"
     options = CaptureOptions(frontend, req.leaf_modules, train=req.train)
@@ -91,6 +92,7 @@ def _load_and_capture(req: OpenRequest) -> GraphDocument:
             _offer_export(req, exc)
         raise
     cap.notes[:0] = loaded.notes
+    progress.tell("Indexing the graph")
     source = ModelSource(
         req.spec,
         cap.frontend,
@@ -107,6 +109,7 @@ def _offer_export(req: OpenRequest, exc: CaptureError) -> None:
     """Symbolic tracing failed: when the export frontend captures the model, say so on the
     error (``exc.alternative``, the request that works) and in its message, with the command."""
     alternative = replace(req, frontend="export")
+    progress.tell("Tracing failed: trying the export frontend")
     try:
         _open_model(alternative)
     except Exception:  # noqa: BLE001 - export fails too: no offer (sys.exit, Ctrl+C go on up)

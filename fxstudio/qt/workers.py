@@ -26,6 +26,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from fxstudio.core import progress
 from fxstudio.core.errors import SourceLocation
 from fxstudio.core.guard import (
     Stopped,
@@ -48,7 +49,9 @@ class Task(QObject):
     and ``finished()``, all on the GUI thread.
 
     ``fn`` reports through :meth:`report` (``progress(done, total)``) and :meth:`say`
-    (``stage(text)``).  A task cannot stop torch mid-call: :meth:`cancel` makes it drop its
+    (``stage(text)``), or as core code does, through :func:`fxstudio.core.progress.tell`
+    (``stage`` with the count in words, ``progress`` with the count: ``(0, 0)`` while the
+    total is not known).  A task cannot stop torch mid-call: :meth:`cancel` makes it drop its
     result instead (and what it reports meanwhile).  It deletes itself once finished.
     """
 
@@ -103,10 +106,16 @@ class Task(QObject):
         """For ``fn`` to call from the worker thread: what it does now."""
         self._stage = text
 
+    def _hear(self, stage: str, done: int, total: int | None) -> None:
+        """What the core code ``fn`` runs tells (:mod:`fxstudio.core.progress`)."""
+        self._stage = progress.describe(stage, done, total)
+        self._progress = (done, total or 0) if total else (0, 0)
+
     def _work(self) -> None:
         """The worker thread: plain Python only (no Qt)."""
         try:
-            result = self._call()
+            with progress.listening(self._hear):
+                result = self._call()
         except BaseException as exc:  # noqa: BLE001 - reported to the user by whoever listens
             self._outcome = (None, exc)
         else:

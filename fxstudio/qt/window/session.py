@@ -45,7 +45,9 @@ class DocumentSession(QObject):
     """Signals: ``documentChanged(document)`` (another document, or ``None``, is open),
     ``changed(event)`` (the open one changed), ``loaded(document)`` and ``loadFailed(exc)``
     (an open ended), ``status(text, ms)`` (for the status bar; 0 ms: until replaced),
-    ``busy(bool)`` (opening or saving runs), ``modifiedChanged(bool)``, ``lockChanged()``
+    ``busy(bool)`` (opening or saving runs), ``openProgress(stage, done, total)`` (what the
+    open runs now, e.g. "Shapes: 2,048/50,000 nodes"; total 0: not known),
+    ``modifiedChanged(bool)``, ``lockChanged()``
     (editing is locked or unlocked), ``saved(path)``, ``caughtUp()``, ``profileChanged``
     (the profile, or whether it is of the graph as it is now, changed), ``graphStateChanged()``
     (an edit, undo or redo made the graph another one: :meth:`graph_state` says which).
@@ -61,6 +63,7 @@ class DocumentSession(QObject):
     loadFailed = Signal(object)  # noqa: N815
     status = Signal(str, int)
     busy = Signal(bool)
+    openProgress = Signal(str, int, int)  # noqa: N815
     modifiedChanged = Signal(bool)  # noqa: N815
     lockChanged = Signal()  # noqa: N815
     saved = Signal(str)
@@ -91,6 +94,7 @@ class DocumentSession(QObject):
         self._task: UserCodeTask | None = None  # the open under way
         self._opening: OpenRequest | None = None
         self._started = 0.0
+        self.open_stage = ""  # what the open under way runs now, in words
         self._restored_from: Path | None = None
         self.tell_failure = True  # the window shows a failure to open in a message box
         collector.keep()  # torch, Qt and the rest, imported by now
@@ -178,11 +182,23 @@ class DocumentSession(QObject):
         task = UserCodeTask(lambda: _prepared(open_document(request), first), self)
         task.succeeded.connect(lambda doc: self._loaded(task, request, doc))
         task.failed.connect(lambda exc: self._failed(task, request, exc))
+        task.stage.connect(lambda text: self._told(task, text))
+        task.progress.connect(
+            lambda done, total: (
+                self.openProgress.emit(self.open_stage, done, total) if task is self._task else None
+            )
+        )
         self._task, self._opening = task, request
+        self.open_stage = ""
         self._started = time.perf_counter()
         self.busy.emit(True)
         self.status.emit(f"Opening {request.spec} ({request.frontend})…", 0)
         task.start()
+
+    def _told(self, task: UserCodeTask, text: str) -> None:
+        if task is self._task and self._opening is not None:
+            self.open_stage = text
+            self.status.emit(f"Opening {self._opening.spec} — {text}…", 0)
 
     def reload(self) -> None:
         if self.request is not None:

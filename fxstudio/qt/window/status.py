@@ -60,6 +60,7 @@ class StatusArea(QObject):
         self._layout_timer.timeout.connect(self.layout_stop.show)
         session.status.connect(self.show)
         session.busy.connect(self._busy)
+        session.openProgress.connect(self._open_progressed)
         session.documentChanged.connect(lambda _doc: self.update_summary())
         session.changed.connect(self._changed)
         session.modifiedChanged.connect(lambda _modified: self.update_title())
@@ -90,12 +91,18 @@ class StatusArea(QObject):
 
     def _busy(self, busy: bool) -> None:
         opening = busy and self.session.opening is not None
+        self.progress.setRange(0, 0)
         self.progress.setVisible(busy)
         self.cancel.setVisible(opening)
         if opening:
             self._watch.start()
         else:
             self._watch.stop()
+
+    def _open_progressed(self, _stage: str, done: int, total: int) -> None:
+        """A stage with a count fills the bar; one without (tracing, export) runs it."""
+        self.progress.setRange(0, total)  # (0, 0): busy, no count
+        self.progress.setValue(done)
 
     def _watch_loading(self) -> None:
         """Once opening takes a while, say where in the model's code it is."""
@@ -108,7 +115,8 @@ class StatusArea(QObject):
             return
         loc = self.session.where()
         where = f" — running {Path(loc.filename).name}:{loc.lineno}: {loc.text}" if loc else ""
-        self.show(f"Opening {request.spec} for {seconds:.0f} s{where}  (Cancel stops it)")
+        stage = f" — {self.session.open_stage}" if self.session.open_stage else ""
+        self.show(f"Opening {request.spec} for {seconds:.0f} s{stage}{where}  (Cancel stops it)")
 
     def _layout_progressed(self, done: int, total: int) -> None:
         self.layout_progress.setRange(0, max(total, 1))
