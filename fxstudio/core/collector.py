@@ -18,6 +18,12 @@ than a second of frozen window -- whichever thread set it off, a worker's too.  
 Work on a small graph is left to the collector as usual; a small document replaced goes in
 one collection of what is in sight (:func:`sweep`: what was kept is not scanned).
 
+And while a window is up, the collector runs on its thread only (:func:`on_this_thread`,
+then :func:`young` on a timer): an automatic collection runs in whichever thread happens to
+allocate, and a worker's (torch.export allocates millions of objects) would finalize the
+garbage cycles holding Qt objects there -- a canvas item, a widget -- running their C++
+destructors off the GUI thread while it paints: the window crashed so.
+
 Example:
     >>> import gc
     >>> with paused():
@@ -39,14 +45,29 @@ import gc
 import threading
 from collections.abc import Iterator
 
-__all__ = ["BIG", "backlog", "collect", "keep", "pause", "paused", "resume", "sparing", "sweep"]
+__all__ = [
+    "BIG",
+    "OnThisThread",
+    "backlog",
+    "collect",
+    "keep",
+    "on_this_thread",
+    "pause",
+    "paused",
+    "release",
+    "resume",
+    "sparing",
+    "sweep",
+    "young",
+]
 
 #: Nodes: work on a graph this big is spared the collector's automatic scans.
 BIG = 5000
 
 _lock = threading.Lock()
 _pauses = 0
-_was_enabled = True
+_owners = 0  # windows collecting on their thread only (on_this_thread)
+_was_enabled = True  # automatic collection, before fxstudio turned it off
 _survivors = 0  # objects kept out of sight at the last full collection
 
 
@@ -76,12 +97,24 @@ class Pause:
         self.over = False
 
 
+def _turn_off() -> None:
+    """(Lock held.)  Automatic collection off, remembering whether it was on."""
+    global _was_enabled
+    if _pauses == 0 and _owners == 0:
+        _was_enabled = gc.isenabled()
+        gc.disable()
+
+
+def _turn_back_on() -> None:
+    """(Lock held.)  Automatic collection as it was, once nothing keeps it off."""
+    if _pauses == 0 and _owners == 0 and _was_enabled:
+        gc.enable()
+
+
 def pause() -> Pause:
-    global _pauses, _was_enabled
+    global _pauses
     with _lock:
-        if _pauses == 0:
-            _was_enabled = gc.isenabled()
-            gc.disable()
+        _turn_off()
         _pauses += 1
     return Pause()
 
@@ -97,8 +130,50 @@ def resume(token: Pause | None, keep_after: bool = True) -> None:
         if _pauses == 0:
             if keep_after:
                 gc.freeze()
-            if _was_enabled:
-                gc.enable()
+            _turn_back_on()
+
+
+class OnThisThread:
+    """The collector kept to one thread (:func:`on_this_thread`), until :func:`release`."""
+
+    def __init__(self, thread: int) -> None:
+        self.thread = thread
+        self.over = False
+
+
+def on_this_thread() -> OnThisThread:
+    """No automatic collection (it runs in whatever thread allocates) until :func:`release`:
+    the caller collects on its own thread by calling :func:`young` often (a GUI timer)."""
+    global _owners
+    with _lock:
+        _turn_off()
+        _owners += 1
+    return OnThisThread(threading.get_ident())
+
+
+def release(token: OnThisThread) -> None:
+    """End :func:`on_this_thread` (again: nothing)."""
+    global _owners
+    with _lock:
+        if token.over:
+            return
+        token.over = True
+        _owners -= 1
+        _turn_back_on()
+
+
+def young() -> int:
+    """The young collection the automatic collector would make now, made on this thread:
+    the youngest generation once its count passed its threshold, the middle one too once
+    that passed its own (nothing while paused).  The old generation is left to
+    :func:`sweep` and :func:`collect` (an idle window's).  Returns the objects it freed."""
+    with _lock:
+        if _pauses:
+            return 0
+        counts, thresholds = gc.get_count(), gc.get_threshold()
+        if counts[0] < thresholds[0]:
+            return 0
+        return gc.collect(1 if counts[1] >= thresholds[1] else 0)
 
 
 def keep() -> None:

@@ -66,3 +66,31 @@ def test_fifty_superseding_opens_with_cancels_and_collections(qtbot, window, tmp
     qtbot.waitUntil(lambda: workers.running() == before, timeout=60000)  # stopped, ended
     gc.collect()
     assert window.document.node_names() == open_document(last).node_names()  # all of it
+
+
+def test_garbage_a_worker_makes_is_collected_on_the_gui_thread(qtbot, window):
+    """A collection runs in whichever thread allocates: a worker's (torch.export makes
+    millions of objects) would finalize the cycles holding Qt objects there, off the GUI
+    thread.  While the window is up, cycles are finalized on the GUI thread only."""
+    import threading
+    import weakref
+
+    where: list[str] = []
+
+    class Holder:
+        pass
+
+    def work():
+        for _ in range(50):
+            holder = Holder()
+            holder.me = holder  # a cycle: only the collector frees it
+            weakref.finalize(holder, lambda: where.append(threading.current_thread().name))
+            del holder
+            alive = [[] for _ in range(5 * gc.get_threshold()[0])]  # would set off collections
+            del alive
+
+    thread = threading.Thread(target=work, name="worker")
+    thread.start()
+    thread.join()
+    qtbot.waitUntil(lambda: len(where) == 50, timeout=10000)
+    assert set(where) == {"MainThread"}

@@ -1,4 +1,10 @@
-"""The garbage a big document leaves behind is collected when the window is idle: after
+"""Python's cycle collector runs on the GUI thread only while the window is up: the young
+generations on a timer (:func:`fxstudio.core.collector.young`), so that no worker's
+allocations set off a collection that finalizes Qt objects in the worker's thread (#20's
+other crash: the main thread faulted in the event loop while an open's worker was in
+torch.export).
+
+The garbage a big document leaves behind is collected when the window is idle: after
 :data:`IDLE_S` seconds with the pointer still and no button held, no change of the document
 and no worker running, one full collection (:func:`fxstudio.core.collector.collect`) -- a
 pause nobody is waiting on, instead of many during the work (see
@@ -24,13 +30,16 @@ from fxstudio.qt import workers
 log = logging.getLogger(__name__)
 
 IDLE_S = 8.0
+YOUNG_MS = 100  # how often the young generations are collected (as Python would, but here)
 LOOK_S = 1.0  # how often the pointer is looked at
 #: Objects moved out of the collector's sight since its last full run, worth collecting for.
 WORTH = 200_000
 
 
 class IdleCollector(QObject):
-    """Collects when ``session`` has been idle a while."""
+    """Keeps the collector on the GUI thread while the window is up (young generations every
+    :data:`YOUNG_MS`, see :func:`fxstudio.core.collector.on_this_thread`), and collects the
+    rest when ``session`` has been idle a while."""
 
     def __init__(self, session: Any, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -42,6 +51,12 @@ class IdleCollector(QObject):
         session.changed.connect(self._busy)
         session.busy.connect(self._busy)
         self.timer.start()
+        token = collector.on_this_thread()
+        self.destroyed.connect(lambda *_: collector.release(token))
+        self.young = QTimer(self)
+        self.young.setInterval(YOUNG_MS)
+        self.young.timeout.connect(collector.young)
+        self.young.start()
 
     def _busy(self, *_args: Any) -> None:
         self.quiet_s = 0.0
@@ -60,4 +75,6 @@ class IdleCollector(QObject):
     def _idle(self) -> None:
         if collector.backlog() >= WORTH:
             freed = collector.collect()
-            log.info("collected %d objects while idle", freed)
+        else:
+            freed = collector.sweep()  # what young() leaves: the old generation in sight
+        log.info("collected %d objects while idle", freed)
