@@ -225,10 +225,16 @@ class GraphDocument:
         return [(label, n.name) for label, n in input_refs(self.node(name))]
 
     def edges(self) -> list[tuple[str, str, str]]:
-        """``(producer, user, argument label)``, one per use, in graph order."""
-        return [
-            (src, n.name, label) for n in self.graph.nodes for label, src in self.inputs(n.name)
-        ]
+        """``(producer, user, argument label)``, one per use, in graph order (made once per
+        version: a layout reads them twice; do not change the list)."""
+        return self._cached(  # type: ignore[no-any-return]
+            "edges",
+            lambda: [
+                (n.name, user.name, label)
+                for user in self.graph.nodes
+                for label, n in input_refs(user)
+            ],
+        )
 
     # --- views of the graph ------------------------------------------------------------------
 

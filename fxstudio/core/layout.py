@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -124,9 +125,24 @@ class LayoutEngine:
         self.use_graphviz = use_graphviz
         self.metrics = metrics  # how wide the canvas's labels are (boxes fit their text)
         self._cache: dict[Any, tuple[list[tuple[float, float]], float, float]] = {}
+        # structural hashes of the drawn groups, for one version of one document
+        self._same: tuple[Any, int, dict[str, int]] = (None, -1, {})
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._same = (None, -1, {})
+
+    def structures(self, doc: GraphDocument, groups: list[ModuleGroup]) -> dict[str, int]:
+        """:func:`~fxstudio.core.repeats.structures` of these drawn groups, each hashed once
+        per version of the document (expanding a fold lays out again: nothing changed)."""
+        of, version, known = self._same
+        if of is None or of() is not doc or version != doc.version:
+            known = {}
+            self._same = (weakref.ref(doc), doc.version, known)
+        todo = [g for g in groups if g.path not in known]
+        if todo:
+            known.update(structures(doc, todo))
+        return known
 
     def layout(
         self,
@@ -258,7 +274,7 @@ class _Run:
         ]
         if not parents:
             return {}
-        same = structures(doc, [c for g in parents for c in g.children.values()])
+        same = self.engine_obj.structures(doc, [c for g in parents for c in g.children.values()])
         found = {run[0]: run for g in parents for run in runs(self.items(g), same, self.collapsed)}
         self.folded_away = {m for run in found.values() for m in run[1:]}
         for first, run in found.items():
