@@ -36,7 +36,7 @@ def test_the_status_bar_says_what_the_open_runs(qtbot, window, write_model):
         try:
             window.session.open(OpenRequest(f"{path}:Net"))
             qtbot.waitUntil(lambda: "Tracing forward" in bar.currentMessage(), timeout=60000)
-            assert bar.currentMessage().startswith(f"Opening {path}:Net — Tracing forward")
+            assert bar.currentMessage().startswith(f"Opening {path}:Net (auto) — Tracing forward")
             assert window.status.progress.maximum() == 0  # no count yet: the bar runs
         finally:
             GATE.set()

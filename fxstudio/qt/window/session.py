@@ -196,9 +196,9 @@ class DocumentSession(QObject):
         task.start()
 
     def _told(self, task: UserCodeTask, text: str) -> None:
-        if task is self._task and self._opening is not None:
+        if task is self._task:
             self.open_stage = text
-            self.status.emit(f"Opening {self._opening.spec} — {text}…", 0)
+            self.openProgress.emit(text, 0, 0)  # (its count, if any, follows)
 
     def reload(self) -> None:
         if self.request is not None:

@@ -28,6 +28,7 @@ class StatusArea(QObject):
         self.bar, self.session, self.window = bar, session, window
         self._modules = 0
         self._passing = ""  # the passing message shown, if it still is
+        self._where = ""  # where in the model's code the open under way is, last looked
         self.summary = QLabel(bar)
         self.progress = QProgressBar(bar)
         self.progress.setRange(0, 0)
@@ -95,6 +96,7 @@ class StatusArea(QObject):
         self.progress.setVisible(busy)
         self.cancel.setVisible(opening)
         if opening:
+            self._where = ""
             self._watch.start()
         else:
             self._watch.stop()
@@ -103,20 +105,34 @@ class StatusArea(QObject):
         """A stage with a count fills the bar; one without (tracing, export) runs it."""
         self.progress.setRange(0, total)  # (0, 0): busy, no count
         self.progress.setValue(done)
+        self._say_opening()
 
     def _watch_loading(self) -> None:
         """Once opening takes a while, say where in the model's code it is."""
-        request = self.session.opening
-        if request is None:
+        if self.session.opening is None:
             self._watch.stop()
             return
-        seconds = self.session.seconds_opening()
-        if seconds < WHERE_AFTER_S:
+        if self.session.seconds_opening() >= WHERE_AFTER_S:
+            loc = self.session.where()
+            self._where = (
+                f" — running {Path(loc.filename).name}:{loc.lineno}: {loc.text}" if loc else ""
+            )
+        self._say_opening()
+
+    def _say_opening(self) -> None:
+        """What the open runs now (its stage, and once it takes a while, for how long and
+        where in the model's code)."""
+        request = self.session.opening
+        if request is None:
             return
-        loc = self.session.where()
-        where = f" — running {Path(loc.filename).name}:{loc.lineno}: {loc.text}" if loc else ""
+        seconds = self.session.seconds_opening()
         stage = f" — {self.session.open_stage}" if self.session.open_stage else ""
-        self.show(f"Opening {request.spec} for {seconds:.0f} s{stage}{where}  (Cancel stops it)")
+        if seconds < WHERE_AFTER_S:
+            self.show(f"Opening {request.spec} ({request.frontend}){stage}…")
+            return
+        self.show(
+            f"Opening {request.spec} for {seconds:.0f} s{stage}{self._where}  (Cancel stops it)"
+        )
 
     def _layout_progressed(self, done: int, total: int) -> None:
         self.layout_progress.setRange(0, max(total, 1))
