@@ -5,8 +5,13 @@ step it wraps, measured in the same process: opening against ``symbolic_trace`` 
 (``torch.export.export`` for the LLaMA), the fully expanded layout against one ``dot`` run over
 the flat graph (bounded by a timeout).  Slopes are stated as microseconds per node.
 
+The window (offscreen) is measured in a process of its own too: opening the 50k graph until
+its first picture is drawn, expanding one stage (a double-click's layout and items), and the
+window's peak RSS -- against the same open headless (``open_document``) in that process.
+
     python tests/bench/bench_scale.py            # every size, one JSON line a measurement
     python tests/bench/bench_scale.py 10000      # one size, in this process
+    python tests/bench/bench_scale.py window50000
 """
 
 from __future__ import annotations
@@ -122,8 +127,64 @@ def one_size(size: str) -> list[dict]:
     return out
 
 
+def in_the_window(size: str) -> list[dict]:
+    """The window's open of the nested graph (until its first picture is on the canvas), an
+    expand of one stage, and the window's peak RSS, against ``open_document`` here."""
+    import os
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QEventLoop
+    from PySide6.QtWidgets import QApplication
+
+    from fxstudio.core.drawn import top_level_groups
+    from fxstudio.core.opening import OpenRequest, open_document
+    from fxstudio.qt.window.main_window import MainWindow
+
+    request = OpenRequest(f"{SYNTHETIC}:nested_{size}", "fx", ("2x8",))
+    app = QApplication.instance() or QApplication([])
+    window = MainWindow(interactive=False, autosave_s=0)
+    window.resize(1600, 1000)
+    window.show()
+
+    def until_drawn(start) -> float:
+        loop = QEventLoop()
+        window.layoutShown.connect(loop.quit)
+        t0 = time.perf_counter()
+        start()
+        loop.exec()
+        window.layoutShown.disconnect(loop.quit)
+        return time.perf_counter() - t0
+
+    opened = until_drawn(lambda: window.session.open(request))
+    doc = window.document
+    stage = sorted(top_level_groups(doc))[0]
+    stages = window.canvas_controller.layout.folds.get(stage)
+    expand = until_drawn(lambda: window.canvas_controller.toggle_group(stage))
+    rss = _rss_mb()
+    app.processEvents()
+    headless = _seconds(lambda: open_document(request))
+    common = {"bench": "scale", "model": f"nested synthetic {size}", "nodes": len(doc)}
+    window.close()
+    return [
+        {
+            **common,
+            "what": "window: open until the first picture is drawn vs open_document",
+            "median_s": round(opened, 3),
+            "baseline_s": round(headless, 3),
+            "ratio": round(opened / headless, 2),
+            "folded": len(stages or ()),
+        },
+        {
+            **common,
+            "what": f"window: expand {stage} (layout and items drawn)",
+            "median_s": round(expand, 3),
+        },
+        {**common, "what": "window: peak RSS after open and expand", "rss_mb": rss},
+    ]
+
+
 def bench_scale(emit, timed=None) -> None:
-    for size in (*map(str, SIZES), "llama32"):
+    for size in (*map(str, SIZES), "llama32", f"window{SIZES[-1]}"):
         done = subprocess.run(
             [sys.executable, __file__, size], capture_output=True, text=True, timeout=1800
         )
@@ -136,7 +197,9 @@ def bench_scale(emit, timed=None) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1:
-        for record in one_size(sys.argv[1]):
+        arg = sys.argv[1]
+        made = in_the_window(arg[len("window") :]) if arg.startswith("window") else one_size(arg)
+        for record in made:
             print(json.dumps(record), flush=True)
     else:
         bench_scale(lambda **r: print(json.dumps(r), flush=True))
