@@ -4,7 +4,8 @@ status bar does not outlive the next thing done; the Step dock counts the graph 
 a command that cannot act is disabled."""
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QToolBar
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QApplication, QToolBar
 
 from fxstudio.qt.canvas.heat import STALE
 from fxstudio.qt.window.command_palette import CommandPalette
@@ -70,8 +71,15 @@ def test_an_edit_marks_heat_times_and_the_run_stale_and_undo_makes_them_current(
     assert "stale" in inspector_time(window)
     assert "stale" in panel.status_label.text() and "Run again" in panel.status_label.text()
     assert "stale" in panel.node_chart.shown_title() and panel.module_chart.stale
+    grey = QApplication.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
+    for table in (panel.node_table, panel.compare_table):  # greyed, still readable
+        assert table.palette().color(QPalette.ColorRole.Text) == grey
+        assert "Run again" in table.toolTip() and table.isEnabled()
 
     relaid(qtbot, window, window.session.undo_stack.undo)  # the graph the times are of
+    ink = QApplication.palette().color(QPalette.ColorGroup.Active, QPalette.ColorRole.Text)
+    assert panel.node_table.palette().color(QPalette.ColorRole.Text) == ink
+    assert panel.node_table.toolTip() == ""
     assert "stale" not in heat_labels(window)["neg"]
     assert time_column(window)[0] == "Time" and time_column(window)[3] is None
     assert "stale" not in inspector_time(window)

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QWidget
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
@@ -42,6 +43,7 @@ from fxstudio.qt.workers import Task
 
 #: What the dock adds to a result's line once the graph is no longer the one it ran.
 STALE_NOTE = " — stale: the graph was changed since this run; Run again"
+STALE_TIP = "Stale: measured before the graph last changed. Run again for current times."
 
 
 def _ms(seconds: float) -> str:
@@ -134,9 +136,22 @@ class RunPanel(DocumentPanel):
         the graph as it is now."""
         for chart in (self.node_chart, self.module_chart):
             chart.set_stale(self.stale)
+        self._grey_tables()
         if self.last is None or self.busy() or not self._verdict:
             return
         self.status_label.setText(self._verdict + (STALE_NOTE if self.stale else ""))
+
+    def _grey_tables(self) -> None:
+        """The Nodes and Before / after tables in the disabled text colour while the run
+        is stale (still readable, scrollable and sortable), with a tooltip saying why."""
+        stale = self.stale
+        for t in (self.node_table, self.compare_table):
+            palette = QPalette(t.palette())
+            group = QPalette.ColorGroup.Disabled if stale else QPalette.ColorGroup.Active
+            ink = QApplication.palette().color(group, QPalette.ColorRole.Text)
+            palette.setColor(QPalette.ColorRole.Text, ink)
+            t.setPalette(palette)
+            t.setToolTip(STALE_TIP if stale else "")
 
     def _profile_changed(self, profile: NodeProfile | None) -> None:
         """The session's profile changed, or became stale or current again: the heat follows
@@ -268,6 +283,7 @@ class RunPanel(DocumentPanel):
         self.status_label.setText(self._verdict + (STALE_NOTE if self.stale else ""))
         for chart in (self.node_chart, self.module_chart):
             chart.set_stale(self.stale)
+        self._grey_tables()
         self.result.setHtml(summary_html(result, theme.colors().bad))
         self._show_profile(result.after.nodes)
         self.export_button.setEnabled(True)
