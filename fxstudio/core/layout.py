@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import time
-import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +37,7 @@ from fxstudio.core.dot import NODESEP, RANKSEP, layered, run_dot
 from fxstudio.core.drawn import drawn_tree, group_label
 from fxstudio.core.graphviews import ModuleGroup, format_target
 from fxstudio.core.labels import ESTIMATE, TextMetrics
-from fxstudio.core.repeats import FOLD_AT, fold_label, runs, structures
+from fxstudio.core.repeats import FOLD_AT, Structures, fold_label, runs
 
 # Sizes in points (1/72 inch), y pointing down, as Qt draws.
 NODE_HEIGHT = 44.0
@@ -125,24 +124,11 @@ class LayoutEngine:
         self.use_graphviz = use_graphviz
         self.metrics = metrics  # how wide the canvas's labels are (boxes fit their text)
         self._cache: dict[Any, tuple[list[tuple[float, float]], float, float]] = {}
-        # structural hashes of the drawn groups, for one version of one document
-        self._same: tuple[Any, int, dict[str, int]] = (None, -1, {})
+        self.structures = Structures()  # hashed once per version of the document
 
     def clear_cache(self) -> None:
         self._cache.clear()
-        self._same = (None, -1, {})
-
-    def structures(self, doc: GraphDocument, groups: list[ModuleGroup]) -> dict[str, int]:
-        """:func:`~fxstudio.core.repeats.structures` of these drawn groups, each hashed once
-        per version of the document (expanding a fold lays out again: nothing changed)."""
-        of, version, known = self._same
-        if of is None or of() is not doc or version != doc.version:
-            known = {}
-            self._same = (weakref.ref(doc), doc.version, known)
-        todo = [g for g in groups if g.path not in known]
-        if todo:
-            known.update(structures(doc, todo))
-        return known
+        self.structures = Structures()
 
     def layout(
         self,
@@ -274,7 +260,7 @@ class _Run:
         ]
         if not parents:
             return {}
-        same = self.engine_obj.structures(doc, [c for g in parents for c in g.children.values()])
+        same = self.engine_obj.structures.of(doc, [c for g in parents for c in g.children.values()])
         found = {run[0]: run for g in parents for run in runs(self.items(g), same, self.collapsed)}
         self.folded_away = {m for run in found.values() for m in run[1:]}
         for first, run in found.items():

@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Iterable
 
 from fxstudio.core.capture import node_shape
@@ -71,6 +72,24 @@ def structures(doc: GraphDocument, groups: Iterable[ModuleGroup]) -> dict[str, i
     for group in groups:
         visit(group)
     return out
+
+
+class Structures:
+    """:func:`structures` of drawn groups, each hashed once per version of one document
+    (expanding a fold lays the same graph out again)."""
+
+    def __init__(self) -> None:
+        self._of: weakref.ref[GraphDocument] | None = None
+        self._version = -1
+        self._known: dict[str, int] = {}
+
+    def of(self, doc: GraphDocument, groups: list[ModuleGroup]) -> dict[str, int]:
+        if self._of is None or self._of() is not doc or self._version != doc.version:
+            self._of, self._version, self._known = weakref.ref(doc), doc.version, {}
+        todo = [g for g in groups if g.path not in self._known]
+        if todo:
+            self._known.update(structures(doc, todo))
+        return self._known
 
 
 def runs(
