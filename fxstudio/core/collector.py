@@ -134,10 +134,10 @@ def resume(token: Pause | None, keep_after: bool = True) -> None:
 
 
 class OnThisThread:
-    """The collector kept to one thread (:func:`on_this_thread`), until :func:`release`."""
+    """The collector kept to its caller's thread (:func:`on_this_thread`), until
+    :func:`release`."""
 
-    def __init__(self, thread: int) -> None:
-        self.thread = thread
+    def __init__(self) -> None:
         self.over = False
 
 
@@ -148,7 +148,7 @@ def on_this_thread() -> OnThisThread:
     with _lock:
         _turn_off()
         _owners += 1
-    return OnThisThread(threading.get_ident())
+    return OnThisThread()
 
 
 def release(token: OnThisThread) -> None:

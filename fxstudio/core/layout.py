@@ -117,6 +117,11 @@ def node_size(
     )
 
 
+def _tell_layout(done: int, total: int) -> None:
+    """Layout progress, told to whoever listens (:mod:`fxstudio.core.progress`)."""
+    progress_of.tell("Laying out", done, total)
+
+
 class LayoutEngine:
     """Lays out documents; keeps a cache of group layouts across calls."""
 
@@ -135,14 +140,12 @@ class LayoutEngine:
         doc: GraphDocument,
         collapsed: Iterable[str] = (),
         cancelled: Callable[[], bool] = lambda: False,
-        progress: Callable[[int, int], None] | None = None,
+        progress: Callable[[int, int], None] = _tell_layout,
     ) -> Layout:
         """Lay out ``doc`` with the groups in ``collapsed`` drawn as single boxes."""
         t0 = time.perf_counter()
         tree = drawn_tree(doc)
         collapsed_set = set(collapsed)
-        if progress is None:  # told to whoever listens (fxstudio.core.progress)
-            progress = _tell_layout
         run = _Run(self, doc, tree, collapsed_set, cancelled, progress)
         out = Layout(engine="dot" if self.use_graphviz else "fallback")
         if not self.use_graphviz:
@@ -155,10 +158,6 @@ class LayoutEngine:
         out.shared = run.shared
         out.seconds = time.perf_counter() - t0
         return out
-
-
-def _tell_layout(done: int, total: int) -> None:
-    progress_of.tell("Laying out", done, total)
 
 
 class _Run:

@@ -45,7 +45,7 @@ class Tracer(fx.Tracer):
         self.record_stack_traces = False  # (recorded here, more cheaply: see create_node)
         self._torch_file: dict[str, bool] = {}
         self._tensors: tuple[Any, dict[int, str], dict[int, str]] | None = None
-        self.counter: progress.Counter | None = None  # made when tracing starts
+        self.counter = progress.Counter("Tracing forward")  # (a tracer traces once)
 
     def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
         if module_qualified_name in self.leaf_names or type(m).__name__ in self.leaf_names:
@@ -58,8 +58,6 @@ class Tracer(fx.Tracer):
         node = super().create_node(*args, **kwargs)
         if not node.stack_trace:
             node.stack_trace = self._model_frames()
-        if self.counter is None:
-            self.counter = progress.Counter("Tracing forward")
         self.counter.step()
         return node
 

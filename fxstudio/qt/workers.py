@@ -109,7 +109,7 @@ class Task(QObject):
     def _hear(self, stage: str, done: int, total: int | None) -> None:
         """What the core code ``fn`` runs tells (:mod:`fxstudio.core.progress`)."""
         self._stage = progress.describe(stage, done, total)
-        self._progress = (done, total or 0) if total else (0, 0)
+        self._progress = (done, total) if total else (0, 0)
 
     def _work(self) -> None:
         """The worker thread: plain Python only (no Qt)."""

@@ -134,17 +134,18 @@ class RunPanel(DocumentPanel):
     def _show_age(self) -> None:
         """The graph changed (or came back): the last result's line says whether it is of
         the graph as it is now."""
-        for chart in (self.node_chart, self.module_chart):
-            chart.set_stale(self.stale)
-        self._grey_tables()
+        self._mark_stale()
         if self.last is None or self.busy() or not self._verdict:
             return
         self.status_label.setText(self._verdict + (STALE_NOTE if self.stale else ""))
 
-    def _grey_tables(self) -> None:
-        """The Nodes and Before / after tables in the disabled text colour while the run
-        is stale (still readable, scrollable and sortable), with a tooltip saying why."""
+    def _mark_stale(self) -> None:
+        """While the run is stale its charts say so, and the Nodes and Before / after tables
+        are in the disabled text colour (still readable, scrollable and sortable), with a
+        tooltip saying why."""
         stale = self.stale
+        for chart in (self.node_chart, self.module_chart):
+            chart.set_stale(stale)
         for t in (self.node_table, self.compare_table):
             palette = QPalette(t.palette())
             group = QPalette.ColorGroup.Disabled if stale else QPalette.ColorGroup.Active
@@ -281,9 +282,7 @@ class RunPanel(DocumentPanel):
             )
         self._idle()
         self.status_label.setText(self._verdict + (STALE_NOTE if self.stale else ""))
-        for chart in (self.node_chart, self.module_chart):
-            chart.set_stale(self.stale)
-        self._grey_tables()
+        self._mark_stale()
         self.result.setHtml(summary_html(result, theme.colors().bad))
         self._show_profile(result.after.nodes)
         self.export_button.setEnabled(True)

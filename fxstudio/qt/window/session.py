@@ -196,9 +196,10 @@ class DocumentSession(QObject):
         task.start()
 
     def _told(self, task: UserCodeTask, text: str) -> None:
+        """A stage told by the open's core code; its ``progress`` (the count, or (0, 0))
+        follows in the same turn and says it (``openProgress``)."""
         if task is self._task:
             self.open_stage = text
-            self.openProgress.emit(text, 0, 0)  # (its count, if any, follows)
 
     def reload(self) -> None:
         if self.request is not None:
