@@ -79,6 +79,7 @@ def snapshot(doc: GraphDocument) -> Snapshot:
         (n, n.op, n.name, n.target, n.args, n.kwargs, n.type, dict(n.meta)) for n in gm.graph.nodes
     ]
     targets = {n[3] for n in nodes if n[1] in ("get_attr", "call_module")}
+    modules = dict(gm.named_modules(remove_duplicate=False))  # one walk, not a getattr per part
     return Snapshot(
         doc.version,
         nodes,
@@ -87,15 +88,20 @@ def snapshot(doc: GraphDocument) -> Snapshot:
         doc.example_inputs,
         doc.source,
         doc.shapes_stale,
-        {t: _attribute(gm, t) for t in targets},
+        {t: modules[t] if t in modules else _attribute(modules, t) for t in targets},
         gm.training,
     )
 
 
-def _attribute(module: Any, target: str) -> Any:
+def _attribute(modules: dict[str, Any], target: str) -> Any:
+    """A weight (or other attribute) of the submodule that holds it."""
+    owner, _, name = target.rpartition(".")
+    if owner in modules:
+        return getattr(modules[owner], name)
+    value = modules[""]  # held by a plain object, not a submodule: the chain from the root
     for part in target.split("."):
-        module = getattr(module, part)
-    return module
+        value = getattr(value, part)
+    return value
 
 
 def rebuild(snap: Snapshot) -> fx.Graph:
