@@ -200,6 +200,13 @@ def test_a_rewrite_of_a_big_graph_becomes_one_undo_step_made_off_the_gui_thread(
     report = click(qtbot, panel.replace_button, panel.rewritten, timeout=120000)
     assert len(report.result.replaced) == 999 and report.check.ok is False  # values change
     assert doc.code_ready()  # the code came from the worker, made on the copy
+    # the table, code and Step dock follow, each in a turn of its own
+    qtbot.waitUntil(lambda: not window.session.turns.busy(), timeout=30000)
+    table = window.panels["table"].model
+    names = doc.node_names()
+    assert table.rowCount() == len(names) and "sigmoid" in names
+    assert all(table.row_of(name) == i for i, name in enumerate(names))
+    assert window.panels["code"].view.toPlainText() == doc.code()
     assert "torch.sigmoid" in doc.code() and "torch.relu" not in doc.code()
     assert window.session.undo_stack.count() == 1 and not doc.shapes_stale
     window.session.undo_stack.undo()

@@ -18,6 +18,7 @@ from PySide6.QtGui import (
     QTextLayout,
 )
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
+from shiboken6 import isValid
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.qt import theme
@@ -109,6 +110,7 @@ class CodePanel(DocumentPanel):
         self._colouring = False
         self._updating = False
         self._pending: tuple[int, list[str], str] | None = None  # a long change being shown
+        self._refresh_due = False  # a change heard, shown in a turn of its own (big graphs)
         view.cursorPositionChanged.connect(self._on_cursor_moved)
         view.verticalScrollBar().valueChanged.connect(self._highlight_visible)
         view.updateRequest.connect(lambda *_: self._highlight_visible())
@@ -135,6 +137,7 @@ class CodePanel(DocumentPanel):
         replaced (setting all 10,000 lines of a big graph's code takes a quarter second);
         code still being generated for a big graph (:mod:`fxstudio.core.catchup`) is shown
         when it is ready, and the old text stays until then."""
+        self._refresh_due = False
         doc = self.document
         waiting = doc is not None and not doc.code_ready()
         self._show_waiting(waiting)
@@ -246,8 +249,8 @@ class CodePanel(DocumentPanel):
     def _highlight_visible(self) -> None:
         """Colour the lines on screen (and a screenful either side) not coloured yet."""
         coloured = self._coloured
-        if coloured is None or self._colouring:
-            return
+        if coloured is None or self._colouring or not isValid(self.view):
+            return  # (not valid: the window closing, the view gone before its signals)
         self._colouring = True
         try:
             self._colour_around(coloured)
@@ -270,16 +273,20 @@ class CodePanel(DocumentPanel):
 
     def on_change(self, event: DocumentEvent) -> None:
         if event.kind is not ChangeKind.VIEW_CHANGED:
-            self.refresh()
+            self._refresh_due = True  # (the lines shown are not the graph's until then)
+            self.session.soon(self.refresh)
 
     def line_of(self, name: str) -> int | None:
         doc = self.document
-        if doc is None or not doc.code_ready() or self._pending is not None:
+        behind = self._pending is not None or self._refresh_due
+        if doc is None or not doc.code_ready() or behind:
             return None  # the code shown is being brought up to date
         return doc.code_line_map().get(name)
 
     def _on_cursor_moved(self) -> None:
-        if self._updating or self.document is None or not self.document.code_ready():
+        if self._updating or self._refresh_due or self.document is None:
+            return
+        if not self.document.code_ready():
             return
         line = self.view.textCursor().blockNumber() + 1
         name = self.document.node_at_line(line)

@@ -83,7 +83,7 @@ class StepPanel(DocumentPanel):
         stepping, self.stepper = self.stepper is not None, None
         if self.busy:  # the move under way is dropped when it ends (_moved)
             return
-        self._show()
+        self.session.soon(self._show)
         if stepping:
             self.status_label.setText(
                 "The graph was edited: the next step starts again on the new graph."

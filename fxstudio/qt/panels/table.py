@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt
 from PySide6.QtWidgets import QHeaderView, QLineEdit, QTableView, QWidget
 
-from fxstudio.core.document import DocumentEvent, GraphDocument
+from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.qt.forms import load_form
 from fxstudio.qt.panels.base import DocumentPanel
 from fxstudio.qt.panels.table_model import NAME_ROLE, NodeFilterProxy, NodeTableModel
@@ -21,6 +21,7 @@ class TablePanel(DocumentPanel):
         self.view: QTableView = body.findChild(QTableView, "tableView")
         self.filter: QLineEdit = body.findChild(QLineEdit, "tableFilter")
         self.model = NodeTableModel(self)
+        self._reload_due = False  # a big graph's rows are read again in a turn of their own
         self.proxy = NodeFilterProxy(self)
         self.proxy.setSourceModel(self.model)
         self.view.setModel(self.proxy)
@@ -37,12 +38,25 @@ class TablePanel(DocumentPanel):
         return body
 
     def on_document(self, doc: GraphDocument | None) -> None:
+        self._reload_due = False
         self.model.set_document(doc)
         if doc is not None:
             self._size_columns()
 
     def on_change(self, event: DocumentEvent) -> None:
+        if event.kind is ChangeKind.VIEW_CHANGED:
+            return
+        if event.kind is ChangeKind.GRAPH_REPLACED or self._reload_due:  # all rows again
+            self._reload_due = True
+            self.session.soon(self._reload)
+            return
         self.model.on_document_changed(event)
+
+    def _reload(self) -> None:
+        if self._reload_due:
+            self._reload_due = False
+            self.model.reload()
+            self._show_selection(self.selection.names)
 
     def _profiled(self, profile: object) -> None:
         """A per-node profile (or none), or the same one now stale or current again: the

@@ -26,6 +26,7 @@ from fxstudio.core.opening import SESSION_SUFFIX, OpenRequest, open_document
 from fxstudio.core.recent import RecentModels
 from fxstudio.core.sessionfile import save_session
 from fxstudio.qt.editing.commands import EditCommand
+from fxstudio.qt.turns import Turns
 from fxstudio.qt.window.autosave import Autosaver
 from fxstudio.qt.window.catch_up import CatchUpRunner
 from fxstudio.qt.window.graph_state import GraphStates
@@ -88,7 +89,9 @@ class DocumentSession(QObject):
         self.autosaver = Autosaver(self, recovery, autosave_s, self)
         self.recent = RecentModels(self.autosaver.directory.parent / "recent.json")
         self.catch_up = CatchUpRunner(DEFER_MS, self)
-        self.catch_up.caughtUp.connect(self.caughtUp)
+        self.turns = Turns(self)  # views' shares of a big graph's change, a turn each
+        # told once the views have shown what was caught up (their turns come first)
+        self.catch_up.caughtUp.connect(lambda: self.soon(self.caughtUp.emit))
         self.catch_up.failed.connect(self._catch_up_failed)
         self._unsubscribe: Any = None
         self._task: UserCodeTask | None = None  # the open under way
@@ -308,6 +311,15 @@ class DocumentSession(QObject):
             collector.keep()
         else:  # the one replaced goes next turn, once its last holders let go
             QTimer.singleShot(0, collector.sweep)
+
+    def soon(self, fn: Any) -> None:
+        """Call ``fn`` (a view bringing itself up to date) in a turn of its own when the
+        document is big, so that one change does not hold the window for every view's share
+        in one turn (see :mod:`fxstudio.qt.turns`); at once when it is small."""
+        if self.document is not None and self.document.defer_heavy:
+            self.turns.soon(fn)
+        else:
+            fn()
 
     def close(self) -> None:
         """Close the model (the caller asked about unsaved changes)."""
