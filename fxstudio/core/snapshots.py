@@ -88,13 +88,15 @@ def snapshot(doc: GraphDocument) -> Snapshot:
         doc.example_inputs,
         doc.source,
         doc.shapes_stale,
-        {t: modules[t] if t in modules else _attribute(modules, t) for t in targets},
+        {t: _attribute(modules, t) for t in targets},
         gm.training,
     )
 
 
 def _attribute(modules: dict[str, Any], target: str) -> Any:
-    """A weight (or other attribute) of the submodule that holds it."""
+    """A submodule, or a weight (or other attribute) of the submodule that holds it."""
+    if target in modules:
+        return modules[target]
     owner, _, name = target.rpartition(".")
     if owner in modules:
         return getattr(modules[owner], name)

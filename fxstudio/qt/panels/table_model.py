@@ -87,12 +87,10 @@ class NodeTableModel(QAbstractTableModel):
 
     def on_document_changed(self, event: DocumentEvent) -> None:
         """Rows removed, inserted and changed one by one (a reset would make the view and
-        its sort and filter read all 10,000 rows of a big graph again)."""
+        its sort and filter read all 10,000 rows of a big graph again).  A replaced graph is
+        the Nodes dock's to :meth:`reload` (in a turn of its own when the graph is big)."""
         doc = self._document
         if event.kind is ChangeKind.VIEW_CHANGED or doc is None:
-            return
-        if event.kind is ChangeKind.GRAPH_REPLACED:
-            self.reload()
             return
         names = doc.node_names()
         if len(names) != len(self._rows) or any(
