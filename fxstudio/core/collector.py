@@ -26,15 +26,16 @@ destructors off the GUI thread while it paints: the window crashed so.
 
 Example:
     >>> import gc
+    >>> before = gc.isenabled()  # off already while a window is up (on_this_thread)
     >>> with paused():
     ...     with paused():
     ...         pass
     ...     gc.isenabled()
     False
-    >>> gc.isenabled()
+    >>> gc.isenabled() == before  # as it was once the last pause ends
     True
     >>> with sparing(10):  # a small graph: nothing paused
-    ...     gc.isenabled()
+    ...     gc.isenabled() == before
     True
 """
 
