@@ -3,7 +3,10 @@ rebuild and work on the copy anywhere (:func:`rebuild`, :func:`detached`), and t
 result only if the document is still at the version it was read at (:func:`adopt`).
 
 The live graph is never read from two threads at once: :func:`snapshot` holds the nodes'
-fields (``args`` are immutable tuples, ``meta`` dicts are copied), which is all a copy needs.
+fields (``args`` are immutable tuples), which is all a copy needs.  Their ``meta`` dicts are
+held as they are and copied where the copy is made (:func:`rebuild`): one copy of a plain dict
+is atomic under the GIL, and a dict the editing thread changed meanwhile (shapes caught up)
+belongs to a later version, whose result is never taken (:func:`adopt`).
 A rewrite made on a detached copy becomes one edit of the document -- :class:`AdoptGraph`,
 which swaps the rewritten graph in (no copy of it) and makes the submodule changes the
 rewrite made -- undone and redone like any other.
@@ -56,7 +59,7 @@ class Snapshot:
     """The document's graph at one version, read in one pass."""
 
     version: int
-    #: (node, op, name, target, args, kwargs, type, meta copy) per node, in graph order
+    #: (node, op, name, target, args, kwargs, type, meta) per node, in graph order
     nodes: list[tuple[Any, ...]]
     codegen: Any
     module: fx.GraphModule  # the live one: its submodules and weights
@@ -72,12 +75,14 @@ class Snapshot:
         return self.source.source_file
 
 
-def snapshot(doc: GraphDocument) -> Snapshot:
-    """Read the graph (6 ms at 10,000 nodes), on the thread that edits it."""
+def snapshot(doc: GraphDocument, held: bool = False) -> Snapshot:
+    """Read the graph (about 1 microsecond a node), on the thread that edits it.  ``held``:
+    kept while the document goes on (a baseline to compare with), so the ``meta`` dicts are
+    copied now, not as later shapes leave them."""
     gm = doc.graph_module
-    nodes = [
-        (n, n.op, n.name, n.target, n.args, n.kwargs, n.type, dict(n.meta)) for n in gm.graph.nodes
-    ]
+    nodes = [(n, n.op, n.name, n.target, n.args, n.kwargs, n.type, n.meta) for n in gm.graph.nodes]
+    if held:
+        nodes = [(*fields, dict(meta)) for *fields, meta in nodes]
     targets = {n[3] for n in nodes if n[1] in ("get_attr", "call_module")}
     modules = dict(gm.named_modules(remove_duplicate=False))  # one walk, not a getattr per part
     return Snapshot(
@@ -116,7 +121,7 @@ def rebuild(snap: Snapshot) -> fx.Graph:
         new = graph.create_node(op, target, args, kwargs, name, type_)
         if new.name != name:  # never seen: fx keeps a valid, unique name as it is
             raise RuntimeError(f"the snapshot renamed '{name}' to '{new.name}'")
-        new.meta = meta
+        new.meta = dict(meta)  # the copy's own: a worker may change it
         env[node] = new
     return graph
 

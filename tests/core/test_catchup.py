@@ -87,6 +87,19 @@ def test_the_live_graph_is_untouched_by_the_work_on_the_snapshot():
     assert doc.row("mul").shape == "1x4x8"
 
 
+def test_a_held_snapshot_keeps_the_shapes_of_its_version():
+    doc = deferred("examples:negrelu")
+    held, quick = snapshots.snapshot(doc, held=True), snapshots.snapshot(doc)
+    shape = {n[2]: tuple(n[7]["val"].shape) for n in held.nodes if "val" in n[7]}
+    edits.splice(doc, "x", "neg", "call_function", "torch.unsqueeze", [0])
+    assert catchup.catch_up(doc) and doc.row("mul").shape == "1x4x8"  # the live meta moved on
+    mul = next(n for n in quick.nodes if n[2] == "mul")
+    assert tuple(mul[7]["val"].shape) == (1, 4, 8)  # a quick one reads the live dicts
+    graph = snapshots.rebuild(held)
+    kept = {n.name: tuple(n.meta["val"].shape) for n in graph.nodes if "val" in n.meta}
+    assert kept == shape and kept["mul"] == (4, 8)
+
+
 def test_downstream_shape_changes_are_in_the_edit_event():
     doc = open_document("examples:negrelu")  # small: shapes in the edit itself
     events = []

@@ -226,7 +226,7 @@ class RunPanel(DocumentPanel):
         """Keep the graph as it is now, to compare a later version with."""
         if self.document is None:
             return
-        self.baseline = snapshot(self.document)
+        self.baseline = snapshot(self.document, held=True)
         count = len(self.baseline.nodes)
         self.baseline_label.setText(
             f"Baseline: the graph at {time.strftime('%H:%M:%S')} ({count} nodes)."
