@@ -248,7 +248,7 @@ def adopt(
     edit of ``doc``, recorded in its history as the worker's was.  Raises :class:`Stale` when
     ``doc`` changed since the snapshot (it then stays as it is).  ``known``: the new graph's
     :func:`views`, made in the worker."""
-    if doc.version != snap.version:
+    if snap.module is not doc.graph_module or doc.version != snap.version:
         raise Stale(
             "The graph changed while this ran on a copy of it, so its result was not applied: "
             "run it again on the graph as it is now."

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QListWidgetItem, QPlainTextEdit, QWidget
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
@@ -180,9 +180,11 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
         work: Callable[[], Any],
         done: Callable[[Any], None],
         failed: Callable[[BaseException], None] | None = None,
+        read: Callable[[], None] | None = None,
     ) -> bool:
         """Run ``work()`` in a worker, editing locked meanwhile; ``done(result)`` after it
-        (``failed(error)`` if it raised)."""
+        (``failed(error)`` if it raised).  ``read()`` (the graph's snapshot) runs first, in a
+        turn of its own: the click's turn only shows that the work began."""
         if self.busy() or self.session.locked:
             self.message.emit(self.session.locked or "The Patterns dock is still working.")
             return False
@@ -194,8 +196,21 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
         task.succeeded.connect(lambda result: self._finish(task, done, result))
         task.failed.connect(lambda exc: self._finish(task, failed or self._failed, exc))
         self.task = task
-        task.start()
+        if read is None:
+            task.start()
+        else:
+            QTimer.singleShot(0, task, lambda: self._read_then_start(task, read))
         return True
+
+    def _read_then_start(self, task: Task, read: Callable[[], None]) -> None:
+        if task is not self.task:
+            return
+        try:
+            read()
+        except Exception as exc:  # noqa: BLE001 -- told as the work's own failure
+            task.failed.emit(exc)
+            return
+        task.start()
 
     def _finish(self, task: Task, then: Callable[[Any], None], value: Any) -> None:
         if task is not self.task:
@@ -358,10 +373,10 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
                 spec = RewriteSpec()
             else:
                 spec = self._spec()
-        snap = snapshot(doc)
+        taken: list[Any] = []  # the snapshot, read once the click's turn has shown it began
 
         def work() -> tuple[GraphDocument, Report, dict[str, Any]]:
-            copy = detached(snap)
+            copy = detached(taken[0])
             report = rewrite_flow(copy, spec, **kwargs)
             if report.result.edit is None:
                 return copy, report, {}
@@ -370,7 +385,8 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
         return self._start(
             "Replacing… (on a copy of the graph; it becomes one undo step)",
             work,
-            lambda done: self._rewritten(snap, *done),
+            lambda done: self._rewritten(taken[0], *done),
+            read=lambda: taken.append(snapshot(doc)),
         )
 
     def _spec(self) -> RewriteSpec:

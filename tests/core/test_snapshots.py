@@ -1,0 +1,34 @@
+"""A worker's edit on a detached copy comes back as one edit, or not at all
+(fxstudio.core.snapshots)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fxstudio.core import edits, snapshots
+from fxstudio.core.opening import open_document
+
+
+def test_a_result_is_refused_once_the_graph_moved_on_and_the_document_stays():
+    doc = open_document("examples:negrelu")
+    snap = snapshots.snapshot(doc)
+    work = snapshots.detached(snap)
+    done = edits.set_target(work, "relu", "torch.tanh")
+    edits.set_target(doc, "relu", "torch.sigmoid")  # meanwhile, on the editing thread
+    code = doc.code()
+    with pytest.raises(snapshots.Stale, match="changed while this ran"):
+        snapshots.adopt(doc, snap, work, done)
+    assert doc.code() == code and "sigmoid" in code
+
+
+def test_a_result_is_never_taken_by_another_document_at_the_same_version():
+    doc, other = open_document("examples:negrelu"), open_document("examples:negrelu")
+    assert doc.version == other.version  # (both as opened)
+    snap = snapshots.snapshot(doc)
+    work = snapshots.detached(snap)
+    done = edits.set_target(work, "relu", "torch.tanh")
+    with pytest.raises(snapshots.Stale):
+        snapshots.adopt(other, snap, work, done)
+    assert "tanh" not in other.code()
+    snapshots.adopt(doc, snap, work, done)
+    assert "tanh" in doc.code()
