@@ -8,9 +8,12 @@ import importlib.resources
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QFile, QIODevice, QObject, QPoint, QRect, QSize, Qt
-from PySide6.QtGui import QResizeEvent, QTextCursor, QTextDocument
+from PySide6.QtGui import QFontMetricsF, QResizeEvent, QTextCursor, QTextDocument
 from PySide6.QtUiTools import QUiLoader
 from PySide6.QtWidgets import QFrame, QLabel, QLayout, QLayoutItem, QScrollArea, QWidget
+
+#: Spaces a wrapped line of code goes on past its own indent (wrap_code_blocks).
+WRAP_INDENT = 4
 
 
 class _FormLoader(QUiLoader):
@@ -161,14 +164,20 @@ class ShapeWatcher(QObject):
 
 def wrap_code_blocks(document: QTextDocument) -> None:
     """Let the code blocks of Markdown shown in ``document`` wrap at the view's width (Qt
-    keeps them on one line each: a horizontal scrollbar in a narrow dock)."""
+    keeps them on one line each: a horizontal scrollbar in a narrow dock).  A wrapped line
+    goes on indented a step past its own indent, as an editor shows it, never at column 0."""
     cursor = QTextCursor(document)
     block = document.begin()
     while block.isValid():
         if block.blockFormat().nonBreakableLines():
             fmt = block.blockFormat()
             fmt.setNonBreakableLines(False)
-            cursor.setPosition(block.position())
+            text = block.text()
+            cursor.setPosition(block.position() + (1 if text else 0))  # (the first char's)
+            space = QFontMetricsF(cursor.charFormat().font()).horizontalAdvance(" ")
+            hang = (len(text) - len(text.lstrip(" ")) + WRAP_INDENT) * space
+            fmt.setLeftMargin(fmt.leftMargin() + hang)
+            fmt.setTextIndent(-hang)  # the first line where it was: its spaces indent it
             cursor.setBlockFormat(fmt)
         block = block.next()
 

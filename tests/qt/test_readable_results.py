@@ -5,6 +5,7 @@ readable with the whole graph fitted to the window."""
 
 import pytest
 from PySide6.QtCore import QEvent, QPoint, QRect
+from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QApplication, QToolButton
 
 from tests.qt.conftest import open_and_wait
@@ -22,6 +23,13 @@ def _float(qtbot, dock, size):
     for _ in range(3):  # the layouts the new shape asked for, done (nested ones in turn)
         QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         QApplication.processEvents()
+
+
+def _blocks(doc):
+    block = doc.begin()
+    while block.isValid():
+        yield block
+        block = block.next()
 
 
 def _rect_in(widget, ancestor):
@@ -146,6 +154,18 @@ def test_the_lesson_text_takes_the_height_and_wraps(qtbot, window):
     assert "class MyModule" in text.toPlainText()  # the step's code block...
     assert text.horizontalScrollBar().maximum() == 0  # ...wraps at the dock's width
     assert text.verticalScrollBar().maximum() == 0  # and all of it is in sight
+    # a wrapped line of code goes on past its own indent, not at the left edge
+    doc = text.document()
+    wrapped = [b for b in _blocks(doc) if "self.param =" in b.text()]
+    assert wrapped and wrapped[0].layout().lineCount() == 2, "the dock no longer wraps it"
+    block = wrapped[0]
+    indent = len(block.text()) - len(block.text().lstrip())
+    first, second = block.layout().lineAt(0), block.layout().lineAt(1)
+    space = QFontMetricsF(block.charFormat().font()).horizontalAdvance(" ")
+    fmt = block.blockFormat()
+    start = fmt.leftMargin() + fmt.textIndent()  # where its first line starts
+    assert second.x() + fmt.leftMargin() - start > (indent + 1) * space
+    assert first.x() + fmt.leftMargin() + fmt.textIndent() >= 0
     # no empty gap: what follows the text starts right under it
     gap = _rect_in(lesson.task, lesson.dock).top() - _rect_in(text, lesson.dock).bottom()
     assert gap < 24, gap
