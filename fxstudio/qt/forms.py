@@ -51,9 +51,20 @@ def load_form(name: str, base: QWidget, custom: tuple[type[QWidget], ...] = ()) 
             f.close()
 
 
-def text_label(parent: QWidget, name: str) -> QLabel:
-    """A wrapping label whose text can be selected and copied (a dock's readouts)."""
-    label = QLabel(parent)
+class QuietLabel(QLabel):
+    """A label that takes no room while it has nothing to say (a status line)."""
+
+    def setText(self, text: str) -> None:  # noqa: N802
+        super().setText(text)
+        self.setVisible(bool(text))
+
+
+def text_label(parent: QWidget, name: str, quiet: bool = False) -> QLabel:
+    """A wrapping label whose text can be selected and copied (a dock's readouts);
+    ``quiet``: hidden while empty (:class:`QuietLabel`)."""
+    label = QuietLabel(parent) if quiet else QLabel(parent)
+    if quiet:
+        label.hide()
     label.setObjectName(name)
     label.setWordWrap(True)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -137,6 +137,13 @@ def test_the_step_card_shows_the_eager_verdict_without_scrolling(qtbot, window):
         assert _seen(label, viewport), label.objectName()
     buttons = [b for b in panel.controls.findChildren(QToolButton) if b.defaultAction()]
     assert len(buttons) == 8 and all(_seen(b, panel.dock) for b in buttons)  # wrapped
+    # nothing to say, no room taken: the card starts right under "Node k of n run"
+    assert panel.status_label.text() == "" and not panel.status_label.isVisible()
+    gap = _rect_in(panel.card_scroll, panel.dock).top() - _rect_in(panel.where, panel.dock).bottom()
+    assert 0 <= gap < 12, gap
+    panel.status_label.setText("Running to layer1_0_conv2…")
+    assert panel.status_label.isVisible()
+    panel.status_label.setText("")
     # a strip: verdict, numbers and picture side by side, all of it in sight
     _float(qtbot, panel.dock, WIDE)
     for widget in (panel.eager, panel.stats["std"], panel.histogram, panel.picture):

@@ -137,7 +137,7 @@ def build(panel: Any, parent: QWidget) -> QWidget:
     controls_layout.addWidget(panel.slider)
     panel.where = text_label(body, "stepWhere")
     controls_layout.addWidget(panel.where)
-    panel.status_label = text_label(body, "stepStatus")
+    panel.status_label = text_label(body, "stepStatus", quiet=True)
     controls_layout.addWidget(panel.status_label)
     controls_layout.addStretch(1)
     panel.controls = controls
