@@ -185,6 +185,11 @@ class GraphDocument:
             cache[key] = make()
         return cache[key]
 
+    def memo(self, key: str, make: Callable[[], Any]) -> Any:
+        """``make()``, made once per version of the graph (what a layout derives from it
+        alone, whatever is collapsed); the caller must not change it."""
+        return self._cached(key, make)
+
     def node(self, name: str) -> fx.Node:
         node = self.node_index().get(name)
         if node is None:

@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import repeat
 
 #: A node's box: never narrower or wider than this (points); its text margin, both sides.
 MIN_NODE_WIDTH, MAX_NODE_WIDTH = 70.0, 320.0
@@ -36,7 +37,7 @@ class TextMetrics:
     def width(self, text: str, bold: bool = False) -> float:
         table = self.bold if bold else self.plain
         other = table.get("", CHAR_WIDTH)
-        return float(sum(table.get(c, other) for c in text))
+        return float(sum(map(table.get, text, repeat(other))))  # (a C loop: 10,000s a layout)
 
     def box_width(self, name: str, *details: str) -> float:
         """A node box's width: its widest line with margins, within the min and max."""

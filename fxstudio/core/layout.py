@@ -144,7 +144,7 @@ class LayoutEngine:
     ) -> Layout:
         """Lay out ``doc`` with the groups in ``collapsed`` drawn as single boxes."""
         t0 = time.perf_counter()
-        tree = drawn_tree(doc)
+        tree = doc.memo("layout.tree", lambda: drawn_tree(doc))  # (read, never changed, here)
         collapsed_set = set(collapsed)
         run = _Run(self, doc, tree, collapsed_set, cancelled, progress)
         out = Layout(engine="dot" if self.use_graphviz else "fallback")
@@ -160,6 +160,25 @@ class LayoutEngine:
         return out
 
 
+def _chains(doc: GraphDocument, tree: ModuleGroup) -> tuple[dict, dict, dict]:
+    """Per node its groups (root first) and place in the graph; per group its first's."""
+    chain: dict[str, list[str]] = {}
+    todo = [(tree, [])]
+    while todo:
+        group, above = todo.pop()
+        here = [*above, group.path] if group.path else above
+        chain.update(dict.fromkeys(group.nodes, here))
+        todo.extend((child, here) for child in group.children.values())
+    index = {n: i for i, n in enumerate(doc.node_names())}
+    first: dict[str, int] = {}
+    for node, paths in chain.items():
+        i = index[node]
+        for path in paths:
+            if i < first.get(path, len(index)):
+                first[path] = i
+    return chain, index, first
+
+
 class _Run:
     """One layout call: sizes groups bottom-up, then places everything top-down."""
 
@@ -173,19 +192,12 @@ class _Run:
         self.notes: list[str] = []
         self.dot_runs = 0
         self.cache_hits = 0
-        self.chain: dict[str, list[str]] = {}  # node -> group paths from the root down
         self.folded_away: set[str] = set()  # groups drawn inside a fold's box
         self.groups: dict[str, ModuleGroup] = {}
         for g in tree.walk():
             self.groups[g.path] = g
-        self._chains(tree, [])
-        self.index = {n: i for i, n in enumerate(doc.node_names())}
-        self.first: dict[str, int] = {}  # group path -> graph index of its first node
-        for node, chain in self.chain.items():
-            for path in chain:
-                i = self.index[node]
-                if i < self.first.get(path, len(self.index)):
-                    self.first[path] = i
+        chain, self.index, self.first = doc.memo("layout.chains", lambda: _chains(doc, tree))
+        self.chain: dict[str, list[str]] = dict(chain)  # this run's: a fold redraws some
         self._items: dict[str, list[tuple[str, str]]] = {}
         self.folds = self._fold(doc, tree)
         self.shared = self._shared_values(doc)
@@ -213,13 +225,6 @@ class _Run:
             self._structure(g)
         self.total = len(shown)
         self.done = 0
-
-    def _chains(self, group: ModuleGroup, chain: list[str]) -> None:
-        here = chain + [group.path] if group.path else chain
-        for n in group.nodes:
-            self.chain[n] = here
-        for child in group.children.values():
-            self._chains(child, here)
 
     def _shared_values(self, doc: GraphDocument) -> set[str]:
         """Values (masks, position ids, shared weights) used by several items of their own
@@ -278,6 +283,8 @@ class _Run:
         out: dict[str, set[tuple[str, str]]] = {}
         for s, t in self.edges:
             cs, ct = self.chain[s], self.chain[t]
+            if cs and ct and cs[0] == ct[0] and cs[0] in self.collapsed:
+                continue  # inside one collapsed box: an edge of no group drawn
             k = 0
             while k < len(cs) and k < len(ct) and cs[k] == ct[k]:
                 k += 1
