@@ -163,7 +163,7 @@ class LayoutEngine:
 def _chains(doc: GraphDocument, tree: ModuleGroup) -> tuple[dict, dict, dict]:
     """Per node its groups (root first) and place in the graph; per group its first's."""
     chain: dict[str, list[str]] = {}
-    todo = [(tree, [])]
+    todo: list[tuple[ModuleGroup, list[str]]] = [(tree, [])]
     while todo:
         group, above = todo.pop()
         here = [*above, group.path] if group.path else above
