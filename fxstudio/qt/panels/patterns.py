@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QListWidgetItem, QPlainTextEdit, QWidget
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
@@ -183,8 +183,8 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
         read: Callable[[], None] | None = None,
     ) -> bool:
         """Run ``work()`` in a worker, editing locked meanwhile; ``done(result)`` after it
-        (``failed(error)`` if it raised).  ``read()`` (the graph's snapshot) runs first, in a
-        turn of its own: the click's turn only shows that the work began."""
+        (``failed(error)`` if it raised).  ``read()`` (the graph's snapshot) runs first -- on a
+        big graph in a turn of its own (``session.soon``): the click's only shows it began."""
         if self.busy() or self.session.locked:
             self.message.emit(self.session.locked or "The Patterns dock is still working.")
             return False
@@ -199,7 +199,7 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
         if read is None:
             task.start()
         else:
-            QTimer.singleShot(0, task, lambda: self._read_then_start(task, read))
+            self.session.soon(lambda: self._read_then_start(task, read))
         return True
 
     def _read_then_start(self, task: Task, read: Callable[[], None]) -> None:
