@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fxstudio.core.capture import format_shape, node_shape
 from fxstudio.core.document import GraphDocument, group_key
-from fxstudio.core.drawn import drawn_tree
-from fxstudio.core.graphviews import ModuleGroup, format_target
+from fxstudio.core.drawn import drawn_tree, node_label
+from fxstudio.core.graphviews import ModuleGroup
 from fxstudio.core.layout import Layout
 
 __all__ = ["Drawing", "Edge", "drawing"]
@@ -63,9 +62,7 @@ def drawing(doc: GraphDocument, layout: Layout) -> Drawing:
     _count(root, out.members)
     for first, run in layout.folds.items():  # a fold's box stands for all its members
         out.members[first] = sum(out.members[m] for m in run)
-    for name in layout.nodes:
-        node = doc.node(name)
-        out.labels[name] = (node.op, format_target(node), format_shape(node_shape(node)))
+    out.labels = {name: node_label(doc, name) for name in layout.nodes}
     keys: dict[tuple[str, str, str | None, bool], list[str]] = {}
     first_use: set[str] = set()
     for src, dst, label in doc.edges():

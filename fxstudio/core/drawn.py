@@ -10,8 +10,9 @@ Example:
 
 from __future__ import annotations
 
+from fxstudio.core.capture import format_shape, node_shape
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.graphviews import ModuleGroup
+from fxstudio.core.graphviews import ModuleGroup, format_target
 
 
 def top_level_groups(doc: GraphDocument) -> set[str]:
@@ -56,3 +57,14 @@ def drawn_tree(doc: GraphDocument) -> ModuleGroup:
 
 def group_label(group: ModuleGroup) -> str:
     return f"{group.path} : {group.type_name}" if group.type_name else group.path
+
+
+def node_label(doc: GraphDocument, name: str) -> tuple[str, str, str]:
+    """A node's box as drawn: its op, its target and its shape, as text (made once per
+    version of the graph: a layout sizes the boxes by it, the canvas writes it)."""
+    labels = doc.memo("drawn.labels", dict)
+    label = labels.get(name)
+    if label is None:
+        node = doc.node(name)
+        label = labels[name] = (node.op, format_target(node), format_shape(node_shape(node)))
+    return label

@@ -56,9 +56,12 @@ class ModuleGroup:
     nodes: list[str] = field(default_factory=list)  # nodes directly in this group
 
     def walk(self) -> Iterator[ModuleGroup]:
-        yield self
-        for child in self.children.values():
-            yield from child.walk()
+        """This group and every group below it, parents before children (pre-order)."""
+        stack = [self]  # a stack, not nested generators: a yield costs one frame, not depth
+        while stack:
+            group = stack.pop()
+            yield group
+            stack.extend(reversed(group.children.values()))
 
     def all_nodes(self) -> list[str]:
         return [n for g in self.walk() for n in g.nodes]

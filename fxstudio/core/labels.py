@@ -26,10 +26,10 @@ SLACK = 6.0
 CHAR_WIDTH = 6.6
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class TextMetrics:
     """Advances per character of the bold (name) and the plain (target, shape) font; the
-    key ``""`` is any other character's."""
+    key ``""`` is any other character's.  Hashed by identity (a key of cached widths)."""
 
     bold: dict[str, float] = field(default_factory=lambda: {"": CHAR_WIDTH})
     plain: dict[str, float] = field(default_factory=lambda: {"": CHAR_WIDTH})

@@ -31,11 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxstudio.core import progress as progress_of
-from fxstudio.core.capture import format_shape, node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.dot import NODESEP, RANKSEP, layered, run_dot
-from fxstudio.core.drawn import drawn_tree, group_label
-from fxstudio.core.graphviews import ModuleGroup, format_target
+from fxstudio.core.drawn import drawn_tree, group_label, node_label
+from fxstudio.core.graphviews import ModuleGroup
 from fxstudio.core.labels import ESTIMATE, TextMetrics
 from fxstudio.core.repeats import FOLD_AT, Structures, fold_label, runs
 
@@ -109,12 +108,12 @@ def node_size(
     doc: GraphDocument, name: str, metrics: TextMetrics = ESTIMATE
 ) -> tuple[float, float]:
     """A node's box, wide enough for its name, target and shape lines in the canvas's fonts
-    (``metrics``), up to :data:`~fxstudio.core.labels.MAX_NODE_WIDTH`."""
-    node = doc.node(name)
-    return (
-        metrics.box_width(name, format_target(node), format_shape(node_shape(node))),
-        NODE_HEIGHT,
-    )
+    (``metrics``), up to :data:`~fxstudio.core.labels.MAX_NODE_WIDTH`; once per version."""
+    widths = doc.memo("layout.widths", dict).setdefault(metrics, {})  # metrics -> name -> w
+    width = widths.get(name)
+    if width is None:
+        width = widths[name] = metrics.box_width(name, *node_label(doc, name)[1:])
+    return width, NODE_HEIGHT
 
 
 def _tell_layout(done: int, total: int) -> None:

@@ -19,11 +19,10 @@ from PySide6.QtCore import QPointF, QRectF, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
-from fxstudio.core.capture import format_shape, node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.drawing import Drawing, drawing
-from fxstudio.core.drawn import group_label
-from fxstudio.core.graphviews import ModuleGroup, format_target
+from fxstudio.core.drawn import group_label, node_label
+from fxstudio.core.graphviews import ModuleGroup
 from fxstudio.core.layout import GROUP_PAD, GROUP_TITLE, Box, Layout, node_size
 from fxstudio.core.repeats import fold_label
 from fxstudio.qt import theme
@@ -247,9 +246,7 @@ class GraphScene(QGraphicsScene):
             w, h = node_size(doc, name, text_metrics())
             item = NodeItem(
                 name,
-                node.op,
-                format_target(node),
-                format_shape(node_shape(node)),
+                *node_label(doc, name),
                 Box(0, 0, w, h),
                 bad[1] if bad[0] == name else None,
             )
@@ -291,7 +288,7 @@ class GraphScene(QGraphicsScene):
             self._reslot(doc, layout, b)
         for name in relabel:
             item = self.nodes[name]
-            item.set_shape(format_shape(node_shape(index[name])))
+            item.set_shape(node_label(doc, name)[2])
         self.refit_frames()
         return True
 
