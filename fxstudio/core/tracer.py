@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import inspect
 import linecache
-import os
 from collections.abc import Iterable
 from types import FrameType
 from typing import Any
@@ -31,9 +30,8 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core import progress
+from fxstudio.core.errors import is_library_file
 from fxstudio.core.guard import Stopped, cancel_requested
-
-_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 
 
 class Tracer(fx.Tracer):
@@ -43,7 +41,7 @@ class Tracer(fx.Tracer):
         super().__init__()
         self.leaf_names = set(leaf_modules)
         self.record_stack_traces = False  # (recorded here, more cheaply: see create_node)
-        self._torch_file: dict[str, bool] = {}
+        self._library_file: dict[str, bool] = {}
         self._tensors: tuple[Any, dict[int, str], dict[int, str]] | None = None
         self.counter = progress.Counter("Tracing forward")  # (a tracer traces once)
 
@@ -76,12 +74,10 @@ class Tracer(fx.Tracer):
         lines = []
         for f in frames[start:]:
             file = f.f_code.co_filename
-            torch_file = self._torch_file.get(file)
-            if torch_file is None:
-                torch_file = self._torch_file[file] = file.startswith("<") or os.path.abspath(
-                    file
-                ).startswith(_TORCH_DIR)
-            if not torch_file:
+            library = self._library_file.get(file)
+            if library is None:  # torch's and fxstudio's own frames (this one) are left out
+                library = self._library_file[file] = is_library_file(file)
+            if not library:
                 text = linecache.getline(file, f.f_lineno).strip()
                 lines.append(f'File "{file}", line {f.f_lineno}, in {f.f_code.co_name}\n    {text}')
         return "\n".join(lines)

@@ -71,6 +71,9 @@ def test_source_location_points_at_the_users_line(resnet):
     loc = resnet.source_location("add")
     assert loc.filename.endswith("resnet.py")
     assert "out + identity" in loc.text
+    # the recorded trace is the model's frames only, innermost last (no fxstudio frames)
+    frames = resnet.node("add").stack_trace.splitlines()[::2]
+    assert all("resnet.py" in f for f in frames) and frames[-1].endswith("in forward")
 
 
 def test_json_has_nodes_and_one_edge_per_use(resnet):
