@@ -14,6 +14,9 @@
     fxstudio step MODEL [--until NODE] [--format table|json]
                                                    each node's value, against the eager model
                                                    (fxstudio/cli_step.py)
+    fxstudio diff LEFT [RIGHT] [--rewrite NAME] [--json OUT]
+                                                   align two graphs, compare their values
+                                                   node by node (fxstudio/cli_diff.py)
 
 Exit status: 0 on success, 2 for bad input (the message says what to do), 1 for an
 fxstudio bug.
@@ -45,7 +48,7 @@ from fxstudio.cli_common import (
 from fxstudio.core import progress
 
 DEFAULT_MODEL = "examples:resnet"
-COMMANDS = ("show", "export", "layout", "edit", "rewrite", "profile", "step")
+COMMANDS = ("show", "export", "layout", "edit", "rewrite", "profile", "step", "diff")
 
 
 def _gui_parser() -> argparse.ArgumentParser:
@@ -196,6 +199,10 @@ def _command(args: list[str]) -> int:
         from fxstudio.cli_step import cmd_step, step_parser
 
         return cmd_step(step_parser().parse_args(rest))
+    if name == "diff":
+        from fxstudio.cli_diff import cmd_diff, diff_parser
+
+        return cmd_diff(diff_parser().parse_args(rest))
     if name == "rewrite":
         from fxstudio.cli_rewrite import cmd_rewrite, rewrite_parser
 

@@ -1,0 +1,119 @@
+"""``fxstudio diff``: two graphs aligned node by node, their values compared on the same
+inputs, and the first difference found (:mod:`fxstudio.core.compare`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+
+from fxstudio.cli_common import EXIT_OK, EXIT_USAGE, MODEL_HELP, add_model_options, request_from
+
+FRONTENDS = ("auto", "fx", "export")
+
+
+def diff_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="fxstudio diff",
+        description="Compare two graphs: which node is which (by rewrite provenance, "
+        "torch.export's from_node, name, source line and module, then structure), what was "
+        "removed, added and changed, and -- both run on the same inputs -- the largest value "
+        "difference of each pair and the first node where the two stop agreeing. RIGHT may "
+        "be left out with --rewrite (LEFT against itself rewritten) or with --left-frontend "
+        "/ --right-frontend (LEFT captured two ways).",
+    )
+    p.add_argument("left", help=MODEL_HELP)
+    p.add_argument("right", nargs="?", help="the other model (default: LEFT again)")
+    p.add_argument("--left-frontend", choices=FRONTENDS, help="LEFT's capture (--frontend)")
+    p.add_argument("--right-frontend", choices=FRONTENDS, help="RIGHT's capture (--frontend)")
+    p.add_argument(
+        "--rewrite",
+        action="append",
+        default=[],
+        metavar="BUILTIN",
+        help="run this built-in rewrite on the right side first (repeatable, in order)",
+    )
+    p.add_argument("--no-values", action="store_true", help="align only; run nothing")
+    p.add_argument("--device", default="cpu", help="where both run for the values (cpu)")
+    p.add_argument("--json", metavar="OUT", help="write pairs, removed, added and values here")
+    p.add_argument(
+        "--model-explorer",
+        metavar="OUT.json",
+        help="write each right node's relative value difference as Model Explorer node data",
+    )
+    p.add_argument("--force", action="store_true", help="replace existing output files")
+    add_model_options(p)
+    return p
+
+
+def cmd_diff(ns: argparse.Namespace) -> int:
+    from fxstudio.core.compare.align import align
+    from fxstudio.core.compare.overlay import Overlay, write_model_explorer
+    from fxstudio.core.compare.values import compare_values
+    from fxstudio.core.files import atomic_write, check_writable
+    from fxstudio.core.opening import open_document
+    from fxstudio.core.patterns.apply import RewriteSpec, rewrite_flow
+
+    if ns.right is None and not ns.rewrite and ns.left_frontend == ns.right_frontend:
+        print(
+            "fxstudio: error: give RIGHT, --rewrite NAME (LEFT against itself rewritten) or "
+            "--right-frontend (LEFT captured another way)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    for out in (ns.json, ns.model_explorer):
+        if out:
+            check_writable(out, ns.force)
+    base = request_from(argparse.Namespace(**{**vars(ns), "model": ns.left}))
+    left = open_document(replace(base, frontend=ns.left_frontend or ns.frontend))
+    right = open_document(
+        replace(base, spec=ns.right or ns.left, frontend=ns.right_frontend or ns.frontend)
+    )
+    for name in ns.rewrite:
+        report = rewrite_flow(right, RewriteSpec(builtin=name), allow_difference=True)
+        print("\n".join(report.describe()), file=sys.stderr)
+    alignment = align(left, right)
+    calls_left, calls_right = alignment.coverage(left, right)
+    print(f"{left.source.spec} vs {right.source.spec}: {alignment.describe()}")
+    print(f"  call nodes paired: {calls_left:.0%} of the left's, {calls_right:.0%} of the right's")
+    for label, names, doc in (
+        ("removed", alignment.removed, left),
+        ("added", alignment.added, right),
+    ):
+        ops = [n for n in names if doc.node(n).op != "get_attr"]
+        weights = len(names) - len(ops)
+        if ops:
+            print(f"  {label}: {', '.join(ops[:12])}" + (" …" if len(ops) > 12 else ""))
+        if weights:
+            print(f"  {label}: {weights} parameter reads (get_attr)")
+    changed = alignment.changed()
+    for pair in changed[:12]:
+        print(f"  changed ({pair.why}): {' + '.join(pair.left)} → {' + '.join(pair.right)}")
+    if len(changed) > 12:
+        print(f"  … and {len(changed) - 12} more changed")
+    data = alignment.to_json()
+    values = None
+    if not ns.no_values:
+        values = compare_values(left, right, alignment, ns.device)
+        print("  " + values.describe())
+        data["values"] = values.to_json()
+    if ns.json:
+        atomic_write(ns.json, json.dumps(data, indent=2) + "\n")
+        print(f"wrote {ns.json}")
+    if ns.model_explorer:
+        if values is None:
+            print(
+                "fxstudio: error: --model-explorer needs the values (drop --no-values)",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        overlay = Overlay("max_rel_diff")
+        for v in values.nodes:
+            pair = alignment.pair_of_right(v.right)
+            for name in pair.right if pair is not None else (v.right,):
+                if v.max_rel_diff is not None:
+                    overlay.values[name] = v.max_rel_diff
+        write_model_explorer(overlay, ns.model_explorer)
+        print(f"wrote {ns.model_explorer}")
+    return EXIT_OK

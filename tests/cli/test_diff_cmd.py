@@ -1,0 +1,45 @@
+"""``fxstudio diff`` headless: the summary, --json's fields, Model Explorer node data, and
+bad input (exit 2, nothing written)."""
+
+import json
+
+from fxstudio import cli
+
+
+def test_a_fold_diffed_lists_the_batchnorms_removed_and_the_convs_changed(tmp_path, capsys):
+    out, me = tmp_path / "diff.json", tmp_path / "me.json"
+    argv = ["diff", "examples:resnet", "--rewrite", "fold-conv-bn", "--json", str(out)]
+    assert cli.main([*argv, "--model-explorer", str(me)]) == 0
+    text = capsys.readouterr().out
+    assert "15 changed, 15 removed, 0 added" in text and "all 39 compared pairs agree" in text
+    data = json.loads(out.read_text())
+    assert set(data) == {"pairs", "removed", "added", "values"}
+    assert {"left", "right", "how", "status"} <= set(data["pairs"][0])
+    assert "layer1_0_bn1" in data["removed"] and data["added"] == []
+    conv = next(p for p in data["pairs"] if p["left"] == "layer1_0_conv1")
+    assert conv == {**conv, "right": "layer1_0_conv1", "how": "provenance", "status": "changed"}
+    assert data["values"]["first_difference"] is None
+    row = data["values"]["nodes"][0]
+    assert {"left", "right", "max_abs_diff", "max_rel_diff"} <= set(row)
+    results = json.loads(me.read_text())["graph"]["results"]
+    assert set(results) == {p["right"] for p in data["pairs"]}
+
+
+def test_the_fx_and_export_captures_of_one_model(capsys):
+    assert cli.main(["diff", "examples:resnet", "--right-frontend", "export"]) == 0
+    text = capsys.readouterr().out
+    assert "100% of the left's" in text and "0 changed, 0 removed" in text
+    assert "agree" in text
+
+
+def test_a_side_that_cannot_open_is_exit_2_and_nothing_is_written(tmp_path, capsys):
+    out = tmp_path / "diff.json"
+    assert (
+        cli.main(["diff", "examples:resnet", str(tmp_path / "nope.py:M"), "--json", str(out)]) == 2
+    )
+    assert "No such file" in capsys.readouterr().err and not out.exists()
+
+
+def test_right_or_a_rewrite_is_needed(capsys):
+    assert cli.main(["diff", "examples:resnet"]) == 2
+    assert "give RIGHT" in capsys.readouterr().err
