@@ -129,6 +129,10 @@ def main() -> None:
         from tests.bench.bench_scale import bench_scale
 
         bench_scale(emit)
+    if not only or "compare" in only:
+        from tests.bench.bench_compare import bench_compare
+
+        bench_compare(emit)
     if not only or "canvas" in only:
         from tests.bench.bench_canvas import bench_canvas, bench_responsiveness
 

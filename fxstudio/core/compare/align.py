@@ -294,29 +294,30 @@ class _Aligner:
                 self.pair(left_over, right_over, how)
 
     def structure(self) -> None:
-        """Same kind, fed by the partners of one's inputs (repeated while it finds more)."""
+        """Same kind, fed by the partners of one's inputs: walked in the right graph's order,
+        so a node's inputs are paired before it is looked at (one pass a chain, not one a
+        node); passes repeat while they find more."""
         while True:
-            index: dict[tuple[str, tuple[str, ...]], list[str]] = {}
-            for name in self.l.free_in_order():
-                ins = tuple(
-                    i.name
-                    for i in self.l.by_name[name].all_input_nodes
-                    if i.name not in self.l.free
-                )
-                if ins:
-                    index.setdefault((self.l.kind[name], ins), []).append(name)
             found = 0
             for name in self.r.free_in_order():
-                ins = tuple(
+                ins = {
                     self.partner[i.name]
                     for i in self.r.by_name[name].all_input_nodes
                     if i.name in self.partner
-                )
-                candidates = index.get((self.r.kind[name], ins))
-                while candidates:
-                    a = candidates.pop(0)
-                    if a in self.l.free:
-                        self.pair([a], [name], "structure")
+                }
+                if not ins:
+                    continue
+                kind = self.r.kind[name]
+                some = self.l.by_name[min(ins, key=self.l.order.__getitem__)]
+                for user in some.users:  # the candidates: free users of a partner, in order
+                    if (
+                        user.name in self.l.free
+                        and user.op in CALLS
+                        and self.l.kind[user.name] == kind
+                        and {i.name for i in user.all_input_nodes if i.name not in self.l.free}
+                        == ins
+                    ):
+                        self.pair([user.name], [name], "structure")
                         found += 1
                         break
             if not found:
