@@ -75,7 +75,8 @@ def cmd_diff(ns: argparse.Namespace) -> int:
         print("\n".join(report.describe()), file=sys.stderr)
     alignment = align(left, right)
     calls_left, calls_right = alignment.coverage(left, right)
-    print(f"{left.source.spec} vs {right.source.spec}: {alignment.describe()}")
+    right_label = ns.right or f"{ns.left} ({', '.join(ns.rewrite) or ns.right_frontend})"
+    print(f"{ns.left} vs {right_label}: {alignment.describe()}")
     print(f"  call nodes paired: {calls_left:.0%} of the left's, {calls_right:.0%} of the right's")
     for label, names, doc in (
         ("removed", alignment.removed, left),

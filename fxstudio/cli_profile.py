@@ -100,6 +100,11 @@ def profile_parser() -> argparse.ArgumentParser:
         help="write the profiled calls as a Chrome/Perfetto trace (--per-node)",
     )
     p.add_argument("--csv", metavar="OUT.csv", help="write the per-node table as CSV (--per-node)")
+    p.add_argument(
+        "--model-explorer",
+        metavar="OUT.json",
+        help="write each node's time (ms) as Model Explorer node data (--per-node)",
+    )
     p.add_argument("--force", action="store_true", help="replace existing output files")
     p.add_argument("--list-devices", action="store_true", help="list the devices and exit")
     add_model_options(p)
@@ -125,13 +130,15 @@ def cmd_profile(ns: argparse.Namespace) -> int:
     if not ns.model:
         print("fxstudio: error: give the model to profile (or --list-devices)", file=sys.stderr)
         return EXIT_USAGE
-    if (ns.trace or ns.csv) and not ns.per_node:
-        print("fxstudio: error: --trace and --csv need --per-node", file=sys.stderr)
+    if (ns.trace or ns.csv or ns.model_explorer) and not ns.per_node:
+        print(
+            "fxstudio: error: --trace, --csv and --model-explorer need --per-node", file=sys.stderr
+        )
         return EXIT_USAGE
     if ns.against and (ns.compile or ns.cold_l2):
         print("fxstudio: error: --against times eager models with a warm L2", file=sys.stderr)
         return EXIT_USAGE
-    for out in (ns.json, ns.trace, ns.csv):
+    for out in (ns.json, ns.trace, ns.csv, ns.model_explorer):
         if out:
             check_writable(out, ns.force)
     resolve(ns.device)  # a missing device is said before the model is built
@@ -151,7 +158,12 @@ def cmd_profile(ns: argparse.Namespace) -> int:
     base = open_document(replace(request_from(ns), spec=ns.against)) if ns.against else None
     result = profile(doc, options, base)
     print(f"{ns.model}: {result.describe()}")
-    for path, write in ((ns.json, result.write), (ns.csv, result.write_csv)):
+    writers = (
+        (ns.json, result.write),
+        (ns.csv, result.write_csv),
+        (ns.model_explorer, result.write_model_explorer),
+    )
+    for path, write in writers:
         if path:
             write(path)
             print(f"wrote {path}", file=sys.stderr)

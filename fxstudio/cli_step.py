@@ -28,6 +28,12 @@ def step_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-eager", action="store_true", help="do not build and run the eager model to compare"
     )
+    p.add_argument(
+        "--model-explorer",
+        metavar="OUT.json",
+        help="write each node's largest |value| as Model Explorer node data",
+    )
+    p.add_argument("--force", action="store_true", help="replace an existing --model-explorer file")
     add_model_options(p)
     return p
 
@@ -37,9 +43,13 @@ def _number(x: float | None) -> str:
 
 
 def cmd_step(ns: argparse.Namespace) -> int:
+    from fxstudio.core.compare.overlay import Overlay, write_model_explorer
+    from fxstudio.core.files import check_writable
     from fxstudio.core.opening import open_document
     from fxstudio.core.stepping.stepper import for_document
 
+    if ns.model_explorer:
+        check_writable(ns.model_explorer, ns.force)
     doc = open_document(request_from(ns))
     stepper = for_document(doc, eager=not ns.no_eager)
     if ns.until and ns.until not in stepper.index:
@@ -52,6 +62,14 @@ def cmd_step(ns: argparse.Namespace) -> int:
         return EXIT_USAGE
     steps = stepper.run_to(ns.until) if ns.until else stepper.run_to_end()
     first = stepper.first_difference()
+    if ns.model_explorer:
+        overlay = Overlay("max_abs_value")
+        for s in steps:
+            v = s.summary
+            if v.kind == "tensor" and v.min is not None and v.max is not None:
+                overlay.values[s.name] = max(abs(v.min), abs(v.max))
+        write_model_explorer(overlay, ns.model_explorer)
+        print(f"wrote {ns.model_explorer}", file=sys.stderr)
     if ns.format == "json":
         payload = {
             "nodes": [

@@ -10,8 +10,10 @@ from fxstudio import cli
 
 def test_per_node_json_trace_and_csv(tmp_path, capsys) -> None:
     out, trace, table = tmp_path / "p.json", tmp_path / "t.json", tmp_path / "p.csv"
+    explorer = tmp_path / "me.json"
     args = ["profile", "examples:resnet", "--threads", "1", "--min-time", "0.1", "--per-node"]
     args += ["--calls", "9", "--json", str(out), "--trace", str(trace), "--csv", str(table)]
+    args += ["--model-explorer", str(explorer)]
     assert cli.main(args) == 0
     assert "per node (9 profiled calls" in capsys.readouterr().out
     data = json.loads(out.read_text())
@@ -23,6 +25,11 @@ def test_per_node_json_trace_and_csv(tmp_path, capsys) -> None:
     assert math.isclose(root["time_s"], sum(n["time_s"] for n in data["nodes"]), rel_tol=1e-9)
     assert "layer1_0_conv1" in {e.get("name") for e in json.loads(trace.read_text())["traceEvents"]}
     assert table.read_text().startswith("name,op,target")
+    # Model Explorer node data: graph id -> results keyed by FX node name, each node's ms
+    results = json.loads(explorer.read_text())["graph"]["results"]
+    assert set(results) == {n["name"] for n in data["nodes"]}
+    conv = next(n for n in data["nodes"] if n["name"] == "layer1_0_conv1")
+    assert math.isclose(results["layer1_0_conv1"]["value"], conv["time_s"] * 1e3)
     # an existing output is not replaced without --force, and stays as it was
     before = out.read_text()
     assert cli.main(["profile", "examples:simple", "--json", str(out)]) == 2

@@ -26,3 +26,14 @@ def test_json_has_every_node_and_the_verdict(capsys) -> None:
 def test_an_unknown_node_is_refused(capsys) -> None:
     assert cli.main(["step", "examples:simple", "--until", "nope", "--no-eager"]) == 2
     assert "no node 'nope'" in capsys.readouterr().err
+
+
+def test_model_explorer_node_data_of_each_nodes_largest_value(tmp_path, capsys) -> None:
+    out = tmp_path / "values.json"
+    assert cli.main(["step", "examples:simple", "--model-explorer", str(out)]) == 0
+    results = json.loads(out.read_text())["graph"]["results"]
+    assert set(results) == {"x", "fc1", "act", "fc2", "output"}  # every node holding a tensor
+    assert all(r["value"] >= 0 for r in results.values())
+    before = out.read_text()
+    assert cli.main(["step", "examples:simple", "--model-explorer", str(out)]) == 2
+    assert "--force" in capsys.readouterr().err and out.read_text() == before

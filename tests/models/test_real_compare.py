@@ -2,7 +2,6 @@
 and export captures, and a transformer before and after fusing its attention.  Values are
 compared in this process, both graphs on the same tensors."""
 
-
 from fxstudio.core.compare.align import align, op_kind
 from fxstudio.core.compare.values import compare_values
 from fxstudio.core.opening import OpenRequest, open_document

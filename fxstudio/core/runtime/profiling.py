@@ -88,6 +88,13 @@ class Profile:
         """The per-node table as CSV (a per-node run only)."""
         atomic_write(path, self._nodes().to_csv())
 
+    def write_model_explorer(self, path: str | os.PathLike[str]) -> None:
+        """Each node's time (ms) as Model Explorer node data (a per-node run only)."""
+        from fxstudio.core.compare.overlay import Overlay, write_model_explorer
+
+        times = {n.name: n.time_s * 1e3 for n in self._nodes().nodes}
+        write_model_explorer(Overlay("time", times, "ms"), path)
+
     def write_trace(self, path: str | os.PathLike[str]) -> None:
         """The profiled calls as a Chrome/Perfetto trace (a per-node run only)."""
         nodes = self._nodes()
