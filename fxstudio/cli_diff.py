@@ -8,7 +8,14 @@ import json
 import sys
 from dataclasses import replace
 
-from fxstudio.cli_common import EXIT_OK, EXIT_USAGE, MODEL_HELP, add_model_options, request_from
+from fxstudio.cli_common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    MODEL_HELP,
+    add_model_options,
+    number,
+    request_from,
+)
 
 FRONTENDS = ("auto", "fx", "export")
 
@@ -35,7 +42,19 @@ def diff_parser() -> argparse.ArgumentParser:
         help="run this built-in rewrite on the right side first (repeatable, in order)",
     )
     p.add_argument("--no-values", action="store_true", help="align only; run nothing")
-    p.add_argument("--device", default="cpu", help="where both run for the values (cpu)")
+    p.add_argument("--device", default="cpu", help="where both run (cpu)")
+    p.add_argument(
+        "--times",
+        action="store_true",
+        help="also profile both node by node, interleaved, and give each pair's time change "
+        "with its 95%% confidence interval",
+    )
+    p.add_argument(
+        "--min-time",
+        type=number(float, 0, above=True, unit="seconds"),
+        default=1.0,
+        help="seconds of timed blocks a side, with --times (1)",
+    )
     p.add_argument("--json", metavar="OUT", help="write pairs, removed, added and values here")
     p.add_argument(
         "--model-explorer",
@@ -99,6 +118,15 @@ def cmd_diff(ns: argparse.Namespace) -> int:
         values = compare_values(left, right, alignment, ns.device)
         print("  " + values.describe())
         data["values"] = values.to_json()
+    if ns.times:
+        from fxstudio.core.compare.times import time_both
+
+        times = time_both(left, right, alignment, ns.device, min_time=ns.min_time)
+        print(f"  times: {times.whole.describe()}")
+        ranked = sorted(times.pairs, key=lambda t: -abs(t.delta_s))
+        for t in [t for t in ranked if t.change.significant][:8]:
+            print(f"    {' + '.join(t.left)} → {' + '.join(t.right)}: {t.change.describe()}")
+        data["times"] = times.to_json()
     if ns.json:
         atomic_write(ns.json, json.dumps(data, indent=2) + "\n")
         print(f"wrote {ns.json}")

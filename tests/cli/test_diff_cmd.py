@@ -43,3 +43,17 @@ def test_a_side_that_cannot_open_is_exit_2_and_nothing_is_written(tmp_path, caps
 def test_right_or_a_rewrite_is_needed(capsys):
     assert cli.main(["diff", "examples:resnet"]) == 2
     assert "give RIGHT" in capsys.readouterr().err
+
+
+def test_times_give_each_fold_the_time_of_the_conv_and_batchnorm_it_replaced(tmp_path, capsys):
+    out = tmp_path / "diff.json"
+    argv = ["diff", "examples:resnet", "--rewrite", "fold-conv-bn", "--times", "--min-time"]
+    assert cli.main([*argv, "0.05", "--no-values", "--json", str(out)]) == 0
+    assert "times: " in capsys.readouterr().out
+    times = json.loads(out.read_text())["times"]
+    assert {"speedup", "ci_low", "ci_high", "significant"} <= set(times["whole"])
+    conv = next(p for p in times["pairs"] if p["right"] == ["layer1_0_conv1"])
+    assert conv["left"] == ["layer1_0_conv1", "layer1_0_bn1"]  # the BatchNorm's time with it
+    assert conv["ci_low"] <= conv["speedup"] <= conv["ci_high"]
+    assert conv["delta_s"] == conv["after_s"] - conv["before_s"]
+    assert any(m["before"] == ["layer1"] for m in times["modules"])  # module roll-up

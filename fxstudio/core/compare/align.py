@@ -73,6 +73,8 @@ class Pair:
     how: str  # which evidence paired them (see the module docstring)
     status: str = "same"  # or "changed"
     why: str = ""  # what changed: "rewritten", "kind", "shape", "arguments"
+    # removed nodes the same rewrite took away (a folded BatchNorm, with its conv's pair)
+    absorbed: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         one = len(self.left) == 1 and len(self.right) == 1
@@ -82,6 +84,7 @@ class Pair:
             "how": self.how,
             "status": self.status,
             **({"why": self.why} if self.why else {}),
+            **({"absorbed": list(self.absorbed)} if self.absorbed else {}),
         }
 
 
@@ -182,6 +185,7 @@ class _Aligner:
         self.l, self.r = _Side(left), _Side(right)
         self.found: list[tuple[tuple[str, ...], tuple[str, ...], str]] = []
         self.partner: dict[str, str] = {}  # right name -> left name (the groups' last nodes)
+        self.absorbed: dict[int, list[str]] = {}  # a provenance pair -> its rewrite's sources
 
     def pair(self, left: Iterable[str], right: Iterable[str], how: str) -> None:
         ls = tuple(sorted(left, key=self.l.order.__getitem__))
@@ -215,6 +219,7 @@ class _Aligner:
             if not sources:
                 continue
             one_to_one = False
+            first = len(self.found)
             for m in made_names:
                 target = made_side.by_name[m].target
                 same = next(
@@ -228,6 +233,8 @@ class _Aligner:
                 if same is not None:
                     self._pair_sides([same], [m], "provenance", flipped)
                     one_to_one = True
+            if one_to_one and not flipped:  # what else the rewrite took away goes with it
+                self.absorbed[first] = sources
             rest = [m for m in made_names if m in made_side.free]
             if not one_to_one and rest:
                 self._pair_sides(
@@ -326,7 +333,16 @@ class _Aligner:
     # --- the result -------------------------------------------------------------------------
 
     def result(self) -> Alignment:
-        pairs = [Pair(ls, rs, how, *self._status(ls, rs, how)) for ls, rs, how in self.found]
+        pairs = [
+            Pair(
+                ls,
+                rs,
+                how,
+                *self._status(ls, rs, how),
+                tuple(s for s in self.absorbed.get(i, ()) if s in self.l.free),
+            )
+            for i, (ls, rs, how) in enumerate(self.found)
+        ]
         pairs.sort(key=lambda p: self.l.order[p.left[0]])
         out = Alignment(
             pairs,

@@ -226,7 +226,7 @@ def _tested(rows: list[_Row]) -> list[Delta]:
     ]
 
 
-def _sum_calls(profile: NodeProfile, names: Sequence[str]) -> list[float]:
+def summed_calls(profile: NodeProfile, names: Sequence[str]) -> list[float]:
     rows = [profile.node(n) for n in names]
     series = [r.times_s for r in rows if r is not None]
     if not series:
@@ -253,7 +253,7 @@ def match_nodes(
         was = tuple(s for s in source if s in old)
         if not was:
             continue
-        b, a = _sum_calls(before, was), _sum_calls(after, made)
+        b, a = summed_calls(before, was), summed_calls(after, made)
         if b and a:
             label = f"{' + '.join(was)} → {' + '.join(made)}"
             rows.append((label, was, tuple(made), b, a, "provenance"))
@@ -262,7 +262,7 @@ def match_nodes(
     for n in after.nodes:
         if n.name in used_new or n.name not in old or n.name in used_old:
             continue
-        b, a = _sum_calls(before, [n.name]), list(n.times_s)
+        b, a = summed_calls(before, [n.name]), list(n.times_s)
         rows.append((n.name, (n.name,), (n.name,), b, a, "name"))
         used_old.add(n.name)
         used_new.add(n.name)
@@ -279,7 +279,7 @@ def match_modules(before: NodeProfile, after: NodeProfile, kept: set[str]) -> li
     for m in before.modules:
         if m.path not in after_modules or m.path not in kept:
             continue
-        b, a = _sum_calls(before, m.names), _sum_calls(after, after_modules[m.path].names)
+        b, a = summed_calls(before, m.names), summed_calls(after, after_modules[m.path].names)
         if b and a:
             rows.append((m.path or "(whole model)", (m.path,), (m.path,), b, a, "module"))
     return _tested(rows)
