@@ -56,21 +56,25 @@ class Tag:
     share: float
     colour: QColor
     stale: bool = False
+    label: str = ""  # what is written, when not the share (a value difference, a speed-up)
 
     @property
     def text(self) -> str:
-        return f"{self.share:.1%}" + (" (stale)" if self.stale else "")
+        return (self.label or f"{self.share:.1%}") + (" (stale)" if self.stale else "")
 
     def scene_rect(self) -> QRectF:
         return self.owner.mapRectToScene(self.owner.rect)  # type: ignore[attr-defined]
 
 
 class HeatMarks:
-    """What the overlay shows: shares by node name and by collapsed module path."""
+    """What the overlay shows: shares by node name and by collapsed module path -- or any
+    other positive number a node has (:meth:`set_values`), written as ``labels`` say."""
 
     def __init__(self) -> None:
         self.nodes: dict[str, float] = {}
         self.modules: dict[str, float] = {}
+        self.labels: dict[str, str] = {}  # name -> the tag's text (default: the share)
+        self.tip = "time: {label} of the profiled run"
         self.visible = True
         self.stale = False  # measured on another version of the graph
         self.items: list[QGraphicsItem] = []  # the tints on the canvas
@@ -85,6 +89,12 @@ class HeatMarks:
             return
         self.nodes = {n.name: n.share for n in profile.nodes}
         self.modules = {m.path: m.share for m in profile.modules if m.path}
+        self.labels = {}
+
+    def set_values(self, values: dict[str, float], labels: dict[str, str], tip: str) -> None:
+        """Tint nodes by ``values`` (0 or more; the largest is the hottest), tagged with
+        ``labels``; ``tip`` (with ``{label}``) is added to the node's tooltip."""
+        self.nodes, self.modules, self.labels, self.tip = dict(values), {}, dict(labels), tip
 
     def redraw(self, scene: QGraphicsScene | None) -> None:
         for item in self.items:
@@ -100,20 +110,20 @@ class HeatMarks:
         for name, share in self.nodes.items():
             item = getattr(scene, "nodes", {}).get(name)
             if item is not None:
-                self._mark(item, share, top)
+                self._mark(item, share, top, self.labels.get(name, ""))
         for path, group in getattr(scene, "groups", {}).items():
             if group.collapsed and path in self.modules:
                 self._mark(group, self.modules[path], top)
         self.tags.sort(key=lambda t: -t.share)
 
-    def _mark(self, owner: QGraphicsItem, share: float, top: float) -> None:
+    def _mark(self, owner: QGraphicsItem, share: float, top: float, label: str = "") -> None:
         colour = STALE if self.stale else heat_colour(share / top)
         rect = owner.rect.adjusted(-4, -4, 4, 4)  # type: ignore[attr-defined]
         tint = QColor(colour)
         tint.setAlpha(50 if self.stale else 120)
         box = QGraphicsRectItem(rect, owner)
         pen = QPen(colour.darker(115), 3.0)
-        tip = f"{owner.toolTip()}\n\ntime: {share:.1%} of the profiled run"
+        tip = f"{owner.toolTip()}\n\n" + self.tip.format(label=label or f"{share:.1%}")
         if self.stale:
             pen.setStyle(Qt.PenStyle.DashLine)
             tip += f"\n\n{STALE_TIP}"
@@ -123,7 +133,7 @@ class HeatMarks:
         box.setZValue(5)
         box.setToolTip(tip)
         self.items.append(box)
-        self.tags.append(Tag(owner, share, colour, self.stale))
+        self.tags.append(Tag(owner, share, colour, self.stale, label))
 
     # -- what the view paints ------------------------------------------------------------
 

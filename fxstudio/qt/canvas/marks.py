@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPen
-from PySide6.QtWidgets import QGraphicsRectItem, QGraphicsScene, QGraphicsSimpleTextItem
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsRectItem,
+    QGraphicsScene,
+    QGraphicsSimpleTextItem,
+)
 
 MATCH_COLOURS = ("#2e7d32", "#1565c0", "#6a1b9a", "#00838f", "#ef6c00", "#ad1457")
 MISS = QColor("#f9a825")
@@ -97,3 +102,59 @@ class PatternMarks:
         item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         self.scene.addItem(item)
         self._items.append(item)
+
+
+#: How a comparison colours a node: only on the left, only on the right, changed.
+DIFF_COLOURS = {
+    "removed": QColor("#c62828"),
+    "added": QColor("#2e7d32"),
+    "changed": QColor("#ef8f00"),
+}
+_WORST = ("changed", "added", "removed")  # a collapsed module takes the first its nodes have
+
+
+class DiffMarks:
+    """A comparison's marks on one side, by node name: removed (red), added (green), changed
+    (amber).  Each outline is a child of its node's item (it follows a drag); a collapsed
+    module holding marked nodes is outlined in the colour of the first of :data:`_WORST`
+    they have, with their count."""
+
+    def __init__(self) -> None:
+        self.status: dict[str, str] = {}  # node name -> removed / added / changed
+        self.current: set[str] = set()  # the difference being looked at: drawn thicker
+        self.items: list[QGraphicsRectItem] = []
+
+    def redraw(self, scene: QGraphicsScene | None) -> None:
+        for item in self.items:
+            if item.scene() is not None:
+                item.scene().removeItem(item)
+        self.items = []
+        if scene is None:
+            return
+        nodes = getattr(scene, "nodes", {})
+        for name, status in self.status.items():
+            item = nodes.get(name)
+            if item is not None:
+                self._mark(item, DIFF_COLOURS[status], name in self.current, status)
+        tree = getattr(scene, "tree", {})
+        for path, group in getattr(scene, "groups", {}).items():
+            if not group.collapsed or path not in tree:
+                continue
+            inside = [
+                self.status[n] for g in tree[path].walk() for n in g.nodes if n in self.status
+            ]
+            if inside:
+                worst = next(s for s in _WORST if s in inside)
+                tip = f"{len(inside)} nodes inside differ ({', '.join(sorted(set(inside)))})"
+                self._mark(group, DIFF_COLOURS[worst], False, tip)
+
+    def _mark(self, owner: QGraphicsItem, colour: QColor, current: bool, tip: str) -> None:
+        box = QGraphicsRectItem(owner.rect.adjusted(-5, -5, 5, 5), owner)  # type: ignore[attr-defined]
+        box.setPen(QPen(colour, 5.0 if current else 3.0))
+        tint = QColor(colour)
+        tint.setAlpha(70 if current else 35)
+        box.setBrush(QBrush(tint))
+        box.setZValue(6)
+        box.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        box.setToolTip(f"{owner.toolTip()}\n\n{tip}")
+        self.items.append(box)

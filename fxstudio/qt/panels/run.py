@@ -37,6 +37,7 @@ from fxstudio.qt.canvas.heat import HeatMarks
 from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import run_form
 from fxstudio.qt.panels.base import DocumentPanel, in_words
+from fxstudio.qt.panels.compare import compare_snapshot
 from fxstudio.qt.panels.run_form import SortItem
 from fxstudio.qt.panels.run_summary import summary_html
 from fxstudio.qt.workers import Task
@@ -84,6 +85,7 @@ class RunPanel(DocumentPanel):
         self.cancel_button.clicked.connect(self.cancel)
         self.pin_button.clicked.connect(self.pin)
         self.compare_button.clicked.connect(self.compare)
+        self.graphs_button.clicked.connect(self.compare_graphs)
         self.heat.toggled.connect(self._heat_toggled)
         self.export_trace_action.triggered.connect(lambda: self._export("trace"))
         self.export_csv_action.triggered.connect(lambda: self._export("csv"))
@@ -118,6 +120,7 @@ class RunPanel(DocumentPanel):
         self._verdict = ""
         self.baseline_label.setText("No baseline pinned.")
         self.compare_button.setEnabled(False)
+        self.graphs_button.setEnabled(False)
         self.export_button.setEnabled(False)
         self.status_label.setText("Not run yet." if doc is not None else "")
         self.result.clear()
@@ -228,10 +231,17 @@ class RunPanel(DocumentPanel):
             return
         self.baseline = snapshot(self.document, held=True)
         count = len(self.baseline.nodes)
-        self.baseline_label.setText(
-            f"Baseline: the graph at {time.strftime('%H:%M:%S')} ({count} nodes)."
-        )
+        self.baseline_when = time.strftime("%H:%M:%S")
+        self.baseline_label.setText(f"Baseline: the graph at {self.baseline_when} ({count} nodes).")
         self.compare_button.setEnabled(not self.busy())
+        self.graphs_button.setEnabled(True)
+
+    def compare_graphs(self) -> Any:
+        """The baseline and the graph now side by side (the Compare window)."""
+        if self.document is None or self.baseline is None:
+            return None
+        label = f"baseline ({self.baseline_when})"
+        return compare_snapshot(self.ctx.window, self.baseline, label)
 
     def compare(self) -> None:
         """Time the baseline and the graph now interleaved (A/B/A/B)."""
@@ -258,6 +268,7 @@ class RunPanel(DocumentPanel):
         self.run_button.setEnabled(self.document is not None)
         self.pin_button.setEnabled(self.document is not None)
         self.compare_button.setEnabled(self.baseline is not None)
+        self.graphs_button.setEnabled(self.baseline is not None)
         self.cancel_button.setEnabled(False)
 
     def _done(self, result: Profile) -> None:

@@ -178,6 +178,13 @@ def build(panel: Any) -> QWidget:
         "side): speed-up with a 95 % confidence interval, per module and node too"
     )
     panel.compare_button.setEnabled(False)
+    panel.graphs_button = QPushButton("Graphs…", body)
+    panel.graphs_button.setObjectName("runCompareGraphs")
+    panel.graphs_button.setToolTip(
+        "Open the baseline and the graph as it is now side by side: nodes aligned, what was "
+        "removed, added and changed, values and times compared node by node"
+    )
+    panel.graphs_button.setEnabled(False)
     panel.options_button = QToolButton(body)
     panel.options_button.setObjectName("runOptionsButton")
     panel.options_button.setText("Options")
@@ -185,7 +192,13 @@ def build(panel: Any) -> QWidget:
     panel.options_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
     panel.options_button.setArrowType(Qt.ArrowType.RightArrow)
     panel.options_button.setToolTip("Show or hide the device, dtype, batch and timing options")
-    for b in (panel.run_button, panel.cancel_button, panel.pin_button, panel.compare_button):
+    for b in (
+        panel.run_button,
+        panel.cancel_button,
+        panel.pin_button,
+        panel.compare_button,
+        panel.graphs_button,
+    ):
         buttons.addWidget(b)
     buttons.addWidget(panel.export_button)
     buttons.addWidget(panel.options_button)

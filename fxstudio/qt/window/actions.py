@@ -20,7 +20,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QToolBar
 
+from fxstudio.core.compare.sides import last_rewrite
 from fxstudio.qt.resources import icon
+from fxstudio.qt.window import compare_flow
 
 SK = QKeySequence.StandardKey
 #: What an action needs to act: a document, a selected node, editing not locked.
@@ -138,6 +140,25 @@ ACTIONS: tuple[Action | str, ...] = (
         lambda w: w.saving.export_image_dialog(),
         tip="Save the canvas: the whole graph, or the visible area",
         needs=DOC,
+    ),
+    "&File:-",
+    Action(
+        "actionCompareWith",
+        "Co&mpare with…",
+        "&File",
+        lambda w: compare_flow.compare_with(w),
+        tip="Open another model or session beside this graph: nodes aligned, differences "
+        "listed, values compared on the same inputs",
+        needs=DOC,
+    ),
+    Action(
+        "actionCompareBeforeRewrite",
+        "Compare with &before the last rewrite",
+        "&File",
+        lambda w: compare_flow.compare_before_rewrite(w),
+        tip="This graph beside the same model before its last rewrite",
+        needs=DOC,
+        when=lambda w: w.document is not None and last_rewrite(w.document) is not None,
     ),
     "&File:-",
     Action(

@@ -1,0 +1,41 @@
+"""What a document is compared with, besides another model: the same model as it was before
+its last rewrite (captured again, the edits before that rewrite replayed).
+
+Example:
+    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.patterns.apply import RewriteSpec, run
+    >>> doc = open_document("examples:resnet")
+    >>> _ = run(doc, RewriteSpec(builtin="fold-conv-bn"))
+    >>> "layer1_0_bn1" in before_last_rewrite(doc), "layer1_0_bn1" in doc
+    (True, False)
+"""
+
+from __future__ import annotations
+
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.errors import UserError
+from fxstudio.core.opening import OpenRequest, open_document
+from fxstudio.core.replay import replay
+
+
+def request_of(doc: GraphDocument) -> OpenRequest:
+    """How the document's model was opened (to open it again)."""
+    s = doc.source
+    frontend = s.frontend if s.frontend in ("fx", "export") else "auto"
+    return OpenRequest(s.spec, frontend, s.inputs, s.seed, s.leaf_modules, s.train)  # type: ignore[arg-type]
+
+
+def last_rewrite(doc: GraphDocument) -> int | None:
+    """The index in ``doc.history`` of the last rewrite, if one was made."""
+    rewrites = [i for i, r in enumerate(doc.history) if r.get("edit") == "rewrite"]
+    return rewrites[-1] if rewrites else None
+
+
+def before_last_rewrite(doc: GraphDocument) -> GraphDocument:
+    """The model captured again with the edits made before its last rewrite."""
+    last = last_rewrite(doc)
+    if last is None:
+        raise UserError("The graph has not been rewritten: there is no 'before' to compare with.")
+    before = open_document(request_of(doc))
+    replay(before, doc.history[:last])
+    return before

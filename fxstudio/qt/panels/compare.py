@@ -1,0 +1,376 @@
+"""The Compare window: two graphs side by side, their nodes aligned (:mod:`fxstudio.core.compare`).
+
+Opened from *File ▸ Compare with…* (another model or session), *File ▸ Compare with before
+the last rewrite*, and the Run dock's pinned baseline.  The left graph is a copy of the
+document as it was when the window opened (later edits do not reach it).  The alignment and
+both graphs' values on the same inputs are worked out in a worker; then:
+
+- each side is drawn on a canvas of its own: removed nodes red (left), added green (right),
+  changed amber (both); a collapsed module holding differences takes their colour;
+- the list of differences -- the first value difference first, then what changed, what was
+  removed and added -- is stepped through with *Previous* / *Next* (or the arrow keys); each
+  one is selected and centred on both sides;
+- selecting a node on one side selects and centres its partner on the other;
+- *Heat* tints the right side by each pair's value difference, or, once *Measure times* has
+  profiled both (interleaved), by its time change (tagged with the speed-up).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QFont, QUndoStack
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from fxstudio.core.compare.align import Alignment, align
+from fxstudio.core.compare.times import Times, time_both
+from fxstudio.core.compare.values import Values, compare_values
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.errors import UserError
+from fxstudio.core.snapshots import Snapshot, detached, snapshot
+from fxstudio.qt.canvas.controller import CanvasController
+from fxstudio.qt.canvas.heat import HeatMarks
+from fxstudio.qt.canvas.marks import DiffMarks
+from fxstudio.qt.canvas.view import CanvasView
+from fxstudio.qt.panels.base import in_words
+from fxstudio.qt.selection import SelectionModel
+from fxstudio.qt.workers import Task
+
+HEATS = ("No heat", "Value difference", "Time change")
+
+
+class _ViewSession(QObject):
+    """What a canvas needs of a session: its changes (none come) and an undo stack (for
+    the drags made on it)."""
+
+    changed = Signal(object)
+
+    def __init__(self, parent: QObject) -> None:
+        super().__init__(parent)
+        self.undo_stack = QUndoStack(self)
+
+
+class _Side(QWidget):
+    """One graph of the comparison: its title, its canvas, its marks."""
+
+    def __init__(self, doc: GraphDocument, title: str, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.document = doc
+        self.title = QLabel(title, self)
+        self.title.setObjectName("compareSideTitle")
+        self.title.setWordWrap(True)
+        bold = QFont(self.title.font())
+        bold.setBold(True)
+        self.title.setFont(bold)
+        self.view = CanvasView(self)
+        self.selection = SelectionModel(self)
+        self.canvas = CanvasController(self.view, self.selection, _ViewSession(self), self)
+        self.marks = DiffMarks()
+        self.heat = HeatMarks()
+        box = QVBoxLayout(self)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.addWidget(self.title)
+        box.addWidget(self.view, 1)
+        self.canvas.layoutDone.connect(lambda _layout: self.redraw())
+
+    def show_document(self) -> None:
+        self.canvas.set_document(self.document)
+
+    def redraw(self) -> None:
+        self.marks.redraw(self.canvas.scene)
+        self.heat.redraw(self.canvas.scene)
+
+
+class CompareWindow(QWidget):
+    """Two graphs compared (see the module docstring).  ``ready`` is emitted once the
+    alignment and values are shown, ``timed`` once the times are."""
+
+    ready = Signal()
+    timed = Signal()
+
+    def __init__(
+        self,
+        left: GraphDocument,
+        right: GraphDocument,
+        titles: tuple[str, str],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent, Qt.WindowType.Window)
+        self.setObjectName("compareWindow")
+        self.setWindowTitle(f"Compare — {titles[0]} vs {titles[1]}")
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.alignment: Alignment | None = None
+        self.values: Values | None = None
+        self.times: Times | None = None
+        self._task: Task | None = None
+        self._syncing = False
+        self.summary = QLabel("Aligning the two graphs and running both on the same inputs…")
+        self.summary.setObjectName("compareSummary")
+        self.summary.setWordWrap(True)
+        self.left = _Side(left, f"Left: {titles[0]}", self)
+        self.right = _Side(right, f"Right: {titles[1]}", self)
+        self.differences = QListWidget(self)
+        self.differences.setObjectName("compareDifferences")
+        self.previous = QPushButton("◀ Previous", self)
+        self.next = QPushButton("Next ▶", self)
+        self.heat = QComboBox(self)
+        self.heat.addItems(HEATS)
+        self.heat.setToolTip("Tint the right graph by each pair's value difference or time change")
+        self.measure = QPushButton("Measure times", self)
+        self.measure.setToolTip(
+            "Profile both graphs node by node, interleaved, and compare each pair's time"
+        )
+        self._build()
+        for side, other in ((self.left, self.right), (self.right, self.left)):
+            side.selection.changed.connect(
+                lambda names, side=side, other=other: self._selected(side, other, names)
+            )
+        self.differences.currentRowChanged.connect(self._show_difference)
+        self.previous.clicked.connect(lambda: self._step(-1))
+        self.next.clicked.connect(lambda: self._step(1))
+        self.heat.currentIndexChanged.connect(lambda _i: self._show_heat())
+        self.measure.clicked.connect(self.measure_times)
+        self.left.show_document()
+        self.right.show_document()
+        self._start(lambda: self._work(left, right), self._aligned)
+
+    def _build(self) -> None:
+        panel = QWidget(self)
+        side = QVBoxLayout(panel)
+        side.setContentsMargins(4, 0, 0, 0)
+        side.addWidget(QLabel("Differences", panel))
+        side.addWidget(self.differences, 1)
+        steps = QHBoxLayout()
+        steps.addWidget(self.previous)
+        steps.addWidget(self.next)
+        side.addLayout(steps)
+        side.addWidget(self.heat)
+        side.addWidget(self.measure)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split.addWidget(self.left)
+        split.addWidget(self.right)
+        split.addWidget(panel)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 3)
+        split.setStretchFactor(2, 1)
+        box = QVBoxLayout(self)
+        box.addWidget(self.summary)
+        box.addWidget(split, 1)
+        for widget in (self.previous, self.next, self.heat, self.measure):
+            widget.setEnabled(False)
+
+    # --- the work, in a worker ---------------------------------------------------------------
+
+    def _start(self, work: Any, done: Any) -> None:
+        task = Task(work, self)
+        task.succeeded.connect(done)
+        task.failed.connect(self._failed)
+        self._task = task
+        task.start()
+
+    @staticmethod
+    def _work(left: GraphDocument, right: GraphDocument) -> tuple[Alignment, Any]:
+        alignment = align(left, right)
+        try:
+            values: Any = compare_values(left, right, alignment)
+        except UserError as exc:  # different inputs, a side that fails: aligned all the same
+            values = exc
+        return alignment, values
+
+    def _failed(self, exc: BaseException) -> None:
+        self._task = None
+        self.measure.setEnabled(self.alignment is not None)
+        self.summary.setText(f"{self.summary.text()}\n\nCould not finish: {in_words(exc)}")
+
+    def _aligned(self, made: tuple[Alignment, Any]) -> None:
+        self._task = None
+        self.alignment, values = made
+        self.values = values if isinstance(values, Values) else None
+        a = self.alignment
+        calls = a.coverage(self.left.document, self.right.document)
+        text = f"{a.describe()}; call nodes paired: {calls[0]:.0%} left, {calls[1]:.0%} right."
+        if self.values is not None:
+            text += f"\n{self.values.describe()}."
+        else:
+            text += f"\nValues not compared: {in_words(values)}"
+        self.summary.setText(text)
+        self._fill()
+        self._mark()
+        for widget in (self.previous, self.next, self.heat, self.measure):
+            widget.setEnabled(True)
+        self.ready.emit()
+
+    def measure_times(self) -> None:
+        if self.alignment is None or self._task is not None:
+            return
+        self.measure.setEnabled(False)
+        self.measure.setText("Measuring…")
+        a, left, right = self.alignment, self.left.document, self.right.document
+        self._start(lambda: time_both(left, right, a, min_time=0.5), self._timed)
+
+    def _timed(self, times: Times) -> None:
+        self._task = None
+        self.times = times
+        self.measure.setText("Measure again")
+        self.measure.setEnabled(True)
+        self.summary.setText(f"{self.summary.text()}\nTimes: {times.whole.describe()}")
+        self.heat.setCurrentIndex(HEATS.index("Time change"))
+        self._show_heat()
+        self.timed.emit()
+
+    # --- what is shown -----------------------------------------------------------------------
+
+    def _fill(self) -> None:
+        a = self.alignment
+        assert a is not None
+        self.differences.clear()
+        rows: list[tuple[str, tuple[str, ...], tuple[str, ...], str]] = []
+        if self.values is not None and self.values.first_difference is not None:
+            first = self.values.first_difference
+            pair = a.pair_of_right(first)
+            row = self.values.of_right(first)
+            what = (
+                row.note
+                if row is not None and row.max_rel_diff is None
+                else (f"relative difference {row.max_rel_diff:.3g}" if row is not None else "")
+            )
+            rows.append(
+                (
+                    f"First difference: {first} — {what}",
+                    pair.left if pair else (),
+                    (first,),
+                    "first",
+                )
+            )
+        for p in a.changed():
+            label = f"Changed ({p.why}): {' + '.join(p.left)} → {' + '.join(p.right)}"
+            rows.append((label, p.left + p.absorbed, p.right, "changed"))
+        rows += [(f"Removed: {n}", (n,), (), "removed") for n in a.removed]
+        rows += [(f"Added: {n}", (), (n,), "added") for n in a.added]
+        for label, left, right, kind in rows:
+            item = QListWidgetItem(label)
+            item.setData(Qt.ItemDataRole.UserRole, (left, right))
+            item.setToolTip(label)
+            if kind == "first":
+                font = item.font()
+                font.setBold(True)
+                item.setFont(font)
+            self.differences.addItem(item)
+        if not rows:
+            self.differences.addItem("No differences: every node is paired and the same.")
+
+    def _mark(self) -> None:
+        a = self.alignment
+        assert a is not None
+        changed = {"changed": a.changed()}
+        self.left.marks.status = {n: "removed" for n in a.removed}
+        self.right.marks.status = {n: "added" for n in a.added}
+        for p in changed["changed"]:
+            self.left.marks.status.update({n: "changed" for n in p.left})
+            self.right.marks.status.update({n: "changed" for n in p.right})
+        self.left.redraw()
+        self.right.redraw()
+
+    def _show_heat(self) -> None:
+        mode = HEATS[self.heat.currentIndex()]
+        values: dict[str, float] = {}
+        labels: dict[str, str] = {}
+        tip = ""
+        if mode == "Value difference" and self.values is not None:
+            for v in self.values.nodes:
+                if v.max_rel_diff is not None and v.max_rel_diff > 0:
+                    values[v.right] = v.max_rel_diff
+                    labels[v.right] = f"{v.max_rel_diff:.1e}"
+            tip = "value difference (relative to the left value's scale): {label}"
+        elif mode == "Time change" and self.times is not None:
+            for t in self.times.pairs:
+                for name in t.right:
+                    values[name] = abs(t.delta_s)
+                    labels[name] = f"{t.change.speedup:.2f}×"
+            tip = "time change, speed-up after vs before: {label}"
+        elif mode == "Time change":
+            self.measure_times()
+        self.right.heat.set_values(values, labels, tip)
+        self.right.redraw()
+
+    def _step(self, by: int) -> None:
+        count = self.differences.count()
+        if count:
+            self.differences.setCurrentRow((self.differences.currentRow() + by) % count)
+
+    def _show_difference(self, row: int) -> None:
+        item = self.differences.item(row)
+        data = item.data(Qt.ItemDataRole.UserRole) if item is not None else None
+        if not data:
+            return
+        left, right = data
+        self.left.marks.current, self.right.marks.current = set(left), set(right)
+        self._syncing = True
+        try:
+            for side, names in ((self.left, left), (self.right, right)):
+                side.selection.select(names)
+                side.canvas.center_on(list(names))
+                side.marks.redraw(side.canvas.scene)
+        finally:
+            self._syncing = False
+
+    def _selected(self, side: _Side, other: _Side, names: list[str]) -> None:
+        """A node picked on one side: its partners picked and centred on the other."""
+        if self._syncing or self.alignment is None:
+            return
+        find = self.alignment.pair_of_left if side is self.left else self.alignment.pair_of_right
+        partners: list[str] = []
+        for name in names:
+            pair = find(name)
+            if pair is not None:
+                partners += pair.right if side is self.left else pair.left
+        self._syncing = True
+        try:
+            other.selection.select(partners)
+            if partners:
+                other.canvas.center_on(partners)
+        finally:
+            self._syncing = False
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802
+        if self._task is not None:
+            self._task.cancel()
+        for side in (self.left, self.right):
+            side.canvas.cancel()
+        super().closeEvent(event)
+
+
+# --- opening one ------------------------------------------------------------------------------
+
+
+def copy_of(doc: GraphDocument) -> GraphDocument:
+    """The document as it is now, for the left side (edits made later do not reach it)."""
+    return detached(snapshot(doc, held=True))
+
+
+def show_compare(
+    window: Any, left: GraphDocument, right: GraphDocument, titles: tuple[str, str]
+) -> CompareWindow:
+    view = CompareWindow(left, right, titles, window)
+    view.resize(max(1200, window.width()), max(760, window.height()))
+    view.show()
+    window.compare_windows = [*getattr(window, "compare_windows", []), view]
+    return view
+
+
+def compare_snapshot(window: Any, baseline: Snapshot, label: str) -> CompareWindow:
+    """The Run dock's pinned baseline (left) against the document now (right)."""
+    doc = window.document
+    name = doc.source.spec or "the model"
+    return show_compare(window, detached(baseline), copy_of(doc), (label, f"{name} now"))

@@ -1,0 +1,98 @@
+"""The Compare window: a rewrite's before and after side by side, differences listed and
+stepped through, selection synced, heat of value difference and time change; File ▸
+Compare with… another model.  Values are compared in this process, on the same tensors."""
+
+from PySide6.QtWidgets import QApplication
+
+from fxstudio.qt.panels.compare import CompareWindow
+from fxstudio.qt.window import compare_flow
+from tests.qt.conftest import open_and_wait
+
+
+def _compare_window():
+    windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, CompareWindow)]
+    return windows[-1] if windows else None
+
+
+def _fold(qtbot, window):
+    patterns = window.panels["patterns"]
+    with qtbot.waitSignal(patterns.found, timeout=60000):
+        window.action("actionRewrite_fold-conv-bn").trigger()
+    with qtbot.waitSignal(patterns.rewritten, timeout=60000):
+        patterns.replace_button.click()
+
+
+def test_before_and_after_a_fold_side_by_side(qtbot, window):
+    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
+    assert not window.action("actionCompareBeforeRewrite").isEnabled()  # nothing rewritten yet
+    _fold(qtbot, window)
+    action = window.action("actionCompareBeforeRewrite")
+    assert action.isEnabled()
+    action.trigger()
+    qtbot.waitUntil(lambda: _compare_window() is not None, timeout=60000)
+    view = _compare_window()
+    qtbot.waitUntil(lambda: view.alignment is not None, timeout=60000)
+    a = view.alignment
+    assert len(a.removed) == 15 and len(a.changed()) == 15 and a.added == []
+    assert "15 changed, 15 removed" in view.summary.text()
+    assert "agree" in view.summary.text()  # the fold keeps the values
+    # the marks: BatchNorms red on the left, the convs amber on both sides
+    assert view.left.marks.status["layer1_0_bn1"] == "removed"
+    assert view.right.marks.status["layer1_0_conv1"] == "changed"
+    qtbot.waitUntil(lambda: len(view.left.marks.items) >= 30, timeout=60000)
+    # the list: each difference selects and centres both sides
+    texts = [view.differences.item(i).text() for i in range(view.differences.count())]
+    assert texts[0].startswith("Changed (rewritten): stem_0")
+    assert "Removed: layer1_0_bn1" in texts
+    view.next.click()
+    assert view.left.selection.names and view.right.selection.names
+    # selecting a node on one side selects its partner on the other
+    view.left.selection.select(["layer1_0_relu"])
+    assert view.right.selection.names == ["layer1_0_relu"]
+    # heat of the value difference, tagged on the right canvas
+    view.heat.setCurrentText("Value difference")
+    assert view.right.heat.nodes and all(v >= 0 for v in view.right.heat.nodes.values())
+    view.close()
+
+
+def test_times_measured_and_shown_as_heat(qtbot, window):
+    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
+    with qtbot.waitSignal(window.panels["patterns"].found, timeout=60000):
+        window.action("actionRewrite_negrelu").trigger()
+    with qtbot.waitSignal(window.panels["patterns"].rewritten, timeout=60000):
+        window.panels["patterns"].replace_button.click()
+    compare_flow.compare_before_rewrite(window)
+    qtbot.waitUntil(lambda: _compare_window() is not None, timeout=60000)
+    view = _compare_window()
+    with qtbot.waitSignal(view.ready, timeout=60000):
+        pass
+    with qtbot.waitSignal(view.timed, timeout=120000):
+        view.heat.setCurrentText("Time change")  # measures first
+    assert view.times is not None and view.times.pairs
+    assert set(view.right.heat.labels.values()) and all(
+        label.endswith("×") for label in view.right.heat.labels.values()
+    )
+    assert "Times:" in view.summary.text()
+    view.close()
+
+
+def test_compare_with_another_model_and_a_side_that_cannot_open(qtbot, window, write_model):
+    from fxstudio.core.opening import OpenRequest
+
+    open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
+    task = compare_flow.compare_with_request(window, OpenRequest("examples:simple"))
+    with qtbot.waitSignal(task.finished, timeout=60000):
+        pass
+    view = _compare_window()
+    qtbot.waitUntil(lambda: view.alignment is not None, timeout=60000)
+    assert view.alignment.removed == [] and view.alignment.added == []
+    assert view.differences.item(0).text().startswith("No differences")
+    view.close()
+    broken = write_model("raise RuntimeError('broken on purpose')\n", "broken.py")
+    errors = []
+    window.show_error = lambda title, exc: errors.append((title, exc))
+    task = compare_flow.compare_with_request(window, OpenRequest(f"{broken}:M"))
+    with qtbot.waitSignal(task.finished, timeout=60000):
+        pass
+    assert errors and "compare" in errors[0][0] and "broken on purpose" in str(errors[0][1])
+    assert window.document.source.spec == "examples:simple"  # the document is untouched
