@@ -119,6 +119,32 @@ def rewrite_layout(window: MainWindow) -> None:
     settle(window)
 
 
+def compare_fold(window: MainWindow):
+    """The Compare window: resnet before and after fold-conv-bn, times measured, the time
+    change as heat, the first folded conv looked at."""
+    from fxstudio.qt.panels.compare import CompareWindow
+    from fxstudio.qt.window import compare_flow
+
+    open_model(window, "examples:resnet")
+    panel = window.panels["patterns"]
+    wait(panel.found, lambda: window.action("actionRewrite_fold-conv-bn").trigger())
+    wait(panel.rewritten, panel.replace_button.click)
+    settle(window)
+    made: list[CompareWindow] = []
+    task = compare_flow.compare_before_rewrite(window)
+    assert task is not None
+    task.succeeded.connect(lambda _doc: made.append(window.compare_windows[-1]))
+    wait(task.finished)
+    view = made[0]
+    view.resize(window.size())
+    if view.alignment is None:
+        wait(view.ready)
+    wait(view.timed, lambda: view.heat.setCurrentText("Time change"))
+    view.differences.setCurrentRow(1)
+    settle(window, 800)
+    return view
+
+
 GPT2_EAGER = "hf:gpt2(n_layer=2, n_embd=64, n_head=4, vocab_size=1000, attn_implementation='eager')"
 
 
@@ -308,6 +334,7 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "heat-fitted": heat_fitted,
     "inspector": inspector,
     "long-names": long_names,
+    "compare-fold": compare_fold,
 }
 
 

@@ -42,7 +42,7 @@ def test_before_and_after_a_fold_side_by_side(qtbot, window):
     qtbot.waitUntil(lambda: len(view.left.marks.items) >= 30, timeout=60000)
     # the list: each difference selects and centres both sides
     texts = [view.differences.item(i).text() for i in range(view.differences.count())]
-    assert texts[0].startswith("Changed (rewritten): stem_0")
+    assert texts[0] == "Changed (rewritten): stem_0 + stem_1 → stem_0"  # with its BatchNorm
     assert "Removed: layer1_0_bn1" in texts
     view.next.click()
     assert view.left.selection.names and view.right.selection.names
@@ -70,7 +70,7 @@ def test_times_measured_and_shown_as_heat(qtbot, window):
         view.heat.setCurrentText("Time change")  # measures first
     assert view.times is not None and view.times.pairs
     assert set(view.right.heat.labels.values()) and all(
-        label.endswith("×") for label in view.right.heat.labels.values()
+        label.endswith("%") and label[0] in "+-" for label in view.right.heat.labels.values()
     )
     assert "Times:" in view.summary.text()
     view.close()
