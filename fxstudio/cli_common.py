@@ -20,6 +20,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "MODEL_HELP",
+    "add_model_explorer",
     "add_model_options",
     "format_table",
     "number",
@@ -137,3 +138,12 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], width: in
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines) + "\n"
+
+
+def add_model_explorer(p: argparse.ArgumentParser, what: str) -> None:
+    """``--model-explorer OUT.json``: ``what`` for each node, as Model Explorer node data."""
+    p.add_argument(
+        "--model-explorer",
+        metavar="OUT.json",
+        help=f"write {what} as Model Explorer node data (node ids: the FX node names)",
+    )

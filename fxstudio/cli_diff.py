@@ -12,6 +12,7 @@ from fxstudio.cli_common import (
     EXIT_OK,
     EXIT_USAGE,
     MODEL_HELP,
+    add_model_explorer,
     add_model_options,
     number,
     request_from,
@@ -56,11 +57,7 @@ def diff_parser() -> argparse.ArgumentParser:
         help="seconds of timed blocks a side, with --times (1)",
     )
     p.add_argument("--json", metavar="OUT", help="write pairs, removed, added and values here")
-    p.add_argument(
-        "--model-explorer",
-        metavar="OUT.json",
-        help="write each right node's relative value difference as Model Explorer node data",
-    )
+    add_model_explorer(p, "each right node's relative value difference")
     p.add_argument("--force", action="store_true", help="replace existing output files")
     add_model_options(p)
     return p

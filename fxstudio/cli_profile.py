@@ -9,6 +9,7 @@ from fxstudio.cli_common import (
     EXIT_OK,
     EXIT_USAGE,
     MODEL_HELP,
+    add_model_explorer,
     add_model_options,
     number,
     request_from,
@@ -100,11 +101,7 @@ def profile_parser() -> argparse.ArgumentParser:
         help="write the profiled calls as a Chrome/Perfetto trace (--per-node)",
     )
     p.add_argument("--csv", metavar="OUT.csv", help="write the per-node table as CSV (--per-node)")
-    p.add_argument(
-        "--model-explorer",
-        metavar="OUT.json",
-        help="write each node's time (ms) as Model Explorer node data (--per-node)",
-    )
+    add_model_explorer(p, "each node's time in ms (--per-node)")
     p.add_argument("--force", action="store_true", help="replace existing output files")
     p.add_argument("--list-devices", action="store_true", help="list the devices and exit")
     add_model_options(p)

@@ -10,6 +10,7 @@ from fxstudio.cli_common import (
     EXIT_OK,
     EXIT_USAGE,
     MODEL_HELP,
+    add_model_explorer,
     add_model_options,
     request_from,
 )
@@ -28,11 +29,7 @@ def step_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-eager", action="store_true", help="do not build and run the eager model to compare"
     )
-    p.add_argument(
-        "--model-explorer",
-        metavar="OUT.json",
-        help="write each node's largest |value| as Model Explorer node data",
-    )
+    add_model_explorer(p, "each node's largest |value|")
     p.add_argument("--force", action="store_true", help="replace an existing --model-explorer file")
     add_model_options(p)
     return p

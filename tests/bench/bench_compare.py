@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,12 +22,9 @@ SIZE = 10000
 
 
 def _median(fn, repeats: int = 5) -> float:
-    runs = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t0)
-    return statistics.median(runs)
+    from tests.bench.run import timed
+
+    return statistics.median(timed(fn, repeats))
 
 
 def _anonymous(doc):

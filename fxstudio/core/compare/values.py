@@ -32,6 +32,7 @@ from fxstudio.core.compare.align import Alignment
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.export import largest_difference
 from fxstudio.core.fxcompat import tree_leaves
+from fxstudio.core.runtime.compare import check_same_inputs
 from fxstudio.core.runtime.run import RunError, prepared
 from fxstudio.core.stepping.eager import tolerance
 
@@ -152,14 +153,7 @@ def compare_values(
         (max(p.left, key=_order(left)), max(p.right, key=_order(right))) for p in alignment.pairs
     ]
     with prepared(left, device, dtype) as pl, prepared(right, device, dtype) as pr:
-        if len(pl.inputs) != len(pr.inputs) or any(
-            isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape != y.shape
-            for x, y in zip(pl.inputs, pr.inputs, strict=True)
-        ):
-            raise RunError(
-                "The two models take different inputs: their values cannot be compared "
-                "(open both with the same --input)."
-            )
+        check_same_inputs(pl.inputs, pr.inputs)
         kept_l = _run(pl.module, pl.inputs, {a for a, _ in pairs}, "left")
         kept_r = _run(pr.module, pl.inputs, {b for _, b in pairs}, "right")
     order = _order(right)

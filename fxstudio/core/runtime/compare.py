@@ -285,6 +285,19 @@ def match_modules(before: NodeProfile, after: NodeProfile, kept: set[str]) -> li
     return _tested(rows)
 
 
+def check_same_inputs(a: Sequence[Any], b: Sequence[Any]) -> None:
+    """Refuse two models whose example inputs differ in number or shape: one set of tensors
+    cannot be given to both."""
+    if len(a) != len(b) or any(
+        isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape != y.shape
+        for x, y in zip(a, b, strict=True)
+    ):
+        raise RunError(
+            "The two models take different inputs: they cannot be compared (open both with "
+            "the same --input)."
+        )
+
+
 def compare(
     before: GraphDocument,
     after: GraphDocument,
@@ -302,11 +315,7 @@ def compare(
     if replicates < MIN_REPLICATES:
         raise RunError(f"A comparison needs at least {MIN_REPLICATES} replicates a side.")
     with prepared(before, device, dtype, batch) as pb, prepared(after, device, dtype, batch) as pa:
-        if len(pb.inputs) != len(pa.inputs) or any(
-            isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape != y.shape
-            for x, y in zip(pb.inputs, pa.inputs, strict=True)
-        ):
-            raise RunError("The two models take different inputs: they cannot be compared.")
+        check_same_inputs(pb.inputs, pa.inputs)
         inputs = pb.inputs  # the same tensors for both sides
         say = stage or (lambda _text: None)
         say("checking both models' outputs…")
