@@ -9,7 +9,9 @@ import this module; it imports ``fxstudio.core`` only.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from fxstudio.core.guard import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, report_error
 from fxstudio.core.opening import OpenRequest
@@ -20,7 +22,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "MODEL_HELP",
-    "add_model_explorer",
+    "add_overlay_outputs",
     "add_model_options",
     "format_table",
     "number",
@@ -140,10 +142,25 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], width: in
     return "\n".join(lines) + "\n"
 
 
-def add_model_explorer(p: argparse.ArgumentParser, what: str) -> None:
-    """``--model-explorer OUT.json``: ``what`` for each node, as Model Explorer node data."""
+def add_overlay_outputs(p: argparse.ArgumentParser, what: str) -> None:
+    """``--model-explorer OUT.json`` and ``--netron OUT.json``: ``what`` for each node, as
+    Model Explorer node data and as Netron metrics (node ids: the FX node names)."""
     p.add_argument(
-        "--model-explorer",
-        metavar="OUT.json",
-        help=f"write {what} as Model Explorer node data (node ids: the FX node names)",
+        "--model-explorer", metavar="OUT.json", help=f"write {what} as Model Explorer node data"
     )
+    p.add_argument("--netron", metavar="OUT.json", help=f"write {what} as Netron metrics")
+
+
+def overlay_outputs(ns: argparse.Namespace) -> list[str]:
+    """The per-node data files asked for (to check before any work)."""
+    return [path for path in (ns.model_explorer, ns.netron) if path]
+
+
+def write_overlays(ns: argparse.Namespace, overlay: Any) -> None:
+    """Write ``overlay`` (a :class:`~fxstudio.core.compare.overlay.Overlay`) where asked."""
+    from fxstudio.core.compare.overlay import write_model_explorer, write_netron
+
+    for path, write in ((ns.model_explorer, write_model_explorer), (ns.netron, write_netron)):
+        if path:
+            write(overlay, path)
+            print(f"wrote {path}", file=sys.stderr)

@@ -12,10 +12,12 @@ from fxstudio.cli_common import (
     EXIT_OK,
     EXIT_USAGE,
     MODEL_HELP,
-    add_model_explorer,
     add_model_options,
+    add_overlay_outputs,
     number,
+    overlay_outputs,
     request_from,
+    write_overlays,
 )
 
 FRONTENDS = ("auto", "fx", "export")
@@ -57,7 +59,7 @@ def diff_parser() -> argparse.ArgumentParser:
         help="seconds of timed blocks a side, with --times (1)",
     )
     p.add_argument("--json", metavar="OUT", help="write pairs, removed, added and values here")
-    add_model_explorer(p, "each right node's relative value difference")
+    add_overlay_outputs(p, "each right node's relative value difference")
     p.add_argument("--force", action="store_true", help="replace existing output files")
     add_model_options(p)
     return p
@@ -65,7 +67,7 @@ def diff_parser() -> argparse.ArgumentParser:
 
 def cmd_diff(ns: argparse.Namespace) -> int:
     from fxstudio.core.compare.align import align
-    from fxstudio.core.compare.overlay import Overlay, write_model_explorer
+    from fxstudio.core.compare.overlay import Overlay
     from fxstudio.core.compare.values import compare_values
     from fxstudio.core.files import atomic_write, check_writable
     from fxstudio.core.opening import open_document
@@ -78,7 +80,7 @@ def cmd_diff(ns: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    for out in (ns.json, ns.model_explorer):
+    for out in (ns.json, *overlay_outputs(ns)):
         if out:
             check_writable(out, ns.force)
     base = request_from(argparse.Namespace(**{**vars(ns), "model": ns.left}))
@@ -127,10 +129,10 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     if ns.json:
         atomic_write(ns.json, json.dumps(data, indent=2) + "\n")
         print(f"wrote {ns.json}")
-    if ns.model_explorer:
+    if overlay_outputs(ns):
         if values is None:
             print(
-                "fxstudio: error: --model-explorer needs the values (drop --no-values)",
+                "fxstudio: error: per-node data needs the values (drop --no-values)",
                 file=sys.stderr,
             )
             return EXIT_USAGE
@@ -140,6 +142,5 @@ def cmd_diff(ns: argparse.Namespace) -> int:
             for name in pair.right if pair is not None else (v.right,):
                 if v.max_rel_diff is not None:
                     overlay.values[name] = v.max_rel_diff
-        write_model_explorer(overlay, ns.model_explorer)
-        print(f"wrote {ns.model_explorer}")
+        write_overlays(ns, overlay)
     return EXIT_OK

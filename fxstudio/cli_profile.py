@@ -9,10 +9,12 @@ from fxstudio.cli_common import (
     EXIT_OK,
     EXIT_USAGE,
     MODEL_HELP,
-    add_model_explorer,
     add_model_options,
+    add_overlay_outputs,
     number,
+    overlay_outputs,
     request_from,
+    write_overlays,
 )
 from fxstudio.core.runtime.devices import cpu_threads
 
@@ -101,7 +103,7 @@ def profile_parser() -> argparse.ArgumentParser:
         help="write the profiled calls as a Chrome/Perfetto trace (--per-node)",
     )
     p.add_argument("--csv", metavar="OUT.csv", help="write the per-node table as CSV (--per-node)")
-    add_model_explorer(p, "each node's time in ms (--per-node)")
+    add_overlay_outputs(p, "each node's time in ms (--per-node)")
     p.add_argument("--force", action="store_true", help="replace existing output files")
     p.add_argument("--list-devices", action="store_true", help="list the devices and exit")
     add_model_options(p)
@@ -127,15 +129,16 @@ def cmd_profile(ns: argparse.Namespace) -> int:
     if not ns.model:
         print("fxstudio: error: give the model to profile (or --list-devices)", file=sys.stderr)
         return EXIT_USAGE
-    if (ns.trace or ns.csv or ns.model_explorer) and not ns.per_node:
+    if (ns.trace or ns.csv or overlay_outputs(ns)) and not ns.per_node:
         print(
-            "fxstudio: error: --trace, --csv and --model-explorer need --per-node", file=sys.stderr
+            "fxstudio: error: --trace, --csv, --model-explorer and --netron need --per-node",
+            file=sys.stderr,
         )
         return EXIT_USAGE
     if ns.against and (ns.compile or ns.cold_l2):
         print("fxstudio: error: --against times eager models with a warm L2", file=sys.stderr)
         return EXIT_USAGE
-    for out in (ns.json, ns.trace, ns.csv, ns.model_explorer):
+    for out in (ns.json, ns.trace, ns.csv, *overlay_outputs(ns)):
         if out:
             check_writable(out, ns.force)
     resolve(ns.device)  # a missing device is said before the model is built
@@ -155,15 +158,12 @@ def cmd_profile(ns: argparse.Namespace) -> int:
     base = open_document(replace(request_from(ns), spec=ns.against)) if ns.against else None
     result = profile(doc, options, base)
     print(f"{ns.model}: {result.describe()}")
-    writers = (
-        (ns.json, result.write),
-        (ns.csv, result.write_csv),
-        (ns.model_explorer, result.write_model_explorer),
-    )
-    for path, write in writers:
+    for path, write in ((ns.json, result.write), (ns.csv, result.write_csv)):
         if path:
             write(path)
             print(f"wrote {path}", file=sys.stderr)
+    if overlay_outputs(ns):
+        write_overlays(ns, result.node_times())
     if ns.trace:
         result.write_trace(ns.trace)
         print(f"wrote {ns.trace}", file=sys.stderr)

@@ -10,9 +10,11 @@ from fxstudio.cli_common import (
     EXIT_OK,
     EXIT_USAGE,
     MODEL_HELP,
-    add_model_explorer,
     add_model_options,
+    add_overlay_outputs,
+    overlay_outputs,
     request_from,
+    write_overlays,
 )
 
 
@@ -29,8 +31,8 @@ def step_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-eager", action="store_true", help="do not build and run the eager model to compare"
     )
-    add_model_explorer(p, "each node's largest |value|")
-    p.add_argument("--force", action="store_true", help="replace an existing --model-explorer file")
+    add_overlay_outputs(p, "each node's largest |value|")
+    p.add_argument("--force", action="store_true", help="replace existing per-node data files")
     add_model_options(p)
     return p
 
@@ -40,13 +42,13 @@ def _number(x: float | None) -> str:
 
 
 def cmd_step(ns: argparse.Namespace) -> int:
-    from fxstudio.core.compare.overlay import Overlay, write_model_explorer
+    from fxstudio.core.compare.overlay import Overlay
     from fxstudio.core.files import check_writable
     from fxstudio.core.opening import open_document
     from fxstudio.core.stepping.stepper import for_document
 
-    if ns.model_explorer:
-        check_writable(ns.model_explorer, ns.force)
+    for out in overlay_outputs(ns):
+        check_writable(out, ns.force)
     doc = open_document(request_from(ns))
     stepper = for_document(doc, eager=not ns.no_eager)
     if ns.until and ns.until not in stepper.index:
@@ -59,14 +61,13 @@ def cmd_step(ns: argparse.Namespace) -> int:
         return EXIT_USAGE
     steps = stepper.run_to(ns.until) if ns.until else stepper.run_to_end()
     first = stepper.first_difference()
-    if ns.model_explorer:
+    if overlay_outputs(ns):
         overlay = Overlay("max_abs_value")
         for s in steps:
             v = s.summary
             if v.kind == "tensor" and v.min is not None and v.max is not None:
                 overlay.values[s.name] = max(abs(v.min), abs(v.max))
-        write_model_explorer(overlay, ns.model_explorer)
-        print(f"wrote {ns.model_explorer}", file=sys.stderr)
+        write_overlays(ns, overlay)
     if ns.format == "json":
         payload = {
             "nodes": [

@@ -145,6 +145,17 @@ def compare_fold(window: MainWindow):
     return view
 
 
+def expanded_50k(window: MainWindow) -> None:
+    """The nested synthetic graph of 50,000 nodes (modules four levels deep), every module
+    expanded, fitted to the window: the far-out picture."""
+    spec = f"{ROOT / 'tests' / 'bench' / 'synthetic.py'}:nested_50000"
+    wait(window.layoutShown, lambda: window.session.open(OpenRequest(spec, "fx", ("2x8",))))
+    settle(window)
+    wait(window.layoutShown, window.canvas_controller.expand_all)
+    window.action("actionFit").trigger()
+    settle(window, 1500)
+
+
 GPT2_EAGER = "hf:gpt2(n_layer=2, n_embd=64, n_head=4, vocab_size=1000, attn_implementation='eager')"
 
 
@@ -335,6 +346,7 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "inspector": inspector,
     "long-names": long_names,
     "compare-fold": compare_fold,
+    "expanded-50k": expanded_50k,
 }
 
 

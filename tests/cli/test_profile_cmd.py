@@ -10,10 +10,10 @@ from fxstudio import cli
 
 def test_per_node_json_trace_and_csv(tmp_path, capsys) -> None:
     out, trace, table = tmp_path / "p.json", tmp_path / "t.json", tmp_path / "p.csv"
-    explorer = tmp_path / "me.json"
+    explorer, netron = tmp_path / "me.json", tmp_path / "netron.json"
     args = ["profile", "examples:resnet", "--threads", "1", "--min-time", "0.1", "--per-node"]
     args += ["--calls", "9", "--json", str(out), "--trace", str(trace), "--csv", str(table)]
-    args += ["--model-explorer", str(explorer)]
+    args += ["--model-explorer", str(explorer), "--netron", str(netron)]
     assert cli.main(args) == 0
     assert "per node (9 profiled calls" in capsys.readouterr().out
     data = json.loads(out.read_text())
@@ -30,6 +30,13 @@ def test_per_node_json_trace_and_csv(tmp_path, capsys) -> None:
     assert set(results) == {n["name"] for n in data["nodes"]}
     conv = next(n for n in data["nodes"] if n["name"] == "layer1_0_conv1")
     assert math.isclose(results["layer1_0_conv1"]["value"], conv["time_s"] * 1e3)
+    # Netron metrics: an attachment of node metrics, targets the node names
+    metrics = json.loads(netron.read_text())
+    assert metrics["signature"] == "netron:attachment"
+    assert {m["target"] for m in metrics["metrics"]} == set(results)
+    assert {(m["kind"], m["name"], m["type"]) for m in metrics["metrics"]} == {
+        ("node", "time", "float32")
+    }
     # an existing output is not replaced without --force, and stays as it was
     before = out.read_text()
     assert cli.main(["profile", "examples:simple", "--json", str(out)]) == 2

@@ -16,6 +16,7 @@ from fxstudio.core.compare.overlay import (
     OverlayError,
     read_overlay,
     write_model_explorer,
+    write_netron,
 )
 from fxstudio.core.compare.values import compare_values
 from fxstudio.core.edits import splice
@@ -171,6 +172,9 @@ def test_model_explorer_node_data_has_the_formats_fields(tmp_path, before):
     )
     back = read_overlay(out)
     assert back.values == {n: float(i) for i, n in enumerate(names)}
+    netron = tmp_path / "times.netron.json"
+    write_netron(Overlay("time", {"conv": 2.5}), netron)
+    assert read_overlay(netron).values == {"conv": 2.5} and read_overlay(netron).what == "time"
 
 
 def test_a_csv_and_our_json_read_as_overlays(tmp_path):

@@ -5,6 +5,9 @@ difference) -- written in the formats other viewers read, and read back from the
   ``{graph_id: {"results": {node_id: {"value": v}}, "gradient": [...]}}``; the node ids are
   FX node names and the graph id ``"graph"``, which is what Model Explorer's PyTorch adapter
   gives an exported program's graph.
+- **Netron metrics** (an attachment its sidebar shows):
+  ``{"signature": "netron:attachment", "metrics": [{"kind": "node", "target": NODE,
+  "name": WHAT, "value": V, "type": "float32"}]}``.
 - **CSV**: a header naming a ``node`` (or ``name``) column and a value column, one row a node.
 - **JSON of our own**: ``{"nodes": [{"name": ..., "value": ...}]}`` or ``{name: value}``.
 
@@ -13,6 +16,8 @@ Example:
     >>> data = to_model_explorer(o)
     >>> data["graph"]["results"]["conv"], read_overlay_data(data).values == o.values
     ({'value': 2.0}, True)
+    >>> read_overlay_data(to_netron(o)).values == o.values
+    True
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from fxstudio.core.files import atomic_write
 
 #: The graph id Model Explorer's PyTorch adapter gives the graph of an exported program.
 GRAPH_ID = "graph"
+NETRON_SIGNATURE = "netron:attachment"
 #: Low values green, high values red (Model Explorer interpolates between the stops).
 GRADIENT = [
     {"stop": 0, "bgColor": "#2e7d32"},
@@ -81,6 +87,20 @@ def write_model_explorer(overlay: Overlay, path: str | os.PathLike[str]) -> None
     atomic_write(path, json.dumps(to_model_explorer(overlay), indent=2) + "\n")
 
 
+def to_netron(overlay: Overlay) -> dict[str, Any]:
+    metrics = [
+        {"kind": "node", "target": name, "name": overlay.what, "value": value, "type": "float32"}
+        for name, value in overlay.values.items()
+        if math.isfinite(value)
+    ]
+    return {"signature": NETRON_SIGNATURE, "metrics": metrics}
+
+
+def write_netron(overlay: Overlay, path: str | os.PathLike[str]) -> None:
+    """Write ``overlay`` as Netron metrics (atomically)."""
+    atomic_write(path, json.dumps(to_netron(overlay), indent=2) + "\n")
+
+
 def read_overlay(path: str | os.PathLike[str]) -> Overlay:
     """A per-node data file: Model Explorer node data, our JSON or a CSV."""
     p = Path(path)
@@ -101,6 +121,11 @@ def read_overlay(path: str | os.PathLike[str]) -> Overlay:
 
 def read_overlay_data(data: Any, what: str = "value", where: Any = "the data") -> Overlay:
     """Per-node data already parsed from JSON (see the module docstring for the formats)."""
+    if isinstance(data, dict) and data.get("signature") == NETRON_SIGNATURE:
+        rows = [m for m in data.get("metrics") or [] if isinstance(m, dict)]
+        rows = [m for m in rows if m.get("kind", "node") == "node"]
+        named = next((str(m["name"]) for m in rows if isinstance(m.get("name"), str)), what)
+        return _overlay(named, [(m.get("target"), m.get("value")) for m in rows], where)
     if isinstance(data, dict) and isinstance(data.get("nodes"), list):
         pairs = [
             (row.get("name"), row.get("value")) for row in data["nodes"] if isinstance(row, dict)

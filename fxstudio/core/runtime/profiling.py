@@ -88,12 +88,12 @@ class Profile:
         """The per-node table as CSV (a per-node run only)."""
         atomic_write(path, self._nodes().to_csv())
 
-    def write_model_explorer(self, path: str | os.PathLike[str]) -> None:
-        """Each node's time (ms) as Model Explorer node data (a per-node run only)."""
-        from fxstudio.core.compare.overlay import Overlay, write_model_explorer
+    def node_times(self) -> Any:
+        """Each node's time (ms) as per-node data (a per-node run only): an
+        :class:`~fxstudio.core.compare.overlay.Overlay`."""
+        from fxstudio.core.compare.overlay import Overlay
 
-        times = {n.name: n.time_s * 1e3 for n in self._nodes().nodes}
-        write_model_explorer(Overlay("time", times, "ms"), path)
+        return Overlay("time", {n.name: n.time_s * 1e3 for n in self._nodes().nodes}, "ms")
 
     def write_trace(self, path: str | os.PathLike[str]) -> None:
         """The profiled calls as a Chrome/Perfetto trace (a per-node run only)."""
