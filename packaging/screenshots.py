@@ -145,6 +145,23 @@ def compare_fold(window: MainWindow):
     return view
 
 
+def node_data(window: MainWindow) -> None:
+    """View ▸ Load node data: a per-node profile written as Model Explorer node data (what
+    ``fxstudio profile --per-node --model-explorer`` writes), read back onto the canvas."""
+    from fxstudio.core.compare.overlay import write_model_explorer
+    from fxstudio.core.runtime.profiling import ProfileOptions, profile
+    from fxstudio.qt.window.node_data import node_data_of
+
+    open_model(window, "examples:resnet")
+    made = profile(window.document, ProfileOptions(min_time=0.1, per_node=True))
+    path = Path(tempfile.mkdtemp()) / "resnet-times.json"
+    write_model_explorer(made.node_times(), path)
+    node_data_of(window).load(path)
+    window.canvas.actual_size()
+    window.canvas_controller.center_on(["layer1_0_conv1"])
+    settle(window)
+
+
 def expanded_50k(window: MainWindow) -> None:
     """The nested synthetic graph of 50,000 nodes (modules four levels deep), every module
     expanded, fitted to the window: the far-out picture."""
@@ -347,6 +364,7 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "long-names": long_names,
     "compare-fold": compare_fold,
     "expanded-50k": expanded_50k,
+    "node-data": node_data,
 }
 
 

@@ -96,3 +96,41 @@ def test_compare_with_another_model_and_a_side_that_cannot_open(qtbot, window, w
         pass
     assert errors and "compare" in errors[0][0] and "broken on purpose" in str(errors[0][1])
     assert window.document.source.spec == "examples:simple"  # the document is untouched
+
+
+def test_node_data_from_a_file_is_drawn_with_a_legend(qtbot, window, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    from fxstudio.core.compare.overlay import Overlay, write_model_explorer
+    from fxstudio.qt.window.node_data import node_data_of
+
+    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
+    path = tmp_path / "times.json"
+    write_model_explorer(Overlay("time", {"stem_0": 2.0, "layer1_0_conv1": 1.0, "gone": 3.0}), path)
+    # View ▸ Load node data…, the file chosen in its dialog
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(path), ""))
+    window.action("actionLoadNodeData").trigger()
+    data = node_data_of(window)
+    assert data.overlay is not None
+    assert set(data.marks.nodes) == {"stem_0", "layer1_0_conv1"}  # "gone" is not in the graph
+    assert data.marks.labels["stem_0"] == "2"
+    assert data.legend.isVisible() and "time" in data.legend.text()
+    assert "1 not in this graph" in window.status.bar.currentMessage()
+    assert len(data.marks.items) == 2  # tinted on the canvas
+    assert window.action("actionClearNodeData").isEnabled()
+    # a broken file is said, and the data shown stays
+    errors = []
+    window.show_error = lambda title, exc: errors.append((title, exc))
+    bad = tmp_path / "bad.csv"
+    bad.write_text("node,time\nstem_0,fast\n")
+    assert data.load(bad) is None
+    assert "not a number" in str(errors[0][1]) and set(data.marks.nodes) == {
+        "stem_0",
+        "layer1_0_conv1",
+    }
+    # drawn again after a relayout
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        window.canvas_controller.relayout()
+    assert len(data.marks.items) == 2
+    window.action("actionClearNodeData").trigger()
+    assert not data.marks.items and not data.legend.isVisible()

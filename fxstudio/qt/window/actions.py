@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QMenu, QToolBar
 from fxstudio.core.compare.sides import last_rewrite
 from fxstudio.qt.resources import icon
 from fxstudio.qt.window import compare_flow
+from fxstudio.qt.window.node_data import node_data_of
 
 SK = QKeySequence.StandardKey
 #: What an action needs to act: a document, a selected node, editing not locked.
@@ -332,6 +333,25 @@ ACTIONS: tuple[Action | str, ...] = (
         "&View",
         lambda w: w.canvas_controller.collapse_top_level(),
         needs=DOC,
+    ),
+    Action(
+        "actionLoadNodeData",
+        "Load &node data…",
+        "&View",
+        lambda w: node_data_of(w).choose(),
+        tip="Tint the canvas by per-node numbers from a file: Model Explorer node data, "
+        "Netron metrics, a CSV (node, value) or JSON",
+        needs=DOC,
+    ),
+    Action(
+        "actionClearNodeData",
+        "Clear node data",
+        "&View",
+        lambda w: node_data_of(w).clear(),
+        needs=DOC,
+        when=lambda w: (
+            getattr(w, "node_data", None) is not None and w.node_data.overlay is not None
+        ),
     ),
     Action(
         "actionRelayout",
