@@ -49,6 +49,29 @@ def test_before_and_after_a_fold_side_by_side(qtbot, window):
     # selecting a node on one side selects its partner on the other
     view.left.selection.select(["layer1_0_relu"])
     assert view.right.selection.names == ["layer1_0_relu"]
+    # a module collapsed on one side is collapsed on the other (and expanded again)
+    with qtbot.waitSignal(view.right.canvas.layoutDone, timeout=60000):
+        view.left.canvas.toggle_group("layer1")
+    assert (
+        "layer1" in view.right.document.collapsed and "layer1" in view.left.canvas.layout.collapsed
+    )
+    with qtbot.waitSignal(view.right.canvas.layoutDone, timeout=60000):
+        view.right.canvas.toggle_group("layer1")
+    assert "layer1" not in view.left.document.collapsed
+    # scrolling one side centres the other on the partner of the node in the middle
+    qtbot.waitUntil(lambda: not view.left.canvas.busy() and not view.right.canvas.busy())
+    view.right.view.centerOn(view.right.canvas.scene.nodes["layer3_1_conv2"])
+    view.left.view.centerOn(
+        view.left.canvas.scene.nodes["layer3_1_bn1"].sceneBoundingRect().center()
+    )
+    middle = view.right.view.mapToScene(view.right.view.viewport().rect().center())
+    nodes = view.right.canvas.scene.nodes  # bn1 was folded away: its nearest paired neighbour
+    near = (
+        nodes["layer3_1_conv1"]
+        .sceneBoundingRect()
+        .united(nodes["layer3_1_relu"].sceneBoundingRect())
+    )
+    assert near.adjusted(-20, -20, 20, 20).contains(middle)
     # heat of the value difference, tagged on the right canvas
     view.heat.setCurrentText("Value difference")
     assert view.right.heat.nodes and all(v >= 0 for v in view.right.heat.nodes.values())

@@ -10,7 +10,9 @@ both graphs' values on the same inputs are worked out in a worker; then:
 - the list of differences -- the first value difference first, then what changed, what was
   removed and added -- is stepped through with *Previous* / *Next* (or the arrow keys); each
   one is selected and centred on both sides;
-- selecting a node on one side selects and centres its partner on the other;
+- selecting a node on one side selects and centres its partner on the other; collapsing or
+  expanding a module collapses or expands the same module on the other side; with *Scroll
+  together* a scroll centres the other side on the partner of the nearest paired node;
 - *Heat* tints the right side by each pair's value difference, or, once *Measure times* has
   profiled both (interleaved), by the size of its time change (tagged -52 % for a pair that
   takes half the time, +25 % for one a quarter slower; a folded conv's before counts the
@@ -24,6 +26,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QFont, QUndoStack
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
@@ -43,6 +46,7 @@ from fxstudio.core.errors import UserError
 from fxstudio.core.snapshots import Snapshot, detached, snapshot
 from fxstudio.qt.canvas.controller import CanvasController
 from fxstudio.qt.canvas.heat import HeatMarks
+from fxstudio.qt.canvas.items import NodeItem
 from fxstudio.qt.canvas.marks import DiffMarks
 from fxstudio.qt.canvas.view import CanvasView
 from fxstudio.qt.panels.base import in_words
@@ -53,14 +57,16 @@ HEATS = ("No heat", "Value difference", "Time change")
 
 
 class _ViewSession(QObject):
-    """What a canvas needs of a session: its changes (none come) and an undo stack (for
-    the drags made on it)."""
+    """What a canvas needs of a session: the document's changes (a module collapsed, nodes
+    dragged) and an undo stack (for the drags)."""
 
     changed = Signal(object)
 
-    def __init__(self, parent: QObject) -> None:
+    def __init__(self, doc: GraphDocument, parent: QObject) -> None:
         super().__init__(parent)
         self.undo_stack = QUndoStack(self)
+        self._unsubscribe = doc.subscribe(self.changed.emit)
+        self.destroyed.connect(lambda *_: self._unsubscribe())
 
 
 class _Side(QWidget):
@@ -77,7 +83,8 @@ class _Side(QWidget):
         self.title.setFont(bold)
         self.view = CanvasView(self)
         self.selection = SelectionModel(self)
-        self.canvas = CanvasController(self.view, self.selection, _ViewSession(self), self)
+        self.session = _ViewSession(doc, self)
+        self.canvas = CanvasController(self.view, self.selection, self.session, self)
         self.marks = DiffMarks()
         self.heat = HeatMarks()
         box = QVBoxLayout(self)
@@ -129,6 +136,11 @@ class CompareWindow(QWidget):
         self.heat = QComboBox(self)
         self.heat.addItems(HEATS)
         self.heat.setToolTip("Tint the right graph by each pair's value difference or time change")
+        self.sync_scroll = QCheckBox("Scroll together", self)
+        self.sync_scroll.setChecked(True)
+        self.sync_scroll.setToolTip(
+            "Scrolling one side centres the other on the partner of the node in the middle"
+        )
         self.measure = QPushButton("Measure times", self)
         self.measure.setToolTip(
             "Profile both graphs node by node, interleaved, and compare each pair's time"
@@ -137,6 +149,12 @@ class CompareWindow(QWidget):
         for side, other in ((self.left, self.right), (self.right, self.left)):
             side.selection.changed.connect(
                 lambda names, side=side, other=other: self._selected(side, other, names)
+            )
+            side.session.changed.connect(
+                lambda _event, side=side, other=other: self._collapsed(side, other)
+            )
+            side.view.viewChanged.connect(
+                lambda side=side, other=other: self._scrolled(side, other)
             )
         self.differences.currentRowChanged.connect(self._show_difference)
         self.previous.clicked.connect(lambda: self._step(-1))
@@ -158,6 +176,7 @@ class CompareWindow(QWidget):
         steps.addWidget(self.next)
         side.addLayout(steps)
         side.addWidget(self.heat)
+        side.addWidget(self.sync_scroll)
         side.addWidget(self.measure)
         split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(self.left)
@@ -345,12 +364,55 @@ class CompareWindow(QWidget):
         finally:
             self._syncing = False
 
+    def _collapsed(self, side: _Side, other: _Side) -> None:
+        """A module collapsed or expanded on one side: the same on the other, where it has
+        a module of that path (the same model, or one that shares its structure)."""
+        if self._syncing:
+            return
+        mine, theirs = side.document, other.document
+        groups = theirs.module_tree()
+        paths = {g.path for g in groups.walk() if g.path}
+        want = (theirs.collapsed - paths) | (mine.collapsed & paths)
+        if want != theirs.collapsed:
+            self._syncing = True
+            try:
+                theirs.set_collapsed_groups(want)
+            finally:
+                self._syncing = False
+
+    def _scrolled(self, side: _Side, other: _Side) -> None:
+        """One side scrolled: the other centred on the partner of the node in its middle."""
+        if self._syncing or self.alignment is None or not self.sync_scroll.isChecked():
+            return
+        port = side.view.viewport().rect()
+        middle = side.view.mapToScene(port.center())
+        shown = side.view.mapToScene(port).boundingRect()
+        items = [i for i in side.canvas.scene.items(shown) if isinstance(i, NodeItem)]
+        if not items:
+            return
+        find = self.alignment.pair_of_left if side is self.left else self.alignment.pair_of_right
+        items.sort(key=lambda i: _distance(i.sceneBoundingRect().center(), middle))
+        pair = next(
+            (p for i in items if (p := find(i.name)) is not None), None
+        )  # the nearest paired
+        if pair is None:
+            return
+        self._syncing = True
+        try:
+            other.canvas.center_on(list(pair.right if side is self.left else pair.left))
+        finally:
+            self._syncing = False
+
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         if self._task is not None:
             self._task.cancel()
         for side in (self.left, self.right):
             side.canvas.cancel()
         super().closeEvent(event)
+
+
+def _distance(a: Any, b: Any) -> float:
+    return float((a.x() - b.x()) ** 2 + (a.y() - b.y()) ** 2)
 
 
 # --- opening one ------------------------------------------------------------------------------
