@@ -57,3 +57,23 @@ def test_times_give_each_fold_the_time_of_the_conv_and_batchnorm_it_replaced(tmp
     assert conv["ci_low"] <= conv["speedup"] <= conv["ci_high"]
     assert conv["delta_s"] == conv["after_s"] - conv["before_s"]
     assert any(m["before"] == ["layer1"] for m in times["modules"])  # module roll-up
+
+
+def test_two_sessions_a_rewrite_apart(tmp_path, capsys):
+    before, after = tmp_path / "before.fxstudio", tmp_path / "after.fxstudio"
+    assert (
+        cli.main(
+            ["edit", "examples:resnet", "-e", "rename layer1_0_relu first_relu", "-o", str(before)]
+        )
+        == 0
+    )
+    assert cli.main(["rewrite", str(before), "--builtin", "fold-conv-bn", "-o", str(after)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "d.json"
+    assert cli.main(["diff", str(before), str(after), "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert len(data["removed"]) == 15 and data["added"] == []
+    assert {"left": "first_relu", "right": "first_relu", "how": "name", "status": "same"} in data[
+        "pairs"
+    ]
+    assert data["values"]["first_difference"] is None

@@ -6,7 +6,8 @@ document as it was when the window opened (later edits do not reach it).  The al
 both graphs' values on the same inputs are worked out in a worker; then:
 
 - each side is drawn on a canvas of its own: removed nodes red (left), added green (right),
-  changed amber (both); a collapsed module holding differences takes their colour;
+  changed amber (both: a rewrite made it, its op, shape or inputs differ, or its values do);
+  a collapsed module holding differences takes their colour;
 - the list of differences -- the first value difference first, then what changed, what was
   removed and added -- is stepped through with *Previous* / *Next* (or the arrow keys); each
   one is selected and centred on both sides;
@@ -297,6 +298,9 @@ class CompareWindow(QWidget):
         changed = {"changed": a.changed()}
         self.left.marks.status = {n: "removed" for n in a.removed}
         self.right.marks.status = {n: "added" for n in a.added}
+        if self.values is not None:  # a pair whose values differ is changed too
+            differ = {v.right for v in self.values.nodes if v.differs}
+            changed["changed"] += [p for p in a.pairs if differ & set(p.right)]
         for p in changed["changed"]:
             self.left.marks.status.update({n: "changed" for n in p.left})
             self.right.marks.status.update({n: "changed" for n in p.right})
