@@ -351,37 +351,46 @@ class EdgeItem(QGraphicsPathItem):
         self.update_path()
 
     def update_path(self) -> None:
-        """Follow the two items (after one of them moved)."""
+        """Follow the two items (after one of them moved).  Worked out in plain numbers (a
+        few thousand edges come with a big module expanded)."""
         self.prepareGeometryChange()
         source, target = self.source, self.target
-        end = target.top()
+        at, rect = target.pos(), target.rect
+        ex, ey = at.x() + rect.width() / 2, at.y()
         index, count = self.slot  # several inputs enter the user side by side, in argument order
         if count > 1:
-            width = target.rect.width() * 0.7
-            end = end + QPointF(-width / 2 + width * index / (count - 1), 0)
+            width = rect.width() * 0.7
+            ex += -width / 2 + width * index / (count - 1)
         if self.stub:
-            start = end - QPointF(0, self.STUB_LENGTH)
-            path = QPainterPath(start)
-            path.lineTo(end)
+            sx, sy = ex, ey - self.STUB_LENGTH
+            path = QPainterPath(QPointF(sx, sy))
+            path.lineTo(ex, ey)
             # The name sits beside the stub, in the gap between ranks (never over a node).
-            width = 6.0 * len(self.stub) + 8
-            self.label_rect = QRectF(start.x() + 3, start.y(), width, 13)
+            self.label_rect = QRectF(sx + 3, sy, 6.0 * len(self.stub) + 8, 13)
+            left, top, right, bottom = sx, sy, sx, ey
         else:
-            start = source.bottom()
-            path = QPainterPath(start)
-            dy = max(abs(end.y() - start.y()) * 0.5, 20.0)
-            path.cubicTo(start + QPointF(0, dy), end - QPointF(0, dy), end)
+            at, rect = source.pos(), source.rect
+            sx, sy = at.x() + rect.width() / 2, at.y() + rect.height()
+            path = QPainterPath(QPointF(sx, sy))
+            dy = max(abs(ey - sy) * 0.5, 20.0)
+            path.cubicTo(sx, sy + dy, ex, ey - dy, ex, ey)
+            # the curve's control points' box (what controlPointRect() gives)
+            left, right = min(sx, ex), max(sx, ex)
+            top, bottom = min(sy, ey - dy, ey), max(sy + dy, sy, ey)
         self.setPath(path)
         # Curves and stubs both end going straight down, so the arrowhead points down.
-        x, y = end.x(), end.y()
-        self.ends = (start.x(), start.y(), x, y)  # the far-out picture draws a line
-        self.arrow = QPolygonF([end, QPointF(x - 3.5, y - 7.0), QPointF(x + 3.5, y - 7.0)])
+        self.ends = (sx, sy, ex, ey)  # the far-out picture draws a line
+        self.arrow = QPolygonF(
+            [QPointF(ex, ey), QPointF(ex - 3.5, ey - 7.0), QPointF(ex + 3.5, ey - 7.0)]
+        )
         # Kept, not asked of Qt: a path item with a pen works its box out from shape(),
         # which is ours (a stroked outline) -- 13,000 of them when a big scene is indexed.
-        bounds = path.controlPointRect().united(self.arrow.boundingRect())
+        left, right = min(left, ex - 3.5), max(right, ex + 3.5)
+        top, bottom = min(top, ey - 7.0), max(bottom, ey)
+        bounds = QRectF(left - 3, top - 3, right - left + 6, bottom - top + 6)
         if self.stub:
-            bounds = bounds.united(self.label_rect)
-        self.bounds = bounds.adjusted(-3, -3, 3, 3)
+            bounds = bounds.united(self.label_rect.adjusted(-3, -3, 3, 3))
+        self.bounds = bounds
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         pen = _selected_pen() if self.isSelected() else self.pen()
