@@ -17,6 +17,8 @@
     fxstudio diff LEFT [RIGHT] [--rewrite NAME] [--json OUT]
                                                    align two graphs, compare their values
                                                    node by node (fxstudio/cli_diff.py)
+    fxstudio compile --explain MODEL [--json OUT]  where Dynamo breaks the model's graph, and
+                                                   why (fxstudio/cli_compile.py)
 
 Exit status: 0 on success, 2 for bad input (the message says what to do), 1 for an
 fxstudio bug.
@@ -48,7 +50,7 @@ from fxstudio.cli_common import (
 from fxstudio.core import progress
 
 DEFAULT_MODEL = "examples:resnet"
-COMMANDS = ("show", "export", "layout", "edit", "rewrite", "profile", "step", "diff")
+COMMANDS = ("show", "export", "layout", "edit", "rewrite", "profile", "step", "diff", "compile")
 
 
 def _gui_parser() -> argparse.ArgumentParser:
@@ -199,6 +201,10 @@ def _command(args: list[str]) -> int:
         from fxstudio.cli_step import cmd_step, step_parser
 
         return cmd_step(step_parser().parse_args(rest))
+    if name == "compile":
+        from fxstudio.cli_compile import cmd_compile, compile_parser
+
+        return cmd_compile(compile_parser().parse_args(rest))
     if name == "diff":
         from fxstudio.cli_diff import cmd_diff, diff_parser
 

@@ -1,0 +1,2 @@
+"""torch.compile insight: where Dynamo breaks the user's model into several graphs and why
+(``breaks``)."""
