@@ -207,3 +207,11 @@ def reset_dynamo() -> None:
     import torch._dynamo
 
     torch._dynamo.reset()
+
+
+def dynamo_explain(module: Any, inputs: tuple[Any, ...]) -> Any:
+    """``torch._dynamo.explain(module)(*inputs)``: the graphs Dynamo made and its break
+    reasons (``graph_count``, ``graphs``, ``break_reasons`` with ``reason``, ``user_stack``)."""
+    import torch._dynamo
+
+    return torch._dynamo.explain(module)(*inputs)

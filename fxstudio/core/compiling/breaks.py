@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxstudio.core.errors import UserError, is_library_file
+from fxstudio.core.fxcompat import dynamo_explain, reset_dynamo
 
 #: Kinds of break: (words in Dynamo's reason, a title, what to change).
 KINDS = (
@@ -142,20 +143,19 @@ def explain_breaks(loaded: Any, train: bool = False) -> Explained:
     example inputs), run in eval mode unless ``train``.  Runs Dynamo's explain once;
     nothing is compiled to code."""
     import torch
-    import torch._dynamo as dynamo
 
     module, inputs = loaded.module.train(train), tuple(loaded.example_inputs)
-    dynamo.reset()  # a fresh cache: every break is seen again
+    reset_dynamo()  # a fresh cache: every break is seen again
     t0 = time.perf_counter()
     try:
         with torch.no_grad():
-            out = dynamo.explain(module)(*inputs)
+            out = dynamo_explain(module, inputs)
     except Exception as exc:
         raise UserError(
             f"Dynamo could not run the model: {type(exc).__name__}: {str(exc).splitlines()[0]}"
         ) from exc
     finally:
-        dynamo.reset()
+        reset_dynamo()
     seconds = time.perf_counter() - t0
     breaks = []
     for r in out.break_reasons:
