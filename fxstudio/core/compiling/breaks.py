@@ -157,11 +157,17 @@ def explain_breaks(loaded: Any, train: bool = False) -> Explained:
     finally:
         reset_dynamo()
     seconds = time.perf_counter() - t0
-    breaks = []
+    breaks: list[GraphBreak] = []
+    seen: set[tuple[Any, ...]] = set()
     for r in out.break_reasons:
         detail = str(r.reason)
         first = next((line.strip() for line in detail.splitlines() if line.strip()), detail)
         kind, advice = _kind(detail)
-        breaks.append(GraphBreak(first, detail, kind, advice, _frames(r.user_stack)))
+        frames = _frames(r.user_stack)
+        key = (frames[-1] if frames else None, kind)
+        if key in seen:  # Dynamo tells a break again when it resumes in an inlined call
+            continue
+        seen.add(key)
+        breaks.append(GraphBreak(first, detail, kind, advice, frames))
     nodes = [len(g.graph.nodes) for g in out.graphs]
     return Explained(int(out.graph_count), breaks, nodes, seconds)

@@ -76,7 +76,7 @@ LAYOUTS: tuple[TaskLayout, ...] = (
         "Run and time the model: results across the bottom, the times on the graph",
         (
             Group(RIGHT, ("inspector", "code"), 0.26),
-            Group(BOTTOM, ("run", "table"), 0.38),
+            Group(BOTTOM, ("run", "table", "compile"), 0.38),
         ),
     ),
     TaskLayout(

@@ -27,6 +27,7 @@ from fxstudio.qt.editing.dialogs import EditDialogs
 from fxstudio.qt.forms import load_form
 from fxstudio.qt.panels.base import DocumentPanel, PanelContext
 from fxstudio.qt.panels.code import CodePanel
+from fxstudio.qt.panels.compile import CompilePanel
 from fxstudio.qt.panels.console import ConsolePanel
 from fxstudio.qt.panels.history import HistoryPanel
 from fxstudio.qt.panels.inspector import InspectorPanel
@@ -67,6 +68,7 @@ PANELS: tuple[type[DocumentPanel], ...] = (
     TablePanel,
     ConsolePanel,
     LessonPanel,
+    CompilePanel,
 )
 
 

@@ -1,0 +1,200 @@
+"""The Compile dock: where torch.compile's Dynamo breaks the model into several graphs, and
+why (:mod:`fxstudio.core.compiling.breaks`).
+
+*Find graph breaks* runs Dynamo's explain over the eager model (built again from the
+document's source, in a worker: it runs the model's code) on the example inputs.  The dock
+lists each break at the user's file and line with its kind; the one picked says Dynamo's
+reason and what to change, and on the canvas the nodes made at that line (or the first ones
+after it) are selected and marked ✂ -- where one graph ends and the next begins.  A model
+Dynamo captures whole says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QPen
+from PySide6.QtWidgets import (
+    QGraphicsRectItem,
+    QGraphicsSimpleTextItem,
+    QLabel,
+    QListWidget,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from fxstudio.core.compiling.breaks import Explained, GraphBreak, explain_breaks
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.loading import load_model
+from fxstudio.qt.panels.base import DocumentPanel, in_words
+from fxstudio.qt.workers import UserCodeTask
+
+BREAK = QColor("#c62828")
+
+
+def nodes_at(doc: GraphDocument, brk: GraphBreak) -> list[str]:
+    """The nodes a break falls at: those made at its line of the user's file -- or at the
+    line of an outer frame of the user's code (a module kept as one node, whose forward
+    holds the break) -- else the first ones made after it in that file (where the next
+    graph starts)."""
+    lines: dict[tuple[str, int], list[str]] = {}
+    for node in doc.graph.nodes:
+        loc = doc.source_location(node.name)
+        if loc is not None:
+            lines.setdefault((loc.filename, loc.lineno), []).append(node.name)
+    for frame in reversed(brk.stack):
+        if (frame.file, frame.line) in lines:
+            return lines[(frame.file, frame.line)]
+    where = brk.where
+    if where is None:
+        return []
+    inside = [  # a module kept as one node whose forward holds the line
+        node.name
+        for node in doc.graph.nodes
+        if node.op == "call_module" and _holds(doc.graph_module, str(node.target), where)
+    ]
+    if inside:
+        return inside
+    later = sorted(k for k in lines if k[0] == where.file and k[1] > where.line)
+    return lines[later[0]] if later else []
+
+
+def _holds(root: Any, path: str, where: Any) -> bool:
+    """Whether the forward of the submodule at ``path`` is where ``where`` is."""
+    try:
+        code = type(root.get_submodule(path)).forward.__code__
+    except (AttributeError, TypeError):
+        return False
+    lines = [line for _, _, line in code.co_lines() if line is not None]
+    return code.co_filename == where.file and bool(lines) and min(lines) <= where.line <= max(lines)
+
+
+class CompilePanel(DocumentPanel):
+    id, title = "compile", "Compile"
+    explained = Signal(object)  # an Explained, once shown
+
+    def build(self) -> QWidget:
+        self.result: Explained | None = None
+        self.task: UserCodeTask | None = None
+        self._marks: list[Any] = []
+        body = QWidget()
+        box = QVBoxLayout(body)
+        self.find_button = QPushButton("Find graph breaks", body)
+        self.find_button.setObjectName("compileFindBreaks")
+        self.find_button.setToolTip(
+            "Run torch.compile's Dynamo over the model on its example inputs (nothing is "
+            "compiled to code) and list where it breaks the graph"
+        )
+        self.summary = QLabel("Where does torch.compile break this model into several graphs?")
+        self.summary.setObjectName("compileSummary")
+        self.summary.setWordWrap(True)
+        self.breaks = QListWidget(body)
+        self.breaks.setObjectName("compileBreaks")
+        self.detail = QLabel("", body)
+        self.detail.setObjectName("compileDetail")
+        self.detail.setWordWrap(True)
+        self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        for widget in (self.find_button, self.summary, self.breaks, self.detail):
+            box.addWidget(widget)
+        box.setStretch(2, 1)
+        self.find_button.clicked.connect(self.find_breaks)
+        self.breaks.currentRowChanged.connect(self._picked)
+        self.ctx.canvas.layoutDone.connect(lambda _layout: self._mark())
+        return body
+
+    def on_document(self, doc: GraphDocument | None) -> None:
+        self.result = None
+        self.breaks.clear()
+        self.detail.setText("")
+        self.summary.setText("Where does torch.compile break this model into several graphs?")
+        self.find_button.setEnabled(doc is not None)
+        self._mark()
+
+    def find_breaks(self) -> None:
+        doc = self.document
+        if doc is None or self.task is not None:
+            return
+        source = doc.source
+        self.find_button.setEnabled(False)
+        self.summary.setText("Running Dynamo over the model…")
+
+        def work() -> Explained:
+            loaded = load_model(source.spec, tuple(source.inputs), source.seed)
+            return explain_breaks(loaded, train=source.train)
+
+        task = UserCodeTask(work, self)
+        task.succeeded.connect(self._shown)
+        task.failed.connect(self._failed)
+        task.finished.connect(lambda: self._ended(task))
+        self.task = task
+        task.start()
+
+    def _ended(self, task: UserCodeTask) -> None:
+        if self.task is task:
+            self.task = None
+        self.find_button.setEnabled(self.document is not None)
+
+    def _failed(self, exc: BaseException) -> None:
+        self.summary.setText(f"Could not run Dynamo over the model: {in_words(exc)}")
+
+    def _shown(self, result: Explained) -> None:
+        self.result = result
+        self.summary.setText(result.describe().splitlines()[0])
+        self.breaks.clear()
+        for i, b in enumerate(result.breaks, 1):
+            at = b.where
+            place = f"{at.file.rsplit('/', 1)[-1]}:{at.line}" if at else "(no line of yours)"
+            self.breaks.addItem(f"{i}. {place} — {b.kind}")
+            self.breaks.item(i - 1).setToolTip(f"{b.reason}\n\n{b.advice}")
+        if result.breaks:
+            self.breaks.setCurrentRow(0)
+        self.explained.emit(result)
+
+    def _picked(self, row: int) -> None:
+        b = self.current_break()
+        if b is None:
+            return
+        at = b.where
+        code = f"<br><code>{at.text}</code>" if at and at.text else ""
+        self.detail.setText(f"<b>{b.kind}</b>{code}<br>{b.reason}<br><br>{b.advice}")
+        self._mark()
+
+    def current_break(self) -> GraphBreak | None:
+        row = self.breaks.currentRow()
+        if self.result is None or not 0 <= row < len(self.result.breaks):
+            return None
+        return self.result.breaks[row]
+
+    def _mark(self) -> None:
+        """The picked break on the canvas: its nodes selected, a ✂ above the first."""
+        for item in self._marks:
+            if item.scene() is not None:
+                item.scene().removeItem(item)
+        self._marks = []
+        b, doc = self.current_break(), self.document
+        if b is None or doc is None or b.where is None:
+            return
+        names = nodes_at(doc, b)
+        scene = self.ctx.canvas.scene
+        items = [scene.nodes[n] for n in names if n in getattr(scene, "nodes", {})]
+        if not items:
+            return
+        rect = QRectF(items[0].sceneBoundingRect())
+        for item in items[1:]:
+            rect = rect.united(item.sceneBoundingRect())
+        line = QGraphicsRectItem(rect.left() - 30, rect.top() - 12, rect.width() + 60, 2)
+        line.setPen(QPen(BREAK, 2, Qt.PenStyle.DashLine))
+        line.setZValue(60)
+        label = QGraphicsSimpleTextItem(f"✂ graph break: {b.kind}")
+        label.setBrush(BREAK)
+        label.setPos(rect.right() + 34, rect.top() - 20)
+        label.setZValue(60)
+        for item in (line, label):
+            item.setToolTip(f"{b.reason}\n\n{b.advice}")
+            scene.addItem(item)
+        self._marks = [line, label]
+        if self.ctx.selection.names != names:
+            self.ctx.selection.select(names)
+        self.ctx.canvas.center_on(names)

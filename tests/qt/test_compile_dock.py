@@ -1,0 +1,60 @@
+"""The Compile dock: graph breaks found by Dynamo, listed at their lines, each marked on the
+canvas at the nodes it falls at; a model without breaks says so."""
+
+import textwrap
+
+from tests.qt.conftest import open_and_wait
+
+GATED = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+    class Gate(nn.Module):
+        def forward(self, h):
+            if h.sum() > 0:
+                return h * 2
+            return h
+
+    class Gated(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.gate = Gate()
+
+        def forward(self, x):
+            h = self.fc(x)
+            print("h is", h.shape)
+            h = self.gate(h)
+            return torch.relu(h)
+
+    def example_inputs():
+        return (torch.randn(2, 4),)
+""")
+
+
+def test_breaks_listed_and_marked_on_the_canvas(qtbot, window, write_model):
+    path = write_model(GATED)
+    open_and_wait(qtbot, window, f"{path}:Gated", signal="layoutShown", leaf_modules=("Gate",))
+    dock = window.panels["compile"]
+    with qtbot.waitSignal(dock.explained, timeout=120000):
+        dock.find_button.click()
+    assert dock.summary.text().endswith("2 graph breaks:")
+    assert [dock.breaks.item(i).text() for i in range(dock.breaks.count())] == [
+        "1. model.py:19 — print or logging",
+        "2. model.py:7 — A branch on a tensor's value",
+    ]
+    # the nodes made at the print's line: its h.shape read
+    assert window.selection.names == ["getattr_1"]
+    assert "is_compiling" in dock.detail.text() and len(dock._marks) == 2
+    # the branch is inside Gate, kept as one node: the break falls at that node
+    dock.breaks.setCurrentRow(1)
+    assert window.selection.names == ["gate"]
+    assert "torch.where" in dock.detail.text()
+
+
+def test_a_model_without_breaks_says_so(qtbot, window):
+    open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
+    dock = window.panels["compile"]
+    with qtbot.waitSignal(dock.explained, timeout=120000):
+        dock.find_button.click()
+    assert "no graph breaks" in dock.summary.text() and dock.breaks.count() == 0
