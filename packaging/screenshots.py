@@ -162,6 +162,24 @@ def node_data(window: MainWindow) -> None:
     settle(window)
 
 
+def compile_breaks(window: MainWindow) -> None:
+    """The Compile dock: Dynamo's graph breaks of a model with a print and a branch on a
+    tensor's value (inside a module kept as one node), the branch picked."""
+    from tests.qt.test_compile_dock import GATED
+
+    path = Path(tempfile.mkdtemp()) / "gated.py"
+    path.write_text(GATED)
+    request = OpenRequest(f"{path}:Gated", "fx", (), leaf_modules=("Gate",))
+    wait(window.layoutShown, lambda: window.session.open(request))
+    window.layouts.use("profile")
+    panel = window.panels["compile"]
+    panel.dock.show()
+    panel.dock.raise_()
+    wait(panel.explained, panel.find_button.click)
+    panel.breaks.setCurrentRow(1)
+    settle(window)
+
+
 def expanded_50k(window: MainWindow) -> None:
     """The nested synthetic graph of 50,000 nodes (modules four levels deep), every module
     expanded, fitted to the window: the far-out picture."""
@@ -369,6 +387,7 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "compare-fold": compare_fold,
     "expanded-50k": expanded_50k,
     "node-data": node_data,
+    "compile-breaks": compile_breaks,
 }
 
 
