@@ -28,6 +28,7 @@ def compile_parser() -> argparse.ArgumentParser:
 
 
 def cmd_compile(ns: argparse.Namespace) -> int:
+    from fxstudio.core import turns
     from fxstudio.core.compiling.breaks import explain_breaks
     from fxstudio.core.files import atomic_write, check_writable
     from fxstudio.core.loading import load_model
@@ -41,8 +42,9 @@ def cmd_compile(ns: argparse.Namespace) -> int:
         return EXIT_USAGE
     if ns.json:
         check_writable(ns.json, ns.force)
-    loaded = load_model(ns.model, tuple(ns.input), ns.seed)
-    explained = explain_breaks(loaded, train=ns.train)
+    with turns.one_turn():
+        loaded = load_model(ns.model, tuple(ns.input), ns.seed)
+        explained = explain_breaks(loaded, train=ns.train)
     print(f"{ns.model}: {explained.describe()}")
     if ns.json:
         atomic_write(ns.json, json.dumps(explained.to_json(), indent=2) + "\n")

@@ -240,6 +240,7 @@ WITHOUT_A_MODEL = {
         "Nodes",
         "Python console",
         "Learn FX",
+        "Compile",
     )
 }
 

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from fxstudio.core import turns
 from fxstudio.core.errors import UserError, is_library_file
 from fxstudio.core.fxcompat import dynamo_explain, reset_dynamo
 
@@ -145,17 +146,21 @@ def explain_breaks(loaded: Any, train: bool = False) -> Explained:
     import torch
 
     module, inputs = loaded.module.train(train), tuple(loaded.example_inputs)
-    reset_dynamo()  # a fresh cache: every break is seen again
     t0 = time.perf_counter()
-    try:
-        with torch.no_grad():
-            out = dynamo_explain(module, inputs)
-    except Exception as exc:
-        raise UserError(
-            f"Dynamo could not run the model: {type(exc).__name__}: {str(exc).splitlines()[0]}"
-        ) from exc
-    finally:
-        reset_dynamo()
+    # Dynamo traces the model's code (and imports torch's lazy modules the first time): one
+    # thread at a time with the other captures (:mod:`fxstudio.core.turns`)
+    with turns.one_turn():
+        reset_dynamo()  # a fresh cache: every break is seen again
+        try:
+            with torch.no_grad():
+                out = dynamo_explain(module, inputs)
+        except Exception as exc:
+            first = str(exc).splitlines()[0] if str(exc) else ""
+            raise UserError(
+                f"Dynamo could not run the model: {type(exc).__name__}: {first}"
+            ) from exc
+        finally:
+            reset_dynamo()
     seconds = time.perf_counter() - t0
     breaks: list[GraphBreak] = []
     seen: set[tuple[Any, ...]] = set()

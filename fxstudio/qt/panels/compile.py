@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fxstudio.core import turns
 from fxstudio.core.compiling.breaks import Explained, GraphBreak, explain_breaks
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.loading import load_model
@@ -121,8 +122,9 @@ class CompilePanel(DocumentPanel):
         self.summary.setText("Running Dynamo over the model…")
 
         def work() -> Explained:
-            loaded = load_model(source.spec, tuple(source.inputs), source.seed)
-            return explain_breaks(loaded, train=source.train)
+            with turns.one_turn():  # the model's code: one thread at a time (core.turns)
+                loaded = load_model(source.spec, tuple(source.inputs), source.seed)
+                return explain_breaks(loaded, train=source.train)
 
         task = UserCodeTask(work, self)
         task.succeeded.connect(self._shown)
