@@ -40,7 +40,6 @@ import torch.fx as fx
 
 from fxstudio.core.capture import node_shape
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.errors import stack_trace_location
 from fxstudio.core.fxcompat import is_op_overload
 from fxstudio.core.graphviews import module_path
 
@@ -66,7 +65,8 @@ KIND_ALIASES = {
 
 @dataclass(frozen=True)
 class Pair:
-    """Nodes of the left graph and the nodes of the right graph that stand for them."""
+    """Nodes of the left graph and the nodes of the right graph that stand for them, each
+    side in graph order (its last node is the pair's output)."""
 
     left: tuple[str, ...]
     right: tuple[str, ...]
@@ -165,19 +165,16 @@ class _Side:
         modules = dict(doc.graph_module.named_modules())
         self.kind = {n.name: op_kind(n, modules) for n in self.nodes}
         self.module = {n.name: module_path(n) for n in self.nodes}
-        self.source_file = doc.source.source_file
+        self.doc = doc
         self.free = {n.name for n in self.nodes}  # not paired yet
 
     def line(self, name: str) -> tuple[str, int] | None:
-        loc = stack_trace_location(self.by_name[name].stack_trace, self.source_file)
+        loc = self.doc.source_location(name)
         return (loc.filename, loc.lineno) if loc is not None else None
 
     def free_in_order(self, ops: Iterable[str] = CALLS) -> list[str]:
         wanted = set(ops)
         return [n.name for n in self.nodes if n.name in self.free and n.op in wanted]
-
-    def last(self, names: Iterable[str]) -> str:
-        return max(names, key=self.order.__getitem__)
 
 
 class _Aligner:
@@ -193,9 +190,8 @@ class _Aligner:
         self.l.free.difference_update(ls)
         self.r.free.difference_update(rs)
         self.found.append((ls, rs, how))
-        last = self.l.last(ls)
         for r in rs:
-            self.partner[r] = last
+            self.partner[r] = ls[-1]
 
     # --- the steps, strongest evidence first ------------------------------------------------
 
@@ -353,7 +349,7 @@ class _Aligner:
         return out
 
     def _status(self, ls: tuple[str, ...], rs: tuple[str, ...], how: str) -> tuple[str, str]:
-        a, b = self.l.last(ls), self.r.last(rs)
+        a, b = ls[-1], rs[-1]
         na, nb = self.l.by_name[a], self.r.by_name[b]
         if how == "provenance" or any(
             self.r.by_name[r].meta.get("fxstudio_rewrite")

@@ -149,27 +149,20 @@ def compare_values(
     dtype: str | None = None,
 ) -> Values:
     """Run both graphs on the left's example inputs and compare every aligned pair."""
-    pairs = [
-        (max(p.left, key=_order(left)), max(p.right, key=_order(right))) for p in alignment.pairs
-    ]
+    pairs = [(p.left[-1], p.right[-1]) for p in alignment.pairs]  # (each side's output)
     with prepared(left, device, dtype) as pl, prepared(right, device, dtype) as pr:
         check_same_inputs(pl.inputs, pr.inputs)
         kept_l = _run(pl.module, pl.inputs, {a for a, _ in pairs}, "left")
         kept_r = _run(pr.module, pl.inputs, {b for _, b in pairs}, "right")
-    order = _order(right)
+    order = {n.name: i for i, n in enumerate(right.graph.nodes)}
     out = Values()
-    for a, b in sorted(pairs, key=lambda ab: order(ab[1])):
+    for a, b in sorted(pairs, key=lambda ab: order[ab[1]]):
         va, vb = kept_l.get(a), kept_r.get(b)
         if va is None or vb is None:
             continue  # not a tensor on one side (a shape, a flag)
         out.nodes.append(_compared(a, b, va, vb))
     out.first_difference = next((v.right for v in out.nodes if v.differs), None)
     return out
-
-
-def _order(doc: GraphDocument) -> Any:
-    index = {n.name: i for i, n in enumerate(doc.graph.nodes)}
-    return index.__getitem__
 
 
 def _compared(a: str, b: str, va: list[Any], vb: list[Any]) -> NodeValues:
