@@ -133,7 +133,7 @@ def compare_fold(window: MainWindow):
     made: list[CompareWindow] = []
     task = compare_flow.compare_before_rewrite(window)
     assert task is not None
-    task.succeeded.connect(lambda _doc: made.append(window.compare_windows[-1]))
+    task.succeeded.connect(lambda _doc: made.append(window.findChildren(CompareWindow)[-1]))
     wait(task.finished)
     view = made[0]
     view.resize(window.size())

@@ -66,9 +66,6 @@ class Times:
     pairs: list[PairTime] = field(default_factory=list)  # in the left graph's order
     modules: list[Delta] = field(default_factory=list)
 
-    def of_right(self, name: str) -> PairTime | None:
-        return next((p for p in self.pairs if name in p.right), None)
-
     def to_json(self) -> dict[str, Any]:
         return {
             "whole": self.whole.to_json(),

@@ -295,13 +295,13 @@ class CompareWindow(QWidget):
     def _mark(self) -> None:
         a = self.alignment
         assert a is not None
-        changed = {"changed": a.changed()}
+        changed = a.changed()
         self.left.marks.status = {n: "removed" for n in a.removed}
         self.right.marks.status = {n: "added" for n in a.added}
         if self.values is not None:  # a pair whose values differ is changed too
             differ = {v.right for v in self.values.nodes if v.differs}
-            changed["changed"] += [p for p in a.pairs if differ & set(p.right)]
-        for p in changed["changed"]:
+            changed += [p for p in a.pairs if differ & set(p.right)]
+        for p in changed:
             self.left.marks.status.update({n: "changed" for n in p.left})
             self.right.marks.status.update({n: "changed" for n in p.right})
         self.left.redraw()
@@ -433,7 +433,6 @@ def show_compare(
     view = CompareWindow(left, right, titles, window)
     view.resize(max(1200, window.width()), max(760, window.height()))
     view.show()
-    window.compare_windows = [*getattr(window, "compare_windows", []), view]
     return view
 
 

@@ -40,11 +40,7 @@ def nodes_at(doc: GraphDocument, brk: GraphBreak) -> list[str]:
     line of an outer frame of the user's code (a module kept as one node, whose forward
     holds the break) -- else the first ones made after it in that file (where the next
     graph starts)."""
-    lines: dict[tuple[str, int], list[str]] = {}
-    for node in doc.graph.nodes:
-        loc = doc.source_location(node.name)
-        if loc is not None:
-            lines.setdefault((loc.filename, loc.lineno), []).append(node.name)
+    lines = doc.memo("compile.lines", lambda: _nodes_by_line(doc))
     for frame in reversed(brk.stack):
         if (frame.file, frame.line) in lines:
             return lines[(frame.file, frame.line)]
@@ -60,6 +56,16 @@ def nodes_at(doc: GraphDocument, brk: GraphBreak) -> list[str]:
         return inside
     later = sorted(k for k in lines if k[0] == where.file and k[1] > where.line)
     return lines[later[0]] if later else []
+
+
+def _nodes_by_line(doc: GraphDocument) -> dict[tuple[str, int], list[str]]:
+    """(file, line) of the user's code -> the nodes made there (once per graph version)."""
+    lines: dict[tuple[str, int], list[str]] = {}
+    for node in doc.graph.nodes:
+        loc = doc.source_location(node.name)
+        if loc is not None:
+            lines.setdefault((loc.filename, loc.lineno), []).append(node.name)
+    return lines
 
 
 def _holds(root: Any, path: str, where: Any) -> bool:
