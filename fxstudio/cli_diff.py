@@ -80,6 +80,9 @@ def cmd_diff(ns: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
+    if overlay_outputs(ns) and ns.no_values:
+        print("fxstudio: error: per-node data needs the values (drop --no-values)", file=sys.stderr)
+        return EXIT_USAGE
     for out in (ns.json, *overlay_outputs(ns)):
         if out:
             check_writable(out, ns.force)
@@ -93,7 +96,8 @@ def cmd_diff(ns: argparse.Namespace) -> int:
         print("\n".join(report.describe()), file=sys.stderr)
     alignment = align(left, right)
     calls_left, calls_right = alignment.coverage(left, right)
-    right_label = ns.right or f"{ns.left} ({', '.join(ns.rewrite) or ns.right_frontend})"
+    captured = f"{ns.right_frontend or ns.frontend} capture"
+    right_label = ns.right or f"{ns.left} ({', '.join(ns.rewrite) or captured})"
     print(f"{ns.left} vs {right_label}: {alignment.describe()}")
     print(f"  call nodes paired: {calls_left:.0%} of the left's, {calls_right:.0%} of the right's")
     for label, names, doc in (
@@ -129,13 +133,7 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     if ns.json:
         atomic_write(ns.json, json.dumps(data, indent=2) + "\n")
         print(f"wrote {ns.json}")
-    if overlay_outputs(ns):
-        if values is None:
-            print(
-                "fxstudio: error: per-node data needs the values (drop --no-values)",
-                file=sys.stderr,
-            )
-            return EXIT_USAGE
+    if values is not None and overlay_outputs(ns):
         overlay = Overlay("max_rel_diff")
         for v in values.nodes:
             pair = alignment.pair_of_right(v.right)

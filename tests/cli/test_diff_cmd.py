@@ -45,6 +45,14 @@ def test_right_or_a_rewrite_is_needed(capsys):
     assert "give RIGHT" in capsys.readouterr().err
 
 
+def test_per_node_data_without_values_is_refused_before_any_work(tmp_path, capsys):
+    out, me = tmp_path / "d.json", tmp_path / "me.json"
+    argv = ["diff", "examples:simple", "--rewrite", "dce", "--no-values", "--json", str(out)]
+    assert cli.main([*argv, "--model-explorer", str(me)]) == 2
+    assert "needs the values" in capsys.readouterr().err
+    assert not out.exists() and not me.exists()  # nothing written
+
+
 def test_times_give_each_fold_the_time_of_the_conv_and_batchnorm_it_replaced(tmp_path, capsys):
     out = tmp_path / "diff.json"
     argv = ["diff", "examples:resnet", "--rewrite", "fold-conv-bn", "--times", "--min-time"]
