@@ -161,3 +161,7 @@ def test_node_data_from_a_file_is_drawn_with_a_legend(qtbot, window, tmp_path, m
     assert len(data.marks.items) == 2
     window.action("actionClearNodeData").trigger()
     assert not data.marks.items and not data.legend.isVisible()
+    # opening another model takes the data of this one off
+    assert data.load(path) is not None and data.legend.isVisible()
+    open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
+    assert data.overlay is None and not data.marks.nodes and not data.legend.isVisible()

@@ -20,6 +20,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView
 
 from fxstudio.core.runtime.breakdown import NodeProfile
+from fxstudio.qt.canvas.marks import take_off
 
 COOL = QColor("#fff3b0")
 HOT = QColor("#d7191c")
@@ -97,9 +98,7 @@ class HeatMarks:
         self.nodes, self.modules, self.labels, self.tip = dict(values), {}, dict(labels), tip
 
     def redraw(self, scene: QGraphicsScene | None) -> None:
-        for item in self.items:
-            if item.scene() is not None:
-                item.scene().removeItem(item)
+        take_off(self.items)
         self.items, self.tags = [], []
         if scene is not None:
             scene.heat = self  # type: ignore[attr-defined]  # the view writes the tags

@@ -6,6 +6,8 @@ the scene is new, and :meth:`PatternMarks.redraw` draws the same marks on it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import (
@@ -14,6 +16,17 @@ from PySide6.QtWidgets import (
     QGraphicsScene,
     QGraphicsSimpleTextItem,
 )
+from shiboken6 import isValid
+
+
+def take_off(items: list[Any]) -> None:
+    """Take overlay items off their scene -- skipping those already deleted with the node
+    item they were drawn on (a scene torn down, the document replaced, before the marks
+    were drawn again)."""
+    for item in items:
+        if isValid(item) and item.scene() is not None:
+            item.scene().removeItem(item)
+
 
 MATCH_COLOURS = ("#2e7d32", "#1565c0", "#6a1b9a", "#00838f", "#ef6c00", "#ad1457")
 MISS = QColor("#f9a825")
@@ -38,9 +51,7 @@ class PatternMarks:
         self.current = self.culprit = None
 
     def redraw(self, scene: QGraphicsScene | None) -> None:
-        for item in self._items:
-            if item.scene() is not None:
-                item.scene().removeItem(item)
+        take_off(self._items)
         self._items = []
         self.scene = scene
         if scene is None:
@@ -125,9 +136,7 @@ class DiffMarks:
         self.items: list[QGraphicsRectItem] = []
 
     def redraw(self, scene: QGraphicsScene | None) -> None:
-        for item in self.items:
-            if item.scene() is not None:
-                item.scene().removeItem(item)
+        take_off(self.items)
         self.items = []
         if scene is None:
             return

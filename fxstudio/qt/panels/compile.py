@@ -29,6 +29,7 @@ from fxstudio.core import turns
 from fxstudio.core.compiling.breaks import Explained, GraphBreak, explain_breaks
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.loading import load_model
+from fxstudio.qt.canvas.marks import take_off
 from fxstudio.qt.panels.base import DocumentPanel, in_words
 from fxstudio.qt.workers import UserCodeTask
 
@@ -177,9 +178,7 @@ class CompilePanel(DocumentPanel):
 
     def _mark(self) -> None:
         """The picked break on the canvas: its nodes selected, a ✂ above the first."""
-        for item in self._marks:
-            if item.scene() is not None:
-                item.scene().removeItem(item)
+        take_off(self._marks)
         self._marks = []
         b, doc = self.current_break(), self.document
         if b is None or doc is None or b.where is None:

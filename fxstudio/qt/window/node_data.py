@@ -2,8 +2,9 @@
 metrics, a CSV or our JSON (:mod:`fxstudio.core.compare.overlay`), e.g. what ``fxstudio
 profile --per-node --model-explorer`` or another tool wrote -- drawn on the canvas as heat
 (each node tinted and tagged with its value) with a legend of the colour scale in the
-canvas's corner.  *Clear node data* takes it off.  Drawn again after every relayout; nodes
-the graph does not have are counted in the status bar, not drawn."""
+canvas's corner.  *Clear node data* takes it off, as opening another model does.  Drawn again
+after every relayout; nodes the graph does not have are counted in the status bar, not
+drawn."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ class NodeData(QObject):
         self.legend.setObjectName("nodeDataLegend")
         self.legend.hide()
         window.canvas_controller.layoutDone.connect(lambda _layout: self.redraw())
+        window.session.documentChanged.connect(lambda _doc: self.clear())  # another graph's
 
     def choose(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self.window, "Load node data", "", FILTER)
@@ -54,10 +56,11 @@ class NodeData(QObject):
         names = set(doc.node_names()) if doc is not None else set()
         unknown = overlay.unknown(names)
         self.overlay, self.source = overlay, Path(path).name
-        shown = {n: v for n, v in overlay.values.items() if n in names}
+        shares = {n: overlay.share(n) for n in overlay.values if n in names}
+        shown = {n: share for n, share in shares.items() if share is not None}  # (finite)
         low, high = overlay.scale()
-        values = {n: max(v - low, 0.0) + (high - low) * 1e-3 for n, v in shown.items()}
-        labels = {n: _number(v, overlay.unit) for n, v in shown.items()}
+        values = {n: share + 1e-3 for n, share in shown.items()}  # (the lowest tinted too)
+        labels = {n: _number(overlay.values[n], overlay.unit) for n in shown}
         self.marks.set_values(values, labels, f"{overlay.what} ({self.source}): {{label}}")
         self._legend(low, high)
         self.redraw()
