@@ -24,6 +24,7 @@ def compare_with_request(window: Any, request: OpenRequest) -> UserCodeTask:
     task.succeeded.connect(
         lambda other: show_compare(window, left, other, (f"{name} (now)", request.spec))
     )
+    task.finished.connect(lambda: window.status.show(""))  # "Opening …" said its part
     task.failed.connect(
         lambda exc: window.show_error("Could not open the model to compare with", exc)
     )
