@@ -17,8 +17,10 @@
     fxstudio diff LEFT [RIGHT] [--rewrite NAME] [--json OUT]
                                                    align two graphs, compare their values
                                                    node by node (fxstudio/cli_diff.py)
-    fxstudio compile --explain MODEL [--json OUT]  where Dynamo breaks the model's graph, and
-                                                   why (fxstudio/cli_compile.py)
+    fxstudio compile [--explain] MODEL [--json OUT]
+                                                   where Dynamo breaks the model's graph and
+                                                   why; the graph compiled, its kernels timed
+                                                   and attributed to nodes (fxstudio/cli_compile.py)
 
 Exit status: 0 on success, 2 for bad input (the message says what to do), 1 for an
 fxstudio bug.

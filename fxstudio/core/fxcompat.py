@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
@@ -215,3 +216,49 @@ def dynamo_explain(module: Any, inputs: tuple[Any, ...]) -> Any:
     import torch._dynamo
 
     return torch._dynamo.explain(module)(*inputs)
+
+
+#: Inductor's structured-log artifacts fxstudio reads: which post-grad nodes each kernel came
+#: from and which pre-grad (the document's) nodes those came from; whether the FX graph cache
+#: answered the compile.
+INDUCTOR_ARTIFACTS = ("inductor_provenance_tracking_node_mappings",)
+CACHE_EVENTS = ("fx_graph_cache_hit", "fx_graph_cache_miss", "fx_graph_cache_bypass")
+
+
+@contextlib.contextmanager
+def inductor_provenance() -> Iterator[list[tuple[str, Any]]]:
+    """Inside: inductor tracks which FX nodes each kernel it generates came from, and its CPU
+    kernels mark themselves for ``torch.profiler`` (``graph_<id>_<kernel>``).  Yields a list
+    that fills, compile after compile, with ``(name, payload)``: the provenance artifacts of
+    :data:`INDUCTOR_ARTIFACTS` (JSON text) and the cache events of :data:`CACHE_EVENTS`
+    (payload None) -- read from torch's structured trace log, the one tlparse reads."""
+    import logging
+
+    import torch._inductor.config as inductor_config
+
+    got: list[tuple[str, Any]] = []
+
+    class Listener(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            meta = getattr(record, "metadata", None)
+            if not isinstance(meta, dict):
+                return
+            if "artifact" in meta and meta["artifact"].get("name") in INDUCTOR_ARTIFACTS:
+                got.append((meta["artifact"]["name"], getattr(record, "payload", None)))
+            for name in CACHE_EVENTS:
+                if name in meta or meta.get("artifact", {}).get("name") == name:
+                    got.append((name, None))
+
+    trace_log = logging.getLogger("torch.__trace")
+    listener = Listener(logging.DEBUG)
+    level = trace_log.level
+    trace_log.setLevel(logging.DEBUG)
+    trace_log.addHandler(listener)
+    try:
+        with inductor_config.patch(
+            {"trace.provenance_tracking_level": 1, "cpp.enable_kernel_profile": True}
+        ):
+            yield got
+    finally:
+        trace_log.removeHandler(listener)
+        trace_log.setLevel(level)

@@ -1,10 +1,16 @@
 """Graph breaks (fxstudio.core.compiling.breaks): Dynamo's explain on the eager model, each
-break at the user's line with its kind and advice; a model without breaks says so."""
+break at the user's line with its kind and advice; a model without breaks says so.  Compiled
+kernels (fxstudio.core.compiling.kernels): inductor on the CPU, each kernel timed and traced to
+the document's nodes, the speed-up against eager."""
 
 import textwrap
 
+import pytest
+
 from fxstudio.core.compiling.breaks import explain_breaks
+from fxstudio.core.compiling.kernels import CompileError, compile_graph
 from fxstudio.core.loading import load_model
+from fxstudio.core.opening import open_document
 
 BRANCHY = textwrap.dedent("""
     import torch
@@ -48,3 +54,85 @@ def test_a_model_without_breaks_says_so():
     explained = explain_breaks(load_model("examples:resnet"))
     assert explained.breaks == [] and explained.graphs == 1
     assert "no graph breaks" in explained.describe()
+
+
+# --- compiled kernels attributed to nodes (fxstudio.core.compiling.kernels) ----------------
+
+SMALL_CNN = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+    class SmallCNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3, padding=1)
+            self.bn = nn.BatchNorm2d(8)
+            self.fc = nn.Linear(8, 4)
+
+        def forward(self, x):
+            h = torch.relu(self.bn(self.conv(x)))
+            return self.fc(h.mean((2, 3)))
+
+    def example_inputs():
+        return (torch.randn(2, 3, 16, 16),)
+""")
+
+
+@pytest.fixture(scope="module")
+def compiled_cnn(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cnn") / "cnn.py"
+    path.write_text(SMALL_CNN)
+    doc = open_document(f"{path}:SmallCNN")
+    return doc, compile_graph(doc, min_time=0.2, calls=9)
+
+
+def test_every_kernel_is_timed_and_traced_to_the_nodes_it_came_from(compiled_cnn):
+    doc, c = compiled_cnn
+    names = {n.name for n in doc.graph.nodes}
+    assert c.kernels and c.attributed == 1.0
+    assert all(set(k.nodes) <= names and k.time_s >= 0 for k in c.kernels)
+    # the library convolution and linear belong to their nodes; the batch norm and relu
+    # became a fused kernel of inductor's own, with the nodes it fused
+    conv = [k for k in c.kernels if k.library and k.nodes == ("conv",)]
+    assert conv and any(k.nodes == ("fc",) for k in c.kernels if k.library)
+    fused = [k for k in c.kernels if not k.library and {"bn", "relu"} <= set(k.nodes)]
+    assert fused, [(k.name, k.nodes) for k in c.kernels]
+    assert c.kernels_of("bn") == fused
+    # parts + outside = the profiled call, exactly; shares are of it
+    assert sum(k.time_s for k in c.kernels) + c.unattributed_s == pytest.approx(c.profiled_s)
+    assert sum(k.share for k in c.kernels) == pytest.approx(c.kernel_share)
+    assert 0 < c.kernel_share <= 1
+    # every computing node has a kernel or is said to have none
+    covered = {n for k in c.kernels for n in k.nodes}
+    computing = {n.name for n in doc.graph.nodes if n.op.startswith("call_")}
+    assert covered | set(c.no_kernel) == computing and not covered & set(c.no_kernel)
+
+
+def test_the_speedup_and_compile_times_are_reported(compiled_cnn):
+    _, c = compiled_cnn
+    s = c.speed
+    assert s.before_s == c.eager.median_s and s.after_s == c.compiled.median_s
+    assert s.ci_low <= s.speedup <= s.ci_high
+    assert c.compile_s > 0 and c.warm_compile_s > 0 and c.cache in ("hit", "miss", "bypass")
+    data = c.to_json()
+    assert {"compile_s", "eager", "compiled", "speedup", "kernels", "unattributed_s"} <= set(data)
+    assert {"name", "time_s", "share", "nodes"} <= set(data["kernels"][0])
+    text = c.describe()
+    assert "kernels" in text and s.describe() in text and "compiled in" in text
+
+
+def test_a_fused_elementwise_chain_is_one_kernel():
+    doc = open_document("examples:negrelu")
+    c = compile_graph(doc, min_time=0.1, calls=9)
+    made = [k for k in c.kernels if k.nodes]
+    assert len(made) == 1 and set(made[0].nodes) == {"neg", "relu", "add", "mul"}
+
+
+def test_backends_without_kernels_and_bad_choices():
+    doc = open_document("examples:negrelu")
+    c = compile_graph(doc, backend="aot_eager", min_time=0.1, calls=9)
+    assert c.kernels == [] and any("no kernels" in n for n in c.notes)
+    with pytest.raises(CompileError, match="Unknown backend"):
+        compile_graph(doc, backend="tvm")
+    with pytest.raises(CompileError, match="inductor's"):
+        compile_graph(doc, backend="eager", mode="max-autotune")
