@@ -180,6 +180,27 @@ def compile_breaks(window: MainWindow) -> None:
     settle(window)
 
 
+def compile_kernels(window: MainWindow) -> None:
+    """The Compile dock's Kernels tab: the ResNet example compiled with inductor on the CPU,
+    its kernels timed with their nodes; the slowest kernel that fused several nodes picked,
+    its nodes outlined on the canvas."""
+    open_model(window, "examples:resnet")
+    window.layouts.use("profile")
+    panel = window.panels["compile"]
+    panel.dock.show()
+    panel.dock.raise_()
+    panel.tabs.setCurrentWidget(panel.kernels)
+    window.panels["run"].min_time.setValue(0.5)
+    tab = panel.kernels
+    wait(tab.shown, tab.button.click)
+    fused = max((k for k in tab.result.kernels if len(k.nodes) > 2), key=lambda k: k.time_s)
+    for row in range(tab.table.rowCount()):
+        if tab.table.item(row, 0).text().startswith(fused.name):
+            tab.table.selectRow(row)
+            tab.table.scrollToItem(tab.table.item(row, 0))
+    settle(window)
+
+
 def expanded_50k(window: MainWindow) -> None:
     """The nested synthetic graph of 50,000 nodes (modules four levels deep), every module
     expanded, fitted to the window: the far-out picture."""
@@ -388,6 +409,7 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "expanded-50k": expanded_50k,
     "node-data": node_data,
     "compile-breaks": compile_breaks,
+    "compile-kernels": compile_kernels,
 }
 
 

@@ -58,3 +58,33 @@ def test_a_model_without_breaks_says_so(qtbot, window):
     with qtbot.waitSignal(dock.explained, timeout=120000):
         dock.find_button.click()
     assert "no graph breaks" in dock.summary.text() and dock.breaks.count() == 0
+
+
+def test_compile_and_time_lists_the_kernels_and_outlines_a_fused_group(qtbot, window):
+    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
+    window.panels["run"].min_time.setValue(0.1)
+    tab = window.panels["compile"].kernels
+    with qtbot.waitSignal(tab.shown, timeout=300000):
+        tab.button.click()
+    result = tab.result
+    assert tab.table.rowCount() == len(result.kernels) > 0
+    assert "speed-up" in tab.summary.text() and "Compiled in" in tab.summary.text()
+    fused = next(k for k in result.kernels if len(k.nodes) > 1)
+    assert set(fused.nodes) == {"neg", "relu", "add", "mul"}
+    # the fused group on the canvas: each of its nodes outlined (a child of its node item)
+    scene = window.canvas.scene()
+    outlined = {item.parentItem() for item in tab.marks.items}
+    assert outlined == {scene.nodes[n] for n in fused.nodes}
+    # picking the kernel selects its nodes and draws it as the current one
+    row = next(
+        r for r in range(tab.table.rowCount()) if tab.table.item(r, 0).text().startswith(fused.name)
+    )
+    tab.table.selectRow(row)
+    assert tab.current_kernel() is fused and set(window.selection.names) == set(fused.nodes)
+    assert max(item.pen().widthF() for item in tab.marks.items) == 4.0
+    # an edit makes the result stale: said, and the outlines go
+    window.panels["console"].run("edits.set_target('relu', 'torch.sigmoid')")
+    assert "changed since" in tab.summary.text() and tab.marks.items == []
+    # another model: the result is dropped
+    open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
+    assert tab.result is None and tab.table.rowCount() == 0

@@ -167,3 +167,56 @@ class DiffMarks:
         box.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
         box.setToolTip(f"{owner.toolTip()}\n\n{tip}")
         self.items.append(box)
+
+
+class KernelMarks:
+    """The compiled model's kernels on the canvas, by node name: every node of a kernel that
+    fused several is outlined in that kernel's colour, with the kernel's name and time on its
+    tooltip; the kernel being looked at is drawn thicker and tinted.  Outlines are children
+    of their node items (they follow a drag); a collapsed module holding picked nodes is
+    outlined too."""
+
+    def __init__(self) -> None:
+        self.groups: list[tuple[str, tuple[str, ...], str]] = []  # (kernel, nodes, tooltip)
+        self.current: int | None = None  # index into groups
+        self.items: list[QGraphicsRectItem] = []
+
+    def redraw(self, scene: QGraphicsScene | None) -> None:
+        take_off(self.items)
+        self.items = []
+        if scene is None:
+            return
+        nodes = getattr(scene, "nodes", {})
+        drawn: set[str] = set()
+        order = [i for i in range(len(self.groups)) if i != self.current]
+        for i in ([self.current] if self.current is not None else []) + order:
+            _, names, tip = self.groups[i]
+            if len(names) < 2 and i != self.current:
+                continue  # a kernel of one node is no fused group
+            colour = QColor(MATCH_COLOURS[i % len(MATCH_COLOURS)])
+            for name in names:
+                item = nodes.get(name)
+                if item is not None and name not in drawn:
+                    drawn.add(name)
+                    self._mark(item, colour, i == self.current, tip)
+        if self.current is None:
+            return
+        picked = set(self.groups[self.current][1])
+        tree = getattr(scene, "tree", {})
+        for path, group in getattr(scene, "groups", {}).items():
+            if group.collapsed and path in tree:
+                inside = [n for g in tree[path].walk() for n in g.nodes if n in picked]
+                if inside:
+                    colour = QColor(MATCH_COLOURS[self.current % len(MATCH_COLOURS)])
+                    self._mark(group, colour, True, f"{len(inside)} nodes of the kernel inside")
+
+    def _mark(self, owner: QGraphicsItem, colour: QColor, current: bool, tip: str) -> None:
+        box = QGraphicsRectItem(owner.rect.adjusted(-4, -4, 4, 4), owner)  # type: ignore[attr-defined]
+        box.setPen(QPen(colour, 4.0 if current else 2.0, Qt.PenStyle.SolidLine))
+        tint = QColor(colour)
+        tint.setAlpha(60 if current else 0)
+        box.setBrush(QBrush(tint))
+        box.setZValue(6)
+        box.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        box.setToolTip(f"{owner.toolTip()}\n\n{tip}")
+        self.items.append(box)

@@ -7,6 +7,8 @@ lists each break at the user's file and line with its kind; the one picked says 
 reason and what to change, and on the canvas the nodes made at that line (or the first ones
 after it) are selected and marked ✂ -- where one graph ends and the next begins.  A model
 Dynamo captures whole says so.
+
+The *Kernels* tab compiles the graph and times its kernels (:mod:`.compile_kernels`).
 """
 
 from __future__ import annotations
@@ -21,16 +23,18 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QPushButton,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from fxstudio.core import turns
 from fxstudio.core.compiling.breaks import Explained, GraphBreak, explain_breaks
-from fxstudio.core.document import GraphDocument
+from fxstudio.core.document import DocumentEvent, GraphDocument
 from fxstudio.core.loading import load_model
 from fxstudio.qt.canvas.marks import take_off
 from fxstudio.qt.panels.base import DocumentPanel, in_words
+from fxstudio.qt.panels.compile_kernels import KernelsTab
 from fxstudio.qt.workers import UserCodeTask
 
 BREAK = QColor("#c62828")
@@ -81,6 +85,7 @@ def _holds(root: Any, path: str, where: Any) -> bool:
 
 class CompilePanel(DocumentPanel):
     id, title = "compile", "Compile"
+    requires = ("run",)  # its device, threads and timing budget compile and time the graph
     explained = Signal(object)  # an Explained, once shown
 
     def build(self) -> QWidget:
@@ -109,10 +114,24 @@ class CompilePanel(DocumentPanel):
         box.setStretch(2, 1)
         self.find_button.clicked.connect(self.find_breaks)
         self.breaks.currentRowChanged.connect(self._picked)
-        self.ctx.canvas.layoutDone.connect(lambda _layout: self._mark())
-        return body
+        self.kernels = KernelsTab(self)
+        tabs = QTabWidget()
+        tabs.setObjectName("compileTabs")
+        tabs.addTab(body, "Graph breaks")
+        tabs.addTab(self.kernels, "Kernels")
+        self.tabs = tabs
+        self.ctx.canvas.layoutDone.connect(lambda _layout: self._redraw())
+        return tabs
+
+    def _redraw(self) -> None:
+        self._mark()
+        self.kernels.redraw()
+
+    def on_change(self, event: DocumentEvent) -> None:
+        self.kernels.graph_changed()
 
     def on_document(self, doc: GraphDocument | None) -> None:
+        self.kernels.document_replaced()
         self.result = None
         self.breaks.clear()
         self.detail.setText("")

@@ -1,0 +1,203 @@
+"""The Compile dock's *Kernels* tab: the document's graph compiled with torch.compile on the
+Run dock's device, its kernels timed and traced to the FX nodes they came from
+(:mod:`fxstudio.core.compiling.kernels`).
+
+*Compile and time* compiles a copy of the graph as it is now in a worker (its first compile
+can take a minute: inductor builds C++ on the CPU), times it against eager and profiles the
+compiled run.  The summary says the speed-up with its CI and the compile times; the table
+lists the kernels, slowest first, with their share of a call and their nodes.  On the canvas
+every kernel that fused several nodes outlines them in its colour; picking a kernel selects
+its nodes.  Editing the graph makes the result stale: it is of the graph as it was.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QPushButton, QTableWidget, QVBoxLayout, QWidget
+
+from fxstudio.core.compiling.kernels import Compiled, Kernel, compile_graph
+from fxstudio.core.snapshots import detached, snapshot
+from fxstudio.qt.canvas.marks import KernelMarks
+from fxstudio.qt.panels.base import in_words
+from fxstudio.qt.panels.run_form import SortItem, table
+from fxstudio.qt.workers import Task
+
+ASK = "What does torch.compile make of this graph, and where does the time go?"
+
+
+def _nodes_text(nodes: tuple[str, ...]) -> str:
+    return ", ".join(nodes) if nodes else "(none of the graph's nodes)"
+
+
+class KernelsTab(QWidget):
+    """The tab; ``panel`` is the Compile dock (its document, canvas, selection, Run dock).
+    ``shown(result)`` once a compile's result is shown, ``failed(text)`` when it failed."""
+
+    shown = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, panel: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.panel = panel
+        self.result: Compiled | None = None
+        self.version = -1  # the graph's version compiled
+        self.stale = False
+        self.task: Task | None = None
+        self.marks = KernelMarks()
+        box = QVBoxLayout(self)
+        self.button = QPushButton("Compile and time", self)
+        self.button.setObjectName("compileKernelsRun")
+        self.button.setToolTip(
+            "torch.compile (inductor) the graph as it is now on the Run dock's device, time it "
+            "against eager, and time each kernel it made with the nodes it came from"
+        )
+        self.summary = QLabel(ASK, self)
+        self.summary.setObjectName("compileKernelsSummary")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table: QTableWidget = table(("Kernel", "ms", "share", "nodes"), "compileKernels", self)
+        for widget in (self.button, self.summary, self.table):
+            box.addWidget(widget)
+        box.setStretch(2, 1)
+        self.button.clicked.connect(self.start)
+        self.table.itemSelectionChanged.connect(self._picked)
+
+    # -- running ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        doc = self.panel.document
+        if doc is None or self.task is not None:
+            return
+        run = self.panel.panel("run")
+        options = run.options(compare=True)
+        snap, self.version = snapshot(doc), doc.version
+        device, threads, min_time = options.device, options.threads, options.min_time
+        self.button.setEnabled(False)
+        self.summary.setText(
+            f"Compiling on {device} (the first compile of a graph can take a minute)…"
+        )
+        task = Task(
+            lambda: compile_graph(detached(snap), device, n_threads=threads, min_time=min_time),
+            self,
+        )
+        task.succeeded.connect(self._shown)
+        task.failed.connect(
+            lambda exc: self.summary.setText(f"Could not compile the graph: {in_words(exc)}")
+        )
+        task.finished.connect(lambda: self._ended(task))
+        self.task = task
+        task.start()
+
+    def _failed(self, exc: BaseException) -> None:
+        text = f"Could not compile the graph: {in_words(exc)}"
+        self.summary.setText(text)
+        self.failed.emit(text)
+
+    def _ended(self, task: Task) -> None:
+        if self.task is task:
+            self.task = None
+        self.button.setEnabled(self.panel.document is not None)
+
+    def _shown(self, result: Compiled) -> None:
+        doc = self.panel.document
+        self.result, self.stale = result, doc is None or doc.version != self.version
+        self._summarise()
+        self.table.setSortingEnabled(False)
+        self.table.setRowCount(len(result.kernels))
+        for row, k in enumerate(sorted(result.kernels, key=lambda k: -k.time_s)):
+            name = SortItem(k.name + ("" if not k.library else "  (library)"), k.name)
+            name.setData(Qt.ItemDataRole.UserRole, result.kernels.index(k))
+            name.setToolTip(f"{k.name}\n\n{_nodes_text(k.nodes)}")
+            cells = (
+                name,
+                SortItem(f"{k.time_s * 1e3:.3f}", k.time_s),
+                SortItem(f"{k.share:.1%}", k.share),
+                SortItem(_nodes_text(k.nodes), len(k.nodes)),
+            )
+            for col, cell in enumerate(cells):
+                self.table.setItem(row, col, cell)
+        self.table.setSortingEnabled(True)
+        self.table.sortItems(1, Qt.SortOrder.DescendingOrder)  # the slowest first
+        self.table.resizeColumnsToContents()
+        self.marks.groups = [(k.name, k.nodes, self._tip(k)) for k in result.kernels]
+        self.marks.current = None
+        self.redraw()
+        self.shown.emit(result)
+
+    def _summarise(self) -> None:
+        r = self.result
+        if r is None:
+            self.summary.setText(ASK)
+            return
+        s = r.speed
+        lines = [
+            f"Compiled ({r.backend}, {r.device}): <b>{s.verdict}</b>. Eager "
+            f"{s.before_s * 1e3:.3f} ms → {s.after_s * 1e3:.3f} ms, speed-up {s.speedup:.2f}× "
+            f"(95 % CI {s.ci_low:.2f}–{s.ci_high:.2f})",
+            f"Compiled in {r.compile_s:.1f} s (FX graph cache: {r.cache}); again with warm "
+            f"caches {r.warm_compile_s:.1f} s.",
+        ]
+        if r.kernels:
+            fused = sum(1 for k in r.kernels if len(k.nodes) > 1)
+            lines.append(
+                f"{len(r.kernels)} kernels ({fused} fusing several nodes, outlined on the "
+                f"canvas) take {r.kernel_share:.0%} of a profiled call; "
+                f"{r.unattributed_s * 1e3:.3f} ms is outside every kernel."
+            )
+        if r.no_kernel:
+            lines.append(
+                f"No kernel of their own: {', '.join(r.no_kernel[:8])}"
+                + (" …" if len(r.no_kernel) > 8 else "")
+            )
+        lines += r.notes
+        if self.stale:
+            lines.insert(0, "<i>The graph changed since: this is of the graph as it was.</i>")
+        self.summary.setText("<br>".join(lines))
+
+    def _tip(self, k: Kernel) -> str:
+        return f"kernel {k.name}: {k.time_s * 1e3:.3f} ms ({k.share:.1%} of a call)"
+
+    # -- looking ------------------------------------------------------------------------
+
+    def current_kernel(self) -> Kernel | None:
+        rows = self.table.selectionModel().selectedRows()
+        if self.result is None or not rows:
+            return None
+        index = self.table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole)
+        return self.result.kernels[int(index)]
+
+    def _picked(self) -> None:
+        k = self.current_kernel()
+        self.marks.current = None if k is None else self.result.kernels.index(k)  # type: ignore[union-attr]
+        self.redraw()
+        doc = self.panel.document
+        if k is not None and doc is not None:
+            names = [n for n in k.nodes if n in doc]
+            if names:
+                self.panel.ctx.selection.select(names)
+                self.panel.ctx.canvas.center_on(names)
+
+    def redraw(self) -> None:
+        self.marks.redraw(self.panel.ctx.canvas.scene if self.result and not self.stale else None)
+
+    def document_replaced(self) -> None:
+        self.result, self.stale = None, False
+        self.table.setRowCount(0)
+        self.marks.groups, self.marks.current = [], None
+        self._summarise()
+        self.button.setEnabled(self.panel.document is not None)
+        self.redraw()
+
+    def graph_changed(self) -> None:
+        doc = self.panel.document
+        if (
+            self.result is not None
+            and not self.stale
+            and doc is not None
+            and doc.version != self.version
+        ):
+            self.stale = True
+            self._summarise()
+            self.redraw()
