@@ -108,6 +108,20 @@ def test_every_kernel_is_timed_and_traced_to_the_nodes_it_came_from(compiled_cnn
     assert covered | set(c.no_kernel) == computing and not covered & set(c.no_kernel)
 
 
+def test_each_module_is_compared_with_the_kernels_of_its_own_nodes(compiled_cnn):
+    _, c = compiled_cnn
+    rows = {m.path: m for m in c.modules}
+    assert {"conv", "bn", "fc"} <= set(rows)
+    conv = rows["conv"]
+    assert conv.kernels >= 1 and conv.speed is not None and conv.eager_s > 0
+    assert conv.compiled_s == pytest.approx(
+        sum(k.time_s for k in c.kernels if set(k.nodes) <= {"conv"}), rel=1e-6
+    )
+    # the batch norm was fused with the relu after it: no kernel of its own, one spanning
+    assert rows["bn"].kernels == 0 and rows["bn"].speed is None and rows["bn"].spanning >= 1
+    assert "per module" in c.describe()
+
+
 def test_the_speedup_and_compile_times_are_reported(compiled_cnn):
     _, c = compiled_cnn
     s = c.speed

@@ -40,9 +40,9 @@ from fxstudio.core import turns
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import CACHE_EVENTS, inductor_provenance, reset_dynamo
-from fxstudio.core.runtime.breakdown import middle_calls
-from fxstudio.core.runtime.compare import Speedup, speedup
-from fxstudio.core.runtime.run import prepared
+from fxstudio.core.runtime.breakdown import NodeProfile, middle_calls
+from fxstudio.core.runtime.compare import ALPHA, Speedup, speedup, summed_calls
+from fxstudio.core.runtime.run import prepared, profile_nodes
 from fxstudio.core.runtime.timer import Timing, sync_for, threads, time_interleaved
 
 BACKENDS = ("inductor", "aot_eager", "eager")
@@ -86,6 +86,32 @@ class Kernel:
         }
 
 
+@dataclass(frozen=True)
+class ModuleSpeed:
+    """One module, eager (its nodes' profiled times) vs compiled (the kernels made of its
+    nodes alone), call by call; ``spanning``: kernels fusing its nodes with others' (their
+    time is in no single module)."""
+
+    path: str
+    type_name: str
+    eager_s: float
+    compiled_s: float
+    speed: Speedup | None  # None: no kernel of its own (all its nodes fused beyond it)
+    kernels: int
+    spanning: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "type": self.type_name,
+            "eager_s": self.eager_s,
+            "compiled_s": self.compiled_s,
+            "speedup": self.speed.to_json() if self.speed else None,
+            "kernels": self.kernels,
+            "spanning": self.spanning,
+        }
+
+
 @dataclass
 class Compiled:
     backend: str
@@ -102,6 +128,7 @@ class Compiled:
     unattributed_s: float
     no_kernel: list[str]  # computing nodes no kernel came from (views, folded, dropped)
     graphs: int  # graphs Dynamo compiled
+    modules: list[ModuleSpeed] = field(default_factory=list)  # the tree, parents first
     env: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -136,6 +163,7 @@ class Compiled:
             "attributed": self.attributed,
             "unattributed_s": self.unattributed_s,
             "no_kernel": self.no_kernel,
+            "modules": [m.to_json() for m in self.modules],
             "environment": self.env,
             "notes": self.notes,
         }
@@ -160,6 +188,18 @@ class Compiled:
                 lines.append(
                     f"  {k.time_s * 1e3:9.3f} ms {k.share:6.1%}  {k.name}  <- {nodes or '?'}"
                 )
+            tops = [m for m in self.modules if "." not in m.path and m.speed is not None]
+            if tops:
+                lines.append(
+                    "per module (profiled on both sides; kernels fusing across "
+                    "modules are in none):"
+                )
+                for m in tops[:top]:
+                    span = f", {m.spanning} kernels spanning" if m.spanning else ""
+                    lines.append(
+                        f"  {m.path} ({m.type_name}): {m.eager_s * 1e3:.3f} → "
+                        f"{m.compiled_s * 1e3:.3f} ms, {m.speed.verdict}{span}"  # type: ignore[union-attr]
+                    )
             if self.no_kernel:
                 lines.append(
                     f"no kernel of their own ({len(self.no_kernel)}): "
@@ -267,9 +307,12 @@ def compile_graph(
     min_time: float = 1.0,
     calls: int | None = None,
     dtype: str | None = None,
+    per_module: bool = True,
 ) -> Compiled:
     """Compile the document's graph, time it against the eager graph and attribute the
-    compiled run's kernels to the document's nodes (module doc).  Raises
+    compiled run's kernels to the document's nodes (module doc); with ``per_module``, the
+    eager graph is profiled node by node too and each module compared (both sides under the
+    profiler, so the ratio is fair, not the absolute times).  Raises
     :class:`CompileError` when the compiler fails, with what to do."""
     if backend not in BACKENDS:
         raise CompileError(f"Unknown backend '{backend}': use one of {', '.join(BACKENDS)}.")
@@ -290,12 +333,16 @@ def compile_graph(
         )
         n = calls or max(9, min(50, int(0.5 / max(compiled.median_s, 1e-6))))
         wholes, regions = _profile(run, p.inputs, p.target, n)
+        eager_nodes = (
+            profile_nodes([p], used, [eager.median_s], n)[0] if per_module and recorded else None
+        )
         env = p.stamp(used)
         notes = list(p.notes)
     reset_dynamo()
     if eager.noisy or compiled.noisy:
         notes.append("The machine was busy while timing (spread over 10 %): run again.")
     kernels, profiled_s = _kernels(doc, recorded, wholes, regions)
+    modules = _modules(eager_nodes, kernels) if eager_nodes is not None else []
     computing = [n.name for n in doc.graph.nodes if n.op.startswith("call_")]
     covered = {name for k in kernels for name in k.nodes}
     if backend != "inductor":
@@ -315,6 +362,7 @@ def compile_graph(
         profiled_s - sum(k.time_s for k in kernels),
         [name for name in computing if name not in covered] if kernels else [],
         len(regions[0]) if regions else 0,
+        modules,
         env,
         notes,
     )
@@ -376,3 +424,21 @@ def _kernels(
         share = mean / profiled if profiled > 0 else 0.0
         out.append(Kernel(key, mean, share, nodes, library, tuple(times)))
     return out, profiled
+
+
+def _modules(eager: NodeProfile, kernels: list[Kernel]) -> list[ModuleSpeed]:
+    rows = [m for m in eager.modules if m.path and m.names]
+    out = []
+    for m in rows:
+        inside = set(m.names)
+        own = [k for k in kernels if k.nodes and set(k.nodes) <= inside]
+        spanning = sum(1 for k in kernels if inside & set(k.nodes) and not set(k.nodes) <= inside)
+        before = summed_calls(eager, m.names)
+        calls = len(own[0].times_s) if own else 0
+        after = [sum(k.times_s[i] for k in own if i < len(k.times_s)) for i in range(calls)]
+        speed = speedup(before, after, alpha=ALPHA / len(rows)) if before and after else None
+        compiled_s = statistics.fmean(after) if after else 0.0
+        out.append(
+            ModuleSpeed(m.path, m.type_name, m.time_s, compiled_s, speed, len(own), spanning)
+        )
+    return out
