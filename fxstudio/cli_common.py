@@ -80,6 +80,26 @@ def number(
     return parse
 
 
+def add_run_options(p: argparse.ArgumentParser, min_time_help: str) -> None:
+    """``--device``, ``--threads`` and ``--min-time``: where and how long a model is timed."""
+    from fxstudio.core.runtime.devices import cpu_threads
+
+    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps (default cpu)")
+    p.add_argument(
+        "--threads",
+        type=number(int, 1, cpu_threads()),
+        metavar="N",
+        help="CPU threads (default: as torch has)",
+    )
+    p.add_argument(
+        "--min-time",
+        type=number(float, 0, unit="seconds", above=True),
+        default=1.0,
+        metavar="S",
+        help=min_time_help,
+    )
+
+
 def add_model_options(p: argparse.ArgumentParser) -> None:
     """``--frontend``, ``--input``, ``--seed``, ``--leaf``, ``--train``, ``--debug``."""
     p.add_argument(

@@ -9,8 +9,13 @@ import argparse
 import json
 import sys
 
-from fxstudio.cli_common import EXIT_OK, MODEL_HELP, add_model_options, number, request_from
-from fxstudio.core.runtime.devices import cpu_threads
+from fxstudio.cli_common import (
+    EXIT_OK,
+    MODEL_HELP,
+    add_model_options,
+    add_run_options,
+    request_from,
+)
 
 
 def compile_parser() -> argparse.ArgumentParser:
@@ -28,22 +33,9 @@ def compile_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--explain", action="store_true", help="the graph breaks only (fast: nothing compiled)"
     )
-    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
     p.add_argument("--backend", choices=BACKENDS, default="inductor", help="(default inductor)")
     p.add_argument("--mode", choices=MODES, default="default", help="inductor's mode")
-    p.add_argument(
-        "--threads",
-        type=number(int, 1, cpu_threads()),
-        metavar="N",
-        help="CPU threads (default: as torch has)",
-    )
-    p.add_argument(
-        "--min-time",
-        type=number(float, 0, unit="seconds", above=True),
-        default=1.0,
-        metavar="S",
-        help="seconds spent timing eager and compiled, interleaved (default 1)",
-    )
+    add_run_options(p, "seconds spent timing eager and compiled, interleaved (default 1)")
     p.add_argument("--json", metavar="OUT", help="write the result as JSON here")
     p.add_argument("--force", action="store_true", help="replace an existing --json file")
     add_model_options(p)

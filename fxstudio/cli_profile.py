@@ -11,12 +11,12 @@ from fxstudio.cli_common import (
     MODEL_HELP,
     add_model_options,
     add_overlay_outputs,
+    add_run_options,
     number,
     overlay_outputs,
     request_from,
     write_overlays,
 )
-from fxstudio.core.runtime.devices import cpu_threads
 
 
 def profile_parser() -> argparse.ArgumentParser:
@@ -29,12 +29,8 @@ def profile_parser() -> argparse.ArgumentParser:
         "MODEL may be a session (a rewritten graph).",
     )
     p.add_argument("model", nargs="?", help=MODEL_HELP + " (or a .fxstudio session)")
-    p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps (default cpu)")
-    p.add_argument(
-        "--threads",
-        type=number(int, 1, cpu_threads()),
-        metavar="N",
-        help="CPU threads (default: as torch has)",
+    add_run_options(
+        p, "seconds of timed blocks at least (default 1; with --against, for both sides)"
     )
     p.add_argument(
         "--dtype",
@@ -54,13 +50,6 @@ def profile_parser() -> argparse.ArgumentParser:
         type=number(int, 1),
         metavar="N",
         help="run with N items: the example inputs' rows repeated (default: as given)",
-    )
-    p.add_argument(
-        "--min-time",
-        type=number(float, 0, unit="seconds", above=True),
-        default=1.0,
-        metavar="S",
-        help="seconds of timed blocks at least (default 1; with --against, for both sides)",
     )
     p.add_argument(
         "--compile",

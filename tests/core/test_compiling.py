@@ -6,6 +6,7 @@ the document's nodes, the speed-up against eager."""
 import textwrap
 
 import pytest
+import torch
 
 from fxstudio.core.compiling.breaks import explain_breaks
 from fxstudio.core.compiling.kernels import CompileError, compile_graph
@@ -150,3 +151,12 @@ def test_backends_without_kernels_and_bad_choices():
         compile_graph(doc, backend="tvm")
     with pytest.raises(CompileError, match="inductor's"):
         compile_graph(doc, backend="eager", mode="max-autotune")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_cuda_kernels_are_timed_on_the_device_and_traced_to_nodes(compiled_cnn):
+    doc, _ = compiled_cnn
+    c = compile_graph(doc, device="cuda", min_time=0.2, calls=9)
+    assert c.device.startswith("cuda") and c.kernels and c.attributed >= 0.9
+    assert any(k.name.startswith("triton_") and len(k.nodes) > 1 for k in c.kernels)
+    assert sum(k.time_s for k in c.kernels) + c.unattributed_s == pytest.approx(c.profiled_s)

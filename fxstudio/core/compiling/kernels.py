@@ -347,6 +347,11 @@ def compile_graph(
     covered = {name for k in kernels for name in k.nodes}
     if backend != "inductor":
         notes.append(f"Backend {backend} generates no kernels: only inductor's are attributed.")
+    elif mode == "reduce-overhead" and p.target.type == "cuda":
+        notes.append(
+            "reduce-overhead replays CUDA graphs: their kernels are not seen one by one, so "
+            "most of a call is outside any kernel here; mode default shows them."
+        )
     return Compiled(
         backend,
         mode,

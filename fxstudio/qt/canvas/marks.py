@@ -28,6 +28,22 @@ def take_off(items: list[Any]) -> None:
             item.scene().removeItem(item)
 
 
+def outline_on(
+    owner: QGraphicsItem, colour: QColor, margin: float, width: float, alpha: int, tip: str
+) -> QGraphicsRectItem:
+    """A box ``margin`` around a node or module item, a child of it (it follows a drag):
+    ``width`` of pen, tinted with ``alpha`` of ``colour``, the owner's tooltip and ``tip``."""
+    box = QGraphicsRectItem(owner.rect.adjusted(-margin, -margin, margin, margin), owner)  # type: ignore[attr-defined]
+    box.setPen(QPen(colour, width))
+    tint = QColor(colour)
+    tint.setAlpha(alpha)
+    box.setBrush(QBrush(tint))
+    box.setZValue(6)
+    box.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+    box.setToolTip(f"{owner.toolTip()}\n\n{tip}")
+    return box
+
+
 MATCH_COLOURS = ("#2e7d32", "#1565c0", "#6a1b9a", "#00838f", "#ef6c00", "#ad1457")
 MISS = QColor("#f9a825")
 CULPRIT = QColor("#c62828")
@@ -158,15 +174,8 @@ class DiffMarks:
                 self._mark(group, DIFF_COLOURS[worst], False, tip)
 
     def _mark(self, owner: QGraphicsItem, colour: QColor, current: bool, tip: str) -> None:
-        box = QGraphicsRectItem(owner.rect.adjusted(-5, -5, 5, 5), owner)  # type: ignore[attr-defined]
-        box.setPen(QPen(colour, 5.0 if current else 3.0))
-        tint = QColor(colour)
-        tint.setAlpha(70 if current else 35)
-        box.setBrush(QBrush(tint))
-        box.setZValue(6)
-        box.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-        box.setToolTip(f"{owner.toolTip()}\n\n{tip}")
-        self.items.append(box)
+        pen, alpha = (5.0, 70) if current else (3.0, 35)
+        self.items.append(outline_on(owner, colour, 5, pen, alpha, tip))
 
 
 class KernelMarks:
@@ -211,12 +220,5 @@ class KernelMarks:
                     self._mark(group, colour, True, f"{len(inside)} nodes of the kernel inside")
 
     def _mark(self, owner: QGraphicsItem, colour: QColor, current: bool, tip: str) -> None:
-        box = QGraphicsRectItem(owner.rect.adjusted(-4, -4, 4, 4), owner)  # type: ignore[attr-defined]
-        box.setPen(QPen(colour, 4.0 if current else 2.0, Qt.PenStyle.SolidLine))
-        tint = QColor(colour)
-        tint.setAlpha(60 if current else 0)
-        box.setBrush(QBrush(tint))
-        box.setZValue(6)
-        box.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-        box.setToolTip(f"{owner.toolTip()}\n\n{tip}")
-        self.items.append(box)
+        pen, alpha = (4.0, 60) if current else (2.0, 0)
+        self.items.append(outline_on(owner, colour, 4, pen, alpha, tip))
