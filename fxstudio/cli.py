@@ -36,6 +36,7 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 from fxstudio import __version__
 from fxstudio.cli_common import (
@@ -284,7 +285,7 @@ def cmd_export(ns: argparse.Namespace) -> int:
 def cmd_layout(ns: argparse.Namespace) -> int:
     from fxstudio.core.drawn import top_level_groups
     from fxstudio.core.files import check_writable
-    from fxstudio.core.layout import LayoutEngine, layout_summary, write_layout_json
+    from fxstudio.core.layout import LayoutEngine
     from fxstudio.core.opening import open_document
 
     if ns.json:
@@ -341,3 +342,22 @@ def cmd_gui(ns: argparse.Namespace) -> int:
         logging.basicConfig(level=logging.INFO, format="fxstudio: %(message)s")
     request = request_from(ns) if ns.model else None
     return run_gui(request, screenshot=ns.screenshot, debug=ns.debug, autosave_s=ns.autosave)
+
+
+def layout_summary(doc: Any, lay: Any) -> dict[str, Any]:
+    return {
+        "nodes": len(doc),
+        "groups": sum(1 for g in doc.module_tree().walk() if g.path),
+        "visible_nodes": len(lay.nodes),
+        "visible_groups": len(lay.groups),
+        "collapsed": len(lay.collapsed),
+        "engine": lay.engine,
+        "dot_runs": lay.dot_runs,
+        "seconds": round(lay.seconds, 3),
+    }
+
+
+def write_layout_json(lay: Any, path: str) -> None:
+    from fxstudio.core.files import atomic_write
+
+    atomic_write(path, json.dumps(lay.to_json(), indent=1) + "\n")

@@ -52,14 +52,12 @@ def drawing(doc: GraphDocument, layout: Layout) -> Drawing:
     (``x * x``: two), one per pair where a collapsed group stands for several nodes, and
     stubs for shared values (an edge to the first user only)."""
     out = Drawing()
-    root = drawn_tree(doc)
-    out.tree = {g.path: g for g in root.walk()}
-    for path, group in out.tree.items():
-        for child in group.children:
-            out.parent_of[group_key(child)] = path
-        for name in group.nodes:
-            out.parent_of[name] = path
-    _count(root, out.members)
+    # (the tree, its groups by path, who is in which frame and how many nodes each holds:
+    # once per graph version, shared with the layout; the per-drawing parts are copies)
+    root = doc.memo("layout.tree", lambda: drawn_tree(doc))
+    out.tree = doc.memo("layout.groups", lambda: {g.path: g for g in root.walk()})
+    parent_of, members = doc.memo("drawing.frames", lambda: _frames(root, out.tree))
+    out.parent_of, out.members = dict(parent_of), dict(members)
     for first, run in layout.folds.items():  # a fold's box stands for all its members
         out.members[first] = sum(out.members[m] for m in run)
     out.labels = {name: node_label(doc, name) for name in layout.nodes}
@@ -94,6 +92,19 @@ def drawing(doc: GraphDocument, layout: Layout) -> Drawing:
             )
         )
     return out
+
+
+def _frames(
+    root: ModuleGroup, tree: dict[str, ModuleGroup]
+) -> tuple[dict[str, str], dict[str, int]]:
+    parent_of: dict[str, str] = {}
+    for path, group in tree.items():
+        for child in group.children:
+            parent_of[group_key(child)] = path
+        parent_of.update(dict.fromkeys(group.nodes, path))
+    members: dict[str, int] = {}
+    _count(root, members)
+    return parent_of, members
 
 
 def _count(group: ModuleGroup, into: dict[str, int]) -> int:

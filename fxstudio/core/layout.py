@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -192,13 +191,16 @@ class _Run:
         self.dot_runs = 0
         self.cache_hits = 0
         self.folded_away: set[str] = set()  # groups drawn inside a fold's box
-        self.groups: dict[str, ModuleGroup] = {}
-        for g in tree.walk():
-            self.groups[g.path] = g
+        # (per graph version, read only: the tree's groups by path, and the nodes under each)
+        self.groups: dict[str, ModuleGroup] = doc.memo(
+            "layout.groups", lambda: {g.path: g for g in tree.walk()}
+        )
+        self._under: dict[str, list[str]] = doc.memo("layout.under", dict)
+        visible = self._visible(tree)
         chain, self.index, self.first = doc.memo("layout.chains", lambda: _chains(doc, tree))
         self.chain: dict[str, list[str]] = dict(chain)  # this run's: a fold redraws some
         self._items: dict[str, list[tuple[str, str]]] = {}
-        self.folds = self._fold(doc, tree)
+        self.folds = self._fold(doc, visible)
         self.shared = self._shared_values(doc)
         # Of a shared value's edges only the one to its first user steers the layout; the
         # others are drawn as stubs.
@@ -219,7 +221,7 @@ class _Run:
         self.members: dict[int, list[ModuleGroup]] = {}  # structure -> its groups
         self.kind_edges: dict[int, tuple[tuple[int, int], ...]] = {}
         self.kind_layout: dict[int, tuple[list[tuple[float, float]], float, float]] = {}
-        shown = [g for g in tree.walk() if not self._hidden(g.path) and g.path not in collapsed]
+        shown = [g for g in visible if g.path not in collapsed]
         for g in reversed(shown):  # children before their parents
             self._structure(g)
         self.total = len(shown)
@@ -253,14 +255,28 @@ class _Run:
                 shared.add(s)
         return shared
 
-    def _fold(self, doc: GraphDocument, tree: ModuleGroup) -> dict[str, list[str]]:
+    def _visible(self, tree: ModuleGroup) -> list[ModuleGroup]:
+        """The groups not inside a collapsed one, parents before children (a collapsed
+        group's subtree is not walked)."""
+        out, stack = [], [tree]
+        while stack:
+            group = stack.pop()
+            out.append(group)
+            if group.path not in self.collapsed:
+                stack.extend(reversed(group.children.values()))
+        return out
+
+    def nodes_under(self, path: str) -> list[str]:
+        """Every node in the group at ``path`` and below (once per graph version)."""
+        nodes = self._under.get(path)
+        if nodes is None:
+            nodes = self._under[path] = self.groups[path].all_nodes()
+        return nodes
+
+    def _fold(self, doc: GraphDocument, visible: list[ModuleGroup]) -> dict[str, list[str]]:
         """Runs of identical collapsed siblings (:mod:`fxstudio.core.repeats`), each drawn as
         its first member's box: the others' nodes are counted as the first's."""
-        parents = [
-            g
-            for g in tree.walk()
-            if sum(c in self.collapsed for c in g.children) >= FOLD_AT and not self._hidden(g.path)
-        ]
+        parents = [g for g in visible if sum(c in self.collapsed for c in g.children) >= FOLD_AT]
         if not parents:
             return {}
         same = self.engine_obj.structures.of(doc, [c for g in parents for c in g.children.values()])
@@ -268,7 +284,7 @@ class _Run:
         self.folded_away = {m for run in found.values() for m in run[1:]}
         for first, run in found.items():
             for member in run[1:]:
-                for n in self.groups[member].all_nodes():
+                for n in self.nodes_under(member):
                     chain = self.chain[n]
                     at = chain.index(member)
                     self.chain[n] = [*chain[:at], first, *chain[at + 1 :]]
@@ -306,11 +322,6 @@ class _Run:
         self.kind[group.path] = number
         self.members.setdefault(number, []).append(group)
         self.kind_edges[number] = edges
-
-    def _hidden(self, path: str) -> bool:
-        """Inside a collapsed group (so never drawn)."""
-        parts = path.split(".") if path else []
-        return any(".".join(parts[:i]) in self.collapsed for i in range(1, len(parts)))
 
     # --- sizes ---------------------------------------------------------------------------------
 
@@ -469,8 +480,7 @@ class _Run:
             if key in self.collapsed:
                 out.collapsed.add(key)
                 for member in self.folds.get(key, [key]):
-                    for n in self.groups[member].all_nodes():
-                        out.owner[n] = key
+                    out.owner.update(dict.fromkeys(self.nodes_under(member), key))
                 if key in self.folds:
                     out.folds[key] = self.folds[key]
             else:  # (centred in a frame made wider for its title)
@@ -478,22 +488,3 @@ class _Run:
                 x = box.x + GROUP_PAD + (box.w - inner) / 2
                 self.place(child, x, box.y + GROUP_PAD + GROUP_TITLE, out)
         return w, h
-
-
-def layout_summary(doc: GraphDocument, lay: Layout) -> dict[str, Any]:
-    return {
-        "nodes": len(doc),
-        "groups": sum(1 for g in doc.module_tree().walk() if g.path),
-        "visible_nodes": len(lay.nodes),
-        "visible_groups": len(lay.groups),
-        "collapsed": len(lay.collapsed),
-        "engine": lay.engine,
-        "dot_runs": lay.dot_runs,
-        "seconds": round(lay.seconds, 3),
-    }
-
-
-def write_layout_json(lay: Layout, path: str) -> None:
-    from fxstudio.core.files import atomic_write
-
-    atomic_write(path, json.dumps(lay.to_json(), indent=1) + "\n")
