@@ -200,6 +200,7 @@ class _Run:
         chain, self.index, self.first = doc.memo("layout.chains", lambda: _chains(doc, tree))
         self.chain: dict[str, list[str]] = dict(chain)  # this run's: a fold redraws some
         self._items: dict[str, list[tuple[str, str]]] = {}
+        self._sizes: dict[str, tuple[float, float]] = {}  # group path -> its box
         self.folds = self._fold(doc, visible)
         self.shared = self._shared_values(doc)
         # Of a shared value's edges only the one to its first user steers the layout; the
@@ -326,9 +327,16 @@ class _Run:
     # --- sizes ---------------------------------------------------------------------------------
 
     def item_size(self, kind: str, key: str) -> tuple[float, float]:
-        metrics = self.engine_obj.metrics
+        """An item's box (asked when its parent is laid out and again when it is placed)."""
         if kind == "node":
-            return node_size(self.doc, key, metrics)
+            return node_size(self.doc, key, self.engine_obj.metrics)
+        size = self._sizes.get(key)
+        if size is None:
+            size = self._sizes[key] = self._group_size(key)
+        return size
+
+    def _group_size(self, key: str) -> tuple[float, float]:
+        metrics = self.engine_obj.metrics
         group = self.groups[key]
         if key in self.collapsed:
             run = self.folds.get(key)
