@@ -42,7 +42,7 @@ from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import CACHE_EVENTS, inductor_provenance, reset_dynamo
 from fxstudio.core.runtime.breakdown import NodeProfile, middle_calls
 from fxstudio.core.runtime.compare import ALPHA, Speedup, speedup, summed_calls
-from fxstudio.core.runtime.run import prepared, profile_nodes
+from fxstudio.core.runtime.run import default_calls, prepared, profile_nodes
 from fxstudio.core.runtime.timer import Timing, sync_for, threads, time_interleaved
 
 BACKENDS = ("inductor", "aot_eager", "eager")
@@ -226,13 +226,15 @@ def _recorded(payloads: list[tuple[str, Any]]) -> list[_Recorded]:
         data = json.loads(payload) if isinstance(payload, str) else payload
         code = data.get("cppCodeToPost") or {}
 
-        def number(key: str) -> int:
-            tail = key.rsplit(":", 1)[-1]
-            return int(tail) if tail.isdigit() else 0
-
-        kernels = sorted(code.items(), key=lambda kv: number(kv[0]))
+        kernels = sorted(code.items(), key=lambda kv: _number(kv[0]))
         out.append(_Recorded(kernels, data.get("postToPre") or {}))
     return out
+
+
+def _number(key: str) -> int:
+    """The call's number of a recorded kernel ``name:number`` (its order in the wrapper)."""
+    tail = key.rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
 
 
 def _cache(payloads: list[tuple[str, Any]]) -> str:
@@ -277,13 +279,15 @@ def _profile(
 
 def _attribute(
     recorded: list[_Recorded], call: list[list[tuple[str, float]]]
-) -> list[tuple[str, list[str], float, bool]]:
-    """One call's events matched to the recorded kernels: (kernel, post-grad nodes, seconds,
-    library); events no record matches and that make no buffer are kernels of no node."""
+) -> list[tuple[str, set[str], float, bool]]:
+    """One call's events matched to the recorded kernels: (kernel, the pre-grad nodes it came
+    from, seconds, library); events no record matches and that make no buffer are kernels of
+    no node.  A kernel of the second graph on is named with its graph (names repeat)."""
     out = []
     unknown: dict[str, int] = defaultdict(int)
     for g, events in enumerate(call):
         rec = recorded[g] if g < len(recorded) else _Recorded([], {})
+        graph = f"graph {g}: " if g else ""
         waiting: dict[str, list[tuple[str, list[str]]]] = defaultdict(list)
         for key, post in rec.kernels:
             waiting[base_name(key.rsplit(":", 1)[0])].append((key, post))
@@ -291,10 +295,13 @@ def _attribute(
             base = base_name(name)
             if waiting.get(base):
                 key, post = waiting[base].pop(0)
-                out.append((key, post, seconds, not key.startswith(("cpp_", "triton_"))))
+                pre = {n for node in post for n in rec.post_to_pre.get(node, [])}
+                library = not key.startswith(("cpp_", "triton_"))
+                out.append((graph + key, pre, seconds, library))
             elif base not in NOT_KERNELS:
                 unknown[name] += 1
-                out.append((f"{name}:{unknown[name]}", [], seconds, name.startswith("aten::")))
+                library = name.startswith("aten::")
+                out.append((f"{graph}{name}:{unknown[name]}", set(), seconds, library))
     return out
 
 
@@ -331,7 +338,7 @@ def compile_graph(
         eager, compiled = time_interleaved(
             (lambda: p.module(*p.inputs), lambda: run(*p.inputs)), p.target, min_time, used
         )
-        n = calls or max(9, min(50, int(0.5 / max(compiled.median_s, 1e-6))))
+        n = calls or default_calls(compiled.median_s)
         wholes, regions = _profile(run, p.inputs, p.target, n)
         eager_nodes = (
             profile_nodes([p], used, [eager.median_s], n)[0] if per_module and recorded else None
@@ -413,12 +420,9 @@ def _kernels(
     per: dict[str, list[float]] = defaultdict(list)
     info: dict[str, tuple[tuple[str, ...], bool]] = {}
     for i in keep:
-        for key, post, seconds, library in _attribute(recorded, regions[i]):
+        for key, pre, seconds, library in _attribute(recorded, regions[i]):
             per[key].append(seconds)
             if key not in info:
-                pre = {
-                    pre for g in recorded for node in post for pre in g.post_to_pre.get(node, [])
-                }
                 nodes = tuple(sorted((n for n in pre if n in order), key=order.__getitem__))
                 info[key] = (nodes, library)
     profiled = statistics.fmean(wholes[i] for i in keep) if keep else 0.0

@@ -6,6 +6,7 @@ the scene is new, and :meth:`PatternMarks.redraw` draws the same marks on it.
 
 from __future__ import annotations
 
+from collections.abc import Container, Iterator
 from typing import Any
 
 from PySide6.QtCore import QRectF, Qt
@@ -42,6 +43,17 @@ def outline_on(
     box.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
     box.setToolTip(f"{owner.toolTip()}\n\n{tip}")
     return box
+
+
+def collapsed_holding(
+    scene: QGraphicsScene, names: Container[str]
+) -> Iterator[tuple[QGraphicsItem, list[str]]]:
+    """Each collapsed module's item on ``scene`` with the nodes of ``names`` inside it (at
+    any depth; maybe none)."""
+    tree = getattr(scene, "tree", {})
+    for path, group in getattr(scene, "groups", {}).items():
+        if group.collapsed and path in tree:
+            yield group, [n for g in tree[path].walk() for n in g.nodes if n in names]
 
 
 MATCH_COLOURS = ("#2e7d32", "#1565c0", "#6a1b9a", "#00838f", "#ef6c00", "#ad1457")
@@ -161,13 +173,8 @@ class DiffMarks:
             item = nodes.get(name)
             if item is not None:
                 self._mark(item, DIFF_COLOURS[status], name in self.current, status)
-        tree = getattr(scene, "tree", {})
-        for path, group in getattr(scene, "groups", {}).items():
-            if not group.collapsed or path not in tree:
-                continue
-            inside = [
-                self.status[n] for g in tree[path].walk() for n in g.nodes if n in self.status
-            ]
+        for group, names in collapsed_holding(scene, self.status):
+            inside = [self.status[n] for n in names]
             if inside:
                 worst = next(s for s in _WORST if s in inside)
                 tip = f"{len(inside)} nodes inside differ ({', '.join(sorted(set(inside)))})"
@@ -210,14 +217,10 @@ class KernelMarks:
                     self._mark(item, colour, i == self.current, tip)
         if self.current is None:
             return
-        picked = set(self.groups[self.current][1])
-        tree = getattr(scene, "tree", {})
-        for path, group in getattr(scene, "groups", {}).items():
-            if group.collapsed and path in tree:
-                inside = [n for g in tree[path].walk() for n in g.nodes if n in picked]
-                if inside:
-                    colour = QColor(MATCH_COLOURS[self.current % len(MATCH_COLOURS)])
-                    self._mark(group, colour, True, f"{len(inside)} nodes of the kernel inside")
+        colour = QColor(MATCH_COLOURS[self.current % len(MATCH_COLOURS)])
+        for group, inside in collapsed_holding(scene, set(self.groups[self.current][1])):
+            if inside:
+                self._mark(group, colour, True, f"{len(inside)} nodes of the kernel inside")
 
     def _mark(self, owner: QGraphicsItem, colour: QColor, current: bool, tip: str) -> None:
         pen, alpha = (4.0, 60) if current else (2.0, 0)

@@ -106,9 +106,9 @@ class KernelsTab(QWidget):
         self._summarise()
         self.table.setSortingEnabled(False)
         self.table.setRowCount(len(result.kernels))
-        for row, k in enumerate(sorted(result.kernels, key=lambda k: -k.time_s)):
+        for row, (index, k) in enumerate(enumerate(result.kernels)):
             name = SortItem(k.name + ("" if not k.library else "  (library)"), k.name)
-            name.setData(Qt.ItemDataRole.UserRole, result.kernels.index(k))
+            name.setData(Qt.ItemDataRole.UserRole, index)
             name.setToolTip(f"{k.name}\n\n{_nodes_text(k.nodes)}")
             cells = (
                 name,
@@ -161,16 +161,20 @@ class KernelsTab(QWidget):
 
     # -- looking ------------------------------------------------------------------------
 
-    def current_kernel(self) -> Kernel | None:
+    def _current_index(self) -> int | None:
+        """The picked row's kernel, as its index in the result's list."""
         rows = self.table.selectionModel().selectedRows()
         if self.result is None or not rows:
             return None
-        index = self.table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole)
-        return self.result.kernels[int(index)]
+        return int(self.table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole))
+
+    def current_kernel(self) -> Kernel | None:
+        index = self._current_index()
+        return None if index is None or self.result is None else self.result.kernels[index]
 
     def _picked(self) -> None:
+        self.marks.current = self._current_index()
         k = self.current_kernel()
-        self.marks.current = None if k is None else self.result.kernels.index(k)  # type: ignore[union-attr]
         self.redraw()
         doc = self.panel.document
         if k is not None and doc is not None:
