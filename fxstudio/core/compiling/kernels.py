@@ -327,9 +327,17 @@ def compile_graph(
         raise CompileError(f"Unknown mode '{mode}': use one of {', '.join(MODES)}.")
     if mode != "default" and backend != "inductor":
         raise CompileError(f"--mode {mode} is inductor's; backend {backend} has none.")
-    with prepared(doc, device, dtype) as p, torch.no_grad(), threads(n_threads) as used:
+    # The turn is held to the end, not for the compiles alone: a compiled model may compile
+    # again on a later call, and compiling traces (make_fx patches nn.Module.__call__ for
+    # the whole process) -- never beside another thread's capture.
+    with (
+        turns.one_turn(),
+        prepared(doc, device, dtype) as p,
+        torch.no_grad(),
+        threads(n_threads) as used,
+    ):
         sync = sync_for(p.target)
-        with turns.one_turn(), inductor_provenance() as payloads:
+        with inductor_provenance() as payloads:
             run, compile_s = _compile(p.module, p.inputs, backend, mode, sync)
             cache = _cache(payloads)
             payloads.clear()  # the run profiled is the warm compile's
@@ -345,7 +353,7 @@ def compile_graph(
         )
         env = p.stamp(used)
         notes = list(p.notes)
-    reset_dynamo()
+        reset_dynamo()
     if eager.noisy or compiled.noisy:
         notes.append("The machine was busy while timing (spread over 10 %): run again.")
     kernels, profiled_s = _kernels(doc, recorded, wholes, regions)

@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from fxstudio.core import turns
 from fxstudio.core.capture import eval_mode
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
@@ -378,7 +379,11 @@ def profile_whole(
         run = p.module
         compile_s = None
         recompiles = 0
-        with torch.no_grad():  # around the whole timing: not a context per call
+        # A compiled model compiles on its first call, and again on a later one when a guard
+        # fails; compiling traces (patching nn.Module.__call__ for the whole process), so it
+        # takes the model-code turn with the captures (core.turns)
+        turn = turns.one_turn() if compile else contextlib.nullcontext()
+        with turn, torch.no_grad():  # around the whole timing: not a context per call
             if compile:
                 say(f"compiling with torch.compile({compile})…")
                 eager = outputs_of(p.module, p.inputs)
