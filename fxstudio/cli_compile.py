@@ -60,9 +60,9 @@ def cmd_compile(ns: argparse.Namespace) -> int:
     result = explained.to_json()
     if not ns.explain:
         from fxstudio.core.compiling.kernels import compile_graph
-        from fxstudio.core.opening import open_document
+        from fxstudio.core.opening import capture_loaded
 
-        doc = open_document(request_from(ns))
+        doc = capture_loaded(request_from(ns), loaded)  # the model built once, not again
         print("Compiling the captured graph…", file=sys.stderr)
         compiled = compile_graph(doc, ns.device, ns.backend, ns.mode, ns.threads, ns.min_time)
         print(compiled.describe())

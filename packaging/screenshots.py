@@ -193,11 +193,9 @@ def compile_kernels(window: MainWindow) -> None:
     window.panels["run"].min_time.setValue(0.5)
     tab = panel.kernels
     wait(tab.shown, tab.button.click)
-    fused = max((k for k in tab.result.kernels if len(k.nodes) > 2), key=lambda k: k.time_s)
-    for row in range(tab.table.rowCount()):
-        if tab.table.item(row, 0).text().startswith(fused.name):
-            tab.table.selectRow(row)
-            tab.table.scrollToItem(tab.table.item(row, 0))
+    kernels = tab.result.kernels
+    fused = (i for i, k in enumerate(kernels) if len(k.nodes) > 2)
+    tab.pick(max(fused, key=lambda i: kernels[i].time_s))
     settle(window)
 
 

@@ -14,7 +14,7 @@ from fxstudio.core.capture import CaptureOptions, Frontend, capture
 from fxstudio.core.document import GraphDocument, ModelSource
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.guard import special_failure
-from fxstudio.core.loading import load_model
+from fxstudio.core.loading import LoadedModel, load_model
 from fxstudio.core.replay import restore
 from fxstudio.core.sessionfile import read_session
 
@@ -82,27 +82,34 @@ def _open_model(req: OpenRequest) -> GraphDocument:
 
 def _load_and_capture(req: OpenRequest) -> GraphDocument:
     progress.tell(f"Loading {req.spec}")
-    loaded = load_model(req.spec, req.inputs, req.seed)
-    frontend: Frontend = req.frontend if req.frontend != "auto" else loaded.frontend or "fx"
-    options = CaptureOptions(frontend, req.leaf_modules, train=req.train)
-    try:
-        cap = capture(loaded, options)
-    except CaptureError as exc:
-        if frontend == "fx" and exc.tracing and loaded.example_inputs and not req.leaf_modules:
-            _offer_export(req, exc)
-        raise
-    cap.notes[:0] = loaded.notes
-    progress.tell("Indexing the graph")
-    source = ModelSource(
-        req.spec,
-        cap.frontend,
-        req.inputs,
-        req.seed,
-        loaded.source_file,
-        req.leaf_modules,
-        req.train,
-    )
-    return GraphDocument.from_capture(cap, source)
+    return capture_loaded(req, load_model(req.spec, req.inputs, req.seed))
+
+
+def capture_loaded(req: OpenRequest, loaded: LoadedModel) -> GraphDocument:
+    """Capture and wrap a model already loaded from the request (``load_model`` of its spec,
+    inputs and seed): for a caller that ran the eager model first (Dynamo's explain).
+    Raises :class:`~fxstudio.core.errors.CaptureError` as an open does."""
+    with turns.one_turn():  # the capture patches nn.Module.__call__ (core.turns)
+        frontend: Frontend = req.frontend if req.frontend != "auto" else loaded.frontend or "fx"
+        options = CaptureOptions(frontend, req.leaf_modules, train=req.train)
+        try:
+            cap = capture(loaded, options)
+        except CaptureError as exc:
+            if frontend == "fx" and exc.tracing and loaded.example_inputs and not req.leaf_modules:
+                _offer_export(req, exc)
+            raise
+        cap.notes[:0] = loaded.notes
+        progress.tell("Indexing the graph")
+        source = ModelSource(
+            req.spec,
+            cap.frontend,
+            req.inputs,
+            req.seed,
+            loaded.source_file,
+            req.leaf_modules,
+            req.train,
+        )
+        return GraphDocument.from_capture(cap, source)
 
 
 def _offer_export(req: OpenRequest, exc: CaptureError) -> None:

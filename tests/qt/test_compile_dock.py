@@ -76,10 +76,7 @@ def test_compile_and_time_lists_the_kernels_and_outlines_a_fused_group(qtbot, wi
     outlined = {item.parentItem() for item in tab.marks.items}
     assert outlined == {scene.nodes[n] for n in fused.nodes}
     # picking the kernel selects its nodes and draws it as the current one
-    row = next(
-        r for r in range(tab.table.rowCount()) if tab.table.item(r, 0).text().startswith(fused.name)
-    )
-    tab.table.selectRow(row)
+    tab.pick(result.kernels.index(fused))
     assert tab.current_kernel() is fused and set(window.selection.names) == set(fused.nodes)
     assert max(item.pen().widthF() for item in tab.marks.items) == 4.0
     # an edit makes the result stale: said, and the outlines go
@@ -88,3 +85,16 @@ def test_compile_and_time_lists_the_kernels_and_outlines_a_fused_group(qtbot, wi
     # another model: the result is dropped
     open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
     assert tab.result is None and tab.table.rowCount() == 0
+
+
+def test_a_graph_that_cannot_run_says_why_and_keeps_the_result_empty(qtbot, window):
+    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
+    window.panels["run"].min_time.setValue(0.1)
+    window.panels["console"].run("edits.set_target('neg', 'torch.zeros')")  # zeros(tensor)
+    tab = window.panels["compile"].kernels
+    with qtbot.waitSignal(tab.failed, timeout=300000) as failed:
+        tab.button.click()
+    assert failed.args[0].startswith("Could not compile the graph: ")
+    assert "zeros" in failed.args[0] and "Traceback" not in failed.args[0]
+    assert tab.summary.text() == failed.args[0] and tab.result is None
+    qtbot.waitUntil(lambda: tab.button.isEnabled())

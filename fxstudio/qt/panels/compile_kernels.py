@@ -83,9 +83,7 @@ class KernelsTab(QWidget):
             self,
         )
         task.succeeded.connect(self._shown)
-        task.failed.connect(
-            lambda exc: self.summary.setText(f"Could not compile the graph: {in_words(exc)}")
-        )
+        task.failed.connect(self._failed)
         task.finished.connect(lambda: self._ended(task))
         self.task = task
         task.start()
@@ -167,6 +165,15 @@ class KernelsTab(QWidget):
         if self.result is None or not rows:
             return None
         return int(self.table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole))
+
+    def pick(self, index: int) -> None:
+        """Pick the result's kernel ``index`` (its row selected and scrolled to)."""
+        for row in range(self.table.rowCount()):
+            item = self.table.item(row, 0)
+            if item.data(Qt.ItemDataRole.UserRole) == index:
+                self.table.selectRow(row)
+                self.table.scrollToItem(item, QTableWidget.ScrollHint.PositionAtCenter)
+                return
 
     def current_kernel(self) -> Kernel | None:
         index = self._current_index()
