@@ -160,3 +160,35 @@ def test_cuda_kernels_are_timed_on_the_device_and_traced_to_nodes(compiled_cnn):
     assert c.device.startswith("cuda") and c.kernels and c.attributed >= 0.9
     assert any(k.name.startswith("triton_") and len(k.nodes) > 1 for k in c.kernels)
     assert sum(k.time_s for k in c.kernels) + c.unattributed_s == pytest.approx(c.profiled_s)
+
+
+ATTENTION = textwrap.dedent("""
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    class CausalAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(16, 48)
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).view(1, 8, 3, 2, 8).permute(2, 0, 3, 1, 4)
+            pos = torch.arange(x.shape[1])
+            mask = pos[:, None] >= pos[None, :]
+            return F.scaled_dot_product_attention(q * 2, k, v, attn_mask=mask)
+
+    def example_inputs():
+        return (torch.randn(1, 8, 16),)
+""")
+
+
+def test_a_library_kernel_belongs_to_its_own_node_not_to_its_inputs_lineage(write_model):
+    # inductor records, as the attention fallback's origins, every node its inputs were made
+    # from (the mask, the scaled query): those are the fused kernels', not the library call's
+    doc = open_document(f"{write_model(ATTENTION)}:CausalAttention")
+    c = compile_graph(doc, min_time=0.1, calls=9, per_module=False)
+    attention = [k for k in c.kernels if "scaled_dot_product" in k.name and k.library]
+    assert attention, [(k.name, k.nodes) for k in c.kernels]
+    assert [k.nodes for k in attention] == [("scaled_dot_product_attention",)]
+    assert any(k.nodes == ("qkv",) for k in c.kernels if k.library)

@@ -277,6 +277,20 @@ def _profile(
     return wholes, regions
 
 
+def _called(op: str, post: list[str]) -> list[str]:
+    """The post-grad nodes a library kernel ``op`` computes: those of its op (inductor also
+    records, as a fallback kernel's origins, every node its inputs were made from -- an
+    attention's mask and rotary embedding); all of ``post`` when none is.
+
+    >>> _called("mm", ["mm_3"]), _called("sdpa", ["sdpa", "iota", "add_4"])
+    (['mm_3'], ['sdpa'])
+    >>> _called("convolution", ["permute", "clone"])
+    ['permute', 'clone']
+    """
+    own = [node for node in post if re.sub(r"_\d+$", "", node) == op]
+    return own or post
+
+
 def _attribute(
     recorded: list[_Recorded], call: list[list[tuple[str, float]]]
 ) -> list[tuple[str, set[str], float, bool]]:
@@ -295,8 +309,9 @@ def _attribute(
             base = base_name(name)
             if waiting.get(base):
                 key, post = waiting[base].pop(0)
-                pre = {n for node in post for n in rec.post_to_pre.get(node, [])}
                 library = not key.startswith(("cpp_", "triton_"))
+                own = _called(base, post) if library else post
+                pre = {n for node in own for n in rec.post_to_pre.get(node, [])}
                 out.append((graph + key, pre, seconds, library))
             elif base not in NOT_KERNELS:
                 unknown[name] += 1
