@@ -191,6 +191,7 @@ def compile_kernels(window: MainWindow) -> None:
     panel.dock.raise_()
     panel.tabs.setCurrentWidget(panel.kernels)
     window.panels["run"].min_time.setValue(0.5)
+    window.panels["run"].threads.setValue(1)  # the other core draws the window
     tab = panel.kernels
     wait(tab.shown, tab.button.click)
     kernels = tab.result.kernels

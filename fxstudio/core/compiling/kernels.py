@@ -277,18 +277,39 @@ def _profile(
     return wholes, regions
 
 
-def _called(op: str, post: list[str]) -> list[str]:
-    """The post-grad nodes a library kernel ``op`` computes: those of its op (inductor also
-    records, as a fallback kernel's origins, every node its inputs were made from -- an
-    attention's mask and rotary embedding); all of ``post`` when none is.
+def _library(key: str) -> bool:
+    """A library kernel inductor calls (``extern_kernels.mm``, an ATen fallback), not one it
+    generated."""
+    return not key.startswith(("cpp_", "triton_"))
 
-    >>> _called("mm", ["mm_3"]), _called("sdpa", ["sdpa", "iota", "add_4"])
-    (['mm_3'], ['sdpa'])
-    >>> _called("convolution", ["permute", "clone"])
-    ['permute', 'clone']
+
+def _computed(kernels: list[tuple[str, list[str]]]) -> dict[str, list[str]]:
+    """Each recorded kernel's post-grad nodes, as it computes them.  Inductor records, as a
+    library (fallback) kernel's origins, every node its inputs were made from -- an
+    attention's mask and rotary embedding -- and a kernel it generated for those inputs gets
+    the library call's node among its own.  A library kernel computes the nodes of its op
+    (all it recorded when none is); those are no generated kernel's (a generated kernel may
+    still compute part of the same FX node: the boolean mask an attention's decomposition
+    turns into an additive one).
+
+    >>> got = _computed([("cpp_fused_sdpa_add_0:1", ["sdpa", "iota", "add_4"]),
+    ...                  ("torch.ops.aten.sdpa.default:2", ["sdpa", "iota", "add_4"]),
+    ...                  ("extern_kernels.mm:3", ["mm_3"]),
+    ...                  ("extern_kernels.convolution:4", ["permute", "clone"])])
+    >>> [got[k] for k in got]
+    [['iota', 'add_4'], ['sdpa'], ['mm_3'], ['permute', 'clone']]
     """
-    own = [node for node in post if re.sub(r"_\d+$", "", node) == op]
-    return own or post
+    called: dict[str, list[str]] = {}  # a library kernel: the nodes of its op
+    for key, post in kernels:
+        if _library(key):
+            op = base_name(key.rsplit(":", 1)[0])
+            called[key] = [node for node in post if re.sub(r"_\d+$", "", node) == op]
+    taken = {node for nodes in called.values() for node in nodes}
+    out = {}
+    for key, post in kernels:
+        mine = called[key] if key in called else [n for n in post if n not in taken]
+        out[key] = mine or post
+    return out
 
 
 def _attribute(
@@ -303,16 +324,14 @@ def _attribute(
         rec = recorded[g] if g < len(recorded) else _Recorded([], {})
         graph = f"graph {g}: " if g else ""
         waiting: dict[str, list[tuple[str, list[str]]]] = defaultdict(list)
-        for key, post in rec.kernels:
+        for key, post in _computed(rec.kernels).items():
             waiting[base_name(key.rsplit(":", 1)[0])].append((key, post))
         for name, seconds in events:
             base = base_name(name)
             if waiting.get(base):
                 key, post = waiting[base].pop(0)
-                library = not key.startswith(("cpp_", "triton_"))
-                own = _called(base, post) if library else post
-                pre = {n for node in own for n in rec.post_to_pre.get(node, [])}
-                out.append((graph + key, pre, seconds, library))
+                pre = {n for node in post for n in rec.post_to_pre.get(node, [])}
+                out.append((graph + key, pre, seconds, _library(key)))
             elif base not in NOT_KERNELS:
                 unknown[name] += 1
                 library = name.startswith("aten::")

@@ -58,6 +58,7 @@ class KernelsTab(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table: QTableWidget = table(("Kernel", "ms", "share", "nodes"), "compileKernels", self)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # the call's number shows
         for widget in (self.button, self.summary, self.table):
             box.addWidget(widget)
         box.setStretch(2, 1)
@@ -119,6 +120,10 @@ class KernelsTab(QWidget):
         self.table.setSortingEnabled(True)
         self.table.sortItems(1, Qt.SortOrder.DescendingOrder)  # the slowest first
         self.table.resizeColumnsToContents()
+        # inductor names a fused kernel after every op it fused (150 characters for an
+        # attention's inputs): the name is cut in the middle, whole in its tooltip
+        widest = max(260, self.table.viewport().width() * 2 // 5)
+        self.table.setColumnWidth(0, min(self.table.columnWidth(0), widest))
         self.marks.groups = [(k.name, k.nodes, self._tip(k)) for k in result.kernels]
         self.marks.current = None
         self.redraw()
@@ -133,7 +138,7 @@ class KernelsTab(QWidget):
         lines = [
             f"Compiled ({r.backend}, {r.device}): <b>{s.verdict}</b>. Eager "
             f"{s.before_s * 1e3:.3f} ms → {s.after_s * 1e3:.3f} ms, speed-up {s.speedup:.2f}× "
-            f"(95 % CI {s.ci_low:.2f}–{s.ci_high:.2f})",
+            f"(95 % CI {s.ci_low:.2f}–{s.ci_high:.2f}, p = {s.p_value:.2g})",
             f"Compiled in {r.compile_s:.1f} s (FX graph cache: {r.cache}); again with warm "
             f"caches {r.warm_compile_s:.1f} s.",
         ]
