@@ -3,6 +3,8 @@ canvas at the nodes it falls at; a model without breaks says so."""
 
 import textwrap
 
+import pytest
+
 from tests.qt.conftest import open_and_wait
 
 GATED = textwrap.dedent("""
@@ -67,7 +69,15 @@ def test_compile_and_time_lists_the_kernels_and_outlines_a_fused_group(qtbot, wi
     with qtbot.waitSignal(tab.shown, timeout=300000):
         tab.button.click()
     result = tab.result
-    assert tab.table.rowCount() == len(result.kernels) > 0
+    # a row a kernel, and the time outside every kernel: parts + outside = the profiled call
+    assert tab.table.rowCount() == len(result.kernels) + 1 > 1
+    texts = [tab.table.item(r, 0).text() for r in range(tab.table.rowCount())]
+    outside = texts.index("(outside every kernel)")
+    cells = [float(tab.table.item(r, 1).text()) for r in range(tab.table.rowCount())]
+    assert cells[outside] == pytest.approx(result.unattributed_s * 1e3, abs=6e-4)
+    assert sum(cells) == pytest.approx(result.profiled_s * 1e3, abs=6e-4 * len(cells))
+    tab.table.selectRow(outside)
+    assert tab.current_kernel() is None
     assert "speed-up" in tab.summary.text() and "Compiled in" in tab.summary.text()
     fused = next(k for k in result.kernels if len(k.nodes) > 1)
     assert set(fused.nodes) == {"neg", "relu", "add", "mul"}

@@ -25,6 +25,8 @@ from fxstudio.qt.panels.run_form import SortItem, table
 from fxstudio.qt.workers import Task
 
 ASK = "What does torch.compile make of this graph, and where does the time go?"
+OUTSIDE = -1  # the row of the time outside every kernel (no kernel's index)
+WRAPPER = "the compiled wrapper's Python, guards, buffers made between kernels"
 
 
 def _nodes_text(nodes: tuple[str, ...]) -> str:
@@ -104,16 +106,23 @@ class KernelsTab(QWidget):
         self.result, self.stale = result, doc is None or doc.version != self.version
         self._summarise()
         self.table.setSortingEnabled(False)
-        self.table.setRowCount(len(result.kernels))
-        for row, (index, k) in enumerate(enumerate(result.kernels)):
-            name = SortItem(k.name + ("" if not k.library else "  (library)"), k.name)
+        rows = [
+            (i, k.name + ("  (library)" if k.library else ""), k.time_s, _nodes_text(k.nodes))
+            for i, k in enumerate(result.kernels)
+        ]
+        if result.kernels:  # parts + outside = the profiled call, as the eager profile's gap
+            rows.append((OUTSIDE, "(outside every kernel)", result.unattributed_s, WRAPPER))
+        self.table.setRowCount(len(rows))
+        for row, (index, text, seconds, nodes) in enumerate(rows):
+            name = SortItem(text, text)
             name.setData(Qt.ItemDataRole.UserRole, index)
-            name.setToolTip(f"{k.name}\n\n{_nodes_text(k.nodes)}")
+            name.setToolTip(f"{text}\n\n{nodes}")
+            share = seconds / result.profiled_s if result.profiled_s > 0 else 0.0
             cells = (
                 name,
-                SortItem(f"{k.time_s * 1e3:.3f}", k.time_s),
-                SortItem(f"{k.share:.1%}", k.share),
-                SortItem(_nodes_text(k.nodes), len(k.nodes)),
+                SortItem(f"{seconds * 1e3:.3f}", seconds),
+                SortItem(f"{share:.1%}", share),
+                SortItem(nodes, nodes.count(",") + 1 if index != OUTSIDE else 0),
             )
             for col, cell in enumerate(cells):
                 self.table.setItem(row, col, cell)
@@ -169,7 +178,8 @@ class KernelsTab(QWidget):
         rows = self.table.selectionModel().selectedRows()
         if self.result is None or not rows:
             return None
-        return int(self.table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole))
+        index = int(self.table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole))
+        return None if index == OUTSIDE else index
 
     def pick(self, index: int) -> None:
         """Pick the result's kernel ``index`` (its row selected and scrolled to)."""
