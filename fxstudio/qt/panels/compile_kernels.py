@@ -107,13 +107,14 @@ class KernelsTab(QWidget):
         self._summarise()
         self.table.setSortingEnabled(False)
         rows = [
-            (i, k.name + ("  (library)" if k.library else ""), k.time_s, _nodes_text(k.nodes))
+            (i, k.name + ("  (library)" if k.library else ""), k.time_s, k.nodes)
             for i, k in enumerate(result.kernels)
         ]
         if result.kernels:  # parts + outside = the profiled call, as the eager profile's gap
-            rows.append((OUTSIDE, "(outside every kernel)", result.unattributed_s, WRAPPER))
+            rows.append((OUTSIDE, "(outside every kernel)", result.unattributed_s, ()))
         self.table.setRowCount(len(rows))
-        for row, (index, text, seconds, nodes) in enumerate(rows):
+        for row, (index, text, seconds, of) in enumerate(rows):
+            nodes = WRAPPER if index == OUTSIDE else _nodes_text(of)
             name = SortItem(text, text)
             name.setData(Qt.ItemDataRole.UserRole, index)
             name.setToolTip(f"{text}\n\n{nodes}")
@@ -122,7 +123,7 @@ class KernelsTab(QWidget):
                 name,
                 SortItem(f"{seconds * 1e3:.3f}", seconds),
                 SortItem(f"{share:.1%}", share),
-                SortItem(nodes, nodes.count(",") + 1 if index != OUTSIDE else 0),
+                SortItem(nodes, len(of)),
             )
             for col, cell in enumerate(cells):
                 self.table.setItem(row, col, cell)
