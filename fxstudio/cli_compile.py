@@ -35,6 +35,12 @@ def compile_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--backend", choices=BACKENDS, default="inductor", help="(default inductor)")
     p.add_argument("--mode", choices=MODES, default="default", help="inductor's mode")
+    p.add_argument(
+        "--freezing",
+        action="store_true",
+        help="inductor folds the weights as constants (inference): what is computed from "
+        "weights alone, such as their layout copies, runs once at compile time",
+    )
     add_run_options(p, "seconds spent timing eager and compiled, interleaved (default 1)")
     p.add_argument("--json", metavar="OUT", help="write the result as JSON here")
     p.add_argument("--force", action="store_true", help="replace an existing --json file")
@@ -64,7 +70,9 @@ def cmd_compile(ns: argparse.Namespace) -> int:
 
         doc = capture_loaded(request_from(ns), loaded)  # the model built once, not again
         print("Compiling the captured graph…", file=sys.stderr)
-        compiled = compile_graph(doc, ns.device, ns.backend, ns.mode, ns.threads, ns.min_time)
+        compiled = compile_graph(
+            doc, ns.device, ns.backend, ns.mode, ns.threads, ns.min_time, freezing=ns.freezing
+        )
         print(compiled.describe())
         result.update(compiled.to_json())
     if ns.json:

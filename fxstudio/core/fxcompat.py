@@ -226,10 +226,13 @@ CACHE_EVENTS = ("fx_graph_cache_hit", "fx_graph_cache_miss", "fx_graph_cache_byp
 
 
 @contextlib.contextmanager
-def inductor_provenance() -> Iterator[list[tuple[str, Any]]]:
+def inductor_provenance(freezing: bool = False) -> Iterator[list[tuple[str, Any]]]:
     """Inside: inductor tracks which FX nodes each kernel it generates came from, and its CPU
-    kernels mark themselves for ``torch.profiler`` (``graph_<id>_<kernel>``).  Yields a list
-    that fills, compile after compile, with ``(name, payload)``: the provenance artifacts of
+    kernels mark themselves for ``torch.profiler`` (``graph_<id>_<kernel>``); with
+    ``freezing``, it folds the weights as constants (inference only: what is computed from
+    weights alone -- layout copies, folded batch norms -- runs once, at compile time).
+    Yields a list that fills, compile after compile, with ``(name, payload)``: the
+    provenance artifacts of
     :data:`INDUCTOR_ARTIFACTS` (JSON text) and the cache events of :data:`CACHE_EVENTS`
     (payload None) -- read from torch's structured trace log, the one tlparse reads."""
     import logging
@@ -256,7 +259,11 @@ def inductor_provenance() -> Iterator[list[tuple[str, Any]]]:
     trace_log.addHandler(listener)
     try:
         with inductor_config.patch(
-            {"trace.provenance_tracking_level": 1, "cpp.enable_kernel_profile": True}
+            {
+                "trace.provenance_tracking_level": 1,
+                "cpp.enable_kernel_profile": True,
+                "freezing": freezing,
+            }
         ):
             yield got
     finally:

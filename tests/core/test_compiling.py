@@ -143,6 +143,18 @@ def test_a_fused_elementwise_chain_is_one_kernel():
     assert len(made) == 1 and set(made[0].nodes) == {"neg", "relu", "add", "mul"}
 
 
+def test_frozen_weights_are_compiled_and_said(compiled_cnn):
+    doc, _ = compiled_cnn
+    c = compile_graph(doc, min_time=0.1, calls=9, per_module=False, freezing=True)
+    assert c.freezing and c.to_json()["freezing"] is True and "freezing" in c.describe()
+    assert c.kernels and c.speed.ci_low <= c.speed.speedup <= c.speed.ci_high
+    if any("mkldnn" in k.name for k in c.kernels):  # a convolution fused by a pattern pass
+        assert any("frozen weights" in n and "partial" in n for n in c.notes)
+    assert sum(k.time_s for k in c.kernels) + c.unattributed_s == pytest.approx(c.profiled_s)
+    with pytest.raises(CompileError, match="Freezing is inductor's"):
+        compile_graph(doc, backend="aot_eager", freezing=True)
+
+
 def test_backends_without_kernels_and_bad_choices():
     doc = open_document("examples:negrelu")
     c = compile_graph(doc, backend="aot_eager", min_time=0.1, calls=9)

@@ -108,3 +108,13 @@ def test_a_graph_that_cannot_run_says_why_and_keeps_the_result_empty(qtbot, wind
     assert "zeros" in failed.args[0] and "Traceback" not in failed.args[0]
     assert tab.summary.text() == failed.args[0] and tab.result is None
     qtbot.waitUntil(lambda: tab.button.isEnabled())
+
+
+def test_freeze_weights_compiles_with_the_weights_folded(qtbot, window):
+    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
+    window.panels["run"].min_time.setValue(0.1)
+    tab = window.panels["compile"].kernels
+    tab.freezing.setChecked(True)
+    with qtbot.waitSignal(tab.shown, timeout=300000):
+        tab.button.click()
+    assert tab.result.freezing and "weights frozen" in tab.summary.text()

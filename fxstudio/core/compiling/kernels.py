@@ -22,6 +22,8 @@ Example:
     ('cpp_fused_relu_3', 'convolution')
     >>> base_name("aten::addmm"), base_name("torch.ops.aten.topk.default")
     ('addmm', 'topk')
+    >>> base_name("torch.ops.mkldnn._convolution_pointwise_.binary")
+    '_convolution_pointwise_'
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ def base_name(name: str) -> str:
     ``graph_<id>_`` prefix, a namespace (``aten::``, ``extern_kernels.``) or an overload."""
     name = re.sub(r"^graph_\d+_", "", name.split(":")[-1] if "::" in name else name)
     parts = [p for p in name.split(".") if p]
+    if len(parts) >= 4 and parts[:2] == ["torch", "ops"]:  # torch.ops.NAMESPACE.OP.OVERLOAD
+        return parts[3]
     while len(parts) > 1 and parts[-1] in ("default", "Tensor", "Scalar", "out"):
         parts.pop()
     return parts[-1] if parts else name
@@ -131,6 +135,7 @@ class Compiled:
     modules: list[ModuleSpeed] = field(default_factory=list)  # the tree, parents first
     env: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    freezing: bool = False  # inductor folded the weights as constants
 
     @property
     def attributed(self) -> float:
@@ -149,6 +154,7 @@ class Compiled:
         return {
             "backend": self.backend,
             "mode": self.mode,
+            "freezing": self.freezing,
             "device": self.device,
             "compiled_graphs": self.graphs,
             "compile_s": self.compile_s,
@@ -171,7 +177,8 @@ class Compiled:
     def describe(self, top: int = 10) -> str:
         s = self.speed
         lines = [
-            f"torch.compile(backend={self.backend!r}, mode={self.mode!r}) on {self.device}: "
+            f"torch.compile(backend={self.backend!r}, mode={self.mode!r}"
+            f"{', freezing' if self.freezing else ''}) on {self.device}: "
             f"{self.graphs} graph{'s' if self.graphs != 1 else ''}, compiled in "
             f"{self.compile_s:.2f} s (FX graph cache: {self.cache}; again with warm caches: "
             f"{self.warm_compile_s:.2f} s)",
@@ -299,12 +306,40 @@ def _computed(kernels: list[tuple[str, list[str]]]) -> dict[str, list[str]]:
     >>> [got[k] for k in got]
     [['sdpa', 'iota', 'add_4'], ['sdpa'], ['mm_3'], ['permute', 'clone']]
     """
-    out = {}
-    for key, post in kernels:
-        op = base_name(key.rsplit(":", 1)[0])
-        own = [node for node in post if re.sub(r"_\d+$", "", node) == op] if _library(key) else []
-        out[key] = own or post
-    return out
+    return {key: (_of_op(key, post) if _library(key) else []) or post for key, post in kernels}
+
+
+def _unnamed(recorded: list[_Recorded]) -> int:
+    """Library kernels with no recorded node of their op (a pattern pass made the call: its
+    node is named ``fn_N`` and keeps one origin)."""
+    return sum(
+        1
+        for rec in recorded
+        for key, post in rec.kernels
+        if _library(key) and not _of_op(key, post)
+    )
+
+
+def _of_op(key: str, post: list[str]) -> list[str]:
+    """The post-grad nodes of a library kernel's own op."""
+    op = base_name(key.rsplit(":", 1)[0])
+    return [node for node in post if re.sub(r"_\d+$", "", node) == op]
+
+
+def _copying(recorded: list[_Recorded]) -> int:
+    """Kernels inductor generated that also compute part of a library kernel's node.
+
+    >>> _copying([_Recorded([("cpp_fused_convolution_0:1", ["convolution"]),
+    ...                      ("extern_kernels.convolution:2", ["convolution"]),
+    ...                      ("cpp_fused_relu_1:3", ["relu"])], {})])
+    1
+    """
+    count = 0
+    for rec in recorded:
+        computed = _computed(rec.kernels)
+        called = {n for key, nodes in computed.items() if _library(key) for n in nodes}
+        count += sum(1 for key, post in rec.kernels if not _library(key) and called & set(post))
+    return count
 
 
 def _attribute(
@@ -344,11 +379,13 @@ def compile_graph(
     calls: int | None = None,
     dtype: str | None = None,
     per_module: bool = True,
+    freezing: bool = False,
 ) -> Compiled:
     """Compile the document's graph, time it against the eager graph and attribute the
     compiled run's kernels to the document's nodes (module doc); with ``per_module``, the
     eager graph is profiled node by node too and each module compared (both sides under the
-    profiler, so the ratio is fair, not the absolute times).  Raises
+    profiler, so the ratio is fair, not the absolute times).  ``freezing``: inductor folds
+    the weights as constants (:func:`~fxstudio.core.fxcompat.inductor_provenance`).  Raises
     :class:`CompileError` when the compiler fails, with what to do."""
     if backend not in BACKENDS:
         raise CompileError(f"Unknown backend '{backend}': use one of {', '.join(BACKENDS)}.")
@@ -356,6 +393,8 @@ def compile_graph(
         raise CompileError(f"Unknown mode '{mode}': use one of {', '.join(MODES)}.")
     if mode != "default" and backend != "inductor":
         raise CompileError(f"--mode {mode} is inductor's; backend {backend} has none.")
+    if freezing and backend != "inductor":
+        raise CompileError(f"Freezing is inductor's; backend {backend} has none.")
     # The turn is held to the end, not for the compiles alone: a compiled model may compile
     # again on a later call, and compiling traces (make_fx patches nn.Module.__call__ for
     # the whole process) -- never beside another thread's capture.
@@ -366,7 +405,7 @@ def compile_graph(
         threads(n_threads) as used,
     ):
         sync = sync_for(p.target)
-        with inductor_provenance() as payloads:
+        with inductor_provenance(freezing) as payloads:
             run, compile_s = _compile(p.module, p.inputs, backend, mode, sync)
             cache = _cache(payloads)
             payloads.clear()  # the run profiled is the warm compile's
@@ -391,7 +430,22 @@ def compile_graph(
     covered = {name for k in kernels for name in k.nodes}
     if backend != "inductor":
         notes.append(f"Backend {backend} generates no kernels: only inductor's are attributed.")
-    elif mode == "reduce-overhead" and p.target.type == "cuda":
+    elif not freezing and (copies := _copying(recorded)):
+        notes.append(
+            f"{copies} generated kernel{'s also compute' if copies != 1 else ' also computes'}"
+            " part of a library kernel's node (listed with it): for a convolution, its weight "
+            "or input copied to the layout the library takes, on every call. Freezing the "
+            "weights (--freezing; Freeze weights in the window) copies them once, at compile "
+            "time."
+        )
+    if freezing and _unnamed(recorded):
+        notes.append(
+            "With frozen weights inductor's fusion passes (on the CPU: a convolution with "
+            "its relu or add, one library call) record one FX node per fused call, at times "
+            "another layer's: the nodes of a kernel are partial here. Compile without "
+            "freezing to see where each kernel came from."
+        )
+    if mode == "reduce-overhead" and p.target.type == "cuda":
         notes.append(
             "reduce-overhead replays CUDA graphs: their kernels are not seen one by one, so "
             "most of a call is outside any kernel here; mode default shows them."
@@ -414,6 +468,7 @@ def compile_graph(
         modules,
         env,
         notes,
+        freezing,
     )
 
 

@@ -15,7 +15,15 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QPushButton, QTableWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from fxstudio.core.compiling.kernels import Compiled, Kernel, compile_graph
 from fxstudio.core.snapshots import detached, snapshot
@@ -55,15 +63,25 @@ class KernelsTab(QWidget):
             "torch.compile (inductor) the graph as it is now on the Run dock's device, time it "
             "against eager, and time each kernel it made with the nodes it came from"
         )
+        self.freezing = QCheckBox("Freeze weights", self)
+        self.freezing.setObjectName("compileKernelsFreezing")
+        self.freezing.setToolTip(
+            "inductor folds the weights as constants (inference): what is computed from the "
+            "weights alone, such as copying them to the layout a library kernel takes, runs "
+            "once at compile time instead of every call"
+        )
         self.summary = QLabel(ASK, self)
         self.summary.setObjectName("compileKernelsSummary")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.table: QTableWidget = table(("Kernel", "ms", "share", "nodes"), "compileKernels", self)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # the call's number shows
-        for widget in (self.button, self.summary, self.table):
-            box.addWidget(widget)
-        box.setStretch(2, 1)
+        row = QHBoxLayout()
+        row.addWidget(self.button, 1)
+        row.addWidget(self.freezing)
+        box.addLayout(row)
+        box.addWidget(self.summary)
+        box.addWidget(self.table, 1)
         self.button.clicked.connect(self.start)
         self.table.itemSelectionChanged.connect(self._picked)
 
@@ -77,12 +95,15 @@ class KernelsTab(QWidget):
         options = run.options(compare=True)
         snap, self.version = snapshot(doc), doc.version
         device, threads, min_time = options.device, options.threads, options.min_time
+        freezing = self.freezing.isChecked()
         self.button.setEnabled(False)
         self.summary.setText(
             f"Compiling on {device} (the first compile of a graph can take a minute)…"
         )
         task = Task(
-            lambda: compile_graph(detached(snap), device, n_threads=threads, min_time=min_time),
+            lambda: compile_graph(
+                detached(snap), device, n_threads=threads, min_time=min_time, freezing=freezing
+            ),
             self,
         )
         task.succeeded.connect(self._shown)
@@ -146,7 +167,8 @@ class KernelsTab(QWidget):
             return
         s = r.speed
         lines = [
-            f"Compiled ({r.backend}, {r.device}): <b>{s.verdict}</b>. Eager "
+            f"Compiled ({r.backend}{', weights frozen' if r.freezing else ''}, {r.device}): "
+            f"<b>{s.verdict}</b>. Eager "
             f"{s.before_s * 1e3:.3f} ms → {s.after_s * 1e3:.3f} ms, speed-up {s.speedup:.2f}× "
             f"(95 % CI {s.ci_low:.2f}–{s.ci_high:.2f}, p = {s.p_value:.2g})",
             f"Compiled in {r.compile_s:.1f} s (FX graph cache: {r.cache}); again with warm "
