@@ -48,6 +48,10 @@ def test_a_branch_and_a_print_break_the_graph_at_their_lines(write_model, capsys
     assert printed.kind == "print or logging" and "is_compiling" in printed.advice
     data = explained.to_json()
     assert {"reason", "file", "line", "stack"} <= set(data["graph_breaks"][0])
+    # each graph's ops at the user's lines: the first computes fc and the branch's sum
+    first = [lines[n - 1].strip() for f, n in explained.graph_lines(0) if f == str(path)]
+    assert first == ["h = self.fc(x)", "if h.sum() > 0:"]
+    assert data["graph_lines"][0][0] == {"file": str(path), "line": explained.graph_lines(0)[0][1]}
     assert "2 graph breaks" in explained.describe()
 
 

@@ -52,6 +52,14 @@ def test_breaks_listed_and_marked_on_the_canvas(qtbot, window, write_model):
     dock.breaks.setCurrentRow(1)
     assert window.selection.names == ["gate"]
     assert "torch.where" in dock.detail.text()
+    # the graphs Dynamo made, listed; picking one selects the nodes made where its ops were
+    assert dock.graphs.count() == 4 and dock.graphs.isVisibleTo(dock.dock)
+    assert dock.graphs.item(0).text() == "Graph 1 — 5 nodes · model.py:18"
+    picked = []
+    for row in range(4):
+        dock.graphs.setCurrentRow(row)
+        picked.append(window.selection.names)
+    assert picked == [["fc"], ["gate"], ["gate"], ["relu"]]
 
 
 def test_a_model_without_breaks_says_so(qtbot, window):
@@ -60,6 +68,7 @@ def test_a_model_without_breaks_says_so(qtbot, window):
     with qtbot.waitSignal(dock.explained, timeout=120000):
         dock.find_button.click()
     assert "no graph breaks" in dock.summary.text() and dock.breaks.count() == 0
+    assert dock.graphs.count() == 1 and not dock.graphs.isVisibleTo(dock.dock)
 
 
 def test_compile_and_time_lists_the_kernels_and_outlines_a_fused_group(qtbot, window):

@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,11 +99,22 @@ class Explained:
     breaks: list[GraphBreak] = field(default_factory=list)
     graph_nodes: list[int] = field(default_factory=list)  # nodes in each graph
     seconds: float = 0.0
+    #: each graph's ops (not its inputs and output), each as the user's frames that made it
+    graph_stacks: list[list[tuple[Frame, ...]]] = field(default_factory=list)
+
+    def graph_lines(self, index: int) -> list[tuple[str, int]]:
+        """The lines of the user's code graph ``index`` computes (innermost frames)."""
+        seen = {(s[-1].file, s[-1].line) for s in self.graph_stacks[index] if s}
+        return sorted(seen)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "graphs": self.graphs,
             "graph_nodes": self.graph_nodes,
+            "graph_lines": [
+                [{"file": f, "line": n} for f, n in self.graph_lines(i)]
+                for i in range(len(self.graph_stacks))
+            ],
             "graph_breaks": [b.to_json() for b in self.breaks],
             "explain_s": self.seconds,
         }
@@ -126,6 +138,24 @@ def _kind(reason: str) -> tuple[str, str]:
         if any(w in reason for w in words):
             return title, advice
     return "Another break", "See Dynamo's reason; the line is where the graph ends."
+
+
+_TRACE_FRAME = re.compile(
+    r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)\n(?P<text>.*)'
+)
+
+
+def _traced_frames(stack_trace: str | None) -> tuple[Frame, ...]:
+    """The user's frames of an FX node's ``stack_trace`` (outermost first).
+
+    >>> _traced_frames('  File "/m/a.py", line 7, in forward\\n    if h.sum() > 0:\\n')
+    (Frame(file='/m/a.py', line=7, function='forward', text='if h.sum() > 0:'),)
+    """
+    frames = []
+    for m in _TRACE_FRAME.finditer(stack_trace or ""):
+        if not is_library_file(m["file"]):
+            frames.append(Frame(m["file"], int(m["line"]), m["fn"], m["text"].strip()))
+    return tuple(frames)
 
 
 def _frames(stack: Any) -> tuple[Frame, ...]:
@@ -175,4 +205,12 @@ def explain_breaks(loaded: Any, train: bool = False) -> Explained:
         seen.add(key)
         breaks.append(GraphBreak(first, detail, kind, advice, frames))
     nodes = [len(g.graph.nodes) for g in out.graphs]
-    return Explained(int(out.graph_count), breaks, nodes, seconds)
+    stacks = [
+        [
+            _traced_frames(n.meta.get("stack_trace"))
+            for n in g.graph.nodes
+            if n.op not in ("placeholder", "output", "get_attr")
+        ]
+        for g in out.graphs
+    ]
+    return Explained(int(out.graph_count), breaks, nodes, seconds, stacks)

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core import turns
-from fxstudio.core.compiling.breaks import Explained, GraphBreak, explain_breaks
+from fxstudio.core.compiling.breaks import Explained, Frame, GraphBreak, explain_breaks
 from fxstudio.core.document import DocumentEvent, GraphDocument
 from fxstudio.core.loading import load_model
 from fxstudio.qt.canvas.marks import take_off
@@ -45,22 +45,36 @@ def nodes_at(doc: GraphDocument, brk: GraphBreak) -> list[str]:
     line of an outer frame of the user's code (a module kept as one node, whose forward
     holds the break) -- else the first ones made after it in that file (where the next
     graph starts)."""
-    lines = doc.memo("compile.lines", lambda: _nodes_by_line(doc))
-    for frame in reversed(brk.stack):
-        if (frame.file, frame.line) in lines:
-            return lines[(frame.file, frame.line)]
+    found = _made_at(doc, brk.stack)
     where = brk.where
-    if where is None:
-        return []
-    inside = [  # a module kept as one node whose forward holds the line
-        node.name
-        for node in doc.graph.nodes
-        if node.op == "call_module" and _holds(doc.graph_module, str(node.target), where)
-    ]
-    if inside:
-        return inside
+    if found or where is None:
+        return found
+    lines = doc.memo("compile.lines", lambda: _nodes_by_line(doc))
     later = sorted(k for k in lines if k[0] == where.file and k[1] > where.line)
     return lines[later[0]] if later else []
+
+
+def graph_nodes(doc: GraphDocument, explained: Explained, index: int) -> list[str]:
+    """The document's nodes that Dynamo's graph ``index`` computes: those made where its ops
+    were (in graph order)."""
+    names = {name for stack in explained.graph_stacks[index] for name in _made_at(doc, stack)}
+    return [n.name for n in doc.graph.nodes if n.name in names]
+
+
+def _made_at(doc: GraphDocument, stack: tuple[Frame, ...]) -> list[str]:
+    """The nodes made at the innermost frame of ``stack`` that made any, or the modules
+    kept as one node whose forward holds its innermost line."""
+    lines = doc.memo("compile.lines", lambda: _nodes_by_line(doc))
+    for frame in reversed(stack):
+        if (frame.file, frame.line) in lines:
+            return lines[(frame.file, frame.line)]
+    if not stack:
+        return []
+    return [  # a module kept as one node whose forward holds the line
+        node.name
+        for node in doc.graph.nodes
+        if node.op == "call_module" and _holds(doc.graph_module, str(node.target), stack[-1])
+    ]
 
 
 def _nodes_by_line(doc: GraphDocument) -> dict[tuple[str, int], list[str]]:
@@ -109,11 +123,19 @@ class CompilePanel(DocumentPanel):
         self.detail.setObjectName("compileDetail")
         self.detail.setWordWrap(True)
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.graphs_label = QLabel("The graphs Dynamo made (pick one: its nodes are selected):")
+        self.graphs = QListWidget(body)
+        self.graphs.setObjectName("compileGraphs")
         for widget in (self.find_button, self.summary, self.breaks, self.detail):
             box.addWidget(widget)
-        box.setStretch(2, 1)
+        box.addWidget(self.graphs_label)
+        box.addWidget(self.graphs)
+        box.setStretch(2, 2)
+        box.setStretch(5, 1)
+        self._show_graphs(False)
         self.find_button.clicked.connect(self.find_breaks)
         self.breaks.currentRowChanged.connect(self._picked)
+        self.graphs.currentRowChanged.connect(self._graph_picked)
         self.kernels = KernelsTab(self)
         tabs = QTabWidget()
         tabs.setObjectName("compileTabs")
@@ -134,6 +156,8 @@ class CompilePanel(DocumentPanel):
         self.kernels.document_replaced()
         self.result = None
         self.breaks.clear()
+        self.graphs.clear()
+        self._show_graphs(False)
         self.detail.setText("")
         self.summary.setText("Where does torch.compile break this model into several graphs?")
         self.find_button.setEnabled(doc is not None)
@@ -176,9 +200,31 @@ class CompilePanel(DocumentPanel):
             place = f"{at.file.rsplit('/', 1)[-1]}:{at.line}" if at else "(no line of yours)"
             self.breaks.addItem(f"{i}. {place} — {b.kind}")
             self.breaks.item(i - 1).setToolTip(f"{b.reason}\n\n{b.advice}")
+        self.graphs.clear()
+        for i, count in enumerate(result.graph_nodes):
+            lines = result.graph_lines(i) if i < len(result.graph_stacks) else []
+            where = ", ".join(f"{f.rsplit('/', 1)[-1]}:{n}" for f, n in lines[:4])
+            more = " …" if len(lines) > 4 else ""
+            self.graphs.addItem(
+                f"Graph {i + 1} — {count} nodes" + (f" · {where}{more}" if where else "")
+            )
+        self._show_graphs(result.graphs > 1)
         if result.breaks:
             self.breaks.setCurrentRow(0)
         self.explained.emit(result)
+
+    def _show_graphs(self, shown: bool) -> None:
+        self.graphs_label.setVisible(shown)
+        self.graphs.setVisible(shown)
+
+    def _graph_picked(self, row: int) -> None:
+        doc, result = self.document, self.result
+        if doc is None or result is None or not 0 <= row < len(result.graph_stacks):
+            return
+        names = graph_nodes(doc, result, row)
+        if names:
+            self.ctx.selection.select(names)
+            self.ctx.canvas.center_on(names)
 
     def _picked(self, row: int) -> None:
         b = self.current_break()
