@@ -284,6 +284,20 @@ def _profile(
     return wholes, regions
 
 
+def _check(node: torch.fx.Node) -> bool:
+    """A node that checks and computes nothing (export's guards and metadata assertions):
+    compiled away, it is not listed as a node without a kernel.
+
+    >>> def f(x):
+    ...     torch._assert(x.dim() == 2, "a matrix")
+    ...     return x + 1
+    >>> [n.name for n in torch.fx.symbolic_trace(f).graph.nodes if _check(n)]
+    ['_assert']
+    """
+    name = str(getattr(node.target, "__name__", node.target))
+    return name == "_guards_fn" or name.startswith("_assert")  # torch._assert, aten._assert_*
+
+
 def _library(key: str) -> bool:
     """A library kernel inductor calls (``extern_kernels.mm``, an ATen fallback), not one it
     generated."""
@@ -426,7 +440,7 @@ def compile_graph(
         notes.append("The machine was busy while timing (spread over 10 %): run again.")
     kernels, profiled_s = _kernels(doc, recorded, wholes, regions)
     modules = _modules(eager_nodes, kernels) if eager_nodes is not None else []
-    computing = [n.name for n in doc.graph.nodes if n.op.startswith("call_")]
+    computing = [n.name for n in doc.graph.nodes if n.op.startswith("call_") and not _check(n)]
     covered = {name for k in kernels for name in k.nodes}
     if backend != "inductor":
         notes.append(f"Backend {backend} generates no kernels: only inductor's are attributed.")
