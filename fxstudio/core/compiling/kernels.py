@@ -16,20 +16,10 @@ middle half of the profiled calls (:func:`~fxstudio.core.runtime.breakdown.middl
 The speed-up of the compiled model over the eager graph comes from the clean timer, eager
 and compiled interleaved (:func:`~fxstudio.core.runtime.timer.time_interleaved`), with the
 bootstrap CI and test of :func:`~fxstudio.core.runtime.compare.speedup`.
-
-Example:
-    >>> base_name("graph_0_cpp_fused_relu_3"), base_name("extern_kernels.convolution")
-    ('cpp_fused_relu_3', 'convolution')
-    >>> base_name("aten::addmm"), base_name("torch.ops.aten.topk.default")
-    ('addmm', 'topk')
-    >>> base_name("torch.ops.mkldnn._convolution_pointwise_.binary")
-    '_convolution_pointwise_'
 """
 
 from __future__ import annotations
 
-import json
-import re
 import statistics
 import time
 from collections import defaultdict
@@ -39,9 +29,17 @@ from typing import Any
 import torch
 
 from fxstudio.core import turns
+from fxstudio.core.compiling.provenance import (
+    Recorded,
+    attribute,
+    cache_said,
+    copying_kernels,
+    records,
+    unnamed_calls,
+)
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
-from fxstudio.core.fxcompat import CACHE_EVENTS, inductor_provenance, reset_dynamo
+from fxstudio.core.fxcompat import inductor_provenance, reset_dynamo
 from fxstudio.core.runtime.breakdown import NodeProfile, middle_calls
 from fxstudio.core.runtime.compare import ALPHA, Speedup, speedup, summed_calls
 from fxstudio.core.runtime.run import default_calls, prepared, profile_nodes
@@ -51,24 +49,10 @@ BACKENDS = ("inductor", "aot_eager", "eager")
 MODES = ("default", "reduce-overhead", "max-autotune")
 CALL = "fxstudio: compiled call"
 REGION = "## Call CompiledFxGraph"  # inductor's profiler event around one compiled graph
-#: Events inside a compiled graph's call that are no kernel: buffers made or viewed.
-NOT_KERNELS = {"empty", "empty_strided", "as_strided", "resize_", "set_", "view", "detach"}
 
 
 class CompileError(UserError):
     """The compiler could not compile or run the graph (no C++ compiler, an unsupported op)."""
-
-
-def base_name(name: str) -> str:
-    """A kernel's name as both the profiler and inductor's records can spell it: without the
-    ``graph_<id>_`` prefix, a namespace (``aten::``, ``extern_kernels.``) or an overload."""
-    name = re.sub(r"^graph_\d+_", "", name.split(":")[-1] if "::" in name else name)
-    parts = [p for p in name.split(".") if p]
-    if len(parts) >= 4 and parts[:2] == ["torch", "ops"]:  # torch.ops.NAMESPACE.OP.OVERLOAD
-        return parts[3]
-    while len(parts) > 1 and parts[-1] in ("default", "Tensor", "Scalar", "out"):
-        parts.pop()
-    return parts[-1] if parts else name
 
 
 @dataclass(frozen=True)
@@ -217,38 +201,6 @@ class Compiled:
         return "\n".join(lines)
 
 
-@dataclass
-class _Recorded:
-    """One compiled graph's kernels as inductor recorded them, in call order."""
-
-    kernels: list[tuple[str, list[str]]]  # (name:number, post-grad nodes)
-    post_to_pre: dict[str, list[str]]
-
-
-def _recorded(payloads: list[tuple[str, Any]]) -> list[_Recorded]:
-    out = []
-    for name, payload in payloads:
-        if name in CACHE_EVENTS or not payload:
-            continue
-        data = json.loads(payload) if isinstance(payload, str) else payload
-        code = data.get("cppCodeToPost") or {}
-
-        kernels = sorted(code.items(), key=lambda kv: _number(kv[0]))
-        out.append(_Recorded(kernels, data.get("postToPre") or {}))
-    return out
-
-
-def _number(key: str) -> int:
-    """The call's number of a recorded kernel ``name:number`` (its order in the wrapper)."""
-    tail = key.rsplit(":", 1)[-1]
-    return int(tail) if tail.isdigit() else 0
-
-
-def _cache(payloads: list[tuple[str, Any]]) -> str:
-    said = [name for name, _ in payloads if name in CACHE_EVENTS]
-    return said[-1].removeprefix("fx_graph_cache_") if said else "unknown"
-
-
 def _event_s(event: Any, cuda: bool) -> float:
     us = event.device_time_total if cuda and event.device_time_total > 0 else event.cpu_time_total
     return float(us) * 1e-6
@@ -298,91 +250,6 @@ def _check(node: torch.fx.Node) -> bool:
     return name == "_guards_fn" or name.startswith("_assert")  # torch._assert, aten._assert_*
 
 
-def _library(key: str) -> bool:
-    """A library kernel inductor calls (``extern_kernels.mm``, an ATen fallback), not one it
-    generated."""
-    return not key.startswith(("cpp_", "triton_"))
-
-
-def _computed(kernels: list[tuple[str, list[str]]]) -> dict[str, list[str]]:
-    """Each recorded kernel's post-grad nodes, as it computes them.  Inductor records, as a
-    library (fallback) kernel's origins, every node its inputs were made from -- an
-    attention's mask and rotary embedding, made by kernels of their own: a library kernel
-    computes the nodes of its op (all it recorded when none is).  A generated kernel keeps
-    all it recorded: a convolution among them is real work for it (resnet18's bn+relu kernel
-    before a 512-channel conv also copies that conv's 512x512x3x3 weight to channels-last,
-    every call: 3 ms, where the bn+relu alone is microseconds).
-
-    >>> got = _computed([("cpp_fused_sdpa_add_0:1", ["sdpa", "iota", "add_4"]),
-    ...                  ("torch.ops.aten.sdpa.default:2", ["sdpa", "iota", "add_4"]),
-    ...                  ("extern_kernels.mm:3", ["mm_3"]),
-    ...                  ("extern_kernels.convolution:4", ["permute", "clone"])])
-    >>> [got[k] for k in got]
-    [['sdpa', 'iota', 'add_4'], ['sdpa'], ['mm_3'], ['permute', 'clone']]
-    """
-    return {key: (_of_op(key, post) if _library(key) else []) or post for key, post in kernels}
-
-
-def _unnamed(recorded: list[_Recorded]) -> int:
-    """Library kernels with no recorded node of their op (a pattern pass made the call: its
-    node is named ``fn_N`` and keeps one origin)."""
-    return sum(
-        1
-        for rec in recorded
-        for key, post in rec.kernels
-        if _library(key) and not _of_op(key, post)
-    )
-
-
-def _of_op(key: str, post: list[str]) -> list[str]:
-    """The post-grad nodes of a library kernel's own op."""
-    op = base_name(key.rsplit(":", 1)[0])
-    return [node for node in post if re.sub(r"_\d+$", "", node) == op]
-
-
-def _copying(recorded: list[_Recorded]) -> int:
-    """Kernels inductor generated that also compute part of a library kernel's node.
-
-    >>> _copying([_Recorded([("cpp_fused_convolution_0:1", ["convolution"]),
-    ...                      ("extern_kernels.convolution:2", ["convolution"]),
-    ...                      ("cpp_fused_relu_1:3", ["relu"])], {})])
-    1
-    """
-    count = 0
-    for rec in recorded:
-        computed = _computed(rec.kernels)
-        called = {n for key, nodes in computed.items() if _library(key) for n in nodes}
-        count += sum(1 for key, post in rec.kernels if not _library(key) and called & set(post))
-    return count
-
-
-def _attribute(
-    recorded: list[_Recorded], call: list[list[tuple[str, float]]]
-) -> list[tuple[str, set[str], float, bool]]:
-    """One call's events matched to the recorded kernels: (kernel, the pre-grad nodes it came
-    from, seconds, library); events no record matches and that make no buffer are kernels of
-    no node.  A kernel of the second graph on is named with its graph (names repeat)."""
-    out = []
-    unknown: dict[str, int] = defaultdict(int)
-    for g, events in enumerate(call):
-        rec = recorded[g] if g < len(recorded) else _Recorded([], {})
-        graph = f"graph {g}: " if g else ""
-        waiting: dict[str, list[tuple[str, list[str]]]] = defaultdict(list)
-        for key, post in _computed(rec.kernels).items():
-            waiting[base_name(key.rsplit(":", 1)[0])].append((key, post))
-        for name, seconds in events:
-            base = base_name(name)
-            if waiting.get(base):
-                key, post = waiting[base].pop(0)
-                pre = {n for node in post for n in rec.post_to_pre.get(node, [])}
-                out.append((graph + key, pre, seconds, _library(key)))
-            elif base not in NOT_KERNELS:
-                unknown[name] += 1
-                library = name.startswith("aten::")
-                out.append((f"{graph}{name}:{unknown[name]}", set(), seconds, library))
-    return out
-
-
 def compile_graph(
     doc: GraphDocument,
     device: str = "cpu",
@@ -421,10 +288,10 @@ def compile_graph(
         sync = sync_for(p.target)
         with inductor_provenance(freezing) as payloads:
             run, compile_s = _compile(p.module, p.inputs, backend, mode, sync)
-            cache = _cache(payloads)
+            cache = cache_said(payloads)
             payloads.clear()  # the run profiled is the warm compile's
             run, warm_s = _compile(p.module, p.inputs, backend, mode, sync)
-        recorded = _recorded(payloads)
+        recorded = records(payloads)
         eager, compiled = time_interleaved(
             (lambda: p.module(*p.inputs), lambda: run(*p.inputs)), p.target, min_time, used
         )
@@ -444,7 +311,7 @@ def compile_graph(
     covered = {name for k in kernels for name in k.nodes}
     if backend != "inductor":
         notes.append(f"Backend {backend} generates no kernels: only inductor's are attributed.")
-    elif not freezing and (copies := _copying(recorded)):
+    elif not freezing and (copies := copying_kernels(recorded)):
         notes.append(
             f"{copies} generated kernel{'s also compute' if copies != 1 else ' also computes'}"
             " part of a library kernel's node (listed with it): for a convolution, its weight "
@@ -452,7 +319,7 @@ def compile_graph(
             "weights (--freezing; Freeze weights in the window) copies them once, at compile "
             "time."
         )
-    if freezing and _unnamed(recorded):
+    if freezing and unnamed_calls(recorded):
         notes.append(
             "With frozen weights inductor's fusion passes (on the CPU: a convolution with "
             "its relu or add, one library call) record one FX node per fused call, at times "
@@ -517,7 +384,7 @@ def _failure(exc: Exception, backend: str) -> str:
 
 def _kernels(
     doc: GraphDocument,
-    recorded: list[_Recorded],
+    recorded: list[Recorded],
     wholes: list[float],
     regions: list[list[list[tuple[str, float]]]],
 ) -> tuple[list[Kernel], float]:
@@ -526,7 +393,7 @@ def _kernels(
     per: dict[str, list[float]] = defaultdict(list)
     info: dict[str, tuple[tuple[str, ...], bool]] = {}
     for i in keep:
-        for key, pre, seconds, library in _attribute(recorded, regions[i]):
+        for key, pre, seconds, library in attribute(recorded, regions[i]):
             per[key].append(seconds)
             if key not in info:
                 nodes = tuple(sorted((n for n in pre if n in order), key=order.__getitem__))
