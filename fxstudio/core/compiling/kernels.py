@@ -314,7 +314,7 @@ def compile_graph(
     elif not freezing and (copies := copying_kernels(recorded)):
         notes.append(
             f"{copies} generated kernel{'s also compute' if copies != 1 else ' also computes'}"
-            " part of a library kernel's node (listed with it): for a convolution, its weight "
+            " part of a library convolution's or matmul's node (listed with it): its weight "
             "or input copied to the layout the library takes, on every call. Freezing the "
             "weights (--freezing; Freeze weights in the window) copies them once, at compile "
             "time."

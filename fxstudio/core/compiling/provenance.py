@@ -120,18 +120,31 @@ def _of_op(key: str, post: list[str]) -> list[str]:
     return [node for node in post if re.sub(r"_\d+$", "", node) == op]
 
 
+#: Library ops that take weights: a generated kernel computing part of one copies a weight
+#: (or an input) to the layout the library takes.
+WEIGHTED = {"convolution", "mm", "addmm", "bmm"}
+
+
 def copying_kernels(recorded: list[Recorded]) -> int:
-    """Kernels inductor generated that also compute part of a library kernel's node.
+    """Kernels inductor generated that also compute part of the node of a library call that
+    takes weights (:data:`WEIGHTED`): on the CPU, a weight copied to channels-last every
+    call, which freezing does once.  (Part of an attention's node -- its mask made
+    additive -- is not counted.)
 
     >>> copying_kernels([Recorded([("cpp_fused_convolution_0:1", ["convolution"]),
     ...                      ("extern_kernels.convolution:2", ["convolution"]),
-    ...                      ("cpp_fused_relu_1:3", ["relu"])], {})])
+    ...                      ("cpp_fused_where_1:3", ["sdpa", "where"]),
+    ...                      ("torch.ops.aten.sdpa.default:4", ["sdpa"])], {})])
     1
     """
     count = 0
     for rec in recorded:
-        computed = _computed(rec.kernels)
-        called = {n for key, nodes in computed.items() if is_library(key) for n in nodes}
+        called = {
+            n
+            for key, nodes in _computed(rec.kernels).items()
+            if is_library(key) and base_name(key.rsplit(":", 1)[0]) in WEIGHTED
+            for n in nodes
+        }
         count += sum(1 for key, post in rec.kernels if not is_library(key) and called & set(post))
     return count
 
