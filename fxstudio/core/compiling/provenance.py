@@ -47,22 +47,22 @@ def base_name(name: str) -> str:
 class Recorded:
     """One compiled graph's kernels as inductor recorded them, in call order."""
 
-    kernels: list[tuple[str, list[str]]]  # (name:number, post-grad nodes)
+    kernels: list[tuple[str, list[str]]]  # (name:number, the post-grad nodes it computes)
     post_to_pre: dict[str, list[str]]
 
 
 def records(payloads: list[tuple[str, Any]]) -> list[Recorded]:
     """The provenance artifacts among ``payloads`` (:func:`~fxstudio.core.fxcompat.
-    inductor_provenance`), one per compiled graph."""
+    inductor_provenance`), one per compiled graph, each kernel with the nodes it computes
+    (:func:`_computed`)."""
     out = []
     for name, payload in payloads:
         if name in CACHE_EVENTS or not payload:
             continue
         data = json.loads(payload) if isinstance(payload, str) else payload
         code = data.get("cppCodeToPost") or {}
-
-        kernels = sorted(code.items(), key=lambda kv: _number(kv[0]))
-        out.append(Recorded(kernels, data.get("postToPre") or {}))
+        kernels = _computed(sorted(code.items(), key=lambda kv: _number(kv[0])))
+        out.append(Recorded(list(kernels.items()), data.get("postToPre") or {}))
     return out
 
 
@@ -76,6 +76,11 @@ def cache_said(payloads: list[tuple[str, Any]]) -> str:
     """What inductor's FX graph cache said last: hit, miss, bypass (or unknown)."""
     said = [name for name, _ in payloads if name in CACHE_EVENTS]
     return said[-1].removeprefix("fx_graph_cache_") if said else "unknown"
+
+
+def _op(key: str) -> str:
+    """A recorded kernel's name without its call's number, as :func:`base_name` spells it."""
+    return base_name(key.rsplit(":", 1)[0])
 
 
 def is_library(key: str) -> bool:
@@ -105,7 +110,8 @@ def _computed(kernels: list[tuple[str, list[str]]]) -> dict[str, list[str]]:
 
 def unnamed_calls(recorded: list[Recorded]) -> int:
     """Library kernels with no recorded node of their op (a pattern pass made the call: its
-    node is named ``fn_N`` and keeps one origin)."""
+    node is named ``fn_N`` and keeps one origin; :func:`_computed` left them all it
+    recorded)."""
     return sum(
         1
         for rec in recorded
@@ -116,7 +122,7 @@ def unnamed_calls(recorded: list[Recorded]) -> int:
 
 def _of_op(key: str, post: list[str]) -> list[str]:
     """The post-grad nodes of a library kernel's own op."""
-    op = base_name(key.rsplit(":", 1)[0])
+    op = _op(key)
     return [node for node in post if re.sub(r"_\d+$", "", node) == op]
 
 
@@ -139,12 +145,8 @@ def copying_kernels(recorded: list[Recorded]) -> int:
     """
     count = 0
     for rec in recorded:
-        called = {
-            n
-            for key, nodes in _computed(rec.kernels).items()
-            if is_library(key) and base_name(key.rsplit(":", 1)[0]) in WEIGHTED
-            for n in nodes
-        }
+        weighted = [nodes for key, nodes in rec.kernels if is_library(key) and _op(key) in WEIGHTED]
+        called = {n for nodes in weighted for n in nodes}
         count += sum(1 for key, post in rec.kernels if not is_library(key) and called & set(post))
     return count
 
@@ -161,8 +163,8 @@ def attribute(
         rec = recorded[g] if g < len(recorded) else Recorded([], {})
         graph = f"graph {g}: " if g else ""
         waiting: dict[str, list[tuple[str, list[str]]]] = defaultdict(list)
-        for key, post in _computed(rec.kernels).items():
-            waiting[base_name(key.rsplit(":", 1)[0])].append((key, post))
+        for key, post in rec.kernels:
+            waiting[_op(key)].append((key, post))
         for name, seconds in events:
             base = base_name(name)
             if waiting.get(base):
