@@ -8,10 +8,15 @@
     ``AutoConfig.for_model``), a local folder or ``config.json``, or a hub id whose config is
     in the local cache (nothing is downloaded).  ``overrides`` change the config
     (``hf:llama(num_hidden_layers=2, hidden_size=256)``).  The base model is built
-    (``AutoModel.from_config``; the encoder of an encoder-decoder such as T5) with defaults
-    that make capture work: ``use_cache=False`` (no cache object in the outputs), plain tuple
-    outputs, the export frontend, and ``input_ids`` of 16 tokens (or an image / a second of
-    audio for vision and audio models).  The model's one note says what was chosen.
+    (``AutoModel.from_config``; the encoder of an encoder-decoder such as T5 or Whisper) with
+    defaults that make capture work: ``use_cache=False`` (no cache object in the outputs)
+    and the export frontend.  Its outputs stay what the config says (a ``ModelOutput``:
+    torch.export takes it apart as the pytree transformers registers, and a saved ``.py``
+    returns its fields as a dict) -- ``return_dict=False`` would break models whose code reads
+    their submodules' outputs by name (DINOv2, ConvNeXt).  The example input is the model's
+    ``main_input_name`` (:func:`example_input`): 16 token ids, an image or a clip of the
+    config's size, or what the model type's feature extractor makes of one second of audio
+    (Whisper: 80 mel bins x 3000 frames).  The model's one note says what was chosen.
 
 ``torchvision.models:NAME`` builds as any factory does; without ``--input`` its example is
 what the builder's weights were trained on (:func:`torchvision_input`).
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 import os
 from collections.abc import Sequence
 from types import ModuleType
@@ -165,9 +171,10 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int) -> LoadedModel:
     if "use_cache" not in given and getattr(config, "use_cache", False):
         config.use_cache = False  # a cache object in the outputs stops torch.export
         chosen.append("use_cache=False")
-    if "return_dict" not in given:
-        config.return_dict = False  # plain tuples out
-        chosen.append("tuple outputs")
+    # return_dict stays as the config says: the model's own code reads its submodules'
+    # outputs by name (DINOv2's encoder_outputs.last_hidden_state), and torch.export takes
+    # a ModelOutput apart as a pytree (transformers registers every one), so the graph
+    # returns its fields' tensors and a saved .py returns them as a dict.
     with torch.device("meta"):  # how big is it? (no memory, no time)
         try:
             sized = AutoModel.from_config(config)
@@ -181,17 +188,20 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int) -> LoadedModel:
         raise user_error(f"Building hf:{ms.location}", exc, oom_hint=SMALLER_MODEL) from exc
     built = type(model).__name__
     if getattr(config, "is_encoder_decoder", False) and hasattr(model, "get_encoder"):
-        model = model.get_encoder()  # type: ignore[operator]  # one graph from input_ids
+        model = model.get_encoder()  # type: ignore[operator]  # one graph from the main input
         built += " encoder"
     model.eval()
-    main_input = getattr(model, "main_input_name", "input_ids")
     if inputs:
         example = make_inputs(inputs, seed)
         what = ""
     else:
-        spec = _example_input(config, main_input)
-        example = make_inputs([spec], seed)
-        what = f", {main_input} {'x'.join(map(str, spec.shape))}:{str(spec.dtype)[6:]}"
+        main_input, spec, why = example_input(model, config)
+        if spec is None:
+            example, what = (), f", no default for its {main_input} ({why}): give --input"
+        else:
+            example = make_inputs([spec], seed)
+            shape = "x".join(map(str, spec.shape))
+            what = f", {main_input} {shape}:{str(spec.dtype)[6:]} ({why})"
     params = sum(p.numel() for p in model.parameters())
     note = (
         f"hf:{ms.location}: {built} from {origin} ({params / 1e6:.1f} M parameters, random "
@@ -215,17 +225,124 @@ def _check_size(ms: ModelSpec, sized: nn.Module, config_name: str) -> None:
         )
 
 
-def _example_input(config: Any, main_input: str) -> InputSpec:
-    """A sensible example for the model's main input."""
-    if main_input == "pixel_values":
-        size = getattr(config, "image_size", 224)
-        h, w = (size, size) if isinstance(size, int) else tuple(size)
-        return InputSpec((1, getattr(config, "num_channels", 3), h, w))
-    if main_input == "input_values":  # audio: one second at 16 kHz
-        return InputSpec((1, 16000))
-    limits = [getattr(config, k, None) for k in ("max_position_embeddings", "n_positions", "n_ctx")]
-    longest = min((v for v in limits if isinstance(v, int) and v > 0), default=HF_SEQUENCE)
-    return InputSpec((1, min(HF_SEQUENCE, longest)), torch.int64)
+def example_input(model: nn.Module, config: Any) -> tuple[str, InputSpec | None, str]:
+    """The model's main input (``model.main_input_name``), an example of it and, in words,
+    where its shape came from -- ``None`` when there is no sensible default.
+
+    * ``input_ids``: 16 tokens (fewer where the model has fewer positions);
+    * ``pixel_values``: one image of ``config.image_size`` with ``num_channels``; a clip of
+      ``num_frames`` frames (1 x T x C x H x W) for a video model (VideoMAE, TimeSformer,
+      ViViT), as is ``pixel_values_videos`` (V-JEPA 2: ``frames_per_clip``, ``crop_size``);
+    * ``input_features`` and ``input_values`` (audio): what the model type's feature extractor
+      makes of one second of audio -- its layout and frame count (Whisper's pads to 30 s:
+      80 x 3000 mel frames; Speech2Text's is frames x 80; the Audio Spectrogram Transformer's
+      1024 x 128; raw audio for wav2vec2 and HuBERT is 16000 samples) -- with the sizes the
+      config sets (``num_mel_bins``, Whisper's ``2 * max_source_positions`` frames).
+    """
+    name = getattr(model, "main_input_name", "input_ids")
+    if isinstance(name, (list, tuple)):  # OneFormer: ["pixel_values", "task_inputs"]
+        name = name[0]
+    if name in ("input_ids", "decoder_input_ids"):
+        limits = [
+            getattr(config, k, None) for k in ("max_position_embeddings", "n_positions", "n_ctx")
+        ]
+        longest = min((v for v in limits if isinstance(v, int) and v > 0), default=HF_SEQUENCE)
+        return name, InputSpec((1, min(HF_SEQUENCE, longest)), torch.int64), "tokens"
+    if name in ("pixel_values", "pixel_values_videos"):
+        return (name, *_pixels(config, video=name == "pixel_values_videos"))
+    if name in ("input_features", "input_values"):
+        return (name, *_audio(config, name))
+    return name, None, "fxstudio knows no example for it"
+
+
+def _first(config: Any, *names: str) -> Any:
+    return next((v for v in (getattr(config, n, None) for n in names) if v is not None), None)
+
+
+def _pixels(config: Any, video: bool) -> tuple[InputSpec, str]:
+    size = _first(config, "image_size", "crop_size") or 224
+    h, w = (size, size) if isinstance(size, int) else (size[0], size[-1])
+    channels = _first(config, "num_channels", "in_chans") or 3
+    frames = _first(config, "num_frames", "frames_per_clip")
+    if video or isinstance(frames, int):
+        t = frames if isinstance(frames, int) else 16
+        return InputSpec((1, t, channels, h, w)), f"a clip of {t} frames, the config's"
+    return InputSpec((1, channels, h, w)), "an image of the config's size"
+
+
+def _audio(config: Any, name: str) -> tuple[InputSpec, str]:
+    """The feature extractor's output for one second of audio, resized as the config says;
+    without one, a second at 16 kHz (raw) or 100 frames of the config's width (features)."""
+    probed = _feature_extractor_shape(config, name)
+    width = _feature_width(config)
+    if probed is None:
+        if name == "input_values":
+            return InputSpec((1, 16000)), "one second of audio at 16 kHz"
+        return InputSpec((1, 100, width or 80)), "100 frames (one second) of its features"
+    shape, time_axis, fixed, extractor = probed
+    why = f"{extractor}'s output for one second of audio"
+    if len(shape) == 3 and time_axis in (1, 2):
+        shape[3 - time_axis] = width or shape[3 - time_axis]
+        source_positions = getattr(config, "max_source_positions", None)
+        if fixed and isinstance(source_positions, int):
+            # Whisper's extractor pads to 30 s (3000 frames); its encoder's two convolutions
+            # halve them to max_source_positions and it refuses any other length.
+            shape[time_axis] = 2 * source_positions
+            why = f"{extractor}'s layout, 2 * max_source_positions frames"
+    return InputSpec(tuple(shape)), why
+
+
+def _feature_width(config: Any) -> int | None:
+    """The width of one frame of features the model's first layer takes, per its config."""
+    width = _first(config, "num_mel_bins", "feature_projection_input_dim")
+    if isinstance(width, int):
+        return width
+    per_channel = getattr(config, "input_feat_per_channel", None)  # Speech2Text
+    if isinstance(per_channel, int):
+        return per_channel * int(getattr(config, "input_channels", 1) or 1)
+    return None
+
+
+def _feature_extractor_shape(
+    config: Any, name: str
+) -> tuple[list[int], int | None, bool, str] | None:
+    """``(shape, time axis, pads to a fixed length, class name)`` of ``name`` as the model
+    type's feature extractor makes it from one second of audio (built with the options the
+    config shares with it, e.g. the Audio Spectrogram Transformer's ``max_length``)."""
+    try:
+        import numpy as np
+        from transformers.models.auto.feature_extraction_auto import (
+            FEATURE_EXTRACTOR_MAPPING_NAMES,
+            feature_extractor_class_from_name,
+        )
+
+        class_name = FEATURE_EXTRACTOR_MAPPING_NAMES.get(getattr(config, "model_type", ""))
+        cls = feature_extractor_class_from_name(class_name) if class_name else None
+        if cls is None:
+            return None
+        accepted = inspect.signature(cls.__init__).parameters
+        own = getattr(type(config), "__annotations__", {})
+        shared = {k: getattr(config, k) for k in ("num_mel_bins", "max_length") if k in own}
+        extractor = cls(**{k: v for k, v in shared.items() if k in accepted})
+        rate = int(getattr(extractor, "sampling_rate", 16000) or 16000)
+        noise = np.random.default_rng(0).standard_normal(2 * rate).astype(np.float32) * 0.1
+
+        def shape(seconds: int) -> list[int]:
+            made = extractor(noise[: seconds * rate], sampling_rate=rate, return_tensors="np")
+            return list(made[name].shape)
+
+        one = shape(1)
+        fixed = isinstance(getattr(extractor, "nb_max_frames", None), int)  # Whisper's
+        if fixed:
+            frames = extractor.nb_max_frames
+            time_axis = one.index(frames) if frames in one[1:] else None
+        else:
+            two = shape(2)
+            changed = [i for i in range(1, len(one)) if one[i] != two[i]]
+            time_axis = changed[0] if len(changed) == 1 else None
+        return [1, *one[1:]], time_axis, fixed, cls.__name__
+    except Exception:  # noqa: BLE001 - no extractor, or one that needs a missing library
+        return None
 
 
 # --- torchvision -----------------------------------------------------------------------------
