@@ -34,7 +34,8 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core import progress, turns
-from fxstudio.core.errors import CaptureError, SourceLocation, stack_trace_location, user_frame
+from fxstudio.core.errors import CaptureError, stack_trace_location, user_frame
+from fxstudio.core.failures import describe_value, export_error, short_location, trace_error
 from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_map
 from fxstudio.core.guard import special_failure
 from fxstudio.core.modelspec import LoadedModel
@@ -123,56 +124,11 @@ def trace_fx(
             raise special from exc
         if not isinstance(exc, Exception):  # GeneratorExit and the like: not the user's
             raise
-        error = _trace_error(exc, source_file)
+        error = trace_error(exc, source_file)
         error.tracing = True
         raise error from exc
     name = module.__class__.__name__
     return fx.GraphModule(tracer.root, graph, name)
-
-
-def _trace_error(exc: Exception, source_file: str | None) -> CaptureError:
-    loc = user_frame(exc.__traceback__, prefer_file=source_file)
-    rule, message = _explained(exc, _short(loc))
-    error = CaptureError(message, loc)
-    error.rule = rule
-    return error
-
-
-def _explained(exc: Exception, where: str) -> tuple[str, str]:
-    """Which rule of symbolic tracing ``exc`` says was broken, and the message for it."""
-    text = str(exc)
-    if "cannot be used as inputs to control flow" in text:
-        return "tensor-if", (
-            f"The forward branches on a tensor value at {where}"
-            "Symbolic tracing cannot follow it: the value is unknown while tracing.\n"
-            "Try: the export frontend (--frontend export) with torch.cond for the branch, "
-            "making the module that branches a leaf module, or concrete_args to fix the "
-            "argument it depends on."
-        )
-    if "cannot be iterated" in text or "Proxy object cannot be iterated" in text:
-        return "iterate", (
-            f"The forward iterates over (or unpacks) a traced value at {where}"
-            "Symbolic tracing cannot know how many items it has.\n"
-            "Try: index explicitly (x.size(0), x[0]), the export frontend (--frontend "
-            "export), or a leaf module around that code."
-        )
-    if "'len' is not supported" in text or ("len(" in text and "Proxy" in text):
-        return "len", (
-            f"The forward calls len() on a traced value at {where}"
-            'Symbolic tracing cannot know it.\nTry: x.size(0), torch.fx.wrap("len") at module '
-            "scope, the export frontend (--frontend export), or a leaf module around that code."
-        )
-    return "trace", (
-        f"Symbolic tracing failed at {where}{type(exc).__name__}: {_clip(text)}\n"
-        "Try the export frontend (--frontend export), or make the failing module a leaf module."
-    )
-
-
-def _short(loc: SourceLocation | None) -> str:
-    """``path:line:`` and the source line, ending in a newline, for the start of a message."""
-    if loc is None:
-        return "an unknown place (no frame of your code was on the stack).\n"
-    return f"{loc.filename}:{loc.lineno}:\n    {loc.text}\n"
 
 
 def export_module(
@@ -192,56 +148,8 @@ def export_module(
         special = special_failure("Exporting the model (torch.export)", exc, source_file)
         if special is not None:
             raise special from exc
-        loc = user_frame(exc.__traceback__, prefer_file=source_file)
-        text = str(exc).strip()
-        first = text.splitlines()[0] if text else type(exc).__name__
-        if "data-dependent" in text or "data dependent" in text:
-            raise CaptureError(
-                f"The forward branches on a tensor value at {_short(loc)}"
-                f"torch.export cannot follow it ({first}).\n"
-                "Try: torch.cond for the branch, or compute the condition from sizes, not "
-                "values.",
-                loc,
-            ) from exc
-        raise CaptureError(
-            f"torch.export failed at {_short(loc)}{type(exc).__name__}: {_clip(text)}\n"
-            f"{export_advice(text)}",
-            loc,
-        ) from exc
-
-
-_SHAPE_WORDS = ("shape", "size mismatch", "must match the size", "mat1 and mat2", "dimension")
-
-
-def export_advice(text: str) -> str:
-    """What to do about a torch.export failure, for the causes that can be told from its
-    message -- and no advice that does not apply.
-
-    >>> export_advice("Found <class 'transformers.cache_utils.DynamicCache'> in output, "
-    ...               "register a pytree")[:60]
-    'The model returns a transformers cache object (DynamicCache)'
-    """
-    if "cache_utils" in text or ("Cache" in text and "pytree" in text):
-        cls = next((w.strip("<>'\",.") for w in text.split() if w.endswith("Cache'>")), "")
-        name = cls.rsplit(".", 1)[-1] or "a Cache"
-        return (
-            f"The model returns a transformers cache object ({name}), which torch.export "
-            "cannot output. Build it with use_cache=False (hf: specs do): set "
-            "config.use_cache = False in your factory."
-        )
-    if "pytree" in text:
-        return (
-            "The model takes or returns a type torch.export cannot take apart: return tensors "
-            "(or tuples, lists and dicts of them), or register the type with "
-            "torch.utils._pytree.register_pytree_node."
-        )
-    if any(w in text for w in _SHAPE_WORDS):
-        return "Check the --input shapes and dtypes (one --input per forward argument)."
-    return "Try the fx frontend (--frontend fx), or make the failing module a leaf module."
-
-
-def _clip(text: str, limit: int = 1200) -> str:
-    return text if len(text) <= limit else text[:limit] + " ..."
+        real = not module.training and _cheap_to_run(module, example_inputs)
+        raise export_error(exc, module, example_inputs, source_file, real) from exc
 
 
 # --- shapes --------------------------------------------------------------------------------
@@ -356,7 +264,7 @@ def eval_mode(module: nn.Module) -> Iterator[None]:
             m.training = training
 
 
-def _cheap_to_run(gm: fx.GraphModule, example_inputs: tuple[Any, ...]) -> bool:
+def _cheap_to_run(gm: nn.Module, example_inputs: tuple[Any, ...]) -> bool:
     state = sum(t.numel() for t in gm.parameters()) + sum(t.numel() for t in gm.buffers())
     inputs = sum(t.numel() for t in example_inputs if isinstance(t, torch.Tensor))
     on_cpu = all(t.device.type == "cpu" for t in example_inputs if isinstance(t, torch.Tensor))
@@ -394,7 +302,7 @@ def _run_error(
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     given = ", ".join(describe_value(v) for v in example_inputs)
     at = f" at node '{node.name}'" if node is not None else ""
-    src = f", {_short(loc)}" if loc else ".\n"
+    src = f", {short_location(loc)}" if loc else ".\n"
     err = CaptureError(
         f"Running the model on the example inputs failed{at}{src}{type(exc).__name__}: {text}\n"
         f"The inputs were: {given}. Check the --input shapes and dtypes.",
@@ -406,14 +314,6 @@ def _run_error(
 
 
 # --- reading shapes back -------------------------------------------------------------------
-
-
-def describe_value(v: Any) -> str:
-    """``2x16:float32`` for a tensor, ``repr`` for anything else."""
-    if isinstance(v, torch.Tensor):
-        dims = "x".join(str(d) for d in v.shape) or "scalar"
-        return f"{dims}:{str(v.dtype).removeprefix('torch.')}"
-    return repr(v)
 
 
 def node_shape(node: fx.Node) -> tuple[int, ...] | list[tuple[int, ...] | None] | None:
