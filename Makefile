@@ -6,13 +6,14 @@
 #
 # Variables:
 #   PYTHON=python3.11        the interpreter the virtual environment is made from
-#   TORCH_SPEC='torch==2.13.0'  what to install when no torch is importable; for CUDA e.g.
-#                               TORCH_SPEC='torch --index-url https://download.pytorch.org/whl/cu124'
+#   TORCH_SPEC='torch==2.14.1 torchvision==0.29.1'  the torch/torchvision release pair installed
+#                               when no torchvision is importable; for a chosen CUDA build e.g.
+#                               TORCH_SPEC='torch torchvision --index-url https://download.pytorch.org/whl/cu126'
 #   MODEL=examples:resnet    what `make run` opens
 
 PYTHON ?= python3
 VENV ?= .venv
-TORCH_SPEC ?= torch==2.13.0
+TORCH_SPEC ?= torch==2.14.1 torchvision==0.29.1
 MODEL ?= examples:resnet
 PY := $(VENV)/bin/python
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -46,10 +47,9 @@ $(VENV)/bin/python:
 	$(VENV)/bin/python -m pip install -q --upgrade pip
 
 $(VENV)/.installed: pyproject.toml $(VENV)/bin/python
-	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(TORCH_SPEC)
-	$(PY) -m pip install -q -e '.[test,diffusion]'
-	@# timm needs a torchvision built for this torch; without one its tests skip.
-	$(PY) -c "import torchvision" 2>/dev/null && $(PY) -m pip install -q -e '.[zoo]' || true
+	@# torch and torchvision are one release pair: torchvision is built for one torch.
+	$(PY) -c "import torch, torchvision" 2>/dev/null || $(PY) -m pip install -q $(TORCH_SPEC)
+	$(PY) -m pip install -q -e '.[test,zoo,diffusion]'
 	touch $@
 
 run: setup
@@ -62,7 +62,7 @@ run: setup
 	fi
 
 test: setup
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n auto --dist worksteal
 
 bench: setup
 	$(PY) tests/bench/run.py
@@ -71,21 +71,28 @@ bench: setup
 bench-gpu: setup
 	$(PY) tests/bench/bench_gpu.py
 
-# The bundle ships the CPU torch (the default TORCH_SPEC); the slow test starts the frozen
-# app with no Python packages on the path.
-package: setup
+# The bundle ships the CPU torch: it is built in a venv of its own (PACKAGE_VENV, with
+# PACKAGE_TORCH) so that the development venv keeps the torch/torchvision pair. The slow test
+# starts the frozen app with no Python packages on the path.
+PACKAGE_VENV ?= .venv-package
+PACKAGE_TORCH ?= torch==2.13.0
+PKG_PY := $(PACKAGE_VENV)/bin/python
+
+package: system
 	@missing=$$(for p in $(PACKAGE_APT); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		$(SUDO) apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
-	$(PY) -m pip install -q -e '.[package]'
-	sh packaging/build.sh $(PY)
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -m bundle tests/test_bundle.py
+	[ -x $(PKG_PY) ] || $(PYTHON) -m venv $(PACKAGE_VENV)
+	$(PKG_PY) -c "import torch" 2>/dev/null || $(PKG_PY) -m pip install -q $(PACKAGE_TORCH)
+	$(PKG_PY) -m pip install -q -e '.[package]' pytest pytest-qt pytest-timeout
+	sh packaging/build.sh $(PKG_PY)
+	QT_QPA_PLATFORM=offscreen $(PKG_PY) -m pytest -q -p no:cacheprovider -m bundle tests/test_bundle.py
 
 lint: setup
 	$(VENV)/bin/ruff check fxstudio tests
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache
+	rm -rf $(VENV) $(PACKAGE_VENV) build dist *.egg-info .pytest_cache

@@ -13,7 +13,7 @@ LEVEL=${ZSTD_LEVEL:-19}
 
 if "$PY" -c "import sys, torch; sys.exit(0 if torch.version.cuda is None else 1)"; then :; else
     echo "build.sh: the venv has a CUDA torch; the bundle ships the CPU build (several GB less)." >&2
-    echo "          Make a venv with TORCH_SPEC='torch==2.13.0' (CPU) for packaging." >&2
+    echo "          make package builds it in a venv of its own (PACKAGE_VENV, PACKAGE_TORCH)." >&2
     exit 2
 fi
 desktop-file-validate "$ROOT/packaging/$ID.desktop"

@@ -78,3 +78,20 @@ def test_wheel_contains_forms_and_resources_and_they_load(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "Model"
+
+
+def test_the_set_up_installs_every_model_zoo():
+    """``make`` installs the torch/torchvision pair, timm, transformers and diffusers: the zoo
+    tests that skip where one is missing must run here, not skip (a set-up that lost one fails
+    this test instead)."""
+    import importlib
+
+    for name in ("torchvision", "timm", "transformers", "diffusers"):
+        importlib.import_module(name)
+    import torchvision.models as tvm
+
+    # torchvision's C++ ops are registered for this very torch (a mismatched pair fails here)
+    import torch
+
+    assert torch.ops.torchvision.nms is not None
+    assert "resnet18" in tvm.list_models()
