@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 import torch
 import torch.fx as fx
-from safetensors.torch import load_file, save_file
+from safetensors.torch import save_file
 
 from fxstudio.core.capture import eval_mode
 from fxstudio.core.codegen import forward_code, standalone_module
@@ -39,6 +39,7 @@ from fxstudio.core.errors import UserError
 from fxstudio.core.files import atomic_path, atomic_write, check_writable
 from fxstudio.core.fxcompat import pytree
 from fxstudio.core.noise import quiet_torch_logs
+from fxstudio.core.tensorfiles import read_tensors, storable
 
 Format = Literal["py", "code", "torchscript", "pt2", "onnx"]
 FORMATS: tuple[Format, ...] = ("py", "code", "torchscript", "pt2", "onnx")
@@ -118,7 +119,7 @@ def _inputs(doc: GraphDocument, kind: str) -> tuple[Any, ...]:
 def _export_py(doc: GraphDocument, out: Path, origin: str, force: bool) -> ExportResult:
     weights = check_writable(weights_path(out), force)
     mod = standalone_module(doc.graph_module, out.stem, origin)
-    tensors = {k: v.detach().contiguous().cpu() for k, v in mod.tensors.items()}
+    tensors = storable(mod.tensors)
     # Both files are complete on disk before either replaces an old one.
     with atomic_path(weights) as tmp_weights, atomic_path(out) as tmp_py:
         save_file(tensors, str(tmp_weights), metadata={"generated_by": "fxstudio"})
@@ -191,6 +192,22 @@ def _export_onnx(gm: fx.GraphModule, inputs: tuple[Any, ...], out: Path) -> Expo
     return ExportResult("onnx", [out])
 
 
+def error_line(stderr: str) -> str:
+    """The exception a Python process died of (its last traceback's ``Type: message``, a
+    message of several lines on one), else the last line it wrote.
+
+    >>> error_line("Traceback (most recent call last):\\n  File ...\\nValueError:\\n  bad\\n")
+    'ValueError: bad'
+    """
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent")]
+    if starts:
+        for i in range(starts[-1] + 1, len(lines)):
+            if not lines[i][:1].isspace():
+                return " ".join(line.strip() for line in lines[i:])[:500]
+    return lines[-1][:500] if lines else "it wrote no error message"
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return (text.splitlines()[0] if text else type(exc).__name__)[:300]
@@ -233,14 +250,16 @@ for run, n in enumerate(int(t) for t in threads.split(",")):
     with torch.no_grad():
         out = model(*inputs)
     leaves = [t for t in pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
-    results.update({f"{run}.{i}": t.detach().cpu().contiguous() for i, t in enumerate(leaves)})
+    # Copies: outputs may be an input, a weight, one tensor twice or the same tensor on both
+    # runs, and safetensors refuses to save tensors that share memory.
+    results.update(
+        {
+            f"{run}.{i}": t.detach().to("cpu", memory_format=torch.contiguous_format, copy=True)
+            for i, t in enumerate(leaves)
+        }
+    )
 save_file(results, out_path, metadata={"runs": threads})
 """
-
-
-def read_tensors(path: str | os.PathLike[str]) -> dict[str, torch.Tensor]:
-    """A safetensors file's tensors as ordinary (torch-allocated, aligned) copies."""
-    return {k: v.clone() for k, v in load_file(str(path)).items()}
 
 
 def tolerance(dtype: torch.dtype) -> float:
@@ -440,7 +459,7 @@ def run_standalone(
     counts = sorted(by_threads)
     if counts[0] != 1:
         raise ValueError("run_standalone needs the one-thread outputs")
-    data = {f"in.{i}": t.detach().contiguous() for i, t in enumerate(inputs)}
+    data = storable({f"in.{i}": t for i, t in enumerate(inputs)})
     with tempfile.TemporaryDirectory() as tmp:
         data_path, out_path = os.path.join(tmp, "in.safetensors"), os.path.join(tmp, "out.st")
         save_file(data, data_path)
@@ -459,9 +478,10 @@ def run_standalone(
             cwd=tmp,
         )
         if result.returncode != 0:
-            lines = result.stderr.strip().splitlines()
-            tail = lines[-1] if lines else "no output"
-            raise ExportError(f"The saved module failed to run in a fresh Python process: {tail}")
+            raise ExportError(
+                "The saved module failed to run in a fresh Python process: "
+                + error_line(result.stderr)
+            )
         got = read_tensors(out_path)
     comparisons = []
     for run, n in enumerate(counts):

@@ -358,3 +358,142 @@ def _outputs(doc, n):
     from fxstudio.core.export import reference_outputs
 
     return reference_outputs(doc, n)
+
+
+# --- outputs that share memory; custom operators ----------------------------------------------
+
+#: Models whose outputs are their input, a constant, a weight, one tensor twice, a view, a
+#: nested structure; none has weights that need saving but ``parameter`` and ``nested``.
+SHARING = (
+    "import torch\n"
+    "class Identity(torch.nn.Module):\n"
+    "    def forward(self, x):\n        return x\n"
+    "class Constant(torch.nn.Module):\n"
+    "    def forward(self, x):\n        return torch.tensor(1.0)\n"
+    "class Twice(torch.nn.Module):\n"
+    "    def forward(self, x):\n        y = x * 2\n        return y, y\n"
+    "class Parameter(torch.nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n        self.w = torch.nn.Parameter(torch.randn(3))\n"
+    "    def forward(self, x):\n        return self.w\n"
+    "class View(torch.nn.Module):\n"
+    "    def forward(self, x):\n        return x.view(-1)[:2]\n"
+    "class Nested(torch.nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n        self.fc = torch.nn.Linear(3, 3)\n"
+    "    def forward(self, x):\n"
+    "        y = self.fc(x)\n"
+    "        return {'a': (y, x), 'b': [x[0], {'c': y}]}\n"
+    "class SharedBuffers(torch.nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        t = torch.randn(4)\n"
+    "        self.register_buffer('whole', t)\n        self.register_buffer('part', t[:3])\n"
+    "    def forward(self, x):\n        return x + self.part, self.whole\n"
+    "class Add(torch.nn.Module):\n"
+    "    def forward(self, x, y):\n        return x + y\n"
+    "def example_inputs():\n    return (torch.randn(2, 3),)\n"
+)
+
+
+@pytest.mark.parametrize("frontend", ["fx", "export"])
+@pytest.mark.parametrize(
+    "name", ["Identity", "Constant", "Twice", "Parameter", "View", "Nested", "SharedBuffers"]
+)
+def test_a_model_whose_outputs_share_memory_saves_and_verifies(
+    tmp_path, write_model, name, frontend
+):
+    """safetensors refuses tensors that share memory: the check's outputs (an input returned,
+    one tensor twice, the same constant on each run) and the weights (two views of one
+    buffer) are written as copies where they share."""
+    spec = f"{write_model(SHARING)}:{name}"
+    doc = open_document(OpenRequest(spec, frontend))
+    out = tmp_path / f"{name.lower()}.py"
+    export(doc, out)
+    check = verify_standalone(out, doc)
+    assert check.ok, check
+    inputs, expected = original_outputs(spec)
+    assert run_standalone(out, inputs, expected).bitwise_equal
+
+
+def test_one_tensor_given_for_two_inputs(tmp_path, write_model):
+    x = torch.randn(2, 3)
+    doc = open_document(OpenRequest(f"{write_model(SHARING)}:Add", inputs=("2x3", "2x3")))
+    out = tmp_path / "add.py"
+    export(doc, out)
+    check = run_standalone(out, (x, x), [x + x])
+    assert check.bitwise_equal, check
+
+
+def test_a_failure_in_the_fresh_process_names_the_exception(tmp_path):
+    out = tmp_path / "broken.py"
+    export(open_document("examples:simple"), out)
+    out.write_text(out.read_text().replace("def load(", "def load(missing, "))
+    with pytest.raises(ExportError) as info:
+        verify_standalone(out, open_document("examples:simple"))
+    assert "TypeError: load() missing 1 required positional argument" in str(info.value)
+
+
+def _custom_op_model(tmp_path, write_model, monkeypatch):
+    """A model that calls an operator its package registers (as transformers registers
+    ``torch.ops.transformers.grouped_mm_fallback`` for its mixture-of-experts layers)."""
+    pkg = tmp_path / "site" / "fxs_ops"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kernels.py").write_text(
+        "import torch\n"
+        "@torch.library.custom_op('fxs_ops::scaled_sum', mutates_args=())\n"
+        "def scaled_sum(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:\n"
+        "    return (x * w).sum(-1)\n"
+        "@scaled_sum.register_fake\n"
+        "def _(x, w):\n    return x.new_empty(x.shape[:-1])\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))  # for the fresh process
+    return write_model(
+        "import torch\nimport fxs_ops.kernels\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n        self.w = torch.nn.Parameter(torch.randn(3))\n"
+        "    def forward(self, x):\n"
+        "        return torch.ops.fxs_ops.scaled_sum(torch.relu(x), self.w)\n"
+        "def example_inputs():\n    return (torch.randn(2, 3),)\n"
+    )
+
+
+@pytest.mark.parametrize("frontend", ["fx", "export"])
+def test_a_saved_module_imports_what_registers_its_custom_operators(
+    tmp_path, write_model, monkeypatch, frontend
+):
+    path = _custom_op_model(tmp_path, write_model, monkeypatch)
+    doc = open_document(OpenRequest(f"{path}:Net", frontend))
+    out = tmp_path / "net.py"
+    export(doc, out)
+    source = out.read_text()
+    assert (
+        "# The forward calls operators that importing these modules registers:\n"
+        "import fxs_ops.kernels  # torch.ops.fxs_ops.scaled_sum\n"
+    ) in source
+    assert "it needs torch, safetensors and fxs_ops" in source
+    check = verify_standalone(out, doc)  # a fresh process that never imported fxs_ops
+    assert check.ok, check
+    code = tmp_path / "forward.py"
+    export(doc, code, "code")
+    assert "import fxs_ops.kernels  # torch.ops.fxs_ops.scaled_sum" in code.read_text()
+
+
+def test_an_operator_the_model_file_registers_cannot_be_imported(tmp_path, write_model):
+    from fxstudio.core.codegen import CodegenError
+
+    path = write_model(
+        "import torch\n"
+        "@torch.library.custom_op('fxs_file_ops::double', mutates_args=())\n"
+        "def double(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n"
+        "class Net(torch.nn.Module):\n"
+        "    def forward(self, x):\n        return torch.ops.fxs_file_ops.double(x)\n"
+        "def example_inputs():\n    return (torch.randn(2, 3),)\n"
+    )
+    doc = open_document(f"{path}:Net")
+    with pytest.raises(CodegenError, match="fxs_file_ops.double, an operator your model file"):
+        export(doc, tmp_path / "net.py")
+    assert not (tmp_path / "net.py").exists()
