@@ -18,6 +18,10 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import importlib.util
+import os
+import re
+import sys
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
@@ -40,6 +44,7 @@ __all__ = [
     "is_op_overload",
     "module_state",
     "op_name",
+    "op_registrar",
     "op_schema_arguments",
     "own_tensors",
     "pytree",
@@ -79,6 +84,71 @@ def op_name(target: Any) -> str:
     """``aten.add`` for ``torch.ops.aten.add.Tensor`` or ``torch.ops.aten.add``."""
     packet = target.overloadpacket if isinstance(target, OpOverload) else target
     return str(packet._qualified_op_name).replace("::", ".")
+
+
+#: Namespaces of torch's own operators: ``import torch`` registers them.
+TORCH_NAMESPACES = frozenset({"aten", "prims", "prim"})
+#: torch's files that register operators on behalf of their callers (``torch.library``,
+#: ``torch.library.custom_op``): a registration made there was asked for elsewhere.
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+_MACHINERY_PARTS = ("library.py", "_ops.py", "_custom_ops.py", "_library/", "_custom_op/")
+_REGISTRATION_MACHINERY = tuple(os.path.join(_TORCH_DIR, *p.split("/")) for p in _MACHINERY_PARTS)
+#: Where libtorch's C++ operators are registered (``aten/src/ATen/native/quantized/library.cpp``).
+_LIBTORCH_SOURCES = ("/aten/src/", "/torch/csrc/")
+
+
+def op_registrar(target: Any) -> str | None:
+    """The module whose import registers the operator ``target`` (an overload or packet):
+    ``torch`` for torch's own (ATen, prims, libtorch's C++ operators), the module that
+    defines a ``torch.library.custom_op``, the Python module a C++ operator names for
+    itself, the package named as a C++ operator's namespace (``torchvision``), or the module
+    at the registration's source file (a ``torch.library.Library`` definition, a fake
+    implementation, a kernel); None when none of these is known.
+
+    >>> op_registrar(torch.ops.aten.add.Tensor)
+    'torch'
+    """
+    packet = target.overloadpacket if isinstance(target, OpOverload) else target
+    qualname = str(packet._qualified_op_name)
+    namespace = qualname.partition("::")[0]
+    if namespace in TORCH_NAMESPACES:
+        return "torch"
+    from torch._library import custom_ops, simple_registry
+
+    opdef = custom_ops.OPDEFS.get(qualname)
+    if opdef is not None:
+        return str(opdef._init_fn.__module__)
+    overload = target if isinstance(target, OpOverload) else getattr(packet, packet.overloads()[0])
+    defined_at = overload._handle.debug()  # "registered at FILE:LINE"
+    if any(part in defined_at for part in _LIBTORCH_SOURCES):
+        return "torch"
+    stub = torch._C._dispatch_pystub(overload._schema.name, overload._schema.overload_name)
+    if stub is not None and _importable(str(stub[0])):
+        return str(stub[0])
+    in_cpp = ".py:" not in defined_at
+    if in_cpp and _importable(namespace):
+        return namespace  # a package named as its C++ operators' namespace loads them (torchvision)
+    fake = simple_registry.singleton.find(qualname).fake_impl.kernel
+    places = [defined_at, f"registered at {fake.source}" if fake is not None else ""]
+    places.append(torch._C._dispatch_dump(qualname))  # each kernel's registration
+    files = re.findall(r"registered at (.+?\.py):\d+", "\n".join(places))
+    by_file: dict[str, str] = {}
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and by_file.get(os.path.abspath(path), "__main__") == "__main__":
+            by_file[os.path.abspath(path)] = name
+    for path in files:
+        path = os.path.abspath(path)
+        if not path.startswith(_REGISTRATION_MACHINERY) and path in by_file:
+            return by_file[path]
+    return None
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def op_schema_arguments(target: Any) -> list[Any]:
@@ -226,7 +296,9 @@ CACHE_EVENTS = ("fx_graph_cache_hit", "fx_graph_cache_miss", "fx_graph_cache_byp
 
 
 @contextlib.contextmanager
-def inductor_provenance(freezing: bool = False) -> Iterator[list[tuple[str, Any]]]:
+def inductor_provenance(
+    freezing: bool = False, cached: bool = True
+) -> Iterator[list[tuple[str, Any]]]:
     """Inside: inductor tracks which FX nodes each kernel it generates came from, and its CPU
     kernels mark themselves for ``torch.profiler`` (``graph_<id>_<kernel>``); with
     ``freezing``, it folds the weights as constants (inference only: what is computed from
@@ -234,7 +306,12 @@ def inductor_provenance(freezing: bool = False) -> Iterator[list[tuple[str, Any]
     Yields a list that fills, compile after compile, with ``(name, payload)``: the
     provenance artifacts of
     :data:`INDUCTOR_ARTIFACTS` (JSON text) and the cache events of :data:`CACHE_EVENTS`
-    (payload None) -- read from torch's structured trace log, the one tlparse reads."""
+    (payload None) -- read from torch's structured trace log, the one tlparse reads.
+
+    A graph answered from inductor's FX graph cache (or AOTAutograd's) comes with the records
+    of the graph that was cached -- which may have had other node names (the cache keys
+    on the computation, not the names): ``cached=False`` compiles without those caches, so
+    the records are of this very graph."""
     import logging
 
     import torch._inductor.config as inductor_config
@@ -258,13 +335,14 @@ def inductor_provenance(freezing: bool = False) -> Iterator[list[tuple[str, Any]
     trace_log.setLevel(logging.DEBUG)
     trace_log.addHandler(listener)
     try:
-        with inductor_config.patch(
-            {
-                "trace.provenance_tracking_level": 1,
-                "cpp.enable_kernel_profile": True,
-                "freezing": freezing,
-            }
-        ):
+        patch: dict[str, Any] = {
+            "trace.provenance_tracking_level": 1,
+            "cpp.enable_kernel_profile": True,
+            "freezing": freezing,
+        }
+        if not cached:  # (AOTAutograd's cache is not used without inductor's)
+            patch["fx_graph_cache"] = False
+        with inductor_config.patch(patch):
             yield got
     finally:
         trace_log.removeHandler(listener)

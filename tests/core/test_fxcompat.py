@@ -3,6 +3,7 @@ installed: a torch upgrade that moves one fails here, in one place."""
 
 import operator
 
+import pytest
 import torch
 import torch.fx as fx
 from torch import nn
@@ -114,3 +115,64 @@ def test_dynamo_counts_compiled_graphs_and_resets():
     compiled(torch.ones(2))
     assert fxcompat.compiled_graph_count() == before + 1
     fxcompat.reset_dynamo()
+
+
+def _ops_package(root, name):
+    """A package whose modules register operators in each of torch.library's ways."""
+    pkg = root / name
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "by_library.py").write_text(
+        "import torch\n"
+        f"lib = torch.library.Library('{name}_lib', 'DEF')\n"
+        "lib.define('scale(Tensor x, float f) -> Tensor')\n"
+        "lib.impl('scale', lambda x, f: x * f, 'CompositeExplicitAutograd')\n"
+    )
+    (pkg / "by_functions.py").write_text(
+        "import torch\n"
+        f"torch.library.define('{name}_fn::twice', '(Tensor x) -> Tensor')\n"
+        f"@torch.library.impl('{name}_fn::twice', 'cpu')\n"
+        "def twice(x):\n    return x * 2\n"
+        f"@torch.library.register_fake('{name}_fn::twice')\n"
+        "def twice_fake(x):\n    return torch.empty_like(x)\n"
+    )
+    (pkg / "by_custom_op.py").write_text(
+        "import torch\n"
+        f"@torch.library.custom_op('{name}_custom::plus1', mutates_args=())\n"
+        "def plus1(x: torch.Tensor) -> torch.Tensor:\n    return x + 1\n"
+    )
+
+
+def test_the_module_that_registers_an_operator(tmp_path, monkeypatch):
+    import importlib
+
+    _ops_package(tmp_path, "fxc_ops")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for module in ("by_library", "by_functions", "by_custom_op"):
+        importlib.import_module(f"fxc_ops.{module}")
+    registrar = fxcompat.op_registrar
+    assert registrar(torch.ops.fxc_ops_lib.scale.default) == "fxc_ops.by_library"
+    assert registrar(torch.ops.fxc_ops_lib.scale) == "fxc_ops.by_library"  # the packet too
+    assert registrar(torch.ops.fxc_ops_fn.twice.default) == "fxc_ops.by_functions"
+    assert registrar(torch.ops.fxc_ops_custom.plus1.default) == "fxc_ops.by_custom_op"
+    # torch's own: ATen, prims, and libtorch's C++ operators outside aten
+    assert registrar(torch.ops.aten.add.Tensor) == registrar(torch.ops.prims.add) == "torch"
+    assert registrar(torch.ops.quantized.linear.default) == "torch"
+    # a registration from code no module holds
+    exec(
+        compile(
+            "import torch\nlib = torch.library.Library('fxc_nowhere', 'DEF')\n"
+            "lib.define('f(Tensor x) -> Tensor')\n",
+            "<string>",
+            "exec",
+        ),
+        globals_ := {},
+    )
+    assert registrar(torch.ops.fxc_nowhere.f.default) is None
+    assert globals_["lib"] is not None  # kept alive until here
+
+
+def test_a_cpp_operator_is_registered_by_the_package_named_as_its_namespace():
+    torchvision = pytest.importorskip("torchvision")
+    assert torchvision is not None
+    assert fxcompat.op_registrar(torch.ops.torchvision.nms.default) == "torchvision"
