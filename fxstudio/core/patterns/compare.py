@@ -27,6 +27,8 @@ from fxstudio.core.patterns.ops import (
     IN_PLACE_FLAGS,
     family,
     is_aten,
+    schema_arguments,
+    schema_defaults,
     spelled,
     strict_key,
     submodule,
@@ -46,6 +48,26 @@ class NodeComparison:
     gm: Any
     pfam: dict[Node, str | None]
     gfam: dict[Node, str | None]
+    gschema: dict[Node, list[tuple[str, Any]] | None]  # graph node -> its ATen arguments
+
+    def by_schema(self, pn: Node) -> bool:
+        """``pn``'s arguments are compared as its ATen schema reads them (every argument, a
+        default spelled out or left out alike), not as they are written."""
+        return self.rules[pn].arguments == "normalize" and _schema_call(pn)
+
+    def _schema_pairs(self, pn: Node, gn: Node) -> list[tuple[Node, Any, Any, str]] | None:
+        """The arguments of two calls of one ATen op, paired by name (``None`` when the
+        graph node calls another op or does not fit its schema)."""
+        if gn.op != "call_function" or gn.target != pn.target:
+            return None
+        if gn in self.gschema:
+            theirs = self.gschema[gn]
+        else:
+            theirs = self.gschema[gn] = schema_arguments(gn.target, gn.args, dict(gn.kwargs))
+        ours = schema_arguments(pn.target, pn.args, dict(pn.kwargs))
+        if ours is None or theirs is None:
+            return None
+        return [(pn, a, b, name) for (name, a), (_, b) in zip(ours, theirs, strict=True)]
 
     def _gf(self, gn: Node) -> str | None:
         fam = self.gfam.get(gn, _UNKNOWN)
@@ -150,6 +172,10 @@ class NodeComparison:
     def _plans(self, pn: Node, gn: Node, st: MatchState) -> list[list[tuple[Node, Any, Any, str]]]:
         """The ways to pair ``pn``'s arguments with ``gn``'s: one, or two for a commuted op."""
         rule = self.rules[pn]
+        if self.by_schema(pn):
+            paired = self._schema_pairs(pn, gn)
+            if paired is not None:
+                return [paired]
         if not pn.kwargs and not gn.kwargs and len(pn.args) == len(gn.args):
             n = len(pn.args)
             plans = [list(zip([pn] * n, pn.args, gn.args, ARG_LABELS[:n], strict=True))]
@@ -266,30 +292,22 @@ def _schema_args(target: Any, args: list[Any], kwargs: dict[str, Any]) -> list[A
 
 
 def _by_schema(op: Any, args: list[Any], kwargs: dict[str, Any]) -> dict[str, Any] | None:
-    """An ATen call's arguments by name, those left at their default left out; ``None`` if
-    the call does not fit the schema.
+    """An ATen call's arguments by name, those at their default left out; ``None`` if the
+    call does not fit the schema.
 
     >>> mp = torch.ops.aten.max_pool2d.default
-    >>> _by_schema(mp, ["x", [2, 2]], {"stride": [2, 2], "padding": [0, 0]})
+    >>> _by_schema(mp, ["x", [2, 2]], {"stride": [2, 2], "padding": (0, 0), "dilation": 1})
     {'self': 'x', 'kernel_size': [2, 2], 'stride': [2, 2]}
     """
-    out: dict[str, Any] = {}
-    schema = op_schema_arguments(op)
-    if len(args) > len(schema) or set(kwargs) - {a.name for a in schema}:
+    full = schema_arguments(op, args, kwargs)
+    if full is None:
         return None
-    for i, a in enumerate(schema):
-        if a.name in kwargs:
-            value = kwargs[a.name]
-        elif not a.kwarg_only and i < len(args):
-            value = args[i]
-        elif a.has_default_value():
-            continue
-        else:
-            return None  # a required argument missing
-        if a.has_default_value() and same_literal(value, a.default_value):
-            continue
-        out[a.name] = value
-    return out
+    defaults = schema_defaults(op)
+    return {
+        name: value
+        for name, value in full
+        if not (name in defaults and same_literal(value, defaults[name]))
+    }
 
 
 def _signatures(fn: Any) -> list[inspect.Signature]:

@@ -118,6 +118,7 @@ class Matcher(Walk):
         self.pfam = {n: family(n, self.pgm) for n in pattern.graph.nodes}
         self.gm: Any = None
         self.gfam: dict[Node, str | None] = {}  # graph node -> its op family, per graph read
+        self.gschema: dict[Node, Any] = {}  # graph node -> its ATen arguments, per graph read
         self.later: dict[int, list[Node]] = {}  # anchor j -> its candidates, per graph read
 
     # --- public ----------------------------------------------------------------------------
@@ -127,6 +128,7 @@ class Matcher(Walk):
         (an edit may have changed a node's target since)."""
         self.gm = gm
         self.gfam = {}
+        self.gschema = {}
         self.later = {}
 
     def find(self, gm: fx.GraphModule) -> Found:

@@ -23,7 +23,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core.edits.steps import submodule_at
-from fxstudio.core.fxcompat import DropoutBase, is_op_overload, op_name
+from fxstudio.core.fxcompat import DropoutBase, is_op_overload, op_name, op_schema_arguments
 
 # operator.<name> -> the family of the op it spells
 _OPERATORS = {
@@ -190,3 +190,72 @@ def spelled(node: fx.Node) -> str:
     if node.op == "call_module":
         return f"self.{node.target}"
     return node.op
+
+
+def schema_arguments(op: Any, args: Any, kwargs: dict[str, Any]) -> list[tuple[str, Any]] | None:
+    """Every argument of an ATen call, by its schema, in order: those passed by position or
+    by keyword, the others at their defaults; ``None`` when the call does not fit the schema.
+    Values are written one way: a tuple is a list, and a number given for a fixed-size list
+    (``int[2] padding``) is that list -- the dispatcher reads ``2`` as ``[2, 2]``.  Two calls
+    of one op compute the same exactly when these are the same.
+
+    >>> import torch
+    >>> mp = torch.ops.aten.max_pool2d_with_indices.default
+    >>> schema_arguments(mp, ("x", [2, 2]), {"stride": (2, 2)})[1:]
+    [('kernel_size', [2, 2]), ('stride', [2, 2]), ('padding', [0, 0]), ('dilation', [1, 1]), \
+('ceil_mode', False)]
+    """
+    schema = _schema(op)
+    if len(args) > len(schema) or any(k not in _names(op) for k in kwargs):
+        return None
+    out = []
+    for i, (name, kwarg_only, has_default, default, size) in enumerate(schema):
+        if name in kwargs:
+            value = kwargs[name]
+        elif not kwarg_only and i < len(args):
+            value = args[i]
+        elif has_default:
+            value = default
+        else:
+            return None  # a required argument missing
+        out.append((name, _one_way(value, size)))
+    return out
+
+
+def _one_way(value: Any, size: int | None) -> Any:
+    if isinstance(value, (list, tuple)):  # (fx's immutable_list too)
+        return [_one_way(v, None) for v in value]
+    if size and type(value) in (int, float, bool):
+        return [value] * size
+    return value
+
+
+_SCHEMAS: dict[Any, list[tuple[str, bool, bool, Any, int | None]]] = {}
+_NAMES: dict[Any, frozenset[str]] = {}
+
+
+def _schema(op: Any) -> list[tuple[str, bool, bool, Any, int | None]]:
+    """An overload's arguments as (name, keyword only, has a default, default, fixed list
+    size), read once per overload."""
+    known = _SCHEMAS.get(op)
+    if known is None:
+        known = []
+        for a in op_schema_arguments(op):
+            size = getattr(a, "N", None)
+            has = a.has_default_value()
+            default = _one_way(a.default_value, size) if has else None
+            known.append((a.name, a.kwarg_only, has, default, size))
+        _SCHEMAS[op] = known
+        _NAMES[op] = frozenset(name for name, *_ in known)
+    return known
+
+
+def _names(op: Any) -> frozenset[str]:
+    _schema(op)
+    return _NAMES[op]
+
+
+def schema_defaults(op: Any) -> dict[str, Any]:
+    """An overload's arguments that have defaults, with them (written as
+    :func:`schema_arguments` writes values)."""
+    return {name: default for name, _, has, default, _ in _schema(op) if has}

@@ -42,7 +42,7 @@ class Walk(NodeComparison):
             return True
         mark = len(st.trail)
         pargs, gargs = pn.args, gn.args
-        if not pn.kwargs and not gn.kwargs and len(pargs) == len(gargs):
+        if not pn.kwargs and not gn.kwargs and len(pargs) == len(gargs) and not self.by_schema(pn):
             ok = True
             for i, pa in enumerate(pargs):
                 if not self._fast_arg(pn, pa, gargs[i], ARG_LABELS[i], st):
