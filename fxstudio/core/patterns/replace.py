@@ -2,9 +2,9 @@
 
 A :class:`Replacement` builds, for one match, a small graph (:class:`ReplacementGraph`) whose
 inputs are the pattern's inputs (then the literals the pattern binds) and whose outputs stand
-for the pattern's outputs.  A function is traced once (its signature must take the pattern's
-inputs, in number and order); a per-match callback (the folds) sees the matched modules and
-may set new ones.
+for the pattern's outputs (:mod:`~fxstudio.core.patterns.replacements` makes them).  A
+replacement's own submodules and tensors are set on the model under free names, one step
+each; one the pattern names too stands for what the pattern's matched there.
 
 :func:`rewrite` makes all replacements one :func:`~fxstudio.core.edits.engine.commit` of edit
 steps, placed as it goes in the live graph: an earlier match's output that a later match
@@ -34,15 +34,13 @@ Example:
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.fx as fx
-from torch import nn
 from torch.fx.node import Node, map_aggregate
 
 from fxstudio.core.document import ChangeKind, GraphDocument
@@ -67,107 +65,30 @@ from fxstudio.core.graphviews import module_path
 from fxstudio.core.patterns.matcher import Found, Match, Matcher
 from fxstudio.core.patterns.pattern import FX_RULES, Pattern, PatternError, from_function
 from fxstudio.core.patterns.provenance import Provenance
+from fxstudio.core.patterns.replacements import (
+    MatchContext,
+    Replacement,
+    ReplacementGraph,
+    Skip,
+    function_replacement,
+    graph_replacement,
+    signature_problem,
+)
 
-
-@dataclass
-class ReplacementGraph:
-    """What one match becomes: placeholders = the pattern's inputs (then bound literals),
-    output = the values for the pattern's outputs; ``modules`` are set on the model at the
-    paths the graph's ``call_module`` nodes name (new, or replacing the module there)."""
-
-    graph: fx.Graph
-    modules: dict[str, nn.Module] = field(default_factory=dict)
-    root: Any = None  # where the graph's call_module / get_attr targets live, if not the model
-
-
-@dataclass
-class MatchContext:
-    """What a per-match callback may read: the document, the pattern and the match."""
-
-    doc: GraphDocument
-    pattern: Pattern
-    match: Match
-
-    def node(self, pattern_node: str) -> fx.Node:
-        return self.doc.node(self.match.nodes[pattern_node])
-
-    def module(self, pattern_node: str) -> nn.Module:
-        return self.doc.graph_module.get_submodule(str(self.node(pattern_node).target))
-
-
-class Skip(Exception):
-    """Raised by a callback: this match is left as it is, for ``reason``."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-@dataclass
-class Replacement:
-    name: str
-    build: Callable[[MatchContext], ReplacementGraph]
-    exact: bool = True  # the rewrite computes the same values (else: a fold, rounding differs)
-    spec: dict[str, Any] = field(default_factory=dict)  # how to make it again (sessions)
-
-
-def function_replacement(
-    fn: Callable[..., Any] | nn.Module, name: str | None = None, source: str = ""
-) -> Replacement:
-    """A replacement written as a function of the pattern's inputs, traced once."""
-    label = str(name or getattr(fn, "__name__", type(fn).__name__))
-    try:
-        gm = fx.symbolic_trace(fn)
-    except Exception as exc:
-        raise PatternError(
-            f"The replacement {label} cannot be traced ({type(exc).__name__}: {exc})."
-        ) from exc
-    params = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    returned = next(n for n in gm.graph.nodes if n.op == "output").args[0]
-    if returned is None or (
-        isinstance(returned, (tuple, list)) and any(v is None for v in returned)
-    ):
-        raise PatternError(
-            f"The replacement {label} returns None: it must return what the pattern returns "
-            "(a value computed from its inputs, or a tuple of them for a pattern with several "
-            "outputs)."
-        )
-
-    def build(ctx: MatchContext) -> ReplacementGraph:
-        outputs = len(ctx.pattern.outputs)
-        count = len(returned) if isinstance(returned, (tuple, list)) else 1
-        if count != outputs:
-            raise PatternError(
-                f"The replacement {label} returns {count} value{'s' if count != 1 else ''}, "
-                f"the pattern {outputs}: return one value for each of the pattern's outputs, "
-                "in order."
-            )
-        expected = len(ctx.pattern.inputs) + len(ctx.match.bound)
-        if len(params) != expected:
-            bound = f" and {len(ctx.match.bound)} bound literals" if ctx.match.bound else ""
-            raise PatternError(
-                f"The replacement {label} takes {len(params)} argument"
-                f"{'s' if len(params) != 1 else ''} ({', '.join(p.name for p in params)}), "
-                f"the pattern has {len(ctx.pattern.inputs)} inputs"
-                f" ({', '.join(ctx.pattern.input_names)}){bound}: give it the same, in order."
-            )
-        return ReplacementGraph(gm.graph, root=gm)
-
-    return Replacement(label, build, spec={"code": source, "name": label} if source else {})
-
-
-def signature_problem(fn: Any, pattern: Pattern) -> str | None:
-    """Before tracing: a replacement must take as many arguments as the pattern has inputs."""
-    try:
-        n = len(inspect.signature(fn.forward if isinstance(fn, nn.Module) else fn).parameters)
-    except (TypeError, ValueError):
-        return None
-    if n != len(pattern.inputs):
-        return (
-            f"The replacement takes {n} arguments, the pattern has {len(pattern.inputs)} inputs "
-            f"({', '.join(pattern.input_names)}): give it the same, in order."
-        )
-    return None
+__all__ = [  # (the replacements are made in replacements; importable from here as before)
+    "Job",
+    "MatchContext",
+    "Replacement",
+    "ReplacementGraph",
+    "Rewritten",
+    "Skip",
+    "function_replacement",
+    "graph_replacement",
+    "one_node_pattern",
+    "rewrite",
+    "rewrite_jobs",
+    "signature_problem",
+]
 
 
 @dataclass
@@ -279,6 +200,9 @@ def _steps(
     names = _Names(set(used_names(doc.graph)) | set(doc.node_names()))
     followed: dict[str, Any] = {}  # a replaced output -> what stands for it now
     copied: dict[int, str] = {}  # a replacement's own tensor -> where the model holds it
+    named = {  # the pattern's own attributes (self.weight, self.conv): pattern node by path
+        str(p.target): p.name for p in pattern.graph.nodes if p.op in ("get_attr", "call_module")
+    }
     for m in matches:
         ctx = MatchContext(doc, pattern, m)
         try:
@@ -322,6 +246,11 @@ def _steps(
             "at": module_path(doc.node(m.anchor)),  # the module whose output it stands for
         }
         where = Provenance(doc.node(m.anchor), matched, made)
+        # a replacement's self.weight where the pattern has self.weight too: the model's
+        # tensor that one matched (torch.fx's result when the names happen to agree)
+        theirs = {
+            path: str(doc.node(m.nodes[p]).target) for path, p in named.items() if p in m.nodes
+        }
         prev = after.name
         result: Any = None
         created: list[str] = []
@@ -336,6 +265,9 @@ def _steps(
                 if path in rg.modules:
                     module = rg.modules[path]
                     yield SetSubmodule(path, module)
+                elif rg.root is not None and path in theirs:
+                    path = theirs[path]
+                    module = attribute(doc.graph_module, path) if rn.op == "call_module" else None
                 elif rg.root is not None and rn.op == "call_module":
                     module = attribute(rg.root, path)
                     if attribute(doc.graph_module, path) is not module:  # not the model's own
@@ -455,41 +387,3 @@ class _Names:
         self.count[base] = i
         self.taken.add(name)
         return name
-
-
-def _reordered(graph: fx.Graph, names: list[str]) -> fx.Graph:
-    """``graph`` with its placeholders in the order ``names`` gives."""
-    out = fx.Graph()
-    inputs = {n.name: n for n in graph.nodes if n.op == "placeholder"}
-    env: dict[Node, Node] = {inputs[name]: out.placeholder(name) for name in names}
-    result = out.graph_copy(graph, env)
-    out.output(result)
-    return out
-
-
-def graph_replacement(replacement: Pattern) -> Replacement:
-    """A replacement built with the editing tools: the boxed nodes (made a pattern with
-    :func:`~fxstudio.core.patterns.pattern.from_nodes`), their inputs taken in order of first
-    use as the pattern's inputs, their outputs as its outputs."""
-    gm = replacement.graph_module
-    n_inputs = len(replacement.inputs)
-
-    def build(ctx: MatchContext) -> ReplacementGraph:
-        wanted = ctx.pattern.input_names
-        if sorted(wanted) == sorted(replacement.input_names) and wanted != replacement.input_names:
-            # the box uses the very values the pattern takes: pair them by name
-            return ReplacementGraph(_reordered(gm.graph, wanted), root=gm)
-        expected = len(ctx.pattern.inputs) + len(ctx.match.bound)
-        if n_inputs != expected:
-            raise PatternError(
-                f"The replacement box takes {n_inputs} values from outside "
-                f"({', '.join(replacement.input_names)}), the pattern has {expected} inputs: "
-                "box nodes that use as many values as the pattern has inputs."
-            )
-        return ReplacementGraph(gm.graph, root=gm)
-
-    return Replacement(
-        f"box {replacement.name}",
-        build,
-        spec={"code": replacement.code(), "name": replacement.name},
-    )
