@@ -118,7 +118,7 @@ def cmd_rewrite(ns: argparse.Namespace) -> int:
         if not report.result.found.matches and kind == "pattern":
             status = EXIT_USAGE
         elif kind == "builtin" and report.result.edit is None and not report.result.replaced:
-            print(f"fxstudio: note: {what} found nothing to change", file=sys.stderr)
+            print(f"fxstudio: note: {what} changed nothing: {report.verdict}", file=sys.stderr)
         if report.check_failed:
             status = EXIT_USAGE
             assert report.check is not None

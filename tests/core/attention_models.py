@@ -90,3 +90,40 @@ class TrainingDropout(nn.Module):
     def forward(self, q, k, v, mask):
         w = (q @ k.transpose(-2, -1) * 0.25).softmax(-1)
         return F.dropout(w, 0.1, training=True) @ v
+
+
+# --- a soft-cap on the scores (Gemma 2): flex_attention can, SDPA cannot ---------------------
+
+
+class SoftCapped(nn.Module):
+    """Gemma 2's eager attention: scale, cap at 30 with tanh, the additive mask, softmax in
+    float32."""
+
+    def forward(self, q, k, v, mask):
+        w = torch.matmul(q, k.transpose(-2, -1)) * 0.25
+        w = torch.tanh(w / 30.0) * 30.0
+        w = w + mask
+        return torch.matmul(F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype), v)
+
+
+class CappedUnmasked(nn.Module):
+    """The cap and no mask."""
+
+    def forward(self, q, k, v, mask):
+        w = torch.tanh(q @ k.transpose(-2, -1) / 4.0 / 20.0) * 20.0
+        return w.softmax(-1) @ v
+
+
+class MaskedThenCapped(nn.Module):
+    """The mask added before the cap: no score_mod can cap what the mask went into."""
+
+    def forward(self, q, k, v, mask):
+        w = (q @ k.transpose(-2, -1) * 0.25 + mask) / 30.0
+        return (torch.tanh(w) * 30.0).softmax(-1) @ v
+
+
+class Sigmoided(nn.Module):
+    """Scores through a sigmoid before the softmax: no attention fuse-attention knows."""
+
+    def forward(self, q, k, v, mask):
+        return torch.sigmoid(q @ k.transpose(-2, -1) * 0.25).softmax(-1) @ v

@@ -13,6 +13,7 @@ from fxstudio.core.export import export, verify_standalone
 from fxstudio.core.graphviews import module_path
 from fxstudio.core.opening import OpenRequest, open_document
 from fxstudio.core.patterns.apply import RewriteSpec, run
+from fxstudio.core.patterns.softcap import FLEX
 from tests.models.test_real_models import HF_MODELS, needs_transformers
 
 SDPA = torch.ops.aten.scaled_dot_product_attention.default
@@ -54,3 +55,54 @@ def test_fuse_attention_on_real_models(spec, attentions, module, tmp_path):
     assert saved.ok, saved
     report.result.edit.undo()
     assert doc.code() == code
+
+
+# --- Gemma: a soft-cap on the scores (Gemma 2), none (Gemma 3) ---------------------------------
+
+_GEMMA = (
+    "num_hidden_layers=2, hidden_size=64, intermediate_size=128, num_attention_heads=4, "
+    "num_key_value_heads=2, head_dim=16, vocab_size=128, attn_implementation='eager'"
+)
+
+
+@needs_transformers
+def test_gemma2_says_why_sdpa_cannot_fuse_its_soft_capped_attention():
+    """Gemma 2 caps its scores (50 · tanh(s / 50)) before the softmax: each attention is a
+    candidate SDPA cannot stand for, and the report says so -- not "0 matches"."""
+    doc = open_document(OpenRequest(f"hf:gemma2({_GEMMA})", "export"))
+    code = doc.code()
+    report = run(doc, RewriteSpec(builtin="fuse-attention"))
+    assert report.result.edit is None and doc.code() == code
+    assert report.verdict == (
+        "2 candidates, none fused: a tanh soft-cap on the scores, which "
+        "scaled_dot_product_attention cannot express (both)"
+    )
+    assert all("50 · tanh(s / 50)" in why for _, why in report.result.skipped)
+
+
+@needs_transformers
+@pytest.mark.skipif(FLEX is None, reason="this torch has no flex_attention")
+def test_gemma2_fuses_into_flex_attention_with_the_check_passing():
+    """fuse-attention-flex: both attentions (one sliding-window, one full: each its own mask)
+    become flex_attention calls; the same values, in this process."""
+    doc = open_document(OpenRequest(f"hf:gemma2({_GEMMA})", "export"))
+    report = run(doc, RewriteSpec(builtin="fuse-attention-flex"))
+    assert len(report.result.replaced) == 2, report.describe()
+    assert report.check is not None and report.check.ok, report.check.describe()
+    assert report.check.max_abs_diff <= 1e-5
+    calls = [n for n in doc.graph.nodes if n.target is FLEX]
+    assert len(calls) == 2 and all(c.kwargs.get("enable_gqa") for c in calls)
+    masks = {c.kwargs["score_mod"].args[1].name for c in calls}
+    assert len(masks) == 2  # each layer's own mask
+    report.result.edit.undo()
+    assert not any(n.target is FLEX for n in doc.graph.nodes)
+
+
+@needs_transformers
+def test_gemma3_text_fuses_into_sdpa():
+    """Gemma 3 has no soft-cap (its sliding window is in the mask): plain SDPA."""
+    doc = open_document(OpenRequest(f"hf:gemma3_text({_GEMMA}, sliding_window=8)", "export"))
+    report = run(doc, RewriteSpec(builtin="fuse-attention"))
+    assert len(report.result.replaced) == 2, report.describe()
+    assert report.check is not None and report.check.ok, report.check.describe()
+    assert sum(n.target is SDPA for n in doc.graph.nodes) == 2

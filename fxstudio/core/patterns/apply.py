@@ -77,6 +77,14 @@ class Report:
     title: str = ""
     explanation: Explanation | None = None  # why not (no match, or a node asked about)
     dry_run: bool = False
+    done: str = ""  # a built-in's word for what it does to a place ("fused"); "" for a pattern
+
+    @property
+    def verdict(self) -> str:
+        """A built-in that changed nothing (or would change nothing): how many places it
+        looked at and why it left each alone -- "2 candidates, none fused: a tanh soft-cap
+        on the scores, which scaled_dot_product_attention cannot express (both)"."""
+        return self.result.verdict(self.done) if self.done else ""
 
     @property
     def check_failed(self) -> bool:
@@ -94,6 +102,8 @@ class Report:
             "skipped": [{"match": m.to_json(), "reason": why} for m, why in r.skipped]
             + [s.to_json() for s in r.found.skipped],
             "warnings": list(r.found.warnings),
+            "candidates": r.candidates,
+            "verdict": self.verdict,
             "check": self.check.to_json() if self.check is not None else None,
             "changes_values": self.intended,
             "seconds": {"match": r.seconds_match, "replace": r.seconds_replace},
@@ -119,8 +129,9 @@ class Report:
             if self.dry_run and not k
             else f", {k} {'to replace' if self.dry_run else 'replaced'}"
         )
+        said = self.verdict or f"{n} match{'es' if n != 1 else ''}{done}"
         lines = [
-            f"{self.title}: {n} match{'es' if n != 1 else ''}{done}"
+            f"{self.title}: {said}"
             + f" (match {r.seconds_match:.3f} s, replace {r.seconds_replace:.3f} s)"
         ]
         lines += [f"  warning: {w}" for w in found.warnings]
@@ -170,10 +181,13 @@ def run(
         builtin = builtin_for(doc, spec.builtin)  # refused before the model runs
         if dry_run:  # what it would change and skip: run on a copy, which is dropped
             result = run_builtin(detached(snapshot(doc)), spec.builtin)
-            return Report(replace(result, edit=None), None, None, builtin.changes_values)
+            changes = builtin.changes_values
+            return Report(
+                replace(result, edit=None), None, None, changes, spec.title, done=builtin.done
+            )
         before = reference(doc) if doc.example_inputs else None
         result = run_builtin(doc, spec.builtin)
-        exact, intended = builtin.exact, builtin.changes_values
+        exact, intended, verb = builtin.exact, builtin.changes_values, builtin.done
     else:
         pattern = pattern or pattern_of(doc, spec)
         found = found or Matcher(pattern).find(doc.graph_module)  # the caller's, if current
@@ -194,9 +208,9 @@ def run(
         before = reference(doc) if doc.example_inputs and found.matches else None
         result = rewrite(doc, pattern, replacement, accepted, found=found)
         exact = False  # a user's replacement: judged as a fold (rounding may differ)
-        intended = allow_difference
+        intended, verb = allow_difference, ""
     result_check = check(doc, before, exact) if before is not None and result.edit else None
-    return Report(result, result_check, pattern, intended)
+    return Report(result, result_check, pattern, intended, spec.title, done=verb)
 
 
 def rewrite_flow(

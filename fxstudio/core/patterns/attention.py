@@ -42,7 +42,15 @@ from fxstudio.core.capture import node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.fxcompat import op_schema_arguments
 from fxstudio.core.patterns.constants import UNKNOWN, reads_metadata, value_of
-from fxstudio.core.patterns.ops import argument, family, is_dropout, passes_through, submodule
+from fxstudio.core.patterns.ops import (
+    argument,
+    family,
+    is_dropout,
+    passes_through,
+    spelled,
+    submodule,
+)
+from fxstudio.core.patterns.reasons import Reason
 
 GQA = any(
     a.name == "enable_gqa"
@@ -138,15 +146,26 @@ def _repeated(node: fx.Node, gm: nn.Module) -> tuple[fx.Node, list[fx.Node]] | N
     return (x, [inserted, expand]) if rep > 1 and isinstance(x, fx.Node) else None
 
 
-def _scores_back(node: Any, gm: nn.Module, depth: int = 0) -> list[fx.Node] | None:
-    """The ops from the q @ kᵀ to ``node`` (the softmax's input), first to last, or ``None``
-    when ``node`` is no scaled and masked product of two tensors."""
-    if not isinstance(node, fx.Node) or depth > 12:
-        return None
+@dataclass(frozen=True)
+class Stop:
+    """Where the walk back from a softmax to q @ kᵀ stopped, and why (a refusal's words)."""
+
+    node: fx.Node
+    cause: str
+    text: str
+    depth: int = 0
+
+
+def _scores_back(node: fx.Node, gm: nn.Module, depth: int = 0) -> list[fx.Node] | Stop:
+    """The ops from the q @ kᵀ to ``node`` (the softmax's input), first to last -- or where
+    the walk stopped when ``node`` is no scaled, masked (and maybe soft-capped) product of
+    two tensors (the deepest stop of the ways back it tried)."""
     fam = kind(node, gm)
     if fam in ("matmul", "bmm", "baddbmm"):
         return [node]
-    if fam in CASTS or fam in SAME:
+    if depth > 12:
+        return Stop(node, "too many ops before the softmax", "more than 12 ops after q @ kᵀ")
+    if fam in CASTS or fam in SAME or fam == "tanh":  # (tanh: a soft-cap, told apart later)
         places = [0]
     elif fam in ("mul", "add"):
         places = [0, 1]
@@ -155,15 +174,44 @@ def _scores_back(node: Any, gm: nn.Module, depth: int = 0) -> list[fx.Node] | No
     elif fam == "where":
         places = [1, 2]
     else:
-        return None
+        return Stop(node, f"{fam or spelled(node)} on the scores", _unknown(node))
+    stops: list[Stop] = []
     for i in places:
         x = argument(node, i)
-        if not isinstance(x, fx.Node) or _users(x) != [node]:
+        if not isinstance(x, fx.Node):
+            continue
+        if x.op in ("placeholder", "get_attr"):
+            stops.append(Stop(x, "no q @ kᵀ before the softmax", _no_product(x), depth + 1))
+            continue
+        if _users(x) != [node]:
+            others = ", ".join(u.name for u in _users(x) if u is not node)
+            stops.append(
+                Stop(
+                    x,
+                    "the scores are used elsewhere",
+                    f"{x.name}, on the way to the softmax, is also read by {others}",
+                    depth + 1,
+                )
+            )
             continue
         found = _scores_back(x, gm, depth + 1)
-        if found is not None:
+        if not isinstance(found, Stop):
             return [*found, node]
-    return None
+        stops.append(found)
+    if not stops:
+        return Stop(node, "no q @ kᵀ before the softmax", _no_product(node), depth)
+    return max(stops, key=lambda stop: stop.depth)
+
+
+def _unknown(node: fx.Node) -> str:
+    return (
+        f"the scores pass through {node.name} ({spelled(node)}) on the way to the softmax: "
+        "fuse-attention carries only scaling, masking, casting and a tanh soft-cap there"
+    )
+
+
+def _no_product(node: fx.Node) -> str:
+    return f"the softmax's input goes back to {node.name} ({node.op}), not to a matmul of q and kᵀ"
 
 
 def _is_check(node: fx.Node) -> bool:
@@ -175,19 +223,49 @@ def _users(node: fx.Node) -> list[fx.Node]:
     return [u for u in node.users if not reads_metadata(u) and not _is_check(u)]
 
 
+@dataclass
+class Survey:
+    """What :func:`survey` finds: the attentions, and the softmaxes over the last dimension
+    that are no attention SDPA could stand for, each with where the walk stopped."""
+
+    attentions: list[Attention]
+    refused: list[tuple[fx.Node, Stop]]  # (the softmax, why)
+
+    @property
+    def candidates(self) -> int:
+        return len(self.attentions) + len(self.refused)
+
+
 def find(doc: GraphDocument) -> list[Attention]:
     """Every attention in the graph (the ones the replacement must then refuse included)."""
+    return survey(doc).attentions
+
+
+def survey(doc: GraphDocument) -> Survey:
+    """Every softmax over the last dimension, as an attention or with why it is none."""
     gm = doc.graph_module
-    found = []
+    found = Survey([], [])
     for softmax in doc.graph.nodes:
         if kind(softmax, gm) not in ("softmax", "_softmax") or not _over_last(softmax, gm):
             continue
-        scores = _scores_back(argument(softmax, 0), gm)
-        if scores is None or _users(scores[-1]) != [softmax]:
+        scores: list[fx.Node] | Stop
+        source = argument(softmax, 0)
+        if not isinstance(source, fx.Node):
+            continue
+        scores = _scores_back(source, gm)
+        if isinstance(scores, Stop):
+            found.refused.append((softmax, scores))
+            continue
+        if _users(scores[-1]) != [softmax]:
+            others = ", ".join(u.name for u in _users(scores[-1]) if u is not softmax)
+            text = f"{scores[-1].name}, the softmax's input, is also read by {others}"
+            found.refused.append((softmax, Stop(scores[-1], "the scores are used elsewhere", text)))
             continue
         at = _around(scores[0], [*scores[1:], softmax], gm)
-        if at is not None:
-            found.append(at)
+        if isinstance(at, Stop):
+            found.refused.append((softmax, at))
+        else:
+            found.attentions.append(at)
     return found
 
 
@@ -201,33 +279,43 @@ def _over_last(softmax: fx.Node, gm: nn.Module) -> bool:
     return isinstance(dim, int) and (dim == -1 or (rank is not None and dim == rank - 1))
 
 
-def _around(start: fx.Node, chain: list[fx.Node], gm: nn.Module) -> Attention | None:
+def _around(start: fx.Node, chain: list[fx.Node], gm: nn.Module) -> Attention | Stop:
     """The attention whose scores ``start`` computes and ``chain`` scales, masks and
     normalises: on to the @ v, then its q, k and v and the nodes that go with it."""
     after: list[fx.Node] = []  # casts and dropouts between the softmax and the @ v
-    refuse = ""  # why SDPA cannot stand for it
+    refuse: str = ""  # why SDPA cannot stand for it (a Reason: with its cause)
     end = chain[-1]
     while len(_users(end)) == 1:
         (nxt,) = _users(end)
         if kind(nxt, gm) not in CASTS | SAME and not is_dropout(nxt, gm):
             break
         if is_dropout(nxt, gm) and not passes_through(nxt, gm):
-            refuse = f"{nxt.name} drops attention weights (training mode)"
+            refuse = Reason(
+                f"{nxt.name} drops attention weights (training mode)", "dropout in training mode"
+            )
         after.append(nxt)
         end = nxt
     out = [u for u in _users(end) if kind(u, gm) in ("matmul", "bmm") and argument(u, 0) is end]
     if len(out) != 1:
-        return None
+        users = ", ".join(f"{u.name} ({spelled(u)})" for u in _users(end)) or "nothing"
+        return Stop(
+            end,
+            "no @ v after the softmax",
+            f"the weights ({end.name}) are read by {users}, not by one matmul with v",
+        )
     others = [u.name for u in _users(end) if u is not out[0]]
     if others:
-        refuse = (
+        refuse = Reason(
             f"the attention weights ({end.name}) are used by {', '.join(others)} too: SDPA "
-            "does not give them out (a model asked to return its attentions?)"
+            "does not give them out (a model asked to return its attentions?)",
+            "the weights are used elsewhere",
         )
     first = 1 if kind(start, gm) == "baddbmm" else 0
     q, kt, v = argument(start, first), argument(start, first + 1), argument(out[0], 1)
     if not all(isinstance(t, fx.Node) for t in (q, kt, v)):
-        return None
+        return Stop(
+            start, "q, k or v is a constant", f"{start.name} or {out[0].name} reads a constant"
+        )
     replaced = [start, *chain, *after, out[0]]
     k = _last_two(kt, gm) if len(kt.users) == 1 else None
     if k is not None:
@@ -252,7 +340,7 @@ def _around(start: fx.Node, chain: list[fx.Node], gm: nn.Module) -> Attention | 
         if u not in replaced
     ]
     if outside and not refuse:
-        refuse = f"{outside[0]}, outside the attention"
+        refuse = Reason(f"{outside[0]}, outside the attention", "a value read outside it")
     labels = ["scores", *(f"step{i}" for i in range(len(chain) - 1)), "softmax"]
     labels += [f"then{i}" for i in range(len(after))] + ["output"]
     labels += [f"part{i}" for i in range(len(replaced) - len(labels))]

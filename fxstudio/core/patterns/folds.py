@@ -38,10 +38,11 @@ from torch.nn.utils.fusion import (
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.naming import attribute, name_base
-from fxstudio.core.fxcompat import BatchNormBase
-from fxstudio.core.patterns.matcher import Found, Match
-from fxstudio.core.patterns.ops import argument, dialect_of
+from fxstudio.core.fxcompat import BatchNormBase, op_name
+from fxstudio.core.patterns.matcher import Found, Match, Matcher, Skipped
+from fxstudio.core.patterns.ops import argument, dialect_of, spelled, submodule
 from fxstudio.core.patterns.pattern import Rules, from_function
+from fxstudio.core.patterns.reasons import refusal
 from fxstudio.core.patterns.replace import (
     Job,
     MatchContext,
@@ -84,14 +85,21 @@ def _fold(fuse: Callable[..., nn.Module], what: str) -> Replacement:
         if others:
             raise Skip(
                 f"self.{layer_node.target} is also called by {', '.join(others)}: folding "
-                "its weights would change those calls too"
+                "its weights would change those calls too",
+                "the layer is called elsewhere too",
             )
         if not isinstance(norm, BatchNormBase):
-            raise Skip(f"{type(norm).__name__} is not a BatchNorm")
+            raise Skip(f"{type(norm).__name__} is not a BatchNorm", "not a BatchNorm")
         if norm.running_mean is None or norm.running_var is None:
-            raise Skip(f"self.{ctx.node('second').target} keeps no running statistics")
+            raise Skip(
+                f"self.{ctx.node('second').target} keeps no running statistics",
+                "no running statistics",
+            )
         if norm.training or layer.training:
-            raise Skip("the model is in training mode: BatchNorm uses batch statistics")
+            raise Skip(
+                "the model is in training mode: BatchNorm uses batch statistics",
+                "training mode (batch statistics)",
+            )
         fused = fuse(layer, norm)
         graph = fx.Graph()
         x = graph.placeholder("x")
@@ -106,8 +114,9 @@ def fold_jobs(
 ) -> Callable[[GraphDocument, str], list[Job]]:
     def jobs(doc: GraphDocument, arg: str) -> list[Job]:
         out = []
+        gm = doc.graph_module
+        present = {type(m) for m in gm.modules()}
         for layer_type, bn_type in pairs:
-            present = {type(m) for m in doc.graph_module.modules()}
             if layer_type not in present or bn_type not in present:
                 continue
             layer = _sample(layer_type)
@@ -116,10 +125,39 @@ def fold_jobs(
                 f"{layer_type.__name__}+{bn_type.__name__}",
                 rules=_BY_TYPE,
             )
-            out.append(Job(pattern, _fold(fuse, what)))
+            out.append(Job(pattern, _fold(fuse, what), Matcher(pattern).find(gm)))
+        seen = {n for j in out if j.found for m in j.found.matches for n in m.nodes.values()}
+        seen |= {n for j in out if j.found for s in j.found.skipped for n in s.nodes.values()}
+        layers = dict((bn, layer) for layer, bn in pairs)
+        refused = []
+        for n in doc.graph.nodes:
+            norm = submodule(gm, n.target) if n.op == "call_module" else None
+            before = layers.get(type(norm)) if norm is not None else None
+            if before is None or n.name in seen:
+                continue
+            x = n.args[0] if n.args else None
+            text = f"its input {_said(x)} is no {before.__name__}: nothing to fold it into"
+            cause = f"no {before.__name__} before it"
+            refused.append(Skipped({"second": n.name}, refusal(n.name, cause, text)))
+        norms = "/".join(dict.fromkeys(bn.__name__ for _, bn in pairs))
+        absent = "" if out or refused else f"no {norms} in the model"
+        out.append(_refusals(refused, absent))
         return out
 
     return jobs
+
+
+def _said(x: Any) -> str:
+    return f"{x.name} ({spelled(x)})" if isinstance(x, fx.Node) else repr(x)
+
+
+def _refusals(refused: list[Skipped], absent: str) -> Job:
+    """The candidates a built-in leaves alone before any match, as a job with no match."""
+    return Job(one_node_pattern(), Replacement("none", _never), Found([], refused, absent=absent))
+
+
+def _never(ctx: MatchContext) -> ReplacementGraph:
+    raise Skip("nothing to replace")
 
 
 def either(
@@ -158,9 +196,14 @@ class _AtenFoldJob(Job):
 
     def __init__(self, doc: GraphDocument, layers: tuple[Any, ...], what: str) -> None:
         matches: list[Match] = []
+        refused: list[Skipped] = []
         for bn in doc.graph.find_nodes(op="call_function", target=BATCH_NORM):
             layer = bn.args[0]
             if not (isinstance(layer, fx.Node) and layer.target in layers):
+                wanted = " or ".join(f"aten.{op_name(t).removeprefix('aten.')}" for t in layers)
+                text = f"its input is {_said(layer)}, no {wanted} call: nothing to fold it into"
+                cause = f"no {what.split('+')[0]} before it"
+                refused.append(Skipped({"node": bn.name}, refusal(bn.name, cause, text)))
                 continue
             reads = [a for a in (*layer.args[1:3], *bn.args[1:5]) if isinstance(a, fx.Node)]
             only = [a.name for a in reads if a.op == "get_attr" and set(a.users) <= {layer, bn}]
@@ -177,21 +220,32 @@ class _AtenFoldJob(Job):
                 )
             )
         replacement = Replacement(f"fold {what}", self._build, exact=False)
-        super().__init__(one_node_pattern(), replacement, Found(matches), None)
+        absent = "" if matches or refused else "no aten.batch_norm in the graph"
+        found = Found(matches, refused, absent=absent)
+        super().__init__(one_node_pattern(), replacement, found, None)
 
     def _build(self, ctx: MatchContext) -> ReplacementGraph:
         gm = ctx.doc.graph_module
         layer, bn = ctx.node("layer"), ctx.node("node")
         others = [u.name for u in layer.users if u is not bn]
         if others:
-            raise Skip(f"{layer.name}'s output is also used by {', '.join(others)}")
+            raise Skip(
+                f"{layer.name}'s output is also used by {', '.join(others)}",
+                "the layer's output is used elsewhere too",
+            )
         training = argument(bn, 5, "training", False)
         if training:
-            raise Skip(f"{bn.name} is in training mode: it uses batch statistics")
+            raise Skip(
+                f"{bn.name} is in training mode: it uses batch statistics",
+                "training mode (batch statistics)",
+            )
         weight, bias = _tensor(gm, argument(layer, 1)), _tensor(gm, argument(layer, 2))
         bn_w, bn_b, mean, var = (_tensor(gm, argument(bn, i)) for i in range(1, 5))
         if weight is None or mean is None or var is None:
-            raise Skip(f"{layer.name} or {bn.name} reads no weights or running statistics")
+            raise Skip(
+                f"{layer.name} or {bn.name} reads no weights or running statistics",
+                "no weights or running statistics",
+            )
         eps = argument(bn, 7, "eps", 1e-5)
         if bn_w is None:  # a BatchNorm without affine weights scales by one, shifts by zero
             bn_w = torch.ones_like(mean)

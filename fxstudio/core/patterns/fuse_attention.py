@@ -31,14 +31,16 @@ import torch.nn.functional as F
 from torch import nn
 from torch.fx.node import map_aggregate
 
-from fxstudio.core.capture import node_dtype
+from fxstudio.core.capture import node_dtype, node_shape
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.patterns.attention import CASTS, SAME, Attention, find, kind
+from fxstudio.core.patterns.attention import CASTS, SAME, Attention, kind, survey
 from fxstudio.core.patterns.constants import constant, value_of
-from fxstudio.core.patterns.matcher import Found, Match
+from fxstudio.core.patterns.matcher import Found, Match, Skipped
 from fxstudio.core.patterns.ops import argument, dialect_of
-from fxstudio.core.patterns.pattern import from_function
+from fxstudio.core.patterns.pattern import PatternError, from_function
+from fxstudio.core.patterns.reasons import cause_of, refusal
 from fxstudio.core.patterns.replace import Job, MatchContext, Replacement, ReplacementGraph, Skip
+from fxstudio.core.patterns.softcap import FLEX, PARTIAL, SoftCap, find_softcap, score_mod
 
 aten = torch.ops.aten
 _SDPA = (F.scaled_dot_product_attention, aten.scaled_dot_product_attention.default)  # fx, ATen
@@ -93,12 +95,25 @@ class _Stand:
     value: Any
 
 
-def _replacement(doc: GraphDocument, at: Attention) -> tuple[ReplacementGraph, list[fx.Node]]:
-    """The SDPA call standing for ``at``, and the graph nodes it reads (its inputs, in order);
-    :class:`Skip` where SDPA cannot compute the same."""
+def _replacement(
+    doc: GraphDocument, at: Attention, flex: _Flex | None
+) -> tuple[ReplacementGraph, list[fx.Node]]:
+    """The SDPA call standing for ``at`` -- or, for a soft-capped one when ``flex`` is asked
+    for, the flex_attention call -- and the graph nodes it reads (its inputs, in order);
+    :class:`Skip` where neither can compute the same."""
     if at.refuse:
-        raise Skip(at.refuse)
+        raise Skip(at.refuse, cause_of(at.refuse))
     gm = doc.graph_module
+    cap = find_softcap(at.chain, at.start, gm, kind)
+    if isinstance(cap, str) and cap:
+        raise Skip(cap, "a tanh on the scores that is no soft-cap")
+    if isinstance(cap, SoftCap) and flex is None:
+        raise Skip(
+            f"{cap.describe()} before the softmax, which scaled_dot_product_attention cannot "
+            f"express (it only scales and adds a mask); {FLEX_HINT}",
+            "a tanh soft-cap on the scores, which scaled_dot_product_attention cannot express",
+        )
+    capped = cap if isinstance(cap, SoftCap) else None
     b = _Build(doc, at)
     q, k, v = b.env[at.q], b.env[at.k], b.env[at.v]
     factor = 1.0
@@ -115,6 +130,7 @@ def _replacement(doc: GraphDocument, at: Attention) -> tuple[ReplacementGraph, l
             if beta != 1:
                 mask = b.call(operator.mul, aten.mul.Tensor, mask, beta)
             masked_at = at.start
+    mask_rank: int | None = None  # the dimensions of the mask as the graph gave it
     prev = at.start
     for node in at.chain[:-1]:
         fam = kind(node, gm)
@@ -122,17 +138,32 @@ def _replacement(doc: GraphDocument, at: Attention) -> tuple[ReplacementGraph, l
         prev = node
         if fam in CASTS or fam in SAME:
             continue
+        if capped is not None and node in capped.nodes:
+            if mask is not None:
+                raise Skip(
+                    f"the scores are masked ({masked_at}) before {capped.tanh.name} caps them: "
+                    "flex_attention's score_mod caps the scores as they come",
+                    "a mask before the soft-cap",
+                )
+            continue
         other = [a for i, a in enumerate(node.args[:2]) if i != spot]
+        if capped is not None and fam in ("mul", "div") and node > capped.multiply:
+            raise Skip(
+                f"{node.name} scales the scores after {capped.tanh.name} caps them: "
+                "flex_attention scales before its score_mod",
+                "a scale after the soft-cap",
+            )
         if fam in ("mul", "div"):
             by = other[0] if other else None
             c = constant(by, gm)
             if c is None:
                 raise Skip(
                     f"{node.name} scales the scores by {_said(by)}, which is computed at run "
-                    "time: SDPA takes its scale as a number"
+                    "time: SDPA takes its scale as a number",
+                    "a scale computed at run time",
                 )
             if c == 0 and fam == "div":
-                raise Skip(f"{node.name} divides the scores by zero")
+                raise Skip(f"{node.name} divides the scores by zero", "a division by zero")
             if (
                 not b.aten
                 and isinstance(by, fx.Node)
@@ -150,10 +181,12 @@ def _replacement(doc: GraphDocument, at: Attention) -> tuple[ReplacementGraph, l
             mask = b.take(other[0]) if isinstance(other[0], fx.Node) else None
             if mask is None:  # s + a number changes nothing the softmax sees
                 continue
+            mask_rank = _rank(other[0])
         else:  # sub, where, masked_fill: replayed with a zero for the scores
             if mask is None:
                 mask = b.call("new_zeros", aten.new_zeros.default, q, [])
             mask = b.again(node, mask, spot)
+            mask_rank = _rank(node)
         masked_at = node
     q_dtype = node_dtype(at.q)
     if mask is not None and masked_at is not None and node_dtype(masked_at) != q_dtype:
@@ -168,14 +201,58 @@ def _replacement(doc: GraphDocument, at: Attention) -> tuple[ReplacementGraph, l
     kwargs: dict[str, Any] = {"scale": scale}
     if at.gqa:
         kwargs["enable_gqa"] = True
+    if capped is not None and flex is not None:
+        return flex.call(b, capped, (q, k, v), mask, mask_rank, kwargs), b.inputs
     b.graph.output(b.graph.call_function(_SDPA[b.aten], (q, k, v, mask), kwargs))
     return ReplacementGraph(b.graph), b.inputs
+
+
+def _rank(node: Any) -> int | None:
+    shape = node_shape(node) if isinstance(node, fx.Node) else None
+    return len(shape) if isinstance(shape, tuple) else None
+
+
+class _Flex:
+    """``fuse-attention-flex``: soft-capped attentions as flex_attention calls, one score_mod
+    module per cap and mask rank, shared by the attentions that have them."""
+
+    def __init__(self) -> None:
+        self.root = nn.Module()
+        self.made: dict[tuple[float, int | None], str] = {}
+
+    def call(
+        self,
+        b: _Build,
+        capped: SoftCap,
+        qkv: tuple[Any, Any, Any],
+        mask: Any,
+        mask_rank: int | None,
+        kwargs: dict[str, Any],
+    ) -> ReplacementGraph:
+        if mask is not None and (mask_rank is None or not 1 <= mask_rank <= 4):
+            raise Skip(
+                f"the mask of {capped.tanh.name}'s attention has no recorded shape to index",
+                "a mask of unknown shape",
+            )
+        key = (capped.cap, mask_rank if mask is not None else None)
+        name = self.made.get(key)
+        if name is None:
+            name = self.made[key] = f"softcap_{len(self.made)}"
+            self.root.add_module(name, score_mod(*key))
+        module = b.graph.get_attr(name)
+        mod = module if mask is None else b.graph.call_function(PARTIAL, (module, mask))
+        out = b.graph.call_function(FLEX, qkv, {"score_mod": mod, **kwargs})
+        b.graph.output(out)
+        return ReplacementGraph(b.graph, root=self.root)
 
 
 def _number(value: Any, gm: nn.Module, node: fx.Node) -> float:
     c = constant(value, gm)
     if c is None:
-        raise Skip(f"{node.name} scales by {_said(value)}, computed at run time")
+        raise Skip(
+            f"{node.name} scales by {_said(value)}, computed at run time",
+            "a scale computed at run time",
+        )
     return c
 
 
@@ -188,23 +265,35 @@ def _attention(q: Any, k: Any, v: Any) -> Any:
 
 
 class _AttentionJob(Job):
-    """The attentions :func:`find` finds, each a match whose SDPA call is worked out once."""
+    """The attentions :func:`survey` finds, each a match whose SDPA call is worked out once;
+    the softmaxes that are no attention it could fuse, each with why."""
 
-    def __init__(self, doc: GraphDocument) -> None:
+    def __init__(self, doc: GraphDocument, flex: _Flex | None = None) -> None:
         self._made: dict[str, ReplacementGraph | Skip] = {}
         matches: list[Match] = []
-        for at in find(doc):
+        seen = survey(doc)
+        for at in seen.attentions:
             made: ReplacementGraph | Skip
             try:
-                made, reads = _replacement(doc, at)
+                made, reads = _replacement(doc, at, flex)
             except Skip as skip:
                 made, reads = skip, []
             names = tuple(n.name for n in reads)
             m = Match(len(matches), at.nodes, names, (True,) * len(names), (at.nodes["output"],))
             self._made[m.anchor] = made
             matches.append(m)
+        refused = [
+            Skipped({"softmax": softmax.name}, refusal(softmax.name, stop.cause, stop.text))
+            for softmax, stop in seen.refused
+        ]
+        absent = (
+            ""
+            if seen.candidates
+            else "no softmax over the last dimension: no attention written out"
+        )
         replacement = Replacement("scaled_dot_product_attention", self._build, exact=False)
-        super().__init__(from_function(_attention, "attention"), replacement, Found(matches))
+        found = Found(matches, refused, absent=absent)
+        super().__init__(from_function(_attention, "attention"), replacement, found)
 
     def _build(self, ctx: MatchContext) -> ReplacementGraph:
         made = self._made[ctx.match.anchor]
@@ -213,9 +302,22 @@ class _AttentionJob(Job):
         return made
 
 
-def attention_jobs(doc: GraphDocument, arg: str) -> list[Job]:
-    """The ``fuse-attention`` work; says plainly when attention is fused already."""
-    job = _AttentionJob(doc)
+FLEX_HINT = (
+    "fuse-attention-flex writes it as flex_attention with a score_mod (the same values; "
+    "one fused kernel under torch.compile, run eagerly it is slower)"
+    if FLEX is not None
+    else "this torch has no torch.nn.attention.flex_attention, which could"
+)
+
+
+def attention_jobs(doc: GraphDocument, arg: str, flex: bool = False) -> list[Job]:
+    """The ``fuse-attention`` work (``flex``: a soft-capped attention as flex_attention, what
+    ``fuse-attention-flex`` does); says plainly when attention is fused already."""
+    if flex and FLEX is None:
+        raise PatternError(
+            f"This torch ({torch.__version__}) has no torch.nn.attention.flex_attention."
+        )
+    job = _AttentionJob(doc, _Flex() if flex else None)
     fused = [n.name for n in doc.graph.nodes if n.op == "call_function" and n.target in _SDPA]
     if fused and job.found is not None:  # said whether or not something else is left to fuse
         job.found.warnings.append(
@@ -224,3 +326,9 @@ def attention_jobs(doc: GraphDocument, arg: str) -> list[Job]:
             f"{', …' if len(fused) > 3 else ''}): nothing to fuse there"
         )
     return [job]
+
+
+def flex_attention_jobs(doc: GraphDocument, arg: str) -> list[Job]:
+    """``fuse-attention-flex``: as ``fuse-attention``, a soft-capped attention as
+    flex_attention."""
+    return attention_jobs(doc, arg, flex=True)

@@ -91,10 +91,15 @@ class Skipped:
 
 @dataclass
 class Found:
+    """The matches; the places refused, each with its reason (a structural match a check
+    refused, or a built-in's candidate it cannot rewrite); warnings; and -- a built-in that
+    found no candidate at all -- what it looked for (``absent``)."""
+
     matches: list[Match]
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    absent: str = ""
 
 
 class _Stop(Exception):

@@ -31,6 +31,7 @@ class Why(str, Enum):
     OUTSIDE_USER = "outside user"  # an inner node's value is used outside the match
     CYCLE = "would create a cycle"
     OVERLAP = "overlaps a match"
+    REFUSED = "left alone"  # a built-in's candidate it cannot rewrite (a soft-capped attention)
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class Failure:
     depth: int = 0  # pattern nodes matched before the failure
     partial: dict[str, str] = field(default_factory=dict)  # pattern node -> graph node so far
     other: str = ""  # the outside user, the overlapped match...
+    cause: str = ""  # short words every place refused for one reason shares (a summary counts)
 
     def describe(self) -> str:
         where = (
@@ -55,7 +57,13 @@ class Failure:
         )
         arg = f", argument {self.argument}" if self.argument else ""
         hint = f" {self.hint[0].upper()}{self.hint[1:]}." if self.hint else ""
-        return f"{where}{arg}: {self.why.value} -- {self.text}.{hint}"
+        what = self.cause if self.why is Why.REFUSED and self.cause else self.why.value
+        return f"{where}{arg}: {what} -- {self.text}.{hint}"
+
+    @property
+    def short(self) -> str:
+        """What a summary counts it as: its cause, else its kind of failure."""
+        return self.cause or self.why.value
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,5 +77,61 @@ class Failure:
             "matched": self.depth,
             "partial": dict(self.partial),
             "other": self.other,
+            "cause": self.short,
             "message": self.describe(),
         }
+
+
+def refusal(place: str, cause: str, text: str, hint: str = "", nodes: Any = ()) -> Failure:
+    """A built-in's candidate left alone: ``place`` (the node it is about: the softmax, the
+    BatchNorm), the ``cause`` in a few words, the particulars (``text``), what would do it."""
+    partial = {str(n): str(n) for n in nodes}
+    return Failure(Why.REFUSED, "", place, "", text, hint, 0, partial, cause=cause)
+
+
+class Reason(str):
+    """A reason in words that knows its cause (the words a summary counts it by): what a
+    replacement's :class:`~fxstudio.core.patterns.replacements.Skip` says, still a ``str``
+    for everything that shows it.
+
+    >>> r = Reason("tanh_1 caps the scores at 50", "a tanh soft-cap")
+    >>> r, r.cause
+    ('tanh_1 caps the scores at 50', 'a tanh soft-cap')
+    """
+
+    cause: str
+
+    def __new__(cls, text: str, cause: str = "") -> Reason:
+        made = super().__new__(cls, text)
+        made.cause = cause or text
+        return made
+
+
+def cause_of(reason: str) -> str:
+    return reason.cause if isinstance(reason, Reason) else reason
+
+
+def verdict(candidates: int, causes: list[str], done: str, absent: str = "") -> str:
+    """Why a rewrite changed nothing, in one line: how many places it looked at and, counted
+    by cause, why it left each alone (``done``: what it does to one, "fused", "folded").
+
+    >>> verdict(2, ["a tanh soft-cap", "a tanh soft-cap"], "fused")
+    '2 candidates, none fused: a tanh soft-cap (both)'
+    >>> verdict(3, ["a", "b", "a"], "folded")
+    '3 candidates, none folded: a (2); b (1)'
+    >>> verdict(4, ["a tanh soft-cap"] * 4, "fused")
+    '4 candidates, none fused: a tanh soft-cap (all 4)'
+    >>> verdict(0, [], "fused", "no softmax over the last dimension")
+    'no candidates: no softmax over the last dimension'
+    """
+    if not candidates:
+        return f"no candidates: {absent or 'nothing in the graph it rewrites'}"
+    counts: dict[str, int] = {}
+    for c in causes:
+        counts[c] = counts.get(c, 0) + 1
+    head = f"{candidates} candidate{'s' if candidates != 1 else ''}, none {done}"
+    if len(counts) == 1:
+        ((cause, n),) = counts.items()
+        every = "" if n == 1 else " (both)" if n == 2 else f" (all {n})"
+        return f"{head}: {cause}{every}"
+    return f"{head}: " + "; ".join(f"{c} ({n})" for c, n in counts.items())

@@ -65,6 +65,7 @@ from fxstudio.core.graphviews import module_path
 from fxstudio.core.patterns.matcher import Found, Match, Matcher
 from fxstudio.core.patterns.pattern import FX_RULES, Pattern, PatternError, from_function
 from fxstudio.core.patterns.provenance import Provenance
+from fxstudio.core.patterns.reasons import cause_of, verdict
 from fxstudio.core.patterns.replacements import (
     MatchContext,
     Replacement,
@@ -99,6 +100,24 @@ class Rewritten:
     skipped: list[tuple[Match, str]]  # matches left alone by the replacement, and why
     seconds_match: float
     seconds_replace: float
+
+    @property
+    def candidates(self) -> int:
+        """The places looked at: the matches, and those refused before they were one."""
+        return len(self.found.matches) + len(self.found.skipped)
+
+    def causes(self) -> list[str]:
+        """Why each place left alone was, in a summary's words."""
+        return [cause_of(why) for _, why in self.skipped] + [
+            s.failure.short for s in self.found.skipped
+        ]
+
+    def verdict(self, done: str = "replaced") -> str:
+        """Nothing replaced: how many places were looked at and why each was left alone
+        ("2 candidates, none fused: ..."); "" when something was replaced (or would be)."""
+        if self.replaced:
+            return ""
+        return verdict(self.candidates, self.causes(), done, self.found.absent)
 
 
 @dataclass
@@ -155,6 +174,7 @@ def rewrite_jobs(
         [s for j in jobs for s in j.found.skipped],  # type: ignore[union-attr]
         list(dict.fromkeys(w for j in jobs for w in j.found.warnings)),  # type: ignore[union-attr]
         match_s,
+        next((j.found.absent for j in jobs if j.found.absent), ""),  # type: ignore[union-attr]
     )
     replaced: list[Match] = []
     skipped: list[tuple[Match, str]] = []

@@ -36,6 +36,7 @@ from torch.fx.node import Node
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.patterns.matcher import Match
 from fxstudio.core.patterns.pattern import Pattern, PatternError
+from fxstudio.core.patterns.reasons import Reason
 
 #: the seed a replacement module class is built with (its weights, made again on replay)
 SEED = 0
@@ -84,11 +85,12 @@ class MatchContext:
 
 
 class Skip(Exception):
-    """Raised by a callback: this match is left as it is, for ``reason``."""
+    """Raised by a callback: this match is left as it is, for ``reason`` (``cause``: the few
+    words a summary counts it by, when the reason names this match's nodes)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, cause: str = "") -> None:
         super().__init__(reason)
-        self.reason = reason
+        self.reason: str = Reason(reason, cause) if cause else reason
 
 
 @dataclass
