@@ -408,7 +408,7 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
         doc = self.document
         result = report.result
         if result.edit is None or doc is None:
-            reasons = "; ".join(why for _, why in result.skipped[:3])
+            reasons = report.verdict or "; ".join(why for _, why in result.skipped[:3])
             if not result.found.matches and report.explanation is not None:
                 self._show_explanation(report.explanation, None)
             self.summary.setText("Nothing was replaced.")

@@ -157,8 +157,9 @@ class RewriteListMixin:
             text = f"{title}: {n} place{'s' if n != 1 else ''} to change"
             text += f", {k} skipped" if k else ""
             text += ". Replace makes them one undo step."
-        else:
-            text = f"{title}: nothing to change" + (f" ({k} skipped, see why below)." if k else ".")
+        else:  # how many places it looked at, and why it left each alone
+            text = f"{title}: nothing to change -- {report.verdict}"
+            text += "; each one below." if k else "."
         self.summary.setText(text + "".join(f"\n⚠ {w}" for w in r.found.warnings))
         self.marks.matches = [m.graph_nodes for m in r.replaced]
         self.marks.current = 0 if r.replaced else None
