@@ -207,6 +207,10 @@ def _replacement(
     return ReplacementGraph(b.graph), b.inputs
 
 
+def _calls_flex(made: ReplacementGraph) -> bool:
+    return any(n.target is FLEX for n in made.graph.nodes)
+
+
 def _rank(node: Any) -> int | None:
     shape = node_shape(node) if isinstance(node, fx.Node) else None
     return len(shape) if isinstance(shape, tuple) else None
@@ -293,6 +297,16 @@ class _AttentionJob(Job):
         )
         replacement = Replacement("scaled_dot_product_attention", self._build, exact=False)
         found = Found(matches, refused, absent=absent)
+        flexed = sum(
+            1 for m in self._made.values() if isinstance(m, ReplacementGraph) and _calls_flex(m)
+        )
+        if flexed:
+            found.warnings.append(
+                f"{flexed} attention{'s' if flexed != 1 else ''} will call flex_attention: keep "
+                "the result as a session (.fxstudio) -- a saved .py cannot run it yet (its code "
+                "calls torch.nn.attention.flex_attention without importing it) and torch.export "
+                "cannot save flex_attention (.pt2)"
+            )
         super().__init__(from_function(_attention, "attention"), replacement, found)
 
     def _build(self, ctx: MatchContext) -> ReplacementGraph:
