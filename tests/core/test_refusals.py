@@ -65,7 +65,7 @@ def test_each_refused_attention_says_its_first_obstacle(name, cause, culprit):
 def test_no_softmax_is_said():
     report = _report(open_document("examples:resnet"), "fuse-attention")
     assert report.verdict == (
-        "no candidates: no softmax over the last dimension: no attention written out"
+        "no candidates: no softmax over the last dimension (no attention written out)"
     )
 
 

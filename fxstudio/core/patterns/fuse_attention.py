@@ -293,7 +293,7 @@ class _AttentionJob(Job):
         absent = (
             ""
             if seen.candidates
-            else "no softmax over the last dimension: no attention written out"
+            else "no softmax over the last dimension (no attention written out)"
         )
         replacement = Replacement("scaled_dot_product_attention", self._build, exact=False)
         found = Found(matches, refused, absent=absent)
