@@ -305,3 +305,31 @@ def test_the_matched_tensor_is_bound_whatever_the_model_calls_it():
     expected = torch.sigmoid(F.linear(x[0], model.lin.weight)) * replacement.scale * 2
     torch.testing.assert_close(doc.graph_module(*x), expected)
     assert not any(p is replacement.weight for p in doc.graph_module.parameters())
+
+
+def test_a_replacement_attribute_of_another_kind_is_its_own():
+    """The pattern's ``self.act`` is a ReLU, the replacement's a GELU: the replacement means
+    its own (torch.fx would call the model's ReLU, finding ``act`` by name)."""
+
+    class Act(nn.Module):
+        def __init__(self, act: nn.Module) -> None:
+            super().__init__()
+            self.act = act
+
+        def forward(self, x):
+            return self.act(x) + 1
+
+    x = (torch.randn(2, 4),)
+    doc = GraphDocument(fx.symbolic_trace(Act(nn.ReLU())), example_inputs=x)
+    done = rewrite(doc, from_function(_Only(nn.ReLU())), function_replacement(_Only(nn.GELU())))
+    assert len(done.replaced) == 1
+    torch.testing.assert_close(doc.graph_module(*x), F.gelu(x[0]) + 1)
+
+
+class _Only(nn.Module):
+    def __init__(self, act: nn.Module) -> None:
+        super().__init__()
+        self.act = act
+
+    def forward(self, x):
+        return self.act(x)

@@ -266,10 +266,12 @@ def _steps(
             "at": module_path(doc.node(m.anchor)),  # the module whose output it stands for
         }
         where = Provenance(doc.node(m.anchor), matched, made)
-        # a replacement's self.weight where the pattern has self.weight too: the model's
-        # tensor that one matched (torch.fx's result when the names happen to agree)
+        # a replacement's self.weight where the pattern has self.weight too (of one kind):
+        # the model's tensor that one matched (torch.fx's result when the names agree)
         theirs = {
-            path: str(doc.node(m.nodes[p]).target) for path, p in named.items() if p in m.nodes
+            path: str(doc.node(m.nodes[p]).target)
+            for path, p in named.items()
+            if p in m.nodes and _same_kind(attribute(pattern.graph_module, path), rg.root, path)
         }
         prev = after.name
         result: Any = None
@@ -360,6 +362,18 @@ def _layout(graph: fx.Graph) -> tuple[list[Node], list[tuple[Node, str]]]:
         body = [(n, name_base(_node_base(n))) for n in graph.nodes if n.op != "placeholder"]
         known = _LAYOUTS[id(graph)] = (graph, inputs, body)
     return known[1], known[2]
+
+
+def _same_kind(ours: Any, root: Any, path: str) -> bool:
+    """The replacement's attribute at ``path`` plays the pattern's one there (``ours``): of
+    the same class, a tensor of the same shape and dtype -- else it is the replacement's own
+    (a GELU where the pattern has a ReLU)."""
+    theirs = attribute(root, path) if root is not None else None
+    if theirs is None or type(theirs) is not type(ours):
+        return False
+    if isinstance(ours, torch.Tensor):
+        return bool(ours.shape == theirs.shape and ours.dtype == theirs.dtype)
+    return True
 
 
 def _substitute(value: Any, env: dict[Node, Any]) -> Any:
