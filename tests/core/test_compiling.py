@@ -1,7 +1,9 @@
 """Graph breaks (fxstudio.core.compiling.breaks): Dynamo's explain on the eager model, each
 break at the user's line with its kind and advice; a model without breaks says so.  Compiled
 kernels (fxstudio.core.compiling.kernels): inductor on the CPU, each kernel timed and traced to
-the document's nodes, the speed-up against eager."""
+the document's nodes, the speed-up against eager.  A model with graph breaks
+(fxstudio.core.compiling.model): the eager model compiled as torch.compile does, each kernel
+in its Dynamo graph, at the user's lines and the document's nodes made there."""
 
 import textwrap
 
@@ -10,6 +12,7 @@ import torch
 
 from fxstudio.core.compiling.breaks import explain_breaks
 from fxstudio.core.compiling.kernels import CompileError, compile_graph
+from fxstudio.core.compiling.model import compile_model
 from fxstudio.core.loading import load_model
 from fxstudio.core.opening import open_document
 
@@ -210,3 +213,85 @@ def test_a_library_kernel_is_its_own_nodes_not_its_inputs_lineage(write_model):
     assert any(k.nodes == ("qkv",) for k in c.kernels if k.library)
     # the mask is made by a kernel inductor generated
     assert any({"arange", "ge"} <= set(k.nodes) for k in c.kernels if not k.library)
+
+
+# --- a model with graph breaks, compiled as torch.compile does (compiling.model) ------------
+
+
+@pytest.fixture(scope="module")
+def compiled_branchy(tmp_path_factory):
+    path = tmp_path_factory.mktemp("branchy") / "model.py"
+    path.write_text(BRANCHY)
+    loaded = load_model(f"{path}:Branchy")
+    return path, compile_model(lambda: loaded, min_time=0.1, calls=9)
+
+
+def test_a_model_with_breaks_is_compiled_as_torch_compile_does(compiled_branchy):
+    # symbolic tracing cannot capture it (a branch on a tensor's value): no document, and
+    # the eager model is compiled all the same, each kernel placed in Dynamo's graph and at
+    # the user's lines it computes
+    path, c = compiled_branchy
+    lines = path.read_text().splitlines()
+    assert c.source == "model" and c.graphs == 3 and len(c.explained.breaks) == 2
+    assert c.speed.ci_low <= c.speed.speedup <= c.speed.ci_high
+    assert {k.graph for k in c.kernels} == {0, 1, 2} and c.attributed == 1.0
+    at = {k.graph: {lines[n - 1].strip() for f, n in k.lines if f == str(path)} for k in c.kernels}
+    assert "if h.sum() > 0:" in at[0] and at[1] == {"h = h * 2"}
+    assert at[2] == {"return torch.relu(h)"}
+    assert all(k.ops and not k.nodes for k in c.kernels)  # Dynamo's ops; no document
+    assert sum(k.time_s for k in c.kernels) + c.unattributed_s == pytest.approx(c.profiled_s)
+    data = c.to_json()
+    assert data["compiled_from"] == "eager model" and len(data["graph_breaks"]) == 2
+    assert {"graph", "lines", "ops"} <= set(data["kernels"][0])
+    text = c.describe()
+    assert "2 graph breaks" in text and "graph 3: 1 kernel" in text and "of the eager model" in text
+    assert any("prints" in n for n in c.notes)  # its print, muted while timed
+
+
+PRINTS = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+    class Prints(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.fc(x)
+            print("h is", h.shape)
+            return torch.relu(h)
+
+    def example_inputs():
+        return (torch.randn(2, 4),)
+""")
+
+
+def test_breaks_symbolic_tracing_does_not_see_are_placed_at_the_documents_nodes(write_model):
+    # symbolic tracing steps over the print (the document has no break); Dynamo breaks
+    # there: the eager model is compiled, its kernels tied to the nodes made at their lines
+    path = write_model(PRINTS)
+    doc = open_document(f"{path}:Prints")
+    loaded = load_model(f"{path}:Prints")
+    c = compile_model(lambda: loaded, doc, min_time=0.05, calls=9)
+    assert c.source == "model" and c.graphs == 2
+    by_graph = {k.graph: k.nodes for k in c.kernels if k.nodes}
+    assert by_graph == {0: ("fc",), 1: ("relu",)}
+    assert any("edits to it are not in this result" in n for n in c.notes)
+
+
+def test_a_model_captured_whole_compiles_the_documents_graph(compiled_cnn):
+    doc, _ = compiled_cnn
+    calls = []
+
+    def load():
+        calls.append(1)
+        return load_model(doc.source.spec)
+
+    c = compile_model(load, doc, min_time=0.05, calls=9)
+    assert c.source == "graph" and c.explained.breaks == [] and calls == [1]
+    assert any(k.nodes == ("conv",) for k in c.kernels)
+    assert c.to_json()["compiled_from"] == "document graph"
+    # already explained: the model is not built again
+    again = compile_model(load, doc, c.explained, min_time=0.05, calls=9)
+    assert calls == [1] and again.source == "graph"

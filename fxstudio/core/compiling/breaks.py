@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxstudio.core import turns
+from fxstudio.core.compiling.quiet import muted_stdout
 from fxstudio.core.errors import UserError, is_library_file
 from fxstudio.core.fxcompat import dynamo_explain, reset_dynamo
 
@@ -101,6 +102,15 @@ class Explained:
     seconds: float = 0.0
     #: each graph's ops (not its inputs and output), each as the user's frames that made it
     graph_stacks: list[list[tuple[Frame, ...]]] = field(default_factory=list)
+    #: the names of those ops in Dynamo's graph (as inductor's records name them)
+    graph_names: list[list[str]] = field(default_factory=list)
+
+    def frames(self, index: int, name: str) -> tuple[Frame, ...] | None:
+        """The user's frames that made the op ``name`` of graph ``index`` (None: no such op)."""
+        if not 0 <= index < len(self.graph_names):
+            return None
+        names = self.graph_names[index]
+        return self.graph_stacks[index][names.index(name)] if name in names else None
 
     def graph_lines(self, index: int) -> list[tuple[str, int]]:
         """The lines of the user's code graph ``index`` computes (innermost frames)."""
@@ -182,7 +192,7 @@ def explain_breaks(loaded: Any, train: bool = False) -> Explained:
     with turns.one_turn():
         reset_dynamo()  # a fresh cache: every break is seen again
         try:
-            with torch.no_grad():
+            with torch.no_grad(), muted_stdout():  # a print in forward: not our report's
                 out = dynamo_explain(module, inputs)
         except Exception as exc:
             first = str(exc).splitlines()[0] if str(exc) else ""
@@ -205,12 +215,10 @@ def explain_breaks(loaded: Any, train: bool = False) -> Explained:
         seen.add(key)
         breaks.append(GraphBreak(first, detail, kind, advice, frames))
     nodes = [len(g.graph.nodes) for g in out.graphs]
-    stacks = [
-        [
-            _traced_frames(n.meta.get("stack_trace"))
-            for n in g.graph.nodes
-            if n.op not in ("placeholder", "output", "get_attr")
-        ]
+    ops = [
+        [n for n in g.graph.nodes if n.op not in ("placeholder", "output", "get_attr")]
         for g in out.graphs
     ]
-    return Explained(int(out.graph_count), breaks, nodes, seconds, stacks)
+    stacks = [[_traced_frames(n.meta.get("stack_trace")) for n in g] for g in ops]
+    names = [[n.name for n in g] for g in ops]
+    return Explained(int(out.graph_count), breaks, nodes, seconds, stacks, names)

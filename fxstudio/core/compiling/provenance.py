@@ -78,6 +78,21 @@ def cache_said(payloads: list[tuple[str, Any]]) -> str:
     return said[-1].removeprefix("fx_graph_cache_") if said else "unknown"
 
 
+def compiled_fresh(payloads: list[tuple[str, Any]], graphs: int) -> bool:
+    """Whether every one of ``graphs`` compiled graphs was compiled here, not answered by a
+    cache: a cache's answer brings the records of the graph that was cached, whose nodes may
+    have had other names (the cache keys on the computation: ``h = h * 2`` and ``return h *
+    2`` are one entry, their node named ``h`` in one and ``mul`` in the other).
+
+    >>> compiled_fresh([("fx_graph_cache_miss", None)], 1)
+    True
+    >>> compiled_fresh([("fx_graph_cache_hit", None), ("fx_graph_cache_miss", None)], 2)
+    False
+    """
+    said = [name for name, _ in payloads if name in CACHE_EVENTS]
+    return "fx_graph_cache_hit" not in said and len(said) >= graphs
+
+
 def _op(key: str) -> str:
     """A recorded kernel's name without its call's number, as :func:`base_name` spells it."""
     return base_name(key.rsplit(":", 1)[0])
@@ -153,15 +168,16 @@ def copying_kernels(recorded: list[Recorded]) -> int:
 
 def attribute(
     recorded: list[Recorded], call: list[list[tuple[str, float]]]
-) -> list[tuple[str, set[str], float, bool]]:
+) -> list[tuple[str, set[str], float, bool, int]]:
     """One call's events matched to the recorded kernels: (kernel, the pre-grad nodes it came
-    from, seconds, library); events no record matches and that make no buffer are kernels of
-    no node.  A kernel of the second graph on is named with its graph (names repeat)."""
+    from, seconds, library, the index of its graph); events no record matches and that make
+    no buffer are kernels of no node.  A kernel of the second graph on is named with its
+    graph, counted from 1 (names repeat): ``graph 2: cpp_fused_add_mul_0:1``."""
     out = []
     unknown: dict[str, int] = defaultdict(int)
     for g, events in enumerate(call):
         rec = recorded[g] if g < len(recorded) else Recorded([], {})
-        graph = f"graph {g}: " if g else ""
+        graph = f"graph {g + 1}: " if g else ""
         waiting: dict[str, list[tuple[str, list[str]]]] = defaultdict(list)
         for key, post in rec.kernels:
             waiting[_op(key)].append((key, post))
@@ -170,9 +186,9 @@ def attribute(
             if waiting.get(base):
                 key, post = waiting[base].pop(0)
                 pre = {n for node in post for n in rec.post_to_pre.get(node, [])}
-                out.append((graph + key, pre, seconds, is_library(key)))
+                out.append((graph + key, pre, seconds, is_library(key), g))
             elif base not in NOT_KERNELS:
                 unknown[name] += 1
                 library = name.startswith("aten::")
-                out.append((f"{graph}{name}:{unknown[name]}", set(), seconds, library))
+                out.append((f"{graph}{name}:{unknown[name]}", set(), seconds, library, g))
     return out
