@@ -1,9 +1,12 @@
 """The Compile dock: graph breaks found by Dynamo, listed at their lines, each marked on the
-canvas at the nodes it falls at; a model without breaks says so."""
+canvas at the nodes it falls at; a model without breaks says so.  Compile and time: the
+kernels, with their nodes; a model with graph breaks opened in part, compiled as
+torch.compile does."""
 
 import textwrap
 
 import pytest
+from PySide6.QtCore import Qt
 
 from tests.qt.conftest import open_and_wait
 
@@ -127,3 +130,39 @@ def test_freeze_weights_compiles_with_the_weights_folded(qtbot, window):
     with qtbot.waitSignal(tab.shown, timeout=300000):
         tab.button.click()
     assert tab.result.freezing and "weights frozen" in tab.summary.text()
+
+
+def test_a_model_opened_in_part_is_compiled_as_torch_compile_does(qtbot, window, write_model):
+    # Gate's branch on a tensor's value is kept inside a leaf module (the model opened in
+    # part); Dynamo breaks there and at the print: the eager model is compiled, its kernels
+    # shown by graph and line, each tied to the document's nodes made there
+    path = write_model(GATED)
+    open_and_wait(qtbot, window, f"{path}:Gated", signal="layoutShown", leaf_modules=("Gate",))
+    window.panels["run"].min_time.setValue(0.05)
+    dock = window.panels["compile"]
+    tab = dock.kernels
+    with qtbot.waitSignal(tab.shown, timeout=300000):
+        tab.button.click()
+    result = tab.result
+    assert result.source == "model" and result.graphs == 4
+    assert "the eager model, 4 graphs" in tab.summary.text()
+    # the breaks found on the way are shown on the Graph breaks tab, and its graphs listed
+    assert dock.result is result.explained and dock.breaks.count() == 2
+    assert dock.graphs.count() == 4 and dock.graphs.isVisibleTo(dock.dock)
+    dock.graphs.setCurrentRow(3)
+    assert window.selection.names == ["relu"]
+    # a row a kernel (and the time outside them), with its graph and the lines it computes
+    rows = {
+        tab.table.item(r, 0).data(Qt.ItemDataRole.UserRole): r for r in range(tab.table.rowCount())
+    }
+    assert len(rows) == len(result.kernels) + 1
+    for index, k in enumerate(result.kernels):
+        assert tab.table.item(rows[index], 3).text() == str(k.graph + 1)
+        assert tab.table.item(rows[index], 4).text().startswith("model.py:")
+    # the branch's kernels (graphs 2 and 3) are the Gate node's: picking one selects it
+    gate = next(i for i, k in enumerate(result.kernels) if k.graph == 1)
+    tab.pick(gate)
+    assert window.selection.names == ["gate"]
+    first = next(i for i, k in enumerate(result.kernels) if k.graph == 0)
+    tab.pick(first)
+    assert window.selection.names == ["fc"]

@@ -8,7 +8,9 @@ reason and what to change, and on the canvas the nodes made at that line (or the
 after it) are selected and marked ✂ -- where one graph ends and the next begins.  A model
 Dynamo captures whole says so.
 
-The *Kernels* tab compiles the graph and times its kernels (:mod:`.compile_kernels`).
+The *Kernels* tab compiles the model and times its kernels (:mod:`.compile_kernels`); a
+model with graph breaks is compiled as torch.compile does, and its breaks and graphs are
+shown here too.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core import turns
-from fxstudio.core.compiling.breaks import Explained, Frame, GraphBreak, explain_breaks
+from fxstudio.core.compiling.breaks import Explained, GraphBreak, explain_breaks
+from fxstudio.core.compiling.located import graph_nodes, nodes_at
 from fxstudio.core.document import DocumentEvent, GraphDocument
 from fxstudio.core.loading import load_model
 from fxstudio.qt.canvas.marks import take_off
@@ -38,63 +41,6 @@ from fxstudio.qt.panels.compile_kernels import KernelsTab
 from fxstudio.qt.workers import UserCodeTask
 
 BREAK = QColor("#c62828")
-
-
-def nodes_at(doc: GraphDocument, brk: GraphBreak) -> list[str]:
-    """The nodes a break falls at: those made at its line of the user's file -- or at the
-    line of an outer frame of the user's code (a module kept as one node, whose forward
-    holds the break) -- else the first ones made after it in that file (where the next
-    graph starts)."""
-    found = _made_at(doc, brk.stack)
-    where = brk.where
-    if found or where is None:
-        return found
-    lines = doc.memo("compile.lines", lambda: _nodes_by_line(doc))
-    later = sorted(k for k in lines if k[0] == where.file and k[1] > where.line)
-    return lines[later[0]] if later else []
-
-
-def graph_nodes(doc: GraphDocument, explained: Explained, index: int) -> list[str]:
-    """The document's nodes that Dynamo's graph ``index`` computes: those made where its ops
-    were (in graph order)."""
-    names = {name for stack in explained.graph_stacks[index] for name in _made_at(doc, stack)}
-    return [n.name for n in doc.graph.nodes if n.name in names]
-
-
-def _made_at(doc: GraphDocument, stack: tuple[Frame, ...]) -> list[str]:
-    """The nodes made at the innermost frame of ``stack`` that made any, or the modules
-    kept as one node whose forward holds its innermost line."""
-    lines = doc.memo("compile.lines", lambda: _nodes_by_line(doc))
-    for frame in reversed(stack):
-        if (frame.file, frame.line) in lines:
-            return lines[(frame.file, frame.line)]
-    if not stack:
-        return []
-    return [  # a module kept as one node whose forward holds the line
-        node.name
-        for node in doc.graph.nodes
-        if node.op == "call_module" and _holds(doc.graph_module, str(node.target), stack[-1])
-    ]
-
-
-def _nodes_by_line(doc: GraphDocument) -> dict[tuple[str, int], list[str]]:
-    """(file, line) of the user's code -> the nodes made there (once per graph version)."""
-    lines: dict[tuple[str, int], list[str]] = {}
-    for node in doc.graph.nodes:
-        loc = doc.source_location(node.name)
-        if loc is not None:
-            lines.setdefault((loc.filename, loc.lineno), []).append(node.name)
-    return lines
-
-
-def _holds(root: Any, path: str, where: Any) -> bool:
-    """Whether the forward of the submodule at ``path`` is where ``where`` is."""
-    try:
-        code = type(root.get_submodule(path)).forward.__code__
-    except (AttributeError, TypeError):
-        return False
-    lines = [line for _, _, line in code.co_lines() if line is not None]
-    return code.co_filename == where.file and bool(lines) and min(lines) <= where.line <= max(lines)
 
 
 class CompilePanel(DocumentPanel):
@@ -177,7 +123,7 @@ class CompilePanel(DocumentPanel):
                 return explain_breaks(loaded, train=source.train)
 
         task = UserCodeTask(work, self)
-        task.succeeded.connect(self._shown)
+        task.succeeded.connect(self.show_explained)
         task.failed.connect(self._failed)
         task.finished.connect(lambda: self._ended(task))
         self.task = task
@@ -191,7 +137,8 @@ class CompilePanel(DocumentPanel):
     def _failed(self, exc: BaseException) -> None:
         self.summary.setText(f"Could not run Dynamo over the model: {in_words(exc)}")
 
-    def _shown(self, result: Explained) -> None:
+    def show_explained(self, result: Explained) -> None:
+        """Dynamo's breaks and graphs of the model (found here, or by a compile)."""
         self.result = result
         self.summary.setText(result.describe().splitlines()[0])
         self.breaks.clear()

@@ -1,13 +1,17 @@
-"""The Compile dock's *Kernels* tab: the document's graph compiled with torch.compile on the
-Run dock's device, its kernels timed and traced to the FX nodes they came from
-(:mod:`fxstudio.core.compiling.kernels`).
+"""The Compile dock's *Kernels* tab: the model compiled with torch.compile on the Run dock's
+device, its kernels timed and traced to the FX nodes they came from
+(:func:`fxstudio.core.compiling.model.compile_model`, as ``fxstudio compile`` does).
 
-*Compile and time* compiles a copy of the graph as it is now in a worker (its first compile
-can take a minute: inductor builds C++ on the CPU), times it against eager and profiles the
-compiled run.  The summary says the speed-up with its CI and the compile times; the table
-lists the kernels, slowest first, with their share of a call and their nodes.  On the canvas
-every kernel that fused several nodes outlines them in its colour; picking a kernel selects
-its nodes.  Editing the graph makes the result stale: it is of the graph as it was.
+*Compile and time* runs in a worker (its first compile can take a minute: inductor builds
+C++ on the CPU).  A model Dynamo captures whole has a copy of the document's graph as it is
+now compiled; a model with graph breaks (opened in part, or traced past a ``print``) is
+compiled as torch.compile compiles it -- the eager model, Dynamo's graphs -- and its breaks
+and graphs are shown on the *Graph breaks* tab (picking a graph selects its nodes).  The
+summary says the speed-up with its CI and the compile times; the table lists the kernels,
+slowest first, with their share of a call, their graph, the lines of the user's code they
+compute and their nodes.  On the canvas every kernel that fused several nodes outlines them
+in its colour; picking a kernel selects its nodes.  Editing the graph makes the result
+stale: it is of the graph as it was.
 """
 
 from __future__ import annotations
@@ -25,20 +29,28 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core.compiling.kernels import Compiled, Kernel, compile_graph
+from fxstudio.core import turns
+from fxstudio.core.compiling.model import compile_model
+from fxstudio.core.compiling.result import Compiled, Kernel, where
+from fxstudio.core.loading import load_model
+from fxstudio.core.modelspec import LoadedModel
 from fxstudio.core.snapshots import detached, snapshot
 from fxstudio.qt.canvas.marks import KernelMarks
 from fxstudio.qt.panels.base import in_words
 from fxstudio.qt.panels.run_form import SortItem, table
-from fxstudio.qt.workers import Task
+from fxstudio.qt.workers import UserCodeTask
 
 ASK = "What does torch.compile make of this graph, and where does the time go?"
 OUTSIDE = -1  # the row of the time outside every kernel (no kernel's index)
 WRAPPER = "the compiled wrapper's Python, guards, buffers made between kernels"
 
 
-def _nodes_text(nodes: tuple[str, ...]) -> str:
-    return ", ".join(nodes) if nodes else "(none of the graph's nodes)"
+def _nodes_text(k: Kernel) -> str:
+    if k.nodes:
+        return ", ".join(k.nodes)
+    if k.ops:  # an eager model's kernel made at no line of the document's nodes
+        return f"(none of the graph's nodes; Dynamo's {', '.join(k.ops)})"
+    return "(none of the graph's nodes)"
 
 
 class KernelsTab(QWidget):
@@ -54,14 +66,16 @@ class KernelsTab(QWidget):
         self.result: Compiled | None = None
         self.version = -1  # the graph's version compiled
         self.stale = False
-        self.task: Task | None = None
+        self.task: UserCodeTask | None = None
         self.marks = KernelMarks()
         box = QVBoxLayout(self)
         self.button = QPushButton("Compile and time", self)
         self.button.setObjectName("compileKernelsRun")
         self.button.setToolTip(
-            "torch.compile (inductor) the graph as it is now on the Run dock's device, time it "
-            "against eager, and time each kernel it made with the nodes it came from"
+            "torch.compile (inductor) the graph as it is now on the Run dock's device -- or, "
+            "when Dynamo breaks the model into several graphs, the model as torch.compile "
+            "compiles it -- time it against eager, and time each kernel it made with the "
+            "lines and nodes it came from"
         )
         self.freezing = QCheckBox("Freeze weights", self)
         self.freezing.setObjectName("compileKernelsFreezing")
@@ -74,7 +88,8 @@ class KernelsTab(QWidget):
         self.summary.setObjectName("compileKernelsSummary")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.table: QTableWidget = table(("Kernel", "ms", "share", "nodes"), "compileKernels", self)
+        columns = ("Kernel", "ms", "share", "graph", "lines", "nodes")
+        self.table: QTableWidget = table(columns, "compileKernels", self)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # the call's number shows
         row = QHBoxLayout()
         row.addWidget(self.button, 1)
@@ -96,13 +111,27 @@ class KernelsTab(QWidget):
         snap, self.version = snapshot(doc), doc.version
         device, threads, min_time = options.device, options.threads, options.min_time
         freezing = self.freezing.isChecked()
+        source = doc.source
+        explained = self.panel.result  # Dynamo's breaks, when found for this document
+
+        def load() -> LoadedModel:  # the eager model, built again (it runs the model's code)
+            with turns.one_turn():
+                return load_model(source.spec, tuple(source.inputs), source.seed)
+
         self.button.setEnabled(False)
         self.summary.setText(
             f"Compiling on {device} (the first compile of a graph can take a minute)…"
         )
-        task = Task(
-            lambda: compile_graph(
-                detached(snap), device, n_threads=threads, min_time=min_time, freezing=freezing
+        task = UserCodeTask(
+            lambda: compile_model(
+                load,
+                detached(snap),
+                explained,
+                device,
+                n_threads=threads,
+                min_time=min_time,
+                freezing=freezing,
+                train=source.train,
             ),
             self,
         )
@@ -117,7 +146,7 @@ class KernelsTab(QWidget):
         self.summary.setText(text)
         self.failed.emit(text)
 
-    def _ended(self, task: Task) -> None:
+    def _ended(self, task: UserCodeTask) -> None:
         if self.task is task:
             self.task = None
         self.button.setEnabled(self.panel.document is not None)
@@ -125,26 +154,33 @@ class KernelsTab(QWidget):
     def _shown(self, result: Compiled) -> None:
         doc = self.panel.document
         self.result, self.stale = result, doc is None or doc.version != self.version
+        if result.explained is not None and result.explained is not self.panel.result:
+            self.panel.show_explained(result.explained)  # its breaks marked, graphs listed
         self._summarise()
         self.table.setSortingEnabled(False)
-        rows = [
-            (i, k.name + ("  (library)" if k.library else ""), k.time_s, k.nodes)
+        rows: list[tuple[int, str, float, Kernel | None]] = [
+            (i, k.short_name + ("  (library)" if k.library else ""), k.time_s, k)
             for i, k in enumerate(result.kernels)
         ]
+        outside = WRAPPER + (", your code at the breaks" if result.source == "model" else "")
         if result.kernels:  # parts + outside = the profiled call, as the eager profile's gap
-            rows.append((OUTSIDE, "(outside every kernel)", result.unattributed_s, ()))
+            rows.append((OUTSIDE, "(outside every kernel)", result.unattributed_s, None))
         self.table.setRowCount(len(rows))
-        for row, (index, text, seconds, of) in enumerate(rows):
-            nodes = WRAPPER if index == OUTSIDE else _nodes_text(of)
+        for row, (index, text, seconds, k) in enumerate(rows):
+            nodes = outside if k is None else _nodes_text(k)
+            lines = where(k.lines, 3) if k is not None else ""
             name = SortItem(text, text)
             name.setData(Qt.ItemDataRole.UserRole, index)
-            name.setToolTip(f"{text}\n\n{nodes}")
+            name.setToolTip(f"{text}\n\n{where(k.lines) if k else ''}\n{nodes}".strip())
             share = seconds / result.profiled_s if result.profiled_s > 0 else 0.0
+            graph = k.graph + 1 if k is not None else 0
             cells = (
                 name,
                 SortItem(f"{seconds * 1e3:.3f}", seconds),
                 SortItem(f"{share:.1%}", share),
-                SortItem(nodes, len(of)),
+                SortItem(str(graph) if graph else "", graph),
+                SortItem(lines, lines),
+                SortItem(nodes, len(k.nodes) if k else 0),
             )
             for col, cell in enumerate(cells):
                 self.table.setItem(row, col, cell)
@@ -166,8 +202,10 @@ class KernelsTab(QWidget):
             self.summary.setText(ASK)
             return
         s = r.speed
+        model = f"the eager model, {r.graphs} graphs, " if r.source == "model" else ""
         lines = [
-            f"Compiled ({r.backend}{', weights frozen' if r.freezing else ''}, {r.device}): "
+            f"Compiled ({model}{r.backend}{', weights frozen' if r.freezing else ''}, "
+            f"{r.device}): "
             f"<b>{s.verdict}</b>. Eager "
             f"{s.before_s * 1e3:.3f} ms → {s.after_s * 1e3:.3f} ms, speed-up {s.speedup:.2f}× "
             f"(95 % CI {s.ci_low:.2f}–{s.ci_high:.2f}, p = {s.p_value:.2g})",
