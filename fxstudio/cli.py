@@ -35,7 +35,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fxstudio import __version__
@@ -45,10 +45,12 @@ from fxstudio.cli_common import (
     EXIT_USAGE,
     MODEL_HELP,
     add_model_options,
+    data_out,
     format_table,
     number,
     report_error,
     request_from,
+    user_output_to_stderr,
 )
 from fxstudio.core import progress
 
@@ -186,37 +188,47 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _command(args: list[str]) -> int:
-    """Run the subcommand ``args`` name (the window when none is named)."""
+    """Run the subcommand ``args`` name (the window when none is named). A subcommand's
+    stdout carries only its data: what the model's code prints goes to stderr."""
     name, rest = (args[0], args[1:]) if args else ("", [])
-    if name == "show":
-        return cmd_show(_show_parser().parse_args(rest))
-    if name == "export":
-        return cmd_export(_export_parser().parse_args(rest))
-    if name == "layout":
-        return cmd_layout(_layout_parser().parse_args(rest))
-    if name == "edit":
-        return cmd_edit(_edit_parser().parse_args(rest))
+    if name not in COMMANDS:
+        return cmd_gui(_gui_parser().parse_args(args))
+    parser, command = _subcommand(name)
+    ns = parser.parse_args(rest)  # --help goes to stdout
+    with user_output_to_stderr():
+        return command(ns)
+
+
+def _subcommand(name: str) -> tuple[argparse.ArgumentParser, Callable[[argparse.Namespace], int]]:
+    """The parser and the function of the subcommand ``name`` (one of COMMANDS)."""
     if name == "profile":
         from fxstudio.cli_profile import cmd_profile, profile_parser
 
-        return cmd_profile(profile_parser().parse_args(rest))
+        return profile_parser(), cmd_profile
     if name == "step":
         from fxstudio.cli_step import cmd_step, step_parser
 
-        return cmd_step(step_parser().parse_args(rest))
+        return step_parser(), cmd_step
     if name == "compile":
         from fxstudio.cli_compile import cmd_compile, compile_parser
 
-        return cmd_compile(compile_parser().parse_args(rest))
+        return compile_parser(), cmd_compile
     if name == "diff":
         from fxstudio.cli_diff import cmd_diff, diff_parser
 
-        return cmd_diff(diff_parser().parse_args(rest))
+        return diff_parser(), cmd_diff
     if name == "rewrite":
         from fxstudio.cli_rewrite import cmd_rewrite, rewrite_parser
 
-        return cmd_rewrite(rewrite_parser().parse_args(rest))
-    return cmd_gui(_gui_parser().parse_args(args))
+        return rewrite_parser(), cmd_rewrite
+    own = {
+        "show": (_show_parser, cmd_show),
+        "export": (_export_parser, cmd_export),
+        "layout": (_layout_parser, cmd_layout),
+        "edit": (_edit_parser, cmd_edit),
+    }
+    make, command = own[name]
+    return make(), command
 
 
 def run() -> int:
@@ -243,15 +255,16 @@ def cmd_show(ns: argparse.Namespace) -> int:
     doc = open_document(request_from(ns))
     for note in doc.notes:
         print(f"fxstudio: note: {note}", file=sys.stderr)
+    out = data_out()
     if ns.format == "code":
-        sys.stdout.write(doc.code())
+        out.write(doc.code())
     elif ns.format == "json":
-        json.dump(doc.to_json(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        json.dump(doc.to_json(), out, indent=2)
+        out.write("\n")
     else:
         from fxstudio.core.graphviews import NodeRow
 
-        sys.stdout.write(format_table(NodeRow.COLUMNS, [r.values() for r in doc.rows()]))
+        out.write(format_table(NodeRow.COLUMNS, [r.values() for r in doc.rows()]))
     return EXIT_OK
 
 
@@ -263,7 +276,7 @@ def cmd_export(ns: argparse.Namespace) -> int:
     doc = open_document(request_from(ns))
     result = export(doc, ns.output, fmt, force=ns.force)
     for path in result.paths:
-        print(f"wrote {path}")
+        print(f"wrote {path}", file=data_out())
     for note in result.notes:
         print(f"fxstudio: note: {note}", file=sys.stderr)
     if ns.verify:
@@ -271,7 +284,7 @@ def cmd_export(ns: argparse.Namespace) -> int:
             print("fxstudio: note: --verify checks .py modules only", file=sys.stderr)
             return EXIT_OK
         check = verify_standalone(ns.output, doc)
-        print(f"verified: {check}")
+        print(f"verified: {check}", file=data_out())
         if not check.ok:
             print(
                 "fxstudio: error: the saved module does not reproduce the model "
@@ -297,13 +310,14 @@ def cmd_layout(ns: argparse.Namespace) -> int:
     print(
         f"{summary['nodes']} nodes, {summary['groups']} groups "
         f"({summary['collapsed']} collapsed, {summary['visible_nodes']} nodes shown), "
-        f"{summary['seconds']:.3f} s with {lay.engine} ({lay.dot_runs} dot runs)"
+        f"{summary['seconds']:.3f} s with {lay.engine} ({lay.dot_runs} dot runs)",
+        file=data_out(),
     )
     for note in lay.notes:
         print(f"fxstudio: note: {note}", file=sys.stderr)
     if ns.json:
         write_layout_json(lay, ns.json)
-        print(f"wrote {ns.json}")
+        print(f"wrote {ns.json}", file=data_out())
     return EXIT_OK
 
 
@@ -328,7 +342,7 @@ def cmd_edit(ns: argparse.Namespace) -> int:
         if doc.shape_problem:
             node, problem = doc.shape_problem
             print(f"fxstudio: note: the shapes no longer fit at {node}: {problem}", file=sys.stderr)
-    sys.stdout.write(doc.code())
+    data_out().write(doc.code())
     if ns.output:
         save_session(doc, ns.output)
         print(f"wrote {ns.output}", file=sys.stderr)

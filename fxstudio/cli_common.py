@@ -9,9 +9,12 @@ import this module; it imports ``fxstudio.core`` only.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TextIO
 
 from fxstudio.core.guard import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, report_error
 from fxstudio.core.opening import OpenRequest
@@ -24,6 +27,7 @@ __all__ = [
     "MODEL_HELP",
     "add_overlay_outputs",
     "add_model_options",
+    "data_out",
     "format_table",
     "number",
     "report_error",
@@ -37,6 +41,86 @@ MODEL_HELP = (
     "overrides: hf:llama(num_hidden_layers=2)), examples:NAME (simple, negrelu, resnet, "
     "transformer, branchy), FILE.pt2 or a SESSION.fxstudio. Opening a model file runs its code."
 )
+
+
+_DATA: list[TextIO] = []  # the streams commands write their data to, innermost last
+
+
+def data_out() -> TextIO:
+    """Where a command writes what it prints for the user or a program to read (a table,
+    code, JSON): stdout, also while :func:`user_output_to_stderr` sends everything else there
+    to stderr."""
+    return _DATA[-1] if _DATA else sys.stdout
+
+
+@contextlib.contextmanager
+def user_output_to_stderr() -> Iterator[TextIO]:
+    """Inside, what the model's code prints goes to stderr -- Python's ``print`` and writes
+    to file descriptor 1 from C -- so that stdout carries only the command's data, written
+    to :func:`data_out` (which this yields): ``fxstudio show M --format json | jq`` parses
+    whatever the model prints while it is imported, built and run.
+
+    >>> with user_output_to_stderr() as out:
+    ...     print("the model's chatter")  # to stderr
+    ...     print("data", file=data_out())
+    data
+    """
+    out, err = sys.stdout, sys.stderr
+    if out is None or err is None:  # no console (pythonw)
+        yield data_out()
+        return
+    out_fd, err_fd = _fileno(out), _fileno(err)
+    if out_fd is None or err_fd is None or out_fd == err_fd:
+        data: TextIO = out  # a stream in memory (a test's capture): swap the Python-level one
+        saved = None
+    else:
+        out.flush()
+        saved = os.dup(out_fd)
+        data = open(  # noqa: SIM115 -- closed below, after the descriptor is put back
+            saved,
+            "w",
+            buffering=1 if out.line_buffering else -1,
+            encoding=out.encoding,
+            errors=out.errors,
+        )
+        os.dup2(err_fd, out_fd)
+    _DATA.append(data)
+    sys.stdout = err
+    broken: BrokenPipeError | None = None
+    try:
+        yield data
+    finally:
+        sys.stdout = out
+        _DATA.remove(data)
+        if saved is not None and out_fd is not None:
+            broken = _put_back(data, saved, out_fd, err)
+    if broken is not None:  # the reader left before the last data was written
+        raise broken
+
+
+def _fileno(stream: Any) -> int | None:
+    try:
+        return int(stream.fileno())
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return None
+
+
+def _put_back(data: TextIO, saved: int, out_fd: int, err: TextIO) -> BrokenPipeError | None:
+    """Flush the data, give file descriptor ``out_fd`` its stdout back, close the copy."""
+    broken = None
+    try:
+        data.flush()
+    except BrokenPipeError as exc:
+        broken = exc
+    with contextlib.suppress(OSError, ValueError):
+        err.flush()
+    os.dup2(saved, out_fd)
+    if broken is not None:  # what is left in the buffer goes nowhere
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, saved)
+        os.close(devnull)
+    data.close()
+    return broken
 
 
 def number(

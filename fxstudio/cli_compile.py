@@ -14,6 +14,7 @@ from fxstudio.cli_common import (
     MODEL_HELP,
     add_model_options,
     add_run_options,
+    data_out,
     request_from,
 )
 
@@ -62,7 +63,7 @@ def cmd_compile(ns: argparse.Namespace) -> int:
     with turns.one_turn():
         loaded = load_model(ns.model, tuple(ns.input), ns.seed)
         explained = explain_breaks(loaded, train=ns.train)
-    print(f"{ns.model}: {explained.describe()}")
+    print(f"{ns.model}: {explained.describe()}", file=data_out())
     result = explained.to_json()
     if not ns.explain:
         from fxstudio.core.compiling.kernels import compile_graph
@@ -73,7 +74,7 @@ def cmd_compile(ns: argparse.Namespace) -> int:
         compiled = compile_graph(
             doc, ns.device, ns.backend, ns.mode, ns.threads, ns.min_time, freezing=ns.freezing
         )
-        print(compiled.describe())
+        print(compiled.describe(), file=data_out())
         result.update(compiled.to_json())
     if ns.json:
         atomic_write(ns.json, json.dumps(result, indent=2) + "\n")

@@ -14,6 +14,7 @@ from fxstudio.cli_common import (
     MODEL_HELP,
     add_model_options,
     add_overlay_outputs,
+    data_out,
     number,
     overlay_outputs,
     request_from,
@@ -73,6 +74,7 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     from fxstudio.core.opening import open_document
     from fxstudio.core.patterns.apply import RewriteSpec, rewrite_flow
 
+    stdout = data_out()  # the command's data; the model's prints go to stderr
     if ns.right is None and not ns.rewrite and ns.left_frontend == ns.right_frontend:
         print(
             "fxstudio: error: give RIGHT, --rewrite NAME (LEFT against itself rewritten) or "
@@ -98,8 +100,11 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     calls_left, calls_right = alignment.coverage(left, right)
     captured = f"{ns.right_frontend or ns.frontend} capture"
     right_label = ns.right or f"{ns.left} ({', '.join(ns.rewrite) or captured})"
-    print(f"{ns.left} vs {right_label}: {alignment.describe()}")
-    print(f"  call nodes paired: {calls_left:.0%} of the left's, {calls_right:.0%} of the right's")
+    print(f"{ns.left} vs {right_label}: {alignment.describe()}", file=stdout)
+    print(
+        f"  call nodes paired: {calls_left:.0%} of the left's, {calls_right:.0%} of the right's",
+        file=stdout,
+    )
     for label, names, doc in (
         ("removed", alignment.removed, left),
         ("added", alignment.added, right),
@@ -107,32 +112,40 @@ def cmd_diff(ns: argparse.Namespace) -> int:
         ops = [n for n in names if doc.node(n).op != "get_attr"]
         weights = len(names) - len(ops)
         if ops:
-            print(f"  {label}: {', '.join(ops[:12])}" + (" …" if len(ops) > 12 else ""))
+            print(
+                f"  {label}: {', '.join(ops[:12])}" + (" …" if len(ops) > 12 else ""), file=stdout
+            )
         if weights:
-            print(f"  {label}: {weights} parameter reads (get_attr)")
+            print(f"  {label}: {weights} parameter reads (get_attr)", file=stdout)
     changed = alignment.changed()
     for pair in changed[:12]:
-        print(f"  changed ({pair.why}): {' + '.join(pair.left)} → {' + '.join(pair.right)}")
+        print(
+            f"  changed ({pair.why}): {' + '.join(pair.left)} → {' + '.join(pair.right)}",
+            file=stdout,
+        )
     if len(changed) > 12:
-        print(f"  … and {len(changed) - 12} more changed")
+        print(f"  … and {len(changed) - 12} more changed", file=stdout)
     data = alignment.to_json()
     values = None
     if not ns.no_values:
         values = compare_values(left, right, alignment, ns.device)
-        print("  " + values.describe())
+        print("  " + values.describe(), file=stdout)
         data["values"] = values.to_json()
     if ns.times:
         from fxstudio.core.compare.times import time_both
 
         times = time_both(left, right, alignment, ns.device, min_time=ns.min_time)
-        print(f"  times: {times.whole.describe()}")
+        print(f"  times: {times.whole.describe()}", file=stdout)
         ranked = sorted(times.pairs, key=lambda t: -abs(t.delta_s))
         for t in [t for t in ranked if t.change.significant][:8]:
-            print(f"    {' + '.join(t.left)} → {' + '.join(t.right)}: {t.change.describe()}")
+            print(
+                f"    {' + '.join(t.left)} → {' + '.join(t.right)}: {t.change.describe()}",
+                file=stdout,
+            )
         data["times"] = times.to_json()
     if ns.json:
         atomic_write(ns.json, json.dumps(data, indent=2) + "\n")
-        print(f"wrote {ns.json}")
+        print(f"wrote {ns.json}", file=stdout)
     if values is not None and overlay_outputs(ns):
         overlay = Overlay("max_rel_diff")
         for v in values.nodes:

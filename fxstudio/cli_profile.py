@@ -12,6 +12,7 @@ from fxstudio.cli_common import (
     add_model_options,
     add_overlay_outputs,
     add_run_options,
+    data_out,
     number,
     overlay_outputs,
     request_from,
@@ -113,7 +114,7 @@ def cmd_profile(ns: argparse.Namespace) -> int:
             extra = f"{d.threads} threads" if d.kind == "cpu" else ""
             if d.free_bytes is not None:
                 extra = f"{format_bytes(d.free_bytes)} free of {format_bytes(d.total_bytes or 0)}"
-            print(f"{d.name:<8} {d.label}  {extra}".rstrip())
+            print(f"{d.name:<8} {d.label}  {extra}".rstrip(), file=data_out())
         return EXIT_OK
     if not ns.model:
         print("fxstudio: error: give the model to profile (or --list-devices)", file=sys.stderr)
@@ -146,7 +147,7 @@ def cmd_profile(ns: argparse.Namespace) -> int:
     doc = open_document(request_from(ns))
     base = open_document(replace(request_from(ns), spec=ns.against)) if ns.against else None
     result = profile(doc, options, base)
-    print(f"{ns.model}: {result.describe()}")
+    print(f"{ns.model}: {result.describe()}", file=data_out())
     for path, write in ((ns.json, result.write), (ns.csv, result.write_csv)):
         if path:
             write(path)

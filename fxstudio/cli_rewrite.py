@@ -13,6 +13,7 @@ from fxstudio.cli_common import (
     EXIT_USAGE,
     MODEL_HELP,
     add_model_options,
+    data_out,
     request_from,
 )
 
@@ -80,7 +81,7 @@ def cmd_rewrite(ns: argparse.Namespace) -> int:
     from fxstudio.core.sessionfile import save_session
 
     if ns.list:
-        print(listing())
+        print(listing(), file=data_out())
         return EXIT_OK
     if not ns.model:
         print("fxstudio: error: give the model to rewrite (or --list)", file=sys.stderr)
@@ -114,7 +115,7 @@ def cmd_rewrite(ns: argparse.Namespace) -> int:
         )
         reports.append(report.to_json())
         if not ns.json:
-            print("\n".join(report.describe()))
+            print("\n".join(report.describe()), file=data_out())
         if not report.result.found.matches and kind == "pattern":
             status = EXIT_USAGE
         elif kind == "builtin" and report.result.edit is None and not report.result.replaced:
@@ -130,7 +131,7 @@ def cmd_rewrite(ns: argparse.Namespace) -> int:
             break
     if ns.json:
         out = reports[-1] if len(reports) == 1 else {"rewrites": reports}
-        print(json.dumps(out, indent=2, default=repr))
+        print(json.dumps(out, indent=2, default=repr), file=data_out())
     if status != EXIT_OK:
         return status
     if ns.output and not ns.dry_run:

@@ -12,6 +12,7 @@ from fxstudio.cli_common import (
     MODEL_HELP,
     add_model_options,
     add_overlay_outputs,
+    data_out,
     overlay_outputs,
     request_from,
     write_overlays,
@@ -47,6 +48,7 @@ def cmd_step(ns: argparse.Namespace) -> int:
     from fxstudio.core.opening import open_document
     from fxstudio.core.stepping.stepper import for_document
 
+    stdout = data_out()  # the command's data; the model's prints go to stderr
     for out in overlay_outputs(ns):
         check_writable(out, ns.force)
     doc = open_document(request_from(ns))
@@ -83,8 +85,8 @@ def cmd_step(ns: argparse.Namespace) -> int:
             "first_difference": first,
             "eager": stepper.eager is not None,
         }
-        json.dump(payload, sys.stdout, indent=1)
-        print()
+        json.dump(payload, stdout, indent=1)
+        print(file=stdout)
         return EXIT_OK
     header = ("#", "node", "op", "value", "min", "max", "mean", "std", "nan/inf", "eager")
     rows = []
@@ -111,13 +113,18 @@ def cmd_step(ns: argparse.Namespace) -> int:
         )
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     for r in [header, *rows]:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), file=stdout)
     if stepper.eager is None:
-        print("\n(not compared with the eager model)")
+        print("\n(not compared with the eager model)", file=stdout)
     elif first is None:
         compared = sum(1 for s in steps if s.agreement is not None and s.agreement.compared)
-        print(f"\nThe graph matches the eager model at all {compared} module boundaries compared.")
+        print(
+            f"\nThe graph matches the eager model at all {compared} module boundaries compared.",
+            file=stdout,
+        )
     else:
         a = stepper.agreements[first]
-        print(f"\nFirst node that differs from the eager model: {first} — {a.describe()}")
+        print(
+            f"\nFirst node that differs from the eager model: {first} — {a.describe()}", file=stdout
+        )
     return EXIT_OK
