@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import keyword
 import re
+import sys
 import textwrap
 import types
 import warnings
@@ -445,6 +446,8 @@ def _imports(globals_: dict[str, Any], code: str | None = None) -> list[str]:
                 if value.__name__ == name
                 else f"import {value.__name__} as {name}"
             )
+            if code is not None and value.__name__ == name:
+                lines.extend(_submodule_imports(value, code))
         elif name in ("inf", "nan") and isinstance(value, float):
             lines.append(f"from math import {name}")
         elif name == "NoneType":
@@ -463,6 +466,33 @@ def _imports(globals_: dict[str, Any], code: str | None = None) -> list[str]:
             line = f"from {module} import {head}" + (f" as {name}" if head != name else "")
             lines.append(line)
     return lines
+
+
+def _submodule_imports(module: types.ModuleType, code: str) -> list[str]:
+    """``import torch.nn.attention.flex_attention`` where the code calls
+    ``torch.nn.attention.flex_attention.flex_attention``: ``import torch`` alone does not import
+    every submodule, and in a fresh process the attribute is missing until one does.
+
+    >>> import torch.nn.attention.flex_attention
+    >>> _submodule_imports(torch, "y = torch.nn.attention.flex_attention.flex_attention(q)")
+    ['import torch.nn.attention.flex_attention']
+    """
+    lines = []
+    for chain in set(re.findall(rf"\b{re.escape(module.__name__)}((?:\.\w+)+)", code)):
+        deepest, value = None, module
+        for part in chain.strip(".").split("."):
+            value = getattr(value, part, None)
+            if not isinstance(value, types.ModuleType):
+                break
+            if sys.modules.get(value.__name__) is value:
+                deepest = value.__name__
+        if deepest and not deepest.startswith(_ALWAYS_IMPORTED):
+            lines.append(f"import {deepest}")
+    return lines
+
+
+#: Submodules ``import torch`` imports itself (and torch.ops, which is not a module to import).
+_ALWAYS_IMPORTED = ("torch._C", "torch.ops", "torch.nn.functional", "torch.fx", "torch.nn.modules")
 
 
 def _import_block(lines: Any) -> list[str]:

@@ -302,10 +302,9 @@ class _AttentionJob(Job):
         )
         if flexed:
             found.warnings.append(
-                f"{flexed} attention{'s' if flexed != 1 else ''} will call flex_attention: keep "
-                "the result as a session (.fxstudio) -- a saved .py cannot run it yet (its code "
-                "calls torch.nn.attention.flex_attention without importing it) and torch.export "
-                "cannot save flex_attention (.pt2)"
+                f"{flexed} attention{'s' if flexed != 1 else ''} will call flex_attention: save "
+                "the result as a session (.fxstudio) or a Python module (.py) -- torch.export "
+                "cannot serialise flex_attention (.pt2)"
             )
         super().__init__(from_function(_attention, "attention"), replacement, found)
 
