@@ -86,12 +86,12 @@ def test_the_set_up_installs_every_model_zoo():
     this test instead)."""
     import importlib
 
+    import torch
+
     for name in ("torchvision", "timm", "transformers", "diffusers"):
         importlib.import_module(name)
     import torchvision.models as tvm
 
     # torchvision's C++ ops are registered for this very torch (a mismatched pair fails here)
-    import torch
-
     assert torch.ops.torchvision.nms is not None
     assert "resnet18" in tvm.list_models()
