@@ -261,12 +261,14 @@ def _first(config: Any, *names: str) -> Any:
 
 def _pixels(config: Any, video: bool) -> tuple[InputSpec, str]:
     size = _first(config, "image_size", "crop_size") or 224
+    if isinstance(size, dict):  # {"height": ..., "width": ...}
+        size = (size.get("height", 224), size.get("width", 224))
     h, w = (size, size) if isinstance(size, int) else (size[0], size[-1])
     channels = _first(config, "num_channels", "in_chans") or 3
     frames = _first(config, "num_frames", "frames_per_clip")
     if video or isinstance(frames, int):
         t = frames if isinstance(frames, int) else 16
-        return InputSpec((1, t, channels, h, w)), f"a clip of {t} frames, the config's"
+        return InputSpec((1, t, channels, h, w)), f"a clip of {t} frames of the config's size"
     return InputSpec((1, channels, h, w)), "an image of the config's size"
 
 
