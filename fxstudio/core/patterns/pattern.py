@@ -36,6 +36,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
+from fxstudio.core import turns
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.naming import attribute
 from fxstudio.core.errors import UserError
@@ -268,16 +269,19 @@ def from_function(
     target = _as_traceable(fn)
     label = str(name or getattr(fn, "__name__", type(fn).__name__))
     try:
-        if dialect == "export":
-            inputs = example_inputs or _example_inputs(fn, target)
-            from fxstudio.core.capture import export_module
+        # tracing patches nn.Module.__call__ for the whole process: a model run in another
+        # thread meanwhile would go through this tracer (core.turns)
+        with turns.one_turn():
+            if dialect == "export":
+                inputs = example_inputs or _example_inputs(fn, target)
+                from fxstudio.core.capture import export_module
 
-            gm = export_module(
-                _Wrap(target) if not isinstance(target, nn.Module) else target, inputs
-            )
-            gm = _drop_export_guards(gm)
-        else:
-            gm = fx.symbolic_trace(target)
+                gm = export_module(
+                    _Wrap(target) if not isinstance(target, nn.Module) else target, inputs
+                )
+                gm = _drop_export_guards(gm)
+            else:
+                gm = fx.symbolic_trace(target)
     except UserError as exc:
         raise PatternError(f"The pattern {label} cannot be traced: {exc}") from exc
     except Exception as exc:

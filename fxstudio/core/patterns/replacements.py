@@ -33,6 +33,7 @@ import torch.fx as fx
 from torch import nn
 from torch.fx.node import Node
 
+from fxstudio.core import turns
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.patterns.matcher import Match
 from fxstudio.core.patterns.pattern import Pattern, PatternError
@@ -107,7 +108,8 @@ def function_replacement(
     """A replacement written as a function of the pattern's inputs, traced once."""
     label = str(name or getattr(fn, "__name__", type(fn).__name__))
     try:
-        gm = fx.symbolic_trace(replacement_module(fn))
+        with turns.one_turn():  # the tracer patches nn.Module.__call__ (core.turns)
+            gm = fx.symbolic_trace(replacement_module(fn))
     except Exception as exc:
         raise PatternError(
             f"The replacement {label} cannot be traced ({type(exc).__name__}: {exc})."

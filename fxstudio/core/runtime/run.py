@@ -368,7 +368,12 @@ def profile_whole(
         )
     if cold_l2 and resolve(device).type != "cuda":
         raise RunError("A cold L2 is a CUDA mode (the CPU's caches cannot be flushed apart).")
-    with prepared(doc, device, dtype, batch) as p:
+    # The model-code turn (core.turns) for the whole run: a capture or a pattern traced in
+    # another thread meanwhile patches nn.Module.__call__ for the whole process, and the
+    # model's calls would go through that tracer ("module is not installed as a submodule":
+    # the Run dock's compare beside the Patterns dock's previews); a compiled model also
+    # traces, on its first call and on a recompile
+    with turns.one_turn(), prepared(doc, device, dtype, batch) as p:
         target = p.target
         if target.type == "cuda":
             torch.cuda.reset_peak_memory_stats(target)
@@ -379,11 +384,7 @@ def profile_whole(
         run = p.module
         compile_s = None
         recompiles = 0
-        # A compiled model compiles on its first call, and again on a later one when a guard
-        # fails; compiling traces (patching nn.Module.__call__ for the whole process), so it
-        # takes the model-code turn with the captures (core.turns)
-        turn = turns.one_turn() if compile else contextlib.nullcontext()
-        with turn, torch.no_grad():  # around the whole timing: not a context per call
+        with torch.no_grad():  # around the whole timing: not a context per call
             if compile:
                 say(f"compiling with torch.compile({compile})…")
                 eager = outputs_of(p.module, p.inputs)
