@@ -171,6 +171,7 @@ def test_readme_section_runs(section: Section, tmp_path: Path):
                     f"README line {block.line}: '{command}' is not an fxstudio command; put "
                     "set-up commands under a set-up section"
                 )
+                _link_repository_paths(command, tmp_path)
                 done = subprocess.run(
                     ["bash", "-c", command],
                     cwd=tmp_path,
@@ -183,6 +184,16 @@ def test_readme_section_runs(section: Section, tmp_path: Path):
                     f"README line {block.line}: '{command}' exited {done.returncode}\n"
                     f"{done.stdout[-1500:]}\n{done.stderr[-3000:]}"
                 )
+
+
+def _link_repository_paths(command: str, folder: Path) -> None:
+    """A command that names a file of this repository (``tests/bench/synthetic.py:…``) runs
+    as from a checkout: the path's first folder is linked into ``folder``."""
+    for word in shlex.split(command, comments=True):
+        path = word.split(":", 1)[0]
+        top = path.split("/", 1)[0]
+        if "/" in path and (ROOT / path).exists() and not (folder / top).exists():
+            (folder / top).symlink_to(ROOT / top)
 
 
 def test_readme_setup_commands_exist():

@@ -119,7 +119,7 @@ def test_run_and_compare_in_the_profile_layout(qtbot, big):
         patterns.replace_button.click()
     with qtbot.waitSignal(run.finished, timeout=300000):
         run.compare_button.click()
-    assert "After vs baseline" in run.status_label.text()
+    assert "After vs baseline" in run.status_label.text(), run.result.toPlainText()
     assert "speed-up" in run.status_label.text()
 
 

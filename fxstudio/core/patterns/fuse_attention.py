@@ -304,7 +304,8 @@ class _AttentionJob(Job):
             found.warnings.append(
                 f"{flexed} attention{'s' if flexed != 1 else ''} will call flex_attention: save "
                 "the result as a session (.fxstudio) or a Python module (.py) -- torch.export "
-                "cannot serialise flex_attention (.pt2)"
+                "cannot serialise flex_attention (.pt2); on the CPU it runs only without "
+                "gradients (under torch.no_grad() or torch.inference_mode())"
             )
         super().__init__(from_function(_attention, "attention"), replacement, found)
 
