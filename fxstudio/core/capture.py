@@ -35,8 +35,14 @@ from torch import nn
 
 from fxstudio.core import progress, turns
 from fxstudio.core.errors import CaptureError, stack_trace_location, user_frame
-from fxstudio.core.failures import describe_value, export_error, short_location, trace_error
-from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_map
+from fxstudio.core.failures import (
+    describe_value,
+    export_error,
+    faked,
+    short_location,
+    trace_error,
+)
+from fxstudio.core.fxcompat import tree_map
 from fxstudio.core.guard import special_failure
 from fxstudio.core.modelspec import LoadedModel
 from fxstudio.core.noise import quiet_torch_logs
@@ -273,20 +279,8 @@ def _cheap_to_run(gm: nn.Module, example_inputs: tuple[Any, ...]) -> bool:
 
 def _run_fake(gm: fx.GraphModule, graph: fx.Graph, example_inputs: tuple[Any, ...]) -> None:
     """Run ``gm`` with its parameters, buffers and inputs swapped for fake tensors."""
-    mode = fake_tensor_mode()
-    state: dict[str, torch.Tensor] = {
-        name: mode.from_tensor(t)
-        for name, t in [
-            *gm.named_parameters(remove_duplicate=False),
-            *gm.named_buffers(remove_duplicate=False),
-        ]
-    }
-    fake_inputs = tree_map(
-        lambda t: mode.from_tensor(t) if isinstance(t, torch.Tensor) else t, example_inputs
-    )
-    interp = _ShapeInterpreter(gm, graph, keep_real=False)
-    with reparametrized(gm, state), mode:
-        interp.run(*fake_inputs)
+    with faked(gm, example_inputs) as fake_inputs:
+        _ShapeInterpreter(gm, graph, keep_real=False).run(*fake_inputs)
 
 
 def _run_error(

@@ -16,6 +16,8 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -168,6 +170,14 @@ def _copy(v: Any) -> Any:
 
 
 def _run_fake(module: nn.Module, example_inputs: tuple[Any, ...]) -> None:
+    with faked(module, example_inputs) as fakes:
+        module(*fakes)
+
+
+@contextlib.contextmanager
+def faked(module: nn.Module, example_inputs: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
+    """Inside: ``module``'s parameters and buffers are fake tensors, and fake copies of
+    ``example_inputs`` are given to run it on (nothing real is computed or allocated)."""
     mode = fake_tensor_mode()
     state: dict[str, torch.Tensor] = {
         name: mode.from_tensor(t)
@@ -180,7 +190,7 @@ def _run_fake(module: nn.Module, example_inputs: tuple[Any, ...]) -> None:
         lambda t: mode.from_tensor(t) if isinstance(t, torch.Tensor) else t, example_inputs
     )
     with reparametrized(module, state), mode:
-        module(*fakes)
+        yield fakes
 
 
 def _fake_tensor_limit(exc: BaseException) -> bool:
