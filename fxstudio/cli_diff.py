@@ -149,8 +149,8 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     if values is not None and overlay_outputs(ns):
         overlay = Overlay("max_rel_diff")
         for v in values.nodes:
-            pair = alignment.pair_of_right(v.right)
-            for name in pair.right if pair is not None else (v.right,):
+            paired = alignment.pair_of_right(v.right)
+            for name in paired.right if paired is not None else (v.right,):
                 if v.max_rel_diff is not None:
                     overlay.values[name] = v.max_rel_diff
         write_overlays(ns, overlay)
