@@ -81,3 +81,19 @@ def test_a_failing_start_says_why(qtbot, window):
         panel.into_action.trigger()
     assert "--input" in failed.args[0] and "--input" in panel.status_label.text()
     assert panel.into_action.isEnabled()
+
+
+def test_opening_another_model_does_not_say_the_graph_was_edited(qtbot, window):
+    """Another model opened while stepping (even after an edit had ended the stepping):
+    the card is the new model's, before its first node, and says nothing of an edit."""
+    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
+    panel = window.panels["step"]
+    _do(qtbot, panel, panel.into_action)
+    window.selection.select(["relu"])
+    window.edits.delete_selection()
+    assert "edited" in panel.status_label.text()
+    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
+    assert panel.stepper is None
+    assert "edited" not in panel.status_label.text()
+    assert panel.status_label.text() == ""
+    assert panel.where.text().startswith("Before the first node")

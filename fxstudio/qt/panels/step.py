@@ -45,6 +45,7 @@ class StepPanel(DocumentPanel):
         self.breakpoint_names: set[str] = set()  # kept when the stepper starts again
         self._filling = False
         self._state: Any = None  # the graph state the move under way started at
+        self._moving_doc: GraphDocument | None = None  # and its document
         body = step_form.build(self, self.ctx.window)
         self.shape = ShapeWatcher(body, lambda shape: step_form.arrange(self, shape == "wide"))
         self.restart_action.triggered.connect(lambda: self._move(lambda s: s.restart()))
@@ -71,6 +72,7 @@ class StepPanel(DocumentPanel):
         self.stepper = None
         self.breakpoint_names = set()
         self._show()
+        self.status_label.setText("")  # (what it said was of the graph before)
 
     def on_change(self, event: Any) -> None:
         """The graph changed (shapes worked out again after an edit change no node): the
@@ -125,6 +127,7 @@ class StepPanel(DocumentPanel):
         snap = snapshot(doc) if stepper is None else None
         breakpoints = set(self.breakpoint_names)
         self._state = self.session.graph_state()
+        self._moving_doc = doc
 
         def work() -> Stepper:
             s = stepper
@@ -155,9 +158,11 @@ class StepPanel(DocumentPanel):
         self._finish_task()
         if not self.session.is_current(self._state):  # stepped the graph before an edit
             self._show()
-            self.status_label.setText(
-                "The graph changed while it ran: the next step starts again on the graph as it is."
-            )
+            if self._moving_doc is self.document:  # (not another model opened since)
+                self.status_label.setText(
+                    "The graph changed while it ran: "
+                    "the next step starts again on the graph as it is."
+                )
             self.moved.emit()
             return
         self.stepper = stepper
