@@ -41,6 +41,7 @@ def test_breaks_listed_and_marked_on_the_canvas(qtbot, window, write_model):
     path = write_model(GATED)
     open_and_wait(qtbot, window, f"{path}:Gated", signal="layoutShown", leaf_modules=("Gate",))
     dock = window.panels["compile"]
+    dock.dock.show()
     with qtbot.waitSignal(dock.explained, timeout=120000):
         dock.find_button.click()
     assert dock.summary.text().endswith("2 graph breaks:")
@@ -166,3 +167,67 @@ def test_a_model_opened_in_part_is_compiled_as_torch_compile_does(qtbot, window,
     first = next(i for i, k in enumerate(result.kernels) if k.graph == 0)
     tab.pick(first)
     assert window.selection.names == ["fc"]
+
+
+PRINTY = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+    class Printy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.fc(x)
+            print("fc done")
+            h = torch.relu(h)
+            return h * 2
+
+    def example_inputs():
+        return (torch.randn(2, 4),)
+""")
+
+
+def _cuts(window):
+    return [
+        i.text() for i in window.canvas.scene().items() if hasattr(i, "text") and "✂" in i.text()
+    ]
+
+
+def test_a_print_that_makes_no_node_says_so_and_selects_nothing(qtbot, window, write_model):
+    # the print's line makes no node: the break is marked after the nodes right before it
+    # (fc), nothing is selected -- not the next line's relu
+    path = write_model(PRINTY)
+    open_and_wait(qtbot, window, f"{path}:Printy", signal="layoutShown")
+    dock = window.panels["compile"]
+    dock.dock.show()
+    window.selection.select(["x"])
+    with qtbot.waitSignal(dock.explained, timeout=120000):
+        dock.find_button.click()
+    assert dock.breaks.item(0).text() == "1. model.py:12 — print or logging"
+    assert window.selection.names == []
+    assert "Line 12 makes no node of the graph" in dock.detail.text()
+    assert "right after fc" in dock.detail.text()
+    assert _cuts(window) == ["✂ graph break after these (line 12 makes no node): print or logging"]
+
+
+def test_break_marks_go_with_the_dock_and_with_the_model(qtbot, window, write_model):
+    path = write_model(GATED)
+    open_and_wait(qtbot, window, f"{path}:Gated", signal="layoutShown", leaf_modules=("Gate",))
+    window.layouts.use("profile")
+    dock = window.panels["compile"]
+    dock.dock.show()
+    with qtbot.waitSignal(dock.explained, timeout=120000):
+        dock.find_button.click()
+    assert len(_cuts(window)) == 1
+    window.layouts.use("learn")  # no Compile dock there: no marks of it on the canvas
+    assert dock.dock.isHidden() and _cuts(window) == []
+    window.layouts.use("profile")
+    dock.dock.show()
+    assert len(_cuts(window)) == 1
+    # Dynamo still running when another model opens: its breaks are not shown on that one
+    dock.find_button.click()
+    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
+    qtbot.waitUntil(lambda: dock.task is None, timeout=120000)
+    assert dock.breaks.count() == 0 and _cuts(window) == []

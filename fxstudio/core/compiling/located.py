@@ -17,24 +17,54 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from fxstudio.core.compiling.breaks import Explained, Frame, GraphBreak
 from fxstudio.core.document import GraphDocument
 
 
+@dataclass(frozen=True)
+class BreakPlace:
+    """Where a break falls among the document's nodes: ``nodes`` made at its line (or the
+    module kept as one node holding it); when its line made none (a ``print`` of text
+    only), ``before``: the nodes of the latest earlier line of its file that made some --
+    the break falls right after them."""
+
+    nodes: list[str]
+    before: list[str]
+    line: int | None  # the break's line of the user's file
+
+    def describe(self) -> str:
+        """What the place is, in words, for the dock (empty when nodes were made there)."""
+        if self.nodes or self.line is None:
+            return ""
+        if not self.before:
+            return f"Line {self.line} makes no node of the graph; no node comes before it."
+        return (
+            f"Line {self.line} makes no node of the graph: the break falls right after "
+            f"{', '.join(self.before[:3])}{' …' if len(self.before) > 3 else ''} (marked ✂ "
+            "below them); nothing is selected."
+        )
+
+
+def break_place(doc: GraphDocument, brk: GraphBreak) -> BreakPlace:
+    """Where ``brk`` falls: :func:`nodes_at`, or the nodes right before its line."""
+    found = nodes_at(doc, brk)
+    where = brk.where
+    if found or where is None:
+        return BreakPlace(found, [], where.line if where else None)
+    lines = _lines(doc)
+    earlier = sorted(k for k in lines if k[0] == where.file and k[1] < where.line)
+    return BreakPlace([], lines[earlier[-1]] if earlier else [], where.line)
+
+
 def nodes_at(doc: GraphDocument, brk: GraphBreak) -> list[str]:
     """The nodes a break falls at: those made at its line of the user's file -- or at the
     line of an outer frame of the user's code (a module kept as one node, whose forward
-    holds the break) -- else the first ones made after it in that file (where the next
-    graph starts)."""
-    found = made_at(doc, brk.stack)
-    where = brk.where
-    if found or where is None:
-        return found
-    lines = _lines(doc)
-    later = sorted(k for k in lines if k[0] == where.file and k[1] > where.line)
-    return lines[later[0]] if later else []
+    holds the break); none when its line made no node (a ``print`` of text only:
+    :func:`break_place` says which nodes come right before it)."""
+    return made_at(doc, brk.stack)
 
 
 def graph_nodes(doc: GraphDocument, explained: Explained, index: int) -> list[str]:

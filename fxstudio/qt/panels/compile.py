@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from fxstudio.core import turns
 from fxstudio.core.compiling.breaks import Explained, GraphBreak, explain_breaks
-from fxstudio.core.compiling.located import graph_nodes, nodes_at
+from fxstudio.core.compiling.located import break_place, graph_nodes
 from fxstudio.core.document import DocumentEvent, GraphDocument
 from fxstudio.core.loading import load_model
 from fxstudio.qt.canvas.marks import take_off
@@ -89,6 +89,7 @@ class CompilePanel(DocumentPanel):
         tabs.addTab(self.kernels, "Kernels")
         self.tabs = tabs
         self.ctx.canvas.layoutDone.connect(lambda _layout: self._redraw())
+        self.dock.visibilityChanged.connect(lambda _shown: self._mark())  # (closed: none)
         return tabs
 
     def _redraw(self) -> None:
@@ -123,11 +124,17 @@ class CompilePanel(DocumentPanel):
                 return explain_breaks(loaded, train=source.train)
 
         task = UserCodeTask(work, self)
-        task.succeeded.connect(self.show_explained)
+        task.succeeded.connect(lambda result: self._found(doc, result))
         task.failed.connect(self._failed)
         task.finished.connect(lambda: self._ended(task))
         self.task = task
         task.start()
+
+    def _found(self, doc: GraphDocument, result: Explained) -> None:
+        """Dynamo's breaks, shown if they are of the model still open (one opened since
+        must never show another's breaks)."""
+        if self.document is doc:
+            self.show_explained(result)
 
     def _ended(self, task: UserCodeTask) -> None:
         if self.task is task:
@@ -174,13 +181,15 @@ class CompilePanel(DocumentPanel):
             self.ctx.canvas.center_on(names)
 
     def _picked(self, row: int) -> None:
-        b = self.current_break()
-        if b is None:
+        b, doc = self.current_break(), self.document
+        if b is None or doc is None:
             return
         at = b.where
         code = f"<br><code>{at.text}</code>" if at and at.text else ""
-        self.detail.setText(f"<b>{b.kind}</b>{code}<br>{b.reason}<br><br>{b.advice}")
-        self._mark()
+        place = break_place(doc, b).describe()
+        place = f"<br><i>{place}</i>" if place else ""
+        self.detail.setText(f"<b>{b.kind}</b>{code}{place}<br>{b.reason}<br><br>{b.advice}")
+        self._mark(pick=True)
 
     def current_break(self) -> GraphBreak | None:
         row = self.breaks.currentRow()
@@ -188,32 +197,40 @@ class CompilePanel(DocumentPanel):
             return None
         return self.result.breaks[row]
 
-    def _mark(self) -> None:
-        """The picked break on the canvas: its nodes selected, a ✂ above the first."""
+    def _mark(self, pick: bool = False) -> None:
+        """The picked break on the canvas: its nodes selected, a ✂ above the first -- or,
+        when its line made no node, a ✂ below the nodes right before it, none selected.
+        The marks only while the dock is open (a layout without it shows none); the
+        selection and the view follow only when the break is ``pick``ed."""
         take_off(self._marks)
         self._marks = []
         b, doc = self.current_break(), self.document
         if b is None or doc is None or b.where is None:
             return
-        names = nodes_at(doc, b)
+        place = break_place(doc, b)
+        names = place.nodes or place.before
+        if pick:
+            if self.ctx.selection.names != place.nodes:  # (not the nodes before it)
+                self.ctx.selection.select(place.nodes)
+            if names:
+                self.ctx.canvas.center_on(names)
         scene = self.ctx.canvas.scene
         items = [scene.nodes[n] for n in names if n in getattr(scene, "nodes", {})]
-        if not items:
+        if not items or self.dock.isHidden():
             return
         rect = QRectF(items[0].sceneBoundingRect())
         for item in items[1:]:
             rect = rect.united(item.sceneBoundingRect())
-        line = QGraphicsRectItem(rect.left() - 30, rect.top() - 12, rect.width() + 60, 2)
+        y = rect.top() - 12 if place.nodes else rect.bottom() + 12
+        line = QGraphicsRectItem(rect.left() - 30, y, rect.width() + 60, 2)
         line.setPen(QPen(BREAK, 2, Qt.PenStyle.DashLine))
         line.setZValue(60)
-        label = QGraphicsSimpleTextItem(f"✂ graph break: {b.kind}")
+        after = "" if place.nodes else f" after these (line {place.line} makes no node)"
+        label = QGraphicsSimpleTextItem(f"✂ graph break{after}: {b.kind}")
         label.setBrush(BREAK)
-        label.setPos(rect.right() + 34, rect.top() - 20)
+        label.setPos(rect.right() + 34, y - 8)
         label.setZValue(60)
         for item in (line, label):
             item.setToolTip(f"{b.reason}\n\n{b.advice}")
             scene.addItem(item)
         self._marks = [line, label]
-        if self.ctx.selection.names != names:
-            self.ctx.selection.select(names)
-        self.ctx.canvas.center_on(names)
