@@ -19,7 +19,7 @@ from torch.fx.node import Node
 from torch.fx.operator_schemas import get_signature_for_torch_op
 
 from fxstudio.core.capture import node_dtype, node_shape
-from fxstudio.core.edits.engine import builtin_signature, signature
+from fxstudio.core.edits.calls import builtin_signature, signature
 from fxstudio.core.edits.naming import attribute
 from fxstudio.core.fxcompat import OpOverload, op_schema_arguments
 from fxstudio.core.patterns.ops import (
@@ -91,6 +91,11 @@ class NodeComparison:
             if fam is not None:
                 return ("family", fam)
         return strict_key(gn, self.gm, rule.module != "name")
+
+    def differs(self, pn: Node, gn: Node) -> tuple[Why, str, str] | None:
+        """``None`` when ``gn`` computes what ``pn`` does (arguments aside), else (the
+        reason, its words, what would make it match)."""
+        return self._same(pn, gn)
 
     def _same(self, pn: Node, gn: Node) -> tuple[Why, str, str] | None:
         """``None`` when ``gn`` computes what ``pn`` does (arguments aside), else the reason."""

@@ -23,6 +23,7 @@ from typing import Any
 
 import torch.fx as fx
 
+from fxstudio.core.patterns.here import here as user_side
 from fxstudio.core.patterns.matcher import Found, Match, Matcher
 from fxstudio.core.patterns.pattern import Pattern, PatternError
 from fxstudio.core.patterns.reasons import Failure, Why
@@ -168,6 +169,9 @@ def _here(
     for m in found.matches:  # (``at`` is a node: _around said so)
         if at in m.graph_nodes:
             return m
+    told = user_side(gm, matcher, index[at], taken)  # from the node asked about
+    if told is not None:
+        return told
     involved = [f for f in ranked if at in f.partial.values() or f.culprit == at]
     tried = matcher.attempt(gm, index[at], taken)
     if isinstance(tried, Match):

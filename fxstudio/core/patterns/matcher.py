@@ -205,6 +205,10 @@ class Matcher(Walk):
             Why.OP, self.anchors[0].name, anchor.name, "", "it does not match"
         )
 
+    def pattern_node(self, name: str) -> Node | None:
+        """The pattern's node called ``name``."""
+        return next((n for n in self.compute if n.name == name), None)
+
     def near_candidates(self, gm: fx.GraphModule) -> list[Node]:
         """Graph nodes worth trying as the anchor when explaining: those that can be it, and
         those of another op whose inputs come from what the anchor's inputs would be (one

@@ -50,8 +50,11 @@ class Failure:
     partial: dict[str, str] = field(default_factory=dict)  # pattern node -> graph node so far
     other: str = ""  # the outside user, the overlapped match...
     cause: str = ""  # short words every place refused for one reason shares (a summary counts)
+    said: str = ""  # the whole sentence, put from the user's side ("why not here?")
 
     def describe(self) -> str:
+        if self.said:
+            return self.said
         where = (
             f"{self.culprit} (pattern {self.pattern_node})" if self.pattern_node else self.culprit
         )
