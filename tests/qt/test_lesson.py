@@ -156,3 +156,37 @@ def test_the_trace_replay_goes_faster_skips_and_says_when_the_graph_was_edited(q
     assert all(item.opacity() == 1.0 for item in nodes.values())
     assert "Node 54 of 54" in lesson.replay_label.text()
     assert lesson.recheck().ok and "as it is now (edited)" in lesson.verdict.text()
+
+
+def test_start_says_it_works_on_the_open_model_and_the_facts_stay_with_their_model(
+    qtbot, window, tmp_path
+):
+    """Start keeps the learner's model and says so; what the lesson saw on one model (the
+    node picked) is not saved with another; a saved lesson resumes in the Learn layout."""
+    import json
+
+    from fxstudio.core.opening import OpenRequest
+
+    open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
+    lesson = window.panels["lesson"]
+    said = lesson.text.toPlainText()
+    assert "works on the model open now (examples:simple)" in said
+    assert "opens the lesson's own" not in said
+    window.learn()
+    assert window.document.source.spec == "examples:simple"  # kept, as it said
+    window.selection.select(["fc1"])
+    assert lesson.state.facts["selected"] == "fc1"
+    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
+    assert lesson.state.facts.get("selected") is None
+    assert lesson.state.facts_of == "examples:negrelu"
+    path = tmp_path / "other.fxstudio"
+    assert window.saving.save_session(path)
+    saved = json.loads(path.read_text())
+    facts = json.dumps(saved)
+    assert '"fc1"' not in facts and '"examples:negrelu"' in facts
+    # opened again in the Edit layout: the lesson resumes in the Learn layout
+    window.layouts.use("edit")
+    lesson.active = False
+    with qtbot.waitSignal(window.session.loaded, timeout=120000):
+        window.session.open(OpenRequest(str(path)))
+    assert lesson.active and window.layouts.current == "learn"

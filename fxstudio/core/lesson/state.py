@@ -21,6 +21,10 @@ TRAPS = (
     ("trap_random", "examples:trap_random", "torch.randn baked in as a constant"),
     ("trap_dropout", "examples:trap_dropout", "the training flag baked into dropout"),
 )
+#: What the window saw the learner do on one model (a node picked, how far the Step dock ran,
+#: a measured speed-up): of the model open then, dropped when another opens.
+MODEL_FACTS = ("selected", "step_position", "step_total", "step_differs", "replayed")
+MODEL_FACTS += ("speedup", "ci", "significant")
 RELUS = ("torch.relu", "torch.nn.functional.relu", "relu", "torch.relu_")
 
 
@@ -40,6 +44,7 @@ class LessonState:
     facts: dict[str, Any] = field(default_factory=dict)  # what the window saw the learner do
     baseline: dict[str, Any] = field(default_factory=dict)  # recorded when a step began
     model: str = DEFAULT_MODEL
+    facts_of: str = ""  # the spec of the model the facts of MODEL_FACTS were seen on
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -50,6 +55,19 @@ class LessonState:
         state = cls(**known)
         state.step = max(0, min(int(state.step), STEP_COUNT - 1))
         return state
+
+    def seen_model(self, spec: str | None) -> None:
+        """The window shows the model ``spec`` (None: none): what was seen on another
+        model is forgotten (it must not be saved with, or checked on, this one).
+
+        >>> state = LessonState(facts={"selected": "fc1", "fixed": ["trap_if"]}, facts_of="a")
+        >>> state.seen_model("b"); state.facts, state.facts_of
+        ({'fixed': ['trap_if']}, 'b')
+        """
+        if spec != self.facts_of:
+            for key in MODEL_FACTS:
+                self.facts.pop(key, None)
+            self.facts_of = spec or ""
 
     def mark(self, step_id: str) -> None:
         if step_id not in self.done:

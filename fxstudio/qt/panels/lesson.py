@@ -49,6 +49,7 @@ class LessonPanel(DocumentPanel):
     checked = Signal(object)  # the Verdict of the step shown, after every check
     replayed = Signal()  # the trace replay reached its last node
     diagnosed = Signal(object)  # a Diagnosis of the trap just opened
+    resumed = Signal()  # a saved session's lesson is read: the window shows the Learn layout
 
     def build(self) -> QWidget:
         self.state = LessonState()
@@ -77,16 +78,18 @@ class LessonPanel(DocumentPanel):
     def _not_started(self) -> None:
         """What the dock says before the lesson starts (the Learn layout shows it so)."""
         self.title.setText(f"Learn FX — {len(STEPS)} checked steps on this window")
-        self.text.setMarkdown(
-            "A guided lesson: how `symbolic_trace` makes a graph, the Graph IR, the code it "
-            "generates, stepping, graph surgery, patterns, what cannot be traced and why, "
-            "and timing a rewrite. Each step checks what you did in the window.\n\n"
-            "**Start** opens the lesson's own small model (save your work first)."
-        )
+        doc = self.document
+        spec = doc.source.spec if doc is not None else None
+        self.text.setMarkdown(lesson_form.not_started_text(spec, self.state.model))
         self.back_button.setEnabled(False)
         self.check_button.setEnabled(False)
         self.next_button.setText("Start ▶")
         self.next_button.setEnabled(True)
+
+    def on_document(self, doc: GraphDocument | None) -> None:  # facts of the one before go
+        self.state.seen_model(doc.source.spec if doc is not None else None)
+        if not self.active:
+            self._not_started()
 
     def open(self, request: OpenRequest) -> None:
         """Open what a step needs; a failure is the lesson's to explain (no message box)."""
@@ -177,7 +180,11 @@ class LessonPanel(DocumentPanel):
     def _loaded(self, doc: GraphDocument) -> None:
         saved = doc.session_extra.get("lesson") if doc.session_extra else None
         if saved and not self.active:
-            self.start(LessonState.from_json(saved))
+            self.state = LessonState.from_json(saved)
+            self.state.seen_model(doc.source.spec)  # (a session saved before facts_of)
+            self.resumed.emit()  # the Learn layout (the window's)
+            if not self.active:
+                self.start()
             return
         if not self.active:
             return

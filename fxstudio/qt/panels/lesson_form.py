@@ -141,3 +141,18 @@ def button(parent: QWidget, text: str, name: str, slot: Any) -> QPushButton:
     b.setObjectName(name)
     b.clicked.connect(slot)
     return b
+
+
+def not_started_text(spec: str | None, model: str) -> str:
+    """What the dock says before the lesson starts, with ``spec`` open (or none)."""
+    works_on = (
+        f"**Start** works on the model open now (`{spec}`); to take the lesson's own small "
+        f"model instead, open `{model}` first (File ▸ Open)."
+        if spec is not None
+        else f"**Start** opens the lesson's own small model (`{model}`)."
+    )
+    return (
+        "A guided lesson: how `symbolic_trace` makes a graph, the Graph IR, the code it "
+        "generates, stepping, graph surgery, patterns, what cannot be traced and why, "
+        "and timing a rewrite. Each step checks what you did in the window.\n\n" + works_on
+    )

@@ -199,6 +199,7 @@ class MainWindow(QMainWindow):
         self.edits.applied.connect(self._edit_applied)
         self.drops.refused.connect(lambda text: self.status.show(text, 10000, passing=True))
         self.saving.error.connect(self.show_error)
+        self.panels["lesson"].resumed.connect(lambda: self.layouts.use("learn"))  # type: ignore[attr-defined]
         self.canvas_controller.layoutFailed.connect(
             lambda exc: self.show_error("Could not lay out the graph", exc)
         )
@@ -256,7 +257,8 @@ class MainWindow(QMainWindow):
     def show_open_dialog(self) -> None:
         if not self.saving.maybe_save_changes():
             return
-        dialog = OpenDialog(self, self.session.dialog_request(), self.session.recent.load())
+        typed = self.session.failed_request is not None  # (its frontend stays as typed)
+        dialog = OpenDialog(self, self.session.dialog_request(), self.session.recent.load(), typed)
         if dialog.exec() and dialog.request().spec:
             self.session.open(dialog.request())
 
