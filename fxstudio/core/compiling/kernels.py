@@ -32,6 +32,7 @@ from fxstudio.core.compiling.running import (
     MODES,
     CompileError,
     check_choices,
+    compiled_of,
     measure,
     notes_on,
     timed_kernels,
@@ -116,25 +117,18 @@ def compile_graph(
     modules = _modules(eager_nodes, kernels) if eager_nodes is not None else []
     computing = [n.name for n in doc.graph.nodes if n.op.startswith("call_") and not _check(n)]
     covered = {name for k in kernels for name in k.nodes}
-    return Compiled(
+    return compiled_of(
+        m,
+        kernels,
+        profiled_s,
         backend,
         mode,
         str(p.target),
-        m.compile_s,
-        m.cache,
-        m.warm_s,
-        m.eager,
-        m.compiled,
-        speedup(list(m.eager.times_s), list(m.compiled.times_s)),
-        kernels,
-        profiled_s,
-        profiled_s - sum(k.time_s for k in kernels),
-        [name for name in computing if name not in covered] if kernels else [],
-        len(m.regions[0]) if m.regions else 0,
-        modules,
-        env,
-        notes,
-        freezing,
+        [name for name in computing if name not in covered],
+        modules=modules,
+        env=env,
+        notes=notes,
+        freezing=freezing,
     )
 
 

@@ -43,6 +43,8 @@ from fxstudio.core.compiling.result import Compiled, Lines
 from fxstudio.core.compiling.running import (
     CompileError,
     check_choices,
+    compiled_graphs,
+    compiled_of,
     measure,
     notes_on,
     timed_kernels,
@@ -51,7 +53,6 @@ from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import reset_dynamo, tree_map
 from fxstudio.core.modelspec import LoadedModel
-from fxstudio.core.runtime.compare import speedup
 from fxstudio.core.runtime.devices import resolve
 from fxstudio.core.runtime.environment import environment
 from fxstudio.core.runtime.timer import threads
@@ -166,7 +167,7 @@ def compile_eager(
         return nodes, lines, ops
 
     kernels, profiled_s = timed_kernels(m, place)
-    graphs = len(m.regions[0]) if m.regions else 0
+    graphs = compiled_graphs(m)
     covered = {(k.graph, op) for k in kernels for op in k.ops}
     no_kernel = [
         f"graph {g + 1}: {name}"
@@ -175,27 +176,19 @@ def compile_eager(
         if (g, name) not in covered
     ]
     notes[:0] = _said(explained, doc, graphs, len(m.recorded), backend)
-    return Compiled(
+    return compiled_of(
+        m,
+        kernels,
+        profiled_s,
         backend,
         mode,
         str(target),
-        m.compile_s,
-        m.cache,
-        m.warm_s,
-        m.eager,
-        m.compiled,
-        speedup(list(m.eager.times_s), list(m.compiled.times_s)),
-        kernels,
-        profiled_s,
-        profiled_s - sum(k.time_s for k in kernels),
-        no_kernel if kernels else [],
-        graphs,
-        [],
-        env,
-        notes,
-        freezing,
-        "model",
-        explained,
+        no_kernel,
+        env=env,
+        notes=notes,
+        freezing=freezing,
+        source="model",
+        explained=explained,
     )
 
 

@@ -35,10 +35,11 @@ from fxstudio.core.compiling.provenance import (
     unnamed_calls,
 )
 from fxstudio.core.compiling.quiet import muted_stdout, printed_note
-from fxstudio.core.compiling.result import Kernel, Lines
+from fxstudio.core.compiling.result import Compiled, Kernel, Lines
 from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import inductor_provenance, reset_dynamo
 from fxstudio.core.runtime.breakdown import middle_calls
+from fxstudio.core.runtime.compare import speedup
 from fxstudio.core.runtime.run import default_calls
 from fxstudio.core.runtime.timer import Timing, sync_for, time_interleaved
 
@@ -175,6 +176,43 @@ def timed_kernels(m: Measured, place: Place) -> tuple[list[Kernel], float]:
         share = mean / profiled if profiled > 0 else 0.0
         out.append(Kernel(key, mean, share, nodes, library, tuple(times), graph, lines, ops))
     return out, profiled
+
+
+def compiled_of(
+    m: Measured,
+    kernels: list[Kernel],
+    profiled_s: float,
+    backend: str,
+    mode: str,
+    device: str,
+    no_kernel: list[str],
+    **rest: Any,
+) -> Compiled:
+    """The result of measurement ``m`` and its timed kernels: the fields every compile
+    shares (times, speed-up, what the kernels leave unattributed); ``rest``: the fields of
+    the one source (modules, env, notes, freezing, source, explained)."""
+    return Compiled(
+        backend,
+        mode,
+        device,
+        m.compile_s,
+        m.cache,
+        m.warm_s,
+        m.eager,
+        m.compiled,
+        speedup(list(m.eager.times_s), list(m.compiled.times_s)),
+        kernels,
+        profiled_s,
+        profiled_s - sum(k.time_s for k in kernels),
+        no_kernel if kernels else [],
+        compiled_graphs(m),
+        **rest,
+    )
+
+
+def compiled_graphs(m: Measured) -> int:
+    """How many graphs a compiled call ran."""
+    return len(m.regions[0]) if m.regions else 0
 
 
 def _event_s(event: Any, cuda: bool) -> float:
