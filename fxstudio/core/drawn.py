@@ -52,7 +52,7 @@ def drawn_tree(doc: GraphDocument) -> ModuleGroup:
                 out.children[path] = prune(child)
         return out
 
-    return prune(doc.module_tree())
+    return aside(doc, prune(doc.module_tree()))
 
 
 def group_label(group: ModuleGroup) -> str:
@@ -68,3 +68,52 @@ def node_label(doc: GraphDocument, name: str) -> tuple[str, str, str]:
         node = doc.node(name)
         label = labels[name] = (node.op, format_target(node), format_shape(node_shape(node)))
     return label
+
+
+#: The frame of the top level's nodes off its main path (masks, position ids), when it has
+#: at least :data:`ASIDE_AT` of them: the main path leads the picture, they sit beside it.
+ASIDE, ASIDE_AT = "(off the main path)", 8
+
+
+def aside(doc: GraphDocument, tree: ModuleGroup) -> ModuleGroup:
+    """``tree`` with the top level's nodes off its main path in a group of their own
+    (:data:`ASIDE`) -- where the main path goes through modules and they are many.
+
+    The main path runs back from the output through each item's first input (the first
+    argument of its first node taking one from outside; a weight or an input only where it
+    has no other): ``input_ids -> embed_tokens -> layers -> norm -> output`` in a LLaMA,
+    not the attention mask built on the way."""
+    if not tree.children or len(tree.nodes) < ASIDE_AT:
+        return tree
+    top = {n: path for path, child in tree.children.items() for n in child.all_nodes()}
+    first: dict[str, str] = {}  # item -> the item its first input comes from
+    leaves: dict[str, str] = {}  # (its first input that is a weight or an input)
+    for node in doc.graph.nodes:
+        item = top.get(node.name, node.name)
+        if item in first:
+            continue
+        for arg in node.all_input_nodes:
+            source = top.get(arg.name, arg.name)
+            if source == item:
+                continue
+            if arg.op in ("placeholder", "get_attr"):
+                leaves.setdefault(item, source)
+            else:
+                first[item] = source
+                break
+    main: set[str] = set()
+    item = next((n for n in reversed(tree.nodes) if doc.node(n).op == "output"), None)
+    while item is not None and item not in main:
+        main.add(item)
+        item = first.get(item, leaves.get(item))
+    off = [
+        n for n in tree.nodes if n not in main and doc.node(n).op not in ("placeholder", "output")
+    ]
+    through = sum(len(tree.children[m].all_nodes()) for m in main if m in tree.children)
+    if len(off) < ASIDE_AT or not through or len(off) >= through:
+        return tree
+    out = ModuleGroup(tree.path, tree.type_name, dict(tree.children), [])
+    gone = set(off)
+    out.nodes = [n for n in tree.nodes if n not in gone]
+    out.children[ASIDE] = ModuleGroup(ASIDE, "", {}, off)
+    return out

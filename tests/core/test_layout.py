@@ -169,3 +169,37 @@ def test_node_boxes_are_as_wide_as_their_text_in_the_metrics_given():
     assert narrow.nodes["stages_0_downsample"].w < box.w
     for lay_ in (lay, narrow):  # wider boxes are laid out apart all the same
         check_layout(doc, lay_)
+
+
+LLAMA_8 = (
+    "hf:llama(num_hidden_layers=8, hidden_size=64, intermediate_size=128, "
+    "num_attention_heads=4, num_key_value_heads=2, vocab_size=1000)"
+)
+
+
+def test_the_first_picture_of_a_llama_leads_with_its_main_path():
+    """The attention mask's plumbing (arange, unsqueeze, index …, top-level nodes off the main
+    path) is one group beside it; input_ids -> embed_tokens -> layers -> norm -> output are
+    the top level, one under the other."""
+    from fxstudio.core.drawn import ASIDE, first_picture
+
+    doc = open_document(LLAMA_8)
+    tree = drawn_tree(doc)
+    assert ASIDE in tree.children and len(tree.children[ASIDE].nodes) >= 8
+    assert tree.nodes == ["input_ids", "output"]
+    first_picture(doc)
+    assert ASIDE in doc.collapsed
+    lay = LayoutEngine().layout(doc, doc.collapsed)
+    assert set(lay.nodes) == {"input_ids", "output"}
+    first_layer = next(g for g in lay.groups if g.startswith("layers."))
+    path = [lay.nodes["input_ids"], lay.groups["embed_tokens"], lay.groups[first_layer]]
+    path += [lay.groups["norm"], lay.nodes["output"]]
+    tops = [box.y for box in path]
+    assert tops == sorted(tops) and len(set(tops)) == len(tops)
+
+
+def test_a_graph_without_plumbing_gets_no_aside_group():
+    from fxstudio.core.drawn import ASIDE
+
+    for name in ("examples:resnet", "examples:negrelu", "examples:simple"):
+        assert ASIDE not in all_groups(open_document(name)), name

@@ -21,6 +21,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget
 
 from fxstudio.core.document import ChangeKind, GraphDocument
+from fxstudio.core.drawn import drawn_tree
 from fxstudio.core.graphviews import format_target
 from fxstudio.core.snapshots import detached, snapshot
 from fxstudio.core.stepping.stepper import Stepper, for_document
@@ -186,7 +187,7 @@ class StepPanel(DocumentPanel):
             return []
         return [
             g.path
-            for g in doc.module_tree().walk()
+            for g in drawn_tree(doc).walk()  # (as drawn: with the group set aside)
             if g.path in doc.collapsed and name in g.all_nodes()
         ]
 
