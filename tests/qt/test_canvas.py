@@ -504,3 +504,41 @@ def test_a_picture_that_cannot_be_drawn_is_said_and_the_old_one_stays(qtbot, win
     assert "no items today" in str(failed.args[0])
     assert window.canvas.scene() is old and set(old.nodes) == set(window.document.node_names())
     assert not window.canvas_controller.busy()
+
+
+def _dark_pixels(item, scale):
+    """Pixels of text (dark on the node's light fill) when ``item`` is drawn at ``scale``."""
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QColor, QImage, QPainter
+    from PySide6.QtWidgets import QGraphicsScene
+
+    scene = QGraphicsScene()
+    scene.addItem(item)
+    rect = item.sceneBoundingRect()
+    image = QImage(
+        int(rect.width() * scale) + 2, int(rect.height() * scale) + 2, QImage.Format_RGB32
+    )
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    scene.render(painter, QRectF(0, 0, rect.width() * scale, rect.height() * scale), rect)
+    painter.end()
+    inner = [
+        QColor(image.pixel(x, y)).lightness()
+        for x in range(3, image.width() - 3)
+        for y in range(3, image.height() - 3)
+    ]
+    return sum(v < 110 for v in inner)
+
+
+def test_at_44_percent_a_node_still_shows_its_name_legibly(qapp):
+    """Level of detail: at 44 % a node is no blank box -- its name is drawn, in a font big
+    enough to read; a collapsed module's box likewise; far out (20 %) no text at all."""
+    from fxstudio.core.layout import Box
+
+    node = NodeItem(
+        "layer1_0_conv1", "call_module", "layer1.0.conv1", "1x16x32x32", Box(0, 0, 120, 44)
+    )
+    assert _dark_pixels(node, 0.44) > 20
+    assert _dark_pixels(NodeItem("c", "call_module", "c", "", Box(0, 0, 120, 44)), 0.2) == 0
+    group = GroupItem("layer1", "layer1 : Sequential", Box(0, 0, 200, 40), True, 12)
+    assert _dark_pixels(group, 0.44) > 20

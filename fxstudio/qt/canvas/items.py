@@ -30,7 +30,9 @@ from fxstudio.core.labels import TEXT_MARGIN, TextMetrics
 from fxstudio.core.layout import GROUP_PAD, GROUP_TITLE, Box
 from fxstudio.qt import theme
 
-DETAIL_SCALE = 0.45  # below this zoom, nodes are drawn as plain shapes without text
+DETAIL_SCALE = 0.45  # below this zoom, boxes show their name only, in a font kept legible
+FAR_SCALE = DETAIL_SCALE * 0.5  # below this, no text at all (frames' titles: below DETAIL)
+FAR_POINTS = 7.0  # how big a name below DETAIL_SCALE reads on screen, in points
 MOVABLE = (
     QGraphicsItem.GraphicsItemFlag.ItemIsSelectable | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
 )
@@ -92,6 +94,22 @@ def elided(
     if fm.horizontalAdvance(text) <= width:
         return text
     return fm.elidedText(text, mode, width)
+
+
+def far_font(lod: float, height: float) -> tuple[float, bool]:
+    """A box's name at zoom ``lod`` below :data:`DETAIL_SCALE`: bold, as big in the scene as
+    reads :data:`FAR_POINTS` on screen, at most half the box's ``height`` (in half points,
+    so that few sizes are ever measured)."""
+    return (min(round(2 * FAR_POINTS / max(lod, FAR_SCALE)), int(height)) / 2, True)
+
+
+def draw_far_name(painter: QPainter, rect: QRectF, text: str, lod: float) -> None:
+    """``text`` across ``rect``, legible at zoom ``lod`` (cut in the middle to fit)."""
+    font = far_font(lod, rect.height())
+    painter.setFont(_font(*font))
+    painter.setPen(QColor(theme.colors().text))
+    inner = rect.adjusted(3, 0, -3, 0)
+    painter.drawText(inner, Qt.AlignmentFlag.AlignCenter, elided(text, font, inner.width()))
 
 
 _PENS: dict[object, QPen] = {}
@@ -200,8 +218,11 @@ class NodeItem(BoxItem):
         wide = selected or self.problem
         painter.setPen(QPen(QColor(c.selected) if selected else border, 3 if wide else 1.2))
         painter.setBrush(QBrush(fill))
-        if _lod(option, painter) < DETAIL_SCALE:
+        lod = _lod(option, painter)
+        if lod < DETAIL_SCALE:  # far out: the name only, legible, down to FAR_SCALE
             painter.drawRect(self.rect)
+            if lod >= FAR_SCALE:
+                draw_far_name(painter, self.rect, self.lines[0], lod)
             return
         painter.drawRoundedRect(self.rect, 6, 6)
         name, target, shape = self.shown_lines()
@@ -278,7 +299,8 @@ class GroupItem(BoxItem):
         super().hoverMoveEvent(event)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        detailed = _lod(option, painter) >= DETAIL_SCALE * 0.5
+        lod = _lod(option, painter)
+        detailed = lod >= DETAIL_SCALE  # (as the nodes' text: no titles over blank boxes)
         c = theme.colors()
         if self.collapsed:
             selected = self.isSelected()
@@ -287,7 +309,9 @@ class GroupItem(BoxItem):
             )
             painter.setBrush(QColor(c.group_fill))
             painter.drawRoundedRect(self.rect, 8, 8)
-            if detailed:
+            if not detailed and lod >= FAR_SCALE:  # a box like a node: its name, legible
+                draw_far_name(painter, self.rect, f"▸ {self.label}", lod)
+            elif detailed:
                 painter.setPen(QColor(c.group_text))
                 painter.setFont(_font(8.5, bold=True))
                 painter.drawText(self.rect, Qt.AlignmentFlag.AlignCenter, f"▸ {self.label}")
