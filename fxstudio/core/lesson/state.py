@@ -23,8 +23,8 @@ TRAPS = (
 )
 #: What the window saw the learner do on one model (a node picked, how far the Step dock ran,
 #: a measured speed-up): of the model open then, dropped when another opens.
-MODEL_FACTS = ("selected", "step_position", "step_total", "step_differs", "replayed")
-MODEL_FACTS += ("speedup", "ci", "significant")
+MODEL_FACTS: tuple[str, ...] = ("selected", "step_position", "step_total", "step_differs")
+MODEL_FACTS += ("replayed", "speedup", "ci", "significant")
 RELUS = ("torch.relu", "torch.nn.functional.relu", "relu", "torch.relu_")
 
 
