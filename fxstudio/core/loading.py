@@ -12,7 +12,7 @@ Opening a model file runs its code, exactly like ``python file.py`` would.
 
 from __future__ import annotations
 
-import ast
+import dataclasses
 import difflib
 import hashlib
 import importlib
@@ -32,6 +32,7 @@ from torch import nn
 from fxstudio.core import zoo
 from fxstudio.core.errors import LoadError, SourceLocation, user_frame
 from fxstudio.core.guard import SMALLER_MODEL, user_error
+from fxstudio.core.modelfiles import file_models
 from fxstudio.core.modelspec import (
     EXAMPLE_INPUTS,
     LoadedModel,
@@ -39,6 +40,7 @@ from fxstudio.core.modelspec import (
     examples_hint,
     list_examples,
     make_inputs,
+    parse_input_spec,
     parse_spec,
 )
 from fxstudio.core.noise import quiet_torch_logs
@@ -56,7 +58,7 @@ def load_model(
     ``torch.manual_seed(seed)`` runs right before the model is built, so the same spec gives
     the same weights in any process.
     """
-    ms = spec if isinstance(spec, ModelSpec) else parse_spec(spec)
+    ms = named(spec if isinstance(spec, ModelSpec) else parse_spec(spec))
     if ms.kind == "pt2":
         return _load_pt2(ms, inputs, seed)
     if ms.kind in ("timm", "hf"):
@@ -78,6 +80,63 @@ def load_model(
     return LoadedModel(ms, module, example, source_file=source_file, seed=seed, notes=notes)
 
 
+def named(ms: ModelSpec) -> ModelSpec:
+    """A bare ``my_model.py`` names the file's obvious model (read, not run); several or
+    none: a message naming what it defines."""
+    if ms.kind != "file" or ms.name:
+        return ms
+    path = _existing_file(ms)
+    found = file_models(path)
+    if found.obvious is not None:
+        return dataclasses.replace(ms, name=found.obvious)
+    if found.problem:
+        raise LoadError(f"{found.problem}. Fix the file and open it again.")
+    if not found.names:
+        raise LoadError(
+            f"{ms.location} defines no nn.Module class or function that returns one. Add "
+            f"the name of the function that builds the model: {ms.location}:NAME."
+        )
+    raise LoadError(
+        f"{ms.location} defines several models: {found.choices()}. Choose one: "
+        f"{ms.location}:{found.names[0]}."
+    )
+
+
+def check_spec(spec: str, inputs: Sequence[str] = ()) -> None:
+    """What can be told without running anything: the spec and inputs are well formed,
+    the file exists and has the name (a LoadError or InputSpecError says what is wrong).
+    The Open dialog asks this before it closes."""
+    ms = named(parse_spec(spec))
+    for text in inputs:
+        parse_input_spec(text)
+    if ms.kind == "example" and ms.location not in list_examples():
+        import_namespace(ms)  # its message: the close names
+    if ms.kind == "pt2":
+        if not os.path.isfile(os.path.expanduser(ms.location)):
+            raise LoadError(f"No such file: {ms.location}. Check the path.")
+    if ms.kind != "file":
+        return
+    found = file_models(_existing_file(ms))
+    if found.problem or found.has(ms.name):
+        return  # a syntax error is told with its line when the file runs
+    close = close_names(ms.name, sorted(found.defined))
+    mean = f" Did you mean: {', '.join(close)}?" if close else ""
+    offers = f" It defines: {found.choices()}." if found.names else ""
+    raise LoadError(f"{ms.location} has no '{ms.name}'.{mean}{offers}")
+
+
+def _existing_file(ms: ModelSpec) -> str:
+    path = os.path.abspath(os.path.expanduser(ms.location))
+    if not os.path.exists(path):
+        raise LoadError(
+            f"No such file: {ms.location}. Check the path (relative paths start "
+            f"from {os.getcwd()})."
+        )
+    if not os.path.isfile(path):
+        raise LoadError(f"{ms.location} is not a file; give the path of a .py file.")
+    return path
+
+
 def import_namespace(ms: ModelSpec) -> tuple[ModuleType, str | None]:
     if ms.kind == "example":
         resource = (
@@ -91,14 +150,7 @@ def import_namespace(ms: ModelSpec) -> tuple[ModuleType, str | None]:
         with importlib.resources.as_file(resource) as example:
             return _import_file(str(example), f"fxstudio_examples_{ms.location}"), str(example)
     if ms.kind == "file":
-        path = os.path.abspath(os.path.expanduser(ms.location))
-        if not os.path.exists(path):
-            raise LoadError(
-                f"No such file: {ms.location}. Check the path (relative paths start "
-                f"from {os.getcwd()})."
-            )
-        if not os.path.isfile(path):
-            raise LoadError(f"{ms.location} is not a file; give the path of a .py file.")
+        path = _existing_file(ms)
         digest = hashlib.sha1(path.encode()).hexdigest()[:10]
         stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
         return _import_file(path, f"fxstudio_user_{stem}_{digest}"), path
@@ -269,8 +321,9 @@ def _load_pt2(ms: ModelSpec, inputs: Sequence[str], seed: int) -> LoadedModel:
 
 
 def model_names_in(path: str | os.PathLike[str]) -> list[str]:
-    """The top-level ``nn.Module`` subclasses a Python file defines (read, not run), ``Model``
-    first when there is one -- the names a dropped or browsed file is offered under.
+    """The models a Python file defines (read, not run: ``nn.Module`` classes and the
+    factories that build one), the obvious one first -- the names a dropped or browsed
+    file is offered under.
 
     >>> import tempfile, pathlib
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "m.py"
@@ -278,15 +331,5 @@ def model_names_in(path: str | os.PathLike[str]) -> list[str]:
     >>> model_names_in(f)
     ['Net']
     """
-    try:
-        with open(path, encoding="utf-8") as f:
-            tree = ast.parse(f.read())
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-        return []
-    names = [
-        node.name
-        for node in tree.body
-        if isinstance(node, ast.ClassDef)
-        and any(ast.unparse(base).split(".")[-1] == "Module" for base in node.bases)
-    ]
-    return sorted(names, key=lambda n: n != "Model")
+    found = file_models(path)
+    return sorted(found.names, key=lambda n: n != found.obvious)

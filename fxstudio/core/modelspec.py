@@ -3,6 +3,7 @@
 A spec is one of::
 
     path/to/file.py:Name     a class (built with no arguments) or a zero-argument factory
+    path/to/file.py          the file's one obvious model (:mod:`fxstudio.core.modelfiles`)
     package.module:Name      the same, from an importable module
     examples:NAME            a built-in example shipped in fxstudio's resources
     timm:NAME, hf:NAME       a model of the timm or transformers zoo, by name
@@ -65,8 +66,8 @@ class LoadedModel:
 
 
 SPEC_FORMS = (
-    "FILE.py:Name, package.module:Name, a factory with arguments (package.module:fn(1, a=2)), "
-    "timm:NAME, hf:NAME, examples:NAME or FILE.pt2"
+    "FILE.py:Name (or FILE.py when it defines one model), package.module:Name, a factory "
+    "with arguments (package.module:fn(1, a=2)), timm:NAME, hf:NAME, examples:NAME or FILE.pt2"
 )
 
 
@@ -84,6 +85,8 @@ def parse_spec(text: str) -> ModelSpec:
     >>> h = parse_spec("hf:llama(num_hidden_layers=2)")
     >>> h.kind, h.location, h.kwargs
     ('hf', 'llama', (('num_hidden_layers', 2),))
+    >>> parse_spec("my_model.py").name  # named when loaded: the file's one model
+    ''
     """
     text = text.strip()
     if not text:
@@ -103,6 +106,8 @@ def parse_spec(text: str) -> ModelSpec:
         return ModelSpec("example", name, EXAMPLE_CLASS, text)
     if text.endswith(".pt2"):
         return ModelSpec("pt2", text, "", text)
+    if text.endswith(".py"):  # a bare file: its obvious model, named when it is loaded
+        return ModelSpec("file", text, "", text)
     location, sep, name = head.rpartition(":")
     if not sep or not location or not name:
         raise LoadError(f"'{text}' is not a model spec. Write {SPEC_FORMS}.")

@@ -4,9 +4,16 @@ models); a model symbolic tracing cannot follow opens with the export frontend i
 import importlib.util
 
 import pytest
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import (
+    QApplication,
+    QDialogButtonBox,
+    QFileDialog,
+    QMessageBox,
+    QPushButton,
+)
 
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.opening import OpenRequest
@@ -126,13 +133,18 @@ def test_fx_failure_offers_the_export_frontend_in_one_click(qtbot, interactive, 
     assert loaded.args[0].source.frontend == "export"
 
 
-def test_after_a_failed_open_the_dialog_shows_what_was_typed(qtbot, interactive):
-    """A typo in the Open dialog: the next File ▸ Open shows the spec, frontend, inputs and
-    seed the user typed, to fix the typo rather than type it all again."""
+def test_after_a_failed_open_the_dialog_shows_what_was_typed(qtbot, interactive, write_model):
+    """An open that fails when the model runs (the dialog told what it could before): the
+    next File ▸ Open shows the spec, frontend, inputs and seed the user typed, to fix the
+    spec rather than type it all again."""
     window = interactive
+    broken = write_model(
+        "import torch\nclass Net(torch.nn.Module): pass\nraise ValueError('simpel')\n"
+    )
+    spec = f"{broken}:Net"
 
     def type_a_typo(dialog):
-        dialog.spec_edit.setText("examples:simpel")
+        dialog.spec_edit.setText(spec)
         dialog.frontend_combo.setCurrentIndex(open_dialog.FRONTENDS.index("export"))
         dialog.inputs_edit.setText("3x16")
         dialog.seed_spin.setValue(7)
@@ -143,7 +155,7 @@ def test_after_a_failed_open_the_dialog_shows_what_was_typed(qtbot, interactive)
     box = window.findChild(QMessageBox)
     assert "simpel" in box.text() + box.informativeText()
     box.close()
-    assert shown_open_dialog(window) == ("examples:simpel", "export (torch.export)", "3x16", 7)
+    assert shown_open_dialog(window) == (spec, "export (torch.export)", "3x16", 7)
 
     def fix_it(dialog):
         dialog.spec_edit.setText("examples:simple")
@@ -153,3 +165,129 @@ def test_after_a_failed_open_the_dialog_shows_what_was_typed(qtbot, interactive)
         shown_open_dialog(window, fix_it)
     assert loaded.args[0].source.inputs == ("3x16",) and loaded.args[0].source.seed == 7
     assert shown_open_dialog(window) == ("examples:simple", "export (torch.export)", "3x16", 7)
+
+
+# --- the capture follows the model; your own file; errors said in the dialog ------------
+
+NET_AND_BLOCK = """\
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def forward(self, x):
+        return x.relu()
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+    def forward(self, x):
+        return self.block(x) + 1
+
+def example_inputs():
+    return (torch.randn(2, 4),)
+"""
+
+
+def _shown_dialog(qtbot, *args, **kwargs):
+    dialog = OpenDialog(None, *args, **kwargs)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    return dialog
+
+
+def _type_spec(qtbot, dialog, text):
+    dialog.spec_edit.clear()
+    qtbot.keyClicks(dialog.spec_edit, text)
+
+
+def _open_button(dialog):
+    return dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Open)
+
+
+def test_capture_starts_at_auto_for_another_model(qtbot):
+    """hf:gpt2 opened with export: typing another model starts it at auto with its own
+    inputs; typing gpt2 again brings back its export; a frontend picked here stays."""
+    gpt2 = OpenRequest("hf:gpt2", "export", ("1x16:int64",))
+    dialog = _shown_dialog(qtbot, gpt2, [gpt2, OpenRequest("examples:simple", "fx", ("3x16",))])
+    assert dialog.frontend_combo.currentIndex() == open_dialog.FRONTENDS.index("export")
+    _type_spec(qtbot, dialog, "timm:convnext_atto")
+    assert dialog.request() == OpenRequest("timm:convnext_atto", "auto", (), 0)
+    _type_spec(qtbot, dialog, "examples:simple")  # a recent model: its own settings
+    assert dialog.request() == OpenRequest("examples:simple", "fx", ("3x16",), 0)
+    _type_spec(qtbot, dialog, "hf:gpt2")
+    assert dialog.request() == gpt2
+    dialog.frontend_combo.setFocus()
+    qtbot.keyClick(dialog.frontend_combo, Qt.Key.Key_Up)  # the user picks fx
+    _type_spec(qtbot, dialog, "examples:resnet")
+    assert dialog.request().frontend == "fx"
+
+
+def _choose_file(qtbot, dialog, path):
+    """Browse…, and in the file dialog (Qt's own: offscreen has no native one) the file."""
+
+    def choose():
+        chooser = QApplication.activeModalWidget()
+        assert isinstance(chooser, QFileDialog), chooser
+        chooser.selectFile(str(path))
+        chooser.accept()
+
+    QTimer.singleShot(0, choose)
+    dialog.findChild(QPushButton, "browseButton").click()
+
+
+def test_browse_offers_the_models_the_file_defines(qtbot, write_model):
+    path = write_model(NET_AND_BLOCK)
+    dialog = _shown_dialog(qtbot)
+    _choose_file(qtbot, dialog, path)
+    assert dialog.spec_edit.text() == f"{path}:Net"  # not "Model": the file has none
+    combo = dialog.file_model_combo
+    assert combo.isVisible() and [combo.itemText(i) for i in range(combo.count())] == [
+        "Net",
+        "Block",
+    ]
+    combo.setFocus()
+    qtbot.keyClick(combo, Qt.Key.Key_Down)  # the user picks Block
+    assert dialog.spec_edit.text() == f"{path}:Block"
+    _type_spec(qtbot, dialog, "examples:simple")
+    assert not combo.isVisible()
+
+
+def test_a_bare_model_file_opens_its_one_model(qtbot, window, write_model):
+    path = write_model(NET_AND_BLOCK)
+    doc = open_and_wait(qtbot, window, str(path))
+    assert "add = relu + 1" in doc.code()  # Net's forward, Block's relu traced through
+
+
+def test_an_error_keeps_the_dialog_and_what_was_typed(qtbot, write_model):
+    path = write_model(NET_AND_BLOCK)
+    dialog = _shown_dialog(qtbot)
+    _type_spec(qtbot, dialog, f"{path}:Model")
+    qtbot.keyClicks(dialog.inputs_edit, "2x4")
+    qtbot.mouseClick(_open_button(dialog), Qt.MouseButton.LeftButton)
+    assert dialog.isVisible() and dialog.result() == 0
+    assert "has no 'Model'" in dialog.error_label.text()
+    assert "It defines: Net, Block" in dialog.error_label.text()
+    assert dialog.request() == OpenRequest(f"{path}:Model", "auto", ("2x4",), 0)
+    qtbot.keyClicks(dialog.inputs_edit, "x")  # a bad input: said too
+    dialog.spec_edit.setText(f"{path}:Net")
+    qtbot.mouseClick(_open_button(dialog), Qt.MouseButton.LeftButton)
+    assert dialog.isVisible() and "2x4x" in dialog.error_label.text()
+    dialog.inputs_edit.setText("2x4")
+    with qtbot.waitSignal(dialog.accepted, timeout=5000):
+        qtbot.mouseClick(_open_button(dialog), Qt.MouseButton.LeftButton)
+
+
+def test_the_completion_list_does_not_take_the_click_on_open(qtbot):
+    """The list of completions is open: the first click on Open opens (it went to close
+    the list)."""
+    dialog = _shown_dialog(qtbot)
+    qtbot.keyClicks(dialog.spec_edit, "examples:simple")
+    popup = dialog.spec_edit.completer().popup()
+    qtbot.waitUntil(popup.isVisible, timeout=5000)
+    button = _open_button(dialog)
+    at = button.mapTo(dialog, button.rect().center())
+    with qtbot.waitSignal(dialog.accepted, timeout=5000):  # through the window, as a mouse
+        QTest.mouseClick(dialog.windowHandle(), Qt.MouseButton.LeftButton, pos=at)
+    assert not popup.isVisible()

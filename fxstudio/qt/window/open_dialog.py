@@ -1,26 +1,39 @@
 """The Open dialog: a model spec (completed from the examples, the installed timm and
-transformers, and the recent ones), how to capture it, its inputs and seed."""
+transformers, and the recent ones), how to capture it, its inputs and seed.
+
+How to capture and the inputs belong to a model: they follow the spec typed (a recent
+model's own, else *auto* and none) unless the user chose them here.  A model file offers
+the models it defines to pick from.  What can be told without running the model (a typo,
+a missing file or name, a bad input) is said in the dialog, which stays open with what was
+typed."""
 
 from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QStringListModel, Qt
+from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt
+from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import (
+    QAbstractButton,
+    QApplication,
     QComboBox,
     QCompleter,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
-    QInputDialog,
+    QFormLayout,
+    QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
     QWidget,
 )
 
+from fxstudio.core.errors import InputSpecError, LoadError
+from fxstudio.core.loading import check_spec
+from fxstudio.core.modelfiles import FileModels, file_models
 from fxstudio.core.modelspec import list_examples
-from fxstudio.core.opening import OpenRequest
+from fxstudio.core.opening import SESSION_SUFFIX, OpenRequest
 from fxstudio.qt.forms import load_form
 from fxstudio.qt.workers import UserCodeTask
 
@@ -60,30 +73,50 @@ def zoo_reader() -> UserCodeTask:
 
 
 class OpenDialog(QDialog):
+    """``current``: the request it starts with; ``typed``: the user typed it (a failed
+    open), so its frontend and inputs stay when the spec is corrected."""
+
     def __init__(
         self,
         parent: QWidget | None = None,
         current: OpenRequest | None = None,
         recent: list[OpenRequest] | None = None,
+        typed: bool = False,
     ) -> None:
         super().__init__(parent)
         load_form("open_dialog", self)
         self.example_combo = self.findChild(QComboBox, "exampleCombo")
         self.spec_edit = self.findChild(QLineEdit, "specEdit")
+        self.file_model_combo = self.findChild(QComboBox, "fileModelCombo")
         self.frontend_combo = self.findChild(QComboBox, "frontendCombo")
         self.inputs_edit = self.findChild(QLineEdit, "inputsEdit")
         self.seed_spin = self.findChild(QSpinBox, "seedSpin")
+        self.error_label = self.findChild(QLabel, "errorLabel")
+        self.form = self.findChild(QFormLayout, "formLayout")
         buttons = self.findChild(QDialogButtonBox, "buttonBox")
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         self.findChild(QPushButton, "browseButton").clicked.connect(self._browse)
         self.recent = list(recent or [])
+        # Each model's own frontend and inputs: the recent ones, the newest winning.
+        self.known = {r.spec: r for r in reversed(self.recent)}
+        if current is not None and not typed:
+            self.known[current.spec] = current
+        self.chosen: set[str] = {"frontend", "inputs"} if typed else set()
+        self._filling = False
+        self._file: tuple[str, FileModels] | None = None  # the file the spec names, read
         self.example_combo.addItem("(choose a recent model or a built-in example)", None)
         for r in self.recent:
             self.example_combo.addItem(f"recent: {r.spec}", r)
         for name in list_examples():
             self.example_combo.addItem(name, OpenRequest(f"examples:{name}"))
         self.example_combo.currentIndexChanged.connect(self._example_chosen)
+        self.frontend_combo.activated.connect(lambda _i: self.chosen.add("frontend"))
+        self.inputs_edit.textEdited.connect(lambda _t: self.chosen.add("inputs"))
+        self.inputs_edit.textEdited.connect(lambda _t: self.error_label.clear())
+        self.spec_edit.textChanged.connect(self._spec_changed)
+        self.file_model_combo.activated.connect(self._file_model_chosen)
+        self.form.setRowVisible(self.file_model_combo, False)
         # Completion: what is known at once now, the installed zoos when they are read.
         self.completions = QStringListModel(completion_specs(self.recent, []), self)
         completer = QCompleter(self.completions, self)
@@ -91,6 +124,8 @@ class OpenDialog(QDialog):
         completer.setFilterMode(Qt.MatchFlag.MatchContains)
         completer.setMaxVisibleItems(15)
         self.spec_edit.setCompleter(completer)
+        # (after the completer's own filter, which closes the popup and eats the click)
+        completer.popup().installEventFilter(self)
         known = _zoo.get("specs")
         if isinstance(known, list):
             self._zoo_read(known)
@@ -103,15 +138,54 @@ class OpenDialog(QDialog):
         self.completions.setStringList(completion_specs(self.recent, specs))
 
     def _fill(self, request: OpenRequest) -> None:
-        self.spec_edit.setText(request.spec)
-        self.frontend_combo.setCurrentIndex(FRONTENDS.index(request.frontend))
-        self.inputs_edit.setText(" ".join(request.inputs))
-        self.seed_spin.setValue(request.seed)
+        self._filling = True
+        try:
+            self.spec_edit.setText(request.spec)
+            self.frontend_combo.setCurrentIndex(FRONTENDS.index(request.frontend))
+            self.inputs_edit.setText(" ".join(request.inputs))
+            self.seed_spin.setValue(request.seed)
+        finally:
+            self._filling = False
 
     def _example_chosen(self, index: int) -> None:
         request = self.example_combo.itemData(index)
         if request is not None:
+            self.chosen.clear()  # a recent model's or example's own settings
             self._fill(request)
+
+    def _spec_changed(self, text: str) -> None:
+        """Another model: its own frontend and inputs (a recent one's, else *auto* and
+        none) unless the user chose them here; a model file's models offered."""
+        self.error_label.clear()
+        if not self._filling:
+            known = self.known.get(text.strip())
+            if "frontend" not in self.chosen:
+                frontend = known.frontend if known is not None else "auto"
+                self.frontend_combo.setCurrentIndex(FRONTENDS.index(frontend))
+            if "inputs" not in self.chosen:
+                self.inputs_edit.setText(" ".join(known.inputs) if known is not None else "")
+        self._offer_file_models(text.strip())
+
+    def _offer_file_models(self, spec: str) -> None:
+        path, name = file_and_name(spec)
+        found = None
+        if path and os.path.isfile(os.path.expanduser(path)):
+            if self._file is None or self._file[0] != path:
+                self._file = (path, file_models(os.path.expanduser(path)))
+            found = self._file[1]
+        names = found.names if found is not None else []
+        combo = self.file_model_combo
+        combo.blockSignals(True)
+        combo.clear()
+        combo.addItems(names)
+        combo.setCurrentIndex(names.index(name) if name in names else -1)
+        combo.blockSignals(False)
+        self.form.setRowVisible(combo, bool(names))
+
+    def _file_model_chosen(self, index: int) -> None:
+        path, _name = file_and_name(self.spec_edit.text().strip())
+        if path and index >= 0:
+            self.spec_edit.setText(f"{path}:{self.file_model_combo.itemText(index)}")
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -123,17 +197,61 @@ class OpenDialog(QDialog):
         )
         if not path:
             return
-        if path.endswith((".pt2", ".fxstudio")):
+        if not path.endswith(".py"):
             self.spec_edit.setText(path)
             return
-        name, ok = QInputDialog.getText(
-            self,
-            "Model name",
-            "Name of the nn.Module class or factory function in the file:",
-            text="Model",
-        )
-        if ok and name:
-            self.spec_edit.setText(f"{path}:{name.strip()}")
+        found = file_models(path)
+        name = found.obvious or (found.names[0] if found.names else "")
+        self.spec_edit.setText(f"{path}:{name}")
+        if found.problem:
+            self.show_problem(f"{found.problem}.")
+        elif not found.names:
+            self.show_problem(
+                f"{os.path.basename(path)} defines no nn.Module class or function that "
+                "returns one: after the colon, type the name of the function that builds "
+                "the model."
+            )
+            self.spec_edit.setFocus()
+        elif len(found.names) > 1:
+            self.file_model_combo.setFocus()
+
+    def show_problem(self, text: str) -> None:
+        self.error_label.setText(text)
+
+    def accept(self) -> None:
+        """Open, unless what can be told now is wrong: then say it here, and stay."""
+        request = self.request()
+        try:
+            if not request.spec:
+                raise LoadError("Type a model, or choose a recent one or an example.")
+            if request.spec.endswith(SESSION_SUFFIX):
+                if not os.path.isfile(os.path.expanduser(request.spec)):
+                    raise LoadError(f"No such file: {request.spec}. Check the path.")
+            else:
+                check_spec(request.spec, request.inputs)
+        except (LoadError, InputSpecError) as exc:
+            self.show_problem(str(exc))
+            (self.inputs_edit if isinstance(exc, InputSpecError) else self.spec_edit).setFocus()
+            return
+        super().accept()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        """A click outside the completion list closes it and still does what it clicks
+        (Qt's completer takes the click only to close its list: Open needed two)."""
+        popup = self.spec_edit.completer().popup()
+        if (
+            watched is popup
+            and event.type() == QEvent.Type.MouseButtonPress
+            and isinstance(event, QMouseEvent)
+            and not popup.rect().contains(event.position().toPoint())
+        ):
+            target = QApplication.widgetAt(event.globalPosition().toPoint())
+            if isinstance(target, QAbstractButton) and self.isAncestorOf(target):
+                popup.hide()
+                if target.isEnabled():
+                    target.click()
+                return True
+        return super().eventFilter(watched, event)
 
     def request(self) -> OpenRequest:
         return OpenRequest(
@@ -142,3 +260,12 @@ class OpenDialog(QDialog):
             tuple(self.inputs_edit.text().split()),
             self.seed_spin.value(),
         )
+
+
+def file_and_name(spec: str) -> tuple[str, str]:
+    """``model.py:Net`` -> ``("model.py", "Net")``, ``model.py`` -> ``("model.py", "")``;
+    ``("", "")`` for a spec that names no Python file."""
+    if spec.endswith(".py"):
+        return spec, ""
+    head, sep, name = spec.rpartition(":")
+    return (head, name) if sep and head.endswith(".py") else ("", "")
