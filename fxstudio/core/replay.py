@@ -76,7 +76,9 @@ REPLAYS: dict[str, Callable[[GraphDocument, dict[str, Any]], Any]] = {
     "insert_module": lambda d, r: insert_module(
         d, r["constructor"], r["args"], r["after"], r["name"], r["seed"]
     ),
-    "splice": lambda d, r: splice(d, r["producer"], r["user"], r["op"], r["target"], r["extra"]),
+    "splice": lambda d, r: splice(
+        d, r["producer"], r["user"], r["op"], r["target"], r["extra"], r.get("kwargs")
+    ),
     "delete": lambda d, r: delete(d, r["names"]),
     "move_input": lambda d, r: move_input(d, r["name"], r["position"]),
     "rewire": lambda d, r: rewire(d, r["user"], r["label"], r["source"]),

@@ -34,7 +34,11 @@ def test_a_refused_edit_stops_with_a_message_and_writes_nothing(tmp_path, capsys
     assert "Unknown edit 'frobnicate'" in capsys.readouterr().err
 
 
-def test_a_shape_mismatch_is_reported_but_kept(capsys):
-    assert cli.main(["edit", "examples:simple", "-e", "args fc2 x"]) == 0
+def test_a_call_that_cannot_run_is_refused_and_a_mismatch_after_it_kept(capsys):
+    assert cli.main(["edit", "examples:simple", "-e", "args fc2 x"]) == 2
+    err = capsys.readouterr().err
+    assert "edit 1 (args fc2 x) was refused: 'fc2' cannot run fc2 on its inputs" in err
+    assert "mat1 and mat2 shapes cannot be multiplied (2x16 and 32x4)" in err
+    assert cli.main(["edit", "examples:simple", "-e", "target act fc2"]) == 0
     err = capsys.readouterr().err
     assert "the shapes no longer fit at fc2: mat1 and mat2 shapes cannot be multiplied" in err

@@ -175,12 +175,16 @@ def test_wrong_argument_count_for_a_module_is_refused():
         edits.set_inputs(doc, "fc1", [Ref("x"), Ref("x")])
 
 
-def test_a_shape_mismatch_is_kept_and_named_not_refused():
+def test_a_call_that_cannot_run_is_refused_and_a_mismatch_after_it_is_kept():
     doc = open_document("examples:simple")
-    edit = edits.set_inputs(doc, "fc2", [Ref("x")])  # fc2 takes 32 features, x has 16
+    before = state(doc)
+    with pytest.raises(EditError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x16"):
+        edits.set_inputs(doc, "fc2", [Ref("x")])  # fc2 takes 32 features, x has 16
+    assert state(doc) == before and doc.shape_problem is None
+    edit = edits.set_target(doc, "act", "fc2")  # act runs (2x32 -> 2x4); fc2 after it does not
     node, text = doc.shape_problem
-    assert node == "fc2" and "mat1 and mat2 shapes cannot be multiplied (2x16 and 32x4)" in text
-    assert doc.row("fc2").shape == "" and doc.row("fc1").shape == "2x32"  # no stale shapes
+    assert node == "fc2" and "mat1 and mat2 shapes cannot be multiplied (2x4 and 32x4)" in text
+    assert doc.row("fc2").shape == "" and doc.row("act").shape == "2x4"  # no stale shapes
     edit.undo()
     assert doc.shape_problem is None and doc.row("fc2").shape == "2x4"
 
@@ -289,8 +293,10 @@ def test_rewire_one_argument():
     check_round_trip(doc, lambda d: edits.rewire(d, "add", "args[1]", "x"))
     assert "add = neg + x" in doc.code()
     transformer = open_document("examples:transformer")
-    edits.rewire(transformer, "view", "args[1]", "size_1")  # a non-tensor value works too
-    assert "view = getitem.view(size_1, size_1, 4, floordiv)" in transformer.code()
+    edits.rewire(transformer, "view_1", "args[4]", "floordiv")  # a non-tensor value works too
+    assert "view_1 = getitem_1.view(size, size_1, 4, floordiv)" in transformer.code()
+    with pytest.raises(EditError, match="shape '\\[16, 16, 4, 16\\]' is invalid"):
+        edits.rewire(transformer, "view", "args[1]", "size_1")  # a size that does not fit
     with pytest.raises(EditError, match="has no argument args\\[5\\]"):
         edits.rewire(doc, "add", "args[5]", "x")
     with pytest.raises(EditError, match="comes after it"):

@@ -2,18 +2,19 @@
 
 An edit is a list of small reversible steps (create a node, erase one, set a node's inputs,
 its target or its name, add or drop a submodule).  :func:`commit` applies them, then checks
-the result -- ``Graph.lint()``, the targets, the argument counts, ``recompile()`` -- and puts
-everything back if any step or check fails, raising :class:`EditError` with a message for the
-user.  The returned :class:`Edit` undoes and redoes exactly (the generated code comes back
+the result -- ``Graph.lint()``, the targets, the arguments against the signature or torch's
+schemas, each changed call run on fake tensors shaped like its inputs, ``recompile()`` -- and
+puts everything back if any step or check fails, raising :class:`EditError` with a message for
+the user.  The returned :class:`Edit` undoes and redoes exactly (the generated code comes back
 character for character), re-propagates shapes, and emits one document event.
 
 Nodes are named, never held: steps refer to nodes by name and arguments use :class:`Ref`, so
 an undo that re-creates a node (a new ``fx.Node`` object) is still followed correctly.
 
-The modules: ``steps`` (the reversible steps, :class:`Ref`), ``engine`` (:func:`commit`, the
-checks, undo and redo), ``naming`` (names, targets, submodules for new nodes), ``user`` (the
-edits users make), ``language`` (edits written as text), ``records`` (records as JSON;
-:mod:`fxstudio.core.replay` makes them again).
+The modules: ``steps`` (the reversible steps, :class:`Ref`), ``engine`` (:func:`commit`,
+undo and redo), ``calls`` (whether a changed call can work), ``naming`` (names, targets,
+submodules for new nodes), ``user`` (the edits users make), ``language`` (edits written as
+text), ``records`` (records as JSON; :mod:`fxstudio.core.replay` makes them again).
 
 Example:
     >>> from fxstudio.core.opening import open_document
@@ -29,9 +30,9 @@ Example:
     fxstudio.core.edits.steps.EditError: 'neg' would use 'mul', which comes after it ...
 """
 
+from fxstudio.core.edits.calls import check_call, check_shapes
 from fxstudio.core.edits.engine import (
     Edit,
-    check_call,
     commit,
     recheck_shapes,
 )
@@ -109,6 +110,7 @@ __all__ = [
     "Edit",
     "commit",
     "check_call",
+    "check_shapes",
     "recheck_shapes",
     "unique_name",
     "resolve_function",

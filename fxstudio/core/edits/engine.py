@@ -3,22 +3,18 @@ and undo / redo."""
 
 from __future__ import annotations
 
-import functools
-import inspect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-import torch.fx as fx
-
 from fxstudio.core import collector
 from fxstudio.core.capture import repropagate
 from fxstudio.core.document import ChangeKind, GraphDocument
-from fxstudio.core.edits.steps import EditError, Step, submodule_at
+from fxstudio.core.edits.calls import check_call, check_shapes
+from fxstudio.core.edits.steps import CreateNode, EditError, SetInputs, SetTarget, Step
 from fxstudio.core.errors import UserError
-from fxstudio.core.graphviews import format_target
+from fxstudio.core.fxcompat import release_name
 
 # --- edits ---------------------------------------------------------------------------------------
 
@@ -103,14 +99,19 @@ def _run_steps(doc: GraphDocument, steps: Iterable[Step], label: str) -> list[St
         for step in steps:
             step.apply(doc)
             done.append(step)
-        unchecked = [s.touched() for s in done if not s.prechecked]
+        unchecked = [s for s in done if not s.prechecked]
         if unchecked or not done:
-            validate(doc, set().union(*unchecked) if unchecked else set())
+            touched = set().union(*(s.touched() for s in unchecked))
+            calls = {n for s in unchecked if isinstance(s, _CALLS) for n in s.touched()}
+            validate(doc, touched, calls)
         else:  # a graph an edit made elsewhere, already checked (lint included): adopted
             _recompile(doc)
     except Exception as exc:
         for step in reversed(done):
             step.inverse().apply(doc)
+        for step in done:  # a refused edit leaves no trace, not even a name fx handed out
+            if isinstance(step, CreateNode):
+                release_name(doc.graph, step.spec.name)
         doc.drop_caches()
         _recompile(doc)
         if isinstance(exc, UserError):  # already says what happened (EditError, PatternError)
@@ -119,8 +120,14 @@ def _run_steps(doc: GraphDocument, steps: Iterable[Step], label: str) -> list[St
     return done
 
 
-def validate(doc: GraphDocument, touched: set[str]) -> None:
-    """The checks every edit passes before it is kept."""
+#: The steps that change what a node calls or with what: their calls are run on fake tensors.
+_CALLS = (CreateNode, SetInputs, SetTarget)
+
+
+def validate(doc: GraphDocument, touched: set[str], calls: Iterable[str] = ()) -> None:
+    """The checks every edit passes before it is kept: the graph's own (``lint``), each
+    touched node's target and arguments, and the changed ``calls`` run on fake tensors
+    shaped like their inputs (:mod:`fxstudio.core.edits.calls`)."""
     graph = doc.graph
     try:
         graph.lint()
@@ -138,6 +145,7 @@ def validate(doc: GraphDocument, touched: set[str]) -> None:
         node = names.get(name)
         if node is not None:
             check_call(doc, node)
+    check_shapes(doc, calls)
     _recompile(doc)
 
 
@@ -147,92 +155,6 @@ def _recompile(doc: GraphDocument) -> None:
     else:
         doc.graph_module.recompile()
         doc.compiled = True
-
-
-def check_call(doc: GraphDocument, node: fx.Node) -> None:
-    """Refuse a non-callable target or arguments its signature cannot take."""
-    if node.op == "call_function":
-        if not callable(node.target):
-            raise EditError(f"'{node.target}' is not a function: '{node.name}' cannot call it.")
-        fn = node.target
-    elif node.op == "call_method":
-        if not isinstance(node.target, str) or not hasattr(torch.Tensor, node.target):
-            raise EditError(f"Tensors have no method '{node.target}'.")
-        if not node.args:
-            raise EditError(
-                f"'{node.name}' calls .{node.target}() on nothing: select the node whose value "
-                "it is called on (or give it as the first argument)."
-            )
-        return
-    elif node.op == "call_module":
-        module = submodule_at(doc.graph_module, str(node.target))
-        if module is None:
-            raise EditError(f"The model has no submodule '{node.target}'.")
-        fn = module.forward
-    else:
-        return
-    sig = signature(fn)
-    if sig is None:
-        # A builtin (torch.sigmoid): torch lists one signature for each, but not its
-        # overloads (torch.max(x) and torch.max(x, 1)), so only a call without any argument
-        # is checked against it; shapes tell about the rest.
-        sig = builtin_signature(fn)
-        if sig is None or node.args or node.kwargs:
-            return
-    try:
-        sig.bind(*node.args, **node.kwargs)
-    except TypeError as exc:
-        if not node.args and not node.kwargs:
-            raise EditError(
-                f"'{node.name}' calls {format_target(node)} without arguments ({exc}): select "
-                "the node it should take, or give its arguments."
-            ) from None
-        raise EditError(
-            f"'{node.name}' cannot call {format_target(node)} that way: {exc}."
-        ) from None
-
-
-_SIGNATURES: dict[Any, inspect.Signature | None] = {}
-
-
-def signature(fn: Any) -> inspect.Signature | None:
-    """``inspect.signature``, once per function (a rewrite checks thousands of calls); a
-    bound method (a submodule's forward) is read each time."""
-    if inspect.ismethod(fn):
-        try:
-            return inspect.signature(fn)
-        except (TypeError, ValueError):
-            return None
-    try:
-        if fn in _SIGNATURES:
-            return _SIGNATURES[fn]
-    except TypeError:  # unhashable
-        pass
-    try:
-        sig: inspect.Signature | None = inspect.signature(fn)
-    except (TypeError, ValueError):
-        sig = None
-    try:
-        _SIGNATURES[fn] = sig
-    except TypeError:
-        pass
-    return sig
-
-
-@functools.cache
-def _testing_overrides() -> dict[Any, Any]:
-    """torch's list of its builtins' signatures (building it costs a millisecond: once)."""
-    return torch.overrides.get_testing_overrides()
-
-
-def builtin_signature(fn: Any) -> inspect.Signature | None:
-    """The one signature torch lists for a builtin without one (``torch.sigmoid``), if any;
-    its overloads (``torch.max(x)``, ``torch.max(x, 1)``) are not in it."""
-    try:
-        override = _testing_overrides().get(fn)
-    except TypeError:  # unhashable
-        return None
-    return signature(override) if override is not None else None
 
 
 def _finish(

@@ -140,7 +140,8 @@ target NODE TARGET                call another function / method / submodule
 args NODE ARGUMENTS               set the arguments, e.g.: args add x, 2.0
 insert NODE TARGET [ARGUMENTS]    a new node fed by NODE: torch.sigmoid, .softmax dim=-1,
                                   nn.Linear(16, 8), or a weight such as fc1.weight
-splice PRODUCER USER TARGET       insert TARGET on the edge from PRODUCER to USER
+splice PRODUCER USER TARGET       insert TARGET on the edge from PRODUCER to USER (USER *:
+                                  after PRODUCER, every user of PRODUCER taking its value)
 connect SOURCE USER [ARGUMENT]    USER's argument (args[1], dim; args[0] by default) takes
                                   SOURCE's value
 input NAME[:TYPE] [DEFAULT]       a new input, e.g.: input scale:float 1.0
@@ -192,7 +193,7 @@ def run_command(doc: GraphDocument, text: str) -> Edit:
         op = "call_module" if target.startswith("nn.") else "call_function"
         if target.startswith("."):
             op, target = "call_method", target[1:]
-        return splice(doc, rest[0], rest[1], op, target)
+        return splice(doc, rest[0], None if rest[1] == "*" else rest[1], op, target)
     if verb == "input":
         need(1)
         return add_input_from_text(doc, text.split(None, 1)[1])

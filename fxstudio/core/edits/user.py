@@ -165,39 +165,56 @@ def insert_module(
 
 
 def splice(
-    doc: GraphDocument, producer: str, user: str, op: str, target: str, extra: Sequence[Any] = ()
+    doc: GraphDocument,
+    producer: str,
+    user: str | None,
+    op: str,
+    target: str,
+    extra: Sequence[Any] = (),
+    kwargs: dict[str, Any] | None = None,
 ) -> Edit:
-    """Insert ``target(producer, *extra)`` on the edge from ``producer`` to ``user``: the new
-    node takes the producer's value and the user takes the new node's."""
-    if producer not in [n for _, n in doc.inputs(user)]:
+    """Insert ``target(producer, *extra, **kwargs)`` on the edge from ``producer`` to
+    ``user``: the new node takes the producer's value and the user takes the new node's.
+    With ``user=None`` the new node goes right after ``producer`` and every user of the
+    producer (the output too) takes the new node's value instead."""
+    if user is not None and producer not in [n for _, n in doc.inputs(user)]:
         raise EditError(f"'{user}' does not use '{producer}'.")
+    users = [user] if user is not None else doc.users(producer)
+    kw = dict(kwargs or {})
     if op == "call_module":
         module = build_module(target, 0)
         path = module_path_of(doc, module)
-        spec = new_spec(doc, op, path, (Ref(producer), *extra), {}, producer, path, path)
+        spec = new_spec(doc, op, path, (Ref(producer), *extra), kw, producer, path, path)
         pre: list[Step] = [SetSubmodule(path, module)]
     else:
         value = resolve_function(target) if op == "call_function" else target
         base = getattr(value, "__name__", str(target))
-        spec = new_spec(doc, op, value, (Ref(producer), *extra), {}, producer, base)
+        spec = new_spec(doc, op, value, (Ref(producer), *extra), kw, producer, base)
         pre = []
-    node = node_of(doc, user)
     swap = lambda v: Ref(spec.name) if v == Ref(producer) else v  # noqa: E731
-    args = map_aggregate(to_refs(node.args), swap)  # type: ignore[arg-type]
-    kwargs = map_aggregate(to_refs(dict(node.kwargs)), swap)  # type: ignore[arg-type]
+    rewired: list[Step] = []
+    for name in users:
+        node = node_of(doc, name)
+        args = map_aggregate(to_refs(node.args), swap)  # type: ignore[arg-type]
+        kwargs_ = map_aggregate(to_refs(dict(node.kwargs)), swap)  # type: ignore[arg-type]
+        rewired.append(SetInputs(name, args, kwargs_))
+    where = f"between {producer} and {user}" if user is not None else f"after {producer}"
+    record: dict[str, Any] = {
+        "edit": "splice",
+        "producer": producer,
+        "user": user,
+        "op": op,
+        "target": target,
+        "extra": tuple(extra),
+    }
+    if kw:
+        record["kwargs"] = kw
     return commit(
         doc,
-        f"Insert {spec.name} between {producer} and {user}",
-        [*pre, CreateNode(spec), SetInputs(user, args, kwargs)],
+        f"Insert {spec.name} {where}",
+        [*pre, CreateNode(spec), *rewired],
         ChangeKind.NODES_ADDED,
-        {
-            "edit": "splice",
-            "producer": producer,
-            "user": user,
-            "op": op,
-            "target": target,
-            "extra": tuple(extra),
-        },
+        record,
     )
 
 
