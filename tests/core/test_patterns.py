@@ -676,3 +676,12 @@ def test_fuse_attention_says_plainly_when_the_attention_is_fused_already(write_m
     assert report.result.edit is None
     assert any("1 attention call is already fused" in w for w in report.result.found.warnings)
     assert any("already fused" in line for line in report.describe())
+
+
+def test_the_torch_fx_demo_is_meant_to_change_the_values() -> None:
+    """relu(x) is not neg(x) + relu(y): its check informs, it does not fail (the window
+    would hold it back and the command line refuse it)."""
+    report = run(open_document("examples:negrelu"), RewriteSpec(builtin="negrelu"))
+    assert report.check is not None and not report.check.ok
+    assert report.intended and not report.check_failed
+    assert "found other values (as intended)" in report.check.describe(report.intended)

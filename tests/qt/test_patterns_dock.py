@@ -197,8 +197,11 @@ def test_a_rewrite_of_a_big_graph_becomes_one_undo_step_made_off_the_gui_thread(
     panel.pattern_code.setPlainText("def pattern(x):\n    return torch.relu(x)\n")
     panel.replacement_code.setPlainText("def replacement(x):\n    return torch.sigmoid(x)\n")
     code = doc.code()
-    report = click(qtbot, panel.replace_button, panel.rewritten, timeout=120000)
-    assert len(report.result.replaced) == 999 and report.check.ok is False  # values change
+    # the values change: held back until the user applies it anyway
+    held = click(qtbot, panel.replace_button, panel.withheld, timeout=120000)
+    assert held.check.ok is False and window.session.undo_stack.count() == 0
+    report = click(qtbot, panel.apply_button, panel.rewritten, timeout=120000)
+    assert len(report.result.replaced) == 999 and report.check.ok is False
     assert doc.code_ready()  # the code came from the worker, made on the copy
     # the table, code and Step dock follow, each in a turn of its own
     qtbot.waitUntil(lambda: not window.session.turns.busy(), timeout=30000)

@@ -433,6 +433,7 @@ BUILTINS: dict[str, Builtin] = {
             False,
             _negrelu_jobs,
             title="The torch.fx demo: neg + relu",
+            changes_values=True,  # (a demo of rewriting: relu(x) is not neg(x) + relu(y))
         ),
     ]
 }

@@ -33,33 +33,35 @@ from fxstudio.core.patterns.pattern import (
 )
 from fxstudio.core.patterns.reasons import Failure
 from fxstudio.core.patterns.replace import graph_replacement
-from fxstudio.core.snapshots import adopt, detached, propagated, snapshot, views
-from fxstudio.qt import theme
+from fxstudio.core.snapshots import detached, propagated, snapshot, views
 from fxstudio.qt.canvas.marks import PatternMarks
-from fxstudio.qt.editing.commands import EditCommand
 from fxstudio.qt.panels.base import DocumentPanel, in_words
 from fxstudio.qt.panels.pattern_files import PatternFilesMixin
 from fxstudio.qt.panels.pattern_rules import RulesMixin
-from fxstudio.qt.panels.patterns_form import BOX, build
+from fxstudio.qt.panels.patterns_check import CheckMixin, Withheld
+from fxstudio.qt.panels.patterns_form import BOX, NO_REPLACEMENT, build
 from fxstudio.qt.panels.rewrite_list import RewriteListMixin, skipped_item
 from fxstudio.qt.workers import Task
 
 
-class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPanel):
+class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin, DocumentPanel):
     """Signals: ``found(Found)`` after a search, ``explained(Explanation)``,
-    ``rewritten(Report)`` after a replacement was applied, ``idle()`` when a worker ended."""
+    ``rewritten(Report)`` after a replacement was applied, ``withheld(Report)`` when its
+    check failed and it was not, ``idle()`` when a worker ended."""
 
     id, title, menu = "patterns", "Patterns", "&Rewrite"
 
     found = Signal(object)
     explained = Signal(object)
     rewritten = Signal(object)
+    withheld = Signal(object)
     idle = Signal()
 
     def build(self) -> QWidget:
         self.pattern: Pattern | None = None
         self.result: Found | None = None  # the matches of the graph as it is
         self.report: Report | None = None  # the last replacement's
+        self.held: Withheld | None = None  # a replacement whose check failed, not applied
         self.marks = PatternMarks()
         self.default_rules = DEFAULT_RULES  # the rules for every node ...
         self.node_rules: dict[str, Rules] = {}  # ... and for single nodes
@@ -79,7 +81,7 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
         for action in self.rewrite_actions:  # a built-in rewrites a graph: there is one now
             action.setEnabled(doc is not None)
         self.marks.clear()
-        self._set_check("", None)
+        self.set_check("", None)
         self._boxes_from_document()
         if self.chosen_builtin() and doc is not None:
             self.graph_changed_under_preview()
@@ -98,9 +100,11 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
             self.graph_changed_under_preview()
         elif self.result is not None:  # the matches are of the graph before this change
             self.forget_matches("The graph changed: Find again.")
-        if self.report is not None and self.report.result.edit is not None:
+        if self.held is not None:  # held back on a copy of the graph before this change
+            self.drop_withheld("The graph changed: the rewrite held back is dropped.")
+        elif self.report is not None and self.report.result.edit is not None:
             if not self._is_current(self.report):  # its check is of another graph now
-                self._set_check("", None)
+                self.set_check("", None)
         self._boxes_from_document()
 
     def _is_current(self, report: Report) -> bool:
@@ -217,8 +221,9 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
             return
         self.task = None
         self.session.unlock()
-        for b in (self.find_button, self.replace_button, self.why_button, self.make_button):
+        for b in (self.find_button, self.why_button, self.make_button):
             b.setEnabled(True)
+        self.update_replace()
         then(value)
         self.idle.emit()
 
@@ -363,6 +368,9 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
             kwargs = {"pattern": self.pattern, "found": self.result}
             if self.result is not None:
                 kwargs["accepted"] = self.accepted()
+            if choice != BOX and not self.replacement_code.toPlainText().strip():
+                self.message.emit(NO_REPLACEMENT)
+                return False
             if choice == BOX:
                 if self.replacement_box is None:
                     self.message.emit(
@@ -385,9 +393,20 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
         return self._start(
             "Replacing… (on a copy of the graph; it becomes one undo step)",
             work,
-            lambda done: self._rewritten(taken[0], *done),
+            lambda done: self.rewritten_on_copy(taken[0], *done),
             read=lambda: taken.append(snapshot(doc)),
         )
+
+    def update_replace(self) -> None:
+        """*Replace* is for a built-in, or a pattern with its replacement: an empty
+        replacement is no replacement (never an example's code)."""
+        missing = (
+            not self.chosen_builtin()
+            and self.replacement_choice.currentData() != BOX
+            and not self.replacement_code.toPlainText().strip()
+        )
+        self.replace_button.setEnabled(not self.busy() and not missing)
+        self.replace_button.setToolTip(NO_REPLACEMENT if missing else "")
 
     def _spec(self) -> RewriteSpec:
         """The rewrite the editors hold: the pattern file's functions as the command line
@@ -404,47 +423,6 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
             pattern_code=pattern, replacement_code=replacement, rules=self.default_rules
         )
 
-    def _rewritten(self, snap: Any, copy: GraphDocument, report: Report, known: Any) -> None:
-        doc = self.document
-        result = report.result
-        if result.edit is None or doc is None:
-            reasons = report.verdict or "; ".join(why for _, why in result.skipped[:3])
-            if not result.found.matches and report.explanation is not None:
-                self._show_explanation(report.explanation, None)
-            self.summary.setText("Nothing was replaced.")
-            self.message.emit(f"Nothing was replaced{': ' + reasons if reasons else '.'}")
-            return
-        try:
-            edit = adopt(doc, snap, copy, result.edit, known)
-        except UserError as exc:
-            self.message.emit(str(exc))
-            return
-        report.result.edit = edit
-        self.report = report
-        self.undo_stack.push(EditCommand(edit))
-        self.summary.setText(edit.label)
-        text = f"{edit.label}."
-        if result.skipped:
-            text += f" Skipped {len(result.skipped)}: " + "; ".join(
-                w for _, w in result.skipped[:3]
-            )
-        if report.check is not None:
-            text += "\n" + report.check.describe(report.intended)
-        self._set_check(text, report.check is None or report.check.ok or report.intended)
-        self.rewritten.emit(report)
-
-    def _set_check(self, text: str, ok: bool | None) -> None:
-        c = theme.colors()
-        self.check_label.setText(text)
-        colour = "" if ok is None else f"color: {c.good if ok else c.bad}; font-weight: bold;"
-        self.check_label.setStyleSheet(colour)
-        self.check_label.setVisible(bool(text))  # (no empty gap above the matches)
-        self.undo_button.setVisible(ok is False)
-        self.report_button.setEnabled(ok is not None)
-        self.report_button.setVisible(ok is not None)
-        if ok is None:
-            self.report = None
-
     def use_selection_as_replacement(self) -> None:
         doc = self.document
         names = list(self.selection.names)
@@ -460,7 +438,3 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, DocumentPan
         self.replacement_code.setPlainText(self.replacement_box.code())
         self.marks.boxes = [*self.marks.boxes, ("replacement", list(self.replacement_box.origin))]
         self.redraw()
-
-    def undo_rewrite(self) -> None:
-        self.undo_stack.undo()
-        self._set_check("The rewrite was undone.", None)

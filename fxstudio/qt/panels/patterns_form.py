@@ -33,7 +33,15 @@ MINE_ABOUT = (
     "Select nodes and press Make pattern (or type a pattern function), Find its matches, "
     "then Replace them with the function or the nodes you give."
 )
-REPLACEMENT_HINT = "def replacement(x, y):\n    return torch.relu(x)\n"
+REPLACEMENT_HINT = (  # placeholder text only: an example is never a replacement
+    "def replacement(x, y):\n    return ...\n\n"
+    "(a function of the pattern's inputs, in the same order; or build it in the graph, "
+    "select it and press Selection as replacement)"
+)
+NO_REPLACEMENT = (
+    "Write the replacement first: a function of the pattern's inputs below (or use a "
+    "replacement box)."
+)
 
 RULE_BOXES = (  # (rule, label, value when ticked, value when not, what it means)
     (
@@ -222,7 +230,9 @@ def build(panel: Any) -> QWidget:
     panel.replacement_code = QPlainTextEdit(body)
     panel.replacement_code.setObjectName("replacementCode")
     panel.replacement_code.setFont(mono)
-    panel.replacement_code.setPlainText(REPLACEMENT_HINT)
+    panel.replacement_code.setPlaceholderText(REPLACEMENT_HINT)
+    panel.replacement_code.textChanged.connect(panel.update_replace)
+    panel.replacement_choice.currentIndexChanged.connect(lambda _i: panel.update_replace())
     panel.check_label = QLabel("", body)
     panel.check_label.setObjectName("checkResult")
     panel.check_label.setWordWrap(True)
@@ -230,6 +240,13 @@ def build(panel: Any) -> QWidget:
     panel.undo_button.setObjectName("undoRewrite")
     panel.undo_button.hide()
     panel.undo_button.clicked.connect(panel.undo_rewrite)
+    panel.apply_button = QPushButton("Apply anyway", body)
+    panel.apply_button.setObjectName("applyAnyway")
+    panel.apply_button.setToolTip(
+        "Apply the rewrite although the model then computes other values (one undo step)"
+    )
+    panel.apply_button.hide()
+    panel.apply_button.clicked.connect(lambda: panel.apply_anyway())
     panel.report_button = QPushButton("Save report…", body)
     panel.report_button.setObjectName("saveRewriteReport")
     panel.report_button.setToolTip(
@@ -251,6 +268,7 @@ def build(panel: Any) -> QWidget:
     results_layout.addLayout(summary_row)
     results_layout.addWidget(panel.check_label)
     result_row = QHBoxLayout()
+    result_row.addWidget(panel.apply_button)
     result_row.addWidget(panel.undo_button)
     result_row.addWidget(panel.report_button)
     result_row.addStretch(1)

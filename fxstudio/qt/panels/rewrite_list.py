@@ -59,6 +59,7 @@ class RewriteListMixin:
 
     def connect_rewrite_list(self) -> None:
         self.previewed: Report | None = None  # the chosen built-in's, on the graph as it is
+        self.placed = False  # the status bar shows a place of the preview
         self.rewrite_actions = self._make_actions()
         self.rewrite_list.currentRowChanged.connect(lambda _row: self.rewrite_chosen())
         self.rewrite_list.setCurrentRow(0)
@@ -100,6 +101,8 @@ class RewriteListMixin:
             MINE_ABOUT if builtin is None else f"{builtin.summary}  ({builtin.name})"
         )
         self.replace_button.setText("Replace accepted" if builtin is None else "Replace")
+        self.set_check("", None)  # type: ignore[attr-defined]  # (of the rewrite chosen before)
+        self.update_replace()  # type: ignore[attr-defined]
         self.forget_matches("")
         if builtin is not None:
             self.preview()
@@ -111,6 +114,9 @@ class RewriteListMixin:
         self.match_list.clear()
         self.explanation.clear()
         self.summary.setText(text)
+        if self.placed:  # the status bar's "Place 3 of 15" is of those matches
+            self.placed = False
+            self.status.emit("", 0)
         self.redraw()  # type: ignore[attr-defined]
 
     # --- the preview ---------------------------------------------------------------------------
@@ -180,6 +186,7 @@ class RewriteListMixin:
         m = self.result.matches[row]
         n = len(self.result.matches)
         self.status.emit(f"Place {row + 1} of {n}: replaces {', '.join(m.graph_nodes)}", 8000)
+        self.placed = True
 
     def graph_changed_under_preview(self) -> None:
         """The graph changed: preview the chosen built-in again once the change is in."""

@@ -1,0 +1,140 @@
+"""The Patterns dock after a replacement ran on its copy of the graph: applied as one undo
+step with its numerical check shown -- or, when the check finds other values where the
+rewrite should have kept them, *not* applied: the dock says so in red and offers *Apply
+anyway* for a rewrite meant to change the values (``fxstudio rewrite`` refuses the same
+way, and writes it with ``--allow-difference``).  A rewrite kept that way says so, with
+*Undo the rewrite* beside it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.errors import UserError
+from fxstudio.core.patterns.apply import Report
+from fxstudio.core.snapshots import adopt
+from fxstudio.qt import theme
+from fxstudio.qt.editing.commands import EditCommand
+
+# the check label's states: passed (or meant to differ), withheld, kept knowingly
+PASSED, WITHHELD, KEPT = "passed", "withheld", "kept"
+
+
+@dataclass
+class Withheld:
+    """A rewrite made on a copy whose check failed: what *Apply anyway* adopts."""
+
+    snap: Any
+    copy: GraphDocument
+    report: Report
+    known: Any
+
+
+class CheckMixin:
+    """For :class:`~fxstudio.qt.panels.patterns.PatternsPanel`."""
+
+    document: GraphDocument | None
+    undo_stack: Any
+    summary: Any
+    check_label: Any
+    undo_button: Any
+    apply_button: Any
+    report_button: Any
+    message: Any
+    status: Any
+    rewritten: Any
+    withheld: Any
+    report: Report | None
+
+    def rewritten_on_copy(self, snap: Any, copy: GraphDocument, report: Report, known: Any) -> None:
+        """The worker's replacement is back: apply it (one undo step), or -- its check failed
+        -- hold it back and say why."""
+        doc = self.document
+        result = report.result
+        self.held = None
+        if result.edit is None or doc is None:
+            reasons = report.verdict or "; ".join(why for _, why in result.skipped[:3])
+            if not result.found.matches and report.explanation is not None:
+                self._show_explanation(report.explanation, None)  # type: ignore[attr-defined]
+            self.summary.setText("Nothing was replaced.")
+            self.message.emit(f"Nothing was replaced{': ' + reasons if reasons else '.'}")
+            return
+        if report.check_failed:
+            assert report.check is not None
+            self.held = Withheld(snap, copy, report, known)
+            self.report = report  # (its report can be saved: what was refused and why)
+            self.summary.setText(f"Not applied: {result.edit.label}.")
+            self.set_check(
+                f"{report.check.describe()}\nThe rewritten model computes other values than the "
+                "model before, so the rewrite was not applied. If it is meant to change them, "
+                "press Apply anyway (it is then one undo step).",
+                WITHHELD,
+            )
+            self.status.emit(
+                "Not applied: the rewrite's check failed (see the Patterns dock)", 8000
+            )
+            self.withheld.emit(report)
+            return
+        self._apply(snap, copy, report, known, PASSED)
+
+    def apply_anyway(self) -> bool:
+        """Apply the rewrite held back for its failed check, knowingly."""
+        held = self.held
+        if held is None:
+            return False
+        self.held = None
+        held.report.intended = True  # the user means it to change the values
+        return self._apply(held.snap, held.copy, held.report, held.known, KEPT)
+
+    def _apply(self, snap: Any, copy: GraphDocument, report: Report, known: Any, how: str) -> bool:
+        doc, result = self.document, report.result
+        assert doc is not None and result.edit is not None
+        try:
+            edit = adopt(doc, snap, copy, result.edit, known)
+        except UserError as exc:
+            self.set_check("", None)
+            self.message.emit(str(exc))
+            return False
+        report.result.edit = edit
+        self.report = report
+        self.undo_stack.push(EditCommand(edit))
+        self.summary.setText(edit.label)
+        text = f"{edit.label}."
+        if how == KEPT:
+            text = f"{edit.label}: applied although the check found other values."
+        if result.skipped:
+            text += f" Skipped {len(result.skipped)}: " + "; ".join(
+                w for _, w in result.skipped[:3]
+            )
+        if report.check is not None:
+            text += "\n" + report.check.describe(report.intended)
+        self.set_check(text, how)
+        self.status.emit(text.splitlines()[0], 8000)  # (not the preview's "Place 3 of 15")
+        self.rewritten.emit(report)
+        return True
+
+    def set_check(self, text: str, state: str | None) -> None:
+        """The check's words: ``PASSED`` (green), ``WITHHELD`` (red, *Apply anyway*),
+        ``KEPT`` (red, *Undo the rewrite*), or ``None`` (no check shown)."""
+        c = theme.colors()
+        self.check_label.setText(text)
+        colour = {PASSED: c.good, WITHHELD: c.bad, KEPT: c.bad}.get(state or "")
+        self.check_label.setStyleSheet(f"color: {colour}; font-weight: bold;" if colour else "")
+        self.check_label.setVisible(bool(text))  # (no empty gap above the matches)
+        self.undo_button.setVisible(state == KEPT)
+        self.apply_button.setVisible(state == WITHHELD)
+        self.report_button.setEnabled(state is not None)
+        self.report_button.setVisible(state is not None)
+        if state is None:
+            self.report = None
+            self.held = None
+
+    def drop_withheld(self, why: str) -> None:
+        """A rewrite held back is of another graph (or rewrite) now: forgotten, ``why`` said."""
+        if getattr(self, "held", None) is not None:
+            self.set_check(why, None)
+
+    def undo_rewrite(self) -> None:
+        self.undo_stack.undo()
+        self.set_check("The rewrite was undone.", None)
