@@ -61,7 +61,7 @@ def run_gui(
     crash_log = CrashLog(recovery_dir().parent)
     crash = None if screenshot else crash_log.start()
     window = MainWindow(interactive=screenshot is None, autosave_s=0 if screenshot else interval)
-    window.resize(1400, 860)
+    window.window_state.start_size(1400, 860)  # a later run: as it was left
     window.show()
     status = {"code": EXIT_OK}
 

@@ -63,3 +63,48 @@ def test_open_recent_lists_what_was_opened_leaves_out_missing_files_and_clears(q
     clear.trigger()
     menu.aboutToShow.emit()
     assert [a.text() for a in menu.actions() if a.isEnabled() and a.text()] == []
+
+
+def test_a_geometry_from_a_bigger_screen_is_fitted_to_this_one(qtbot, tmp_path):
+    """Closed at 1400x860 on a big screen, opened on a smaller one (offscreen: 800x800): the
+    window fits the screen's available area, every edge on it."""
+    first = MainWindow(interactive=False, autosave_s=0, recovery=tmp_path / "recovery")
+    qtbot.addWidget(first)
+    first.show()
+    first.resize(1400, 860)
+    first.move(300, 200)
+    first.close()
+    again = MainWindow(interactive=False, autosave_s=0, recovery=tmp_path / "recovery")
+    qtbot.addWidget(again)
+    again.window_state.start_size(1400, 860)  # as fxstudio starts: the saved size wins
+    again.show()
+    area = again.screen().availableGeometry()
+    assert area.contains(again.frameGeometry()), (again.frameGeometry(), area)
+    assert again.width() > 600 and again.height() > 600  # fitted, not shrunk to nothing
+
+
+def test_the_first_runs_size_fits_the_screen(qtbot, tmp_path):
+    w = MainWindow(interactive=False, autosave_s=0, recovery=tmp_path / "recovery")
+    qtbot.addWidget(w)
+    w.window_state.start_size(1400, 860)  # bigger than the offscreen screen (800x800)
+    w.show()
+    assert w.screen().availableGeometry().contains(w.frameGeometry())
+
+
+def test_docks_keep_their_part_of_a_smaller_window(qtbot, tmp_path):
+    """The Learn layout left at 1400 px wide comes back in a 780 px window with the canvas
+    holding about the part it had (its docks were kept as parts of the window)."""
+    first = MainWindow(interactive=False, autosave_s=0, recovery=tmp_path / "recovery")
+    qtbot.addWidget(first)
+    first.show()
+    first.resize(1400, 780)
+    first.layouts.use("learn")
+    qtbot.waitUntil(lambda: first.findChild(QDockWidget, "lessonDock").width() > 300)
+    part = first.centralWidget().width() / first.width()
+    first.close()
+    again = MainWindow(interactive=False, autosave_s=0, recovery=tmp_path / "recovery")
+    qtbot.addWidget(again)
+    again.show()
+    again.resize(780, 700)
+    # (before: the docks kept their pixels, and the canvas was 70 px wide)
+    qtbot.waitUntil(lambda: again.centralWidget().width() / again.width() > part - 0.1)

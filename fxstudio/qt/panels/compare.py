@@ -56,6 +56,7 @@ from fxstudio.qt.workers import Task
 
 HEATS = ("No heat", "Value difference", "Time change")
 
+from fxstudio.qt.screen import fit_to_screen
 
 class _ViewSession(QObject):
     """What a canvas needs of a session: the document's changes (a module collapsed, nodes
@@ -431,7 +432,7 @@ def show_compare(
     window: Any, left: GraphDocument, right: GraphDocument, titles: tuple[str, str]
 ) -> CompareWindow:
     view = CompareWindow(left, right, titles, window)
-    view.resize(max(1200, window.width()), max(760, window.height()))
+    fit_to_screen(view, max(1200, window.width()), max(760, window.height()))
     view.show()
     return view
 

@@ -6,7 +6,9 @@ group and how much of the window each side takes.  *View ▸ Layout* and the lay
 right of the toolbar switch between them (Ctrl+1 … Ctrl+4).  What the user changes in a
 layout (a dock dragged, resized or closed) is that layout's from then on: leaving a layout
 keeps its arrangement, coming back puts it back, and the window starts in the layout it
-was closed in.  *View ▸ Reset layout* puts the current layout back as built.
+was closed in.  *View ▸ Reset layout* puts the current layout back as built.  The docks'
+sizes are kept as parts of the window, not pixels: on a smaller screen, or when the window
+is resized, the canvas keeps its part.
 
     >>> [layout.title for layout in LAYOUTS]
     ['Edit', 'Rewrite', 'Profile', 'Learn']
@@ -14,10 +16,11 @@ was closed in.  *View ▸ Reset layout* puts the current layout back as built.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, Qt
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, QSize, Qt, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QToolBar
 
 RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
@@ -113,6 +116,12 @@ class TaskLayouts(QObject):
         self.actions: dict[str, QAction] = {}
         #: The shares of the layout arranged last, until the window is on screen.
         self.sizes: tuple[list, list] = ([], [])
+        #: The docks' parts of the window (width, height) to give them once it is shown.
+        self.shares: dict[str, float] = {}
+        self._reshare = QTimer(self)  # after a resize of the window, once it is laid out
+        self._reshare.setSingleShot(True)
+        self._reshare.setInterval(0)
+        self._reshare.timeout.connect(lambda: self.give_shares(self.window.size()))
         window.installEventFilter(self)
         group = QActionGroup(self)
         for i, layout in enumerate(LAYOUTS, 1):
@@ -136,9 +145,15 @@ class TaskLayouts(QObject):
             return
         if self.current:
             self.keep()
+        self._reshare.stop()
+        self.shares = {}
         self.current = layout_id
         saved = self.settings.value(f"layouts/{layout_id}")
-        if not (isinstance(saved, QByteArray) and self.window.restoreState(saved, STATE_VERSION)):
+        if isinstance(saved, QByteArray) and self.window.restoreState(saved, STATE_VERSION):
+            self.shares = self._saved_shares(layout_id)
+            if self.window.isVisible():
+                self.give_shares(self.window.size())
+        else:
             self.arrange(BY_ID[layout_id])
         self.actions[layout_id].setChecked(True)
         self.settings.setValue("layouts/current", layout_id)
@@ -148,6 +163,44 @@ class TaskLayouts(QObject):
         if self.current:
             key = f"layouts/{self.current}"
             self.settings.setValue(key, self.window.saveState(STATE_VERSION))
+            shares = self.measure(self.window.size()) if self.window.isVisible() else {}
+            self.settings.setValue(f"{key}-shares", json.dumps(shares or self.shares))
+
+    def measure(self, size: QSize) -> dict[str, float]:
+        """Each dock area's part of a window of ``size`` (a side's of the width, the bottom's
+        of the height), by one shown dock in it."""
+        if size.width() <= 0 or size.height() <= 0:
+            return {}
+        widest: dict[Qt.DockWidgetArea, tuple[float, str]] = {}
+        for panel_id, dock in self.docks.items():
+            if not dock.isVisible() or dock.isFloating():
+                continue
+            area = self.window.dockWidgetArea(dock)
+            across = area in (LEFT, RIGHT)
+            part = dock.width() / size.width() if across else dock.height() / size.height()
+            if part > widest.get(area, (0.0, ""))[0]:
+                widest[area] = (part, panel_id)
+        return {panel_id: part for part, panel_id in widest.values()}
+
+    def give_shares(self, size: QSize) -> None:
+        """Size the dock areas to :attr:`shares` of a window of ``size``."""
+        shares, self.shares = self.shares, {}
+        for panel_id, part in shares.items():
+            dock = self.docks.get(panel_id)
+            if dock is None or not isinstance(part, float) or dock.isFloating():
+                continue
+            if self.window.dockWidgetArea(dock) in (LEFT, RIGHT):
+                extent, orientation = size.width(), Qt.Orientation.Horizontal
+            else:
+                extent, orientation = size.height(), Qt.Orientation.Vertical
+            self.window.resizeDocks([dock], [int(part * extent)], orientation)
+
+    def _saved_shares(self, layout_id: str) -> dict[str, float]:
+        try:
+            shares = json.loads(str(self.settings.value(f"layouts/{layout_id}-shares", "{}")))
+        except ValueError:
+            return {}
+        return shares if isinstance(shares, dict) else {}
 
     def restore(self) -> None:
         """At start: the layout the window was closed in (else :data:`DEFAULT`)."""
@@ -157,6 +210,7 @@ class TaskLayouts(QObject):
     def reset(self) -> None:
         """The current layout as built (what the user changed in it is forgotten)."""
         self.settings.remove(f"layouts/{self.current}")
+        self.settings.remove(f"layouts/{self.current}-shares")
         self.arrange(BY_ID[self.current or DEFAULT])
 
     def arrange(self, layout: TaskLayout) -> None:
@@ -217,6 +271,21 @@ class TaskLayouts(QObject):
             )
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
-        if watched is self.window and event.type() == QEvent.Type.Show and self.sizes[0]:
-            self.resize_docks()
+        if watched is not self.window:
+            return False
+        if event.type() == QEvent.Type.Show:
+            if self.sizes[0]:
+                self.resize_docks()
+            elif self.shares:
+                self.give_shares(self.window.size())
+        elif (
+            isinstance(event, QResizeEvent)
+            and self.window.isVisible()
+            and event.oldSize().isValid()
+            and not self.sizes[0]
+        ):
+            # (the docks still have their old sizes: the window lays out after this)
+            if not self._reshare.isActive():  # (several resizes in a turn: the first size)
+                self.shares = self.measure(event.oldSize())
+            self._reshare.start()
         return False

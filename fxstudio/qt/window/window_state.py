@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QToolBar
 
 from fxstudio.core.opening import OpenRequest
 from fxstudio.core.recent import RecentModels
+from fxstudio.qt.screen import fit_to_screen
 from fxstudio.qt.window.layouts import TaskLayouts
 from fxstudio.qt.window.toolbar_fit import ToolbarFit
 
@@ -37,6 +38,7 @@ class WindowState:
         self.layouts = TaskLayouts(window, docks, self.settings)
         self.recent = recent
         self.open_request = open_request
+        self.restored = False  # a geometry of last time was put back
         self.recent_menu = QMenu("Open &Recent", window)
         self.recent_menu.setObjectName("menuRecent")
         self.recent_menu.aboutToShow.connect(self.fill_recent)
@@ -63,11 +65,18 @@ class WindowState:
         self.recent_menu.aboutToShow.connect(self.fill_recent)
 
     def restore(self) -> None:
-        """Put back the geometry and the task layout of last time."""
+        """Put back the geometry (no larger than this screen: it may be a smaller one than
+        last time) and the task layout of last time."""
         geometry = self.settings.value("window/geometry")
-        if isinstance(geometry, QByteArray):
-            self.window.restoreGeometry(geometry)
+        self.restored = isinstance(geometry, QByteArray) and self.window.restoreGeometry(geometry)
+        if self.restored:
+            fit_to_screen(self.window)
         self.layouts.restore()
+
+    def start_size(self, width: int, height: int) -> None:
+        """The first run's size (later runs restore theirs), as far as the screen allows."""
+        if not self.restored:
+            fit_to_screen(self.window, width, height)
 
     def save(self) -> None:
         self.settings.setValue("window/geometry", self.window.saveGeometry())
