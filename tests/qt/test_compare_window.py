@@ -2,6 +2,8 @@
 stepped through, selection synced, heat of value difference and time change; File ▸
 Compare with… another model.  Values are compared in this process, on the same tensors."""
 
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication
 
 from fxstudio.qt.panels.compare import CompareWindow
@@ -165,3 +167,161 @@ def test_node_data_from_a_file_is_drawn_with_a_legend(qtbot, window, tmp_path, m
     assert data.load(path) is not None and data.legend.isVisible()
     open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
     assert data.overlay is None and not data.marks.nodes and not data.legend.isVisible()
+
+
+# --- closing it, and what a closed one leaves behind (#36 items 3 and 9) ---------------------
+
+
+def folded_and_compared(qtbot, window):
+    """resnet with its BatchNorms folded, compared with before: the window, aligned and drawn."""
+    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
+    _fold(qtbot, window)
+    task = compare_flow.compare_before_rewrite(window)
+    with qtbot.waitSignal(task.finished, timeout=60000):
+        pass
+    view = _compare_window()
+    qtbot.waitUntil(lambda: view.alignment is not None, timeout=60000)
+    qtbot.waitUntil(lambda: not view.left.canvas.busy() and not view.right.canvas.busy())
+    return view
+
+
+def used_after(qtbot, window):
+    """The main canvas used as a user goes on after a window closed: nodes clicked (the
+    scene's selection), zoomed, an edit undone and redone, a node selected from a list."""
+    controller = window.canvas_controller
+    for name in ("layer1_0_conv1", "layer2_0_conv1", "layer3_1_conv2"):
+        controller.scene.clearSelection()
+        controller.scene.nodes[name].setSelected(True)  # what a click on the box does
+        assert window.selection.names == [name]
+    window.canvas.zoom_in()
+    window.canvas.zoom_out()
+    if window.session.undo_stack.canUndo():
+        with qtbot.waitSignal(window.layoutShown, timeout=60000):
+            window.session.undo_stack.undo()
+        with qtbot.waitSignal(window.layoutShown, timeout=60000):
+            window.session.undo_stack.redo()
+    window.selection.select(["layer1_0_relu"])
+    QApplication.processEvents()
+
+
+def said_nothing(capfd, qtlog):
+    """No traceback on stderr, no warning from Qt (the offscreen platform's own aside)."""
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Error" not in err, err
+    warnings = [
+        r.message
+        for r in qtlog.records
+        if r.type.name != "QtDebugMsg" and "propagateSizeHints" not in r.message
+    ]
+    assert warnings == []
+
+
+def test_a_closed_compare_window_is_gone_and_leaves_nothing_connected(qtbot, window, capfd, qtlog):
+    view = folded_and_compared(qtbot, window)
+    view.left.selection.select(["layer1_0_relu"])  # each side's scene has a selection
+    view.next.click()
+    view.activateWindow()
+    qtbot.waitUntil(view.isActiveWindow)
+    with qtbot.waitSignal(view.destroyed, timeout=10000):  # deleted, not hidden
+        qtbot.keyClick(view, Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)  # File ▸ Close
+    assert _compare_window() is None
+    used_after(qtbot, window)
+    said_nothing(capfd, qtlog)
+
+
+def test_escape_closes_the_compare_window(qtbot, window):
+    from fxstudio.core.opening import OpenRequest
+
+    open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
+    task = compare_flow.compare_with_request(window, OpenRequest("examples:simple"))
+    with qtbot.waitSignal(task.finished, timeout=60000):
+        pass
+    view = _compare_window()
+    view.activateWindow()
+    qtbot.waitUntil(view.isActiveWindow)
+    with qtbot.waitSignal(view.destroyed, timeout=10000):
+        qtbot.keyClick(view.differences, Qt.Key.Key_Escape)
+    assert _compare_window() is None
+
+
+def test_dialogs_closed_leave_nothing_connected(qtbot, window, capfd, qtlog):
+    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
+    window.selection.select(["layer1_0_conv1"])  # (Insert node… needs one)
+    seen = []
+
+    def cancel():
+        dialog = QApplication.activeModalWidget()
+        seen.append(type(dialog).__name__)
+        if dialog is not None:
+            dialog.reject()
+
+    for name in ("actionCompareWith", "actionAbout", "actionCommandPalette", "actionInsert"):
+        QTimer.singleShot(0, cancel)
+        window.findChild(QAction, name).trigger()  # shown modal; cancelled
+    assert seen == ["OpenDialog", "AboutDialog", "CommandPalette", "InsertPalette"]
+    used_after(qtbot, window)
+    said_nothing(capfd, qtlog)
+
+
+def test_stepping_to_a_removed_node_shows_where_it_was_on_both_sides(qtbot, window):
+    view = folded_and_compared(qtbot, window)
+    right = view.right
+    right.view.centerOn(right.canvas.scene.nodes["layer3_1_conv2"])  # far from layer1
+    row = next(
+        i
+        for i in range(view.differences.count())
+        if view.differences.item(i).text() == "Removed: layer1_0_bn2"
+    )
+    view.differences.setCurrentRow(row)
+    assert view.left.selection.names == ["layer1_0_bn2"] and right.selection.names == []
+    assert in_sight(view.left, "layer1_0_bn2")
+    assert in_sight(right, "layer1_0_conv2")  # the conv it was folded into
+
+
+def test_the_opening_view_shows_the_top_of_both_graphs(qtbot, window):
+    view = folded_and_compared(qtbot, window)
+    view.resize(view.width() - 150, view.height() - 120)  # the list and the splitter settle
+    QApplication.processEvents()
+    for side in (view.left, view.right):
+        top = side.canvas.scene.content_rect().top()
+        assert side.view.mapToScene(side.view.viewport().rect()).boundingRect().top() <= top
+    # a scroll of one side (not a resize) still moves the other
+    view.left.view.centerOn(view.left.canvas.scene.nodes["layer3_1_conv2"])
+    assert in_sight(view.right, "layer3_1_conv2")
+
+
+def in_sight(side, name) -> bool:
+    view = side.view
+    item = side.canvas.scene.nodes[name]
+    return view.viewport().rect().contains(view.mapFromScene(item.sceneBoundingRect().center()))
+
+
+def test_stepping_to_an_added_node_centres_the_left_on_its_paired_neighbour(
+    qtbot, window, write_model
+):
+    from fxstudio.core.opening import OpenRequest
+
+    body = "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+    deep = "".join(f"        x = torch.sin(x) + {i}\n" for i in range(12))
+    before = write_model(body + deep + "        return x\n", "before.py")
+    after = write_model(body + deep + "        x = torch.tanh(x)\n        return x\n", "after.py")
+    open_and_wait(qtbot, window, f"{before}:M", signal="layoutShown", inputs=("4",))
+    task = compare_flow.compare_with_request(window, OpenRequest(f"{after}:M", inputs=("4",)))
+    with qtbot.waitSignal(task.finished, timeout=60000):
+        pass
+    view = _compare_window()
+    qtbot.waitUntil(lambda: view.alignment is not None, timeout=60000)
+    qtbot.waitUntil(lambda: not view.left.canvas.busy() and not view.right.canvas.busy())
+    assert view.alignment.added == ["tanh"]
+    left = view.left
+    left.view.centerOn(left.canvas.scene.nodes["x"])  # the top, far from the end
+    row = next(
+        i
+        for i in range(view.differences.count())
+        if view.differences.item(i).text() == "Added: tanh"
+    )
+    view.differences.setCurrentRow(row)
+    assert view.right.selection.names == ["tanh"] and left.selection.names == []
+    assert in_sight(view.right, "tanh")
+    assert in_sight(left, "add_11")  # the last add, which tanh follows
+    view.close()

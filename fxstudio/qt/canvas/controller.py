@@ -58,6 +58,8 @@ class CanvasController(QObject):
         self.selection = selection
         self.engine = LayoutEngine(metrics=text_metrics())  # boxes fit the canvas's text
         self._unactivated = _Unactivated(self)
+        self.minimap = Minimap(view)
+        self.minimap_enabled = True
         self.scene = self._new_scene()
         view.setScene(self.scene)
         self.document: GraphDocument | None = None
@@ -69,8 +71,6 @@ class CanvasController(QObject):
         self._generation = 0  # of scene builds: a newer one makes older steps stale
         self._pause: collector.Pause | None = None  # the collector's, while a big scene comes
         self.undo_stack = session.undo_stack  # a drag is one undo step
-        self.minimap = Minimap(view)
-        self.minimap_enabled = True
         selection.changed.connect(self._show_selection)
         session.changed.connect(self.on_document_changed)
         # (the session tells the window, which sets the document last: see MainWindow)
@@ -79,11 +79,14 @@ class CanvasController(QObject):
         scene = GraphScene(self)
         scene.installEventFilter(self._unactivated)
         tools.install(scene)
+        # Bound methods of QObjects only: Qt drops such a connection when its receiver goes.
+        # A lambda has no receiver, so it outlived the view (and its minimap), and a scene
+        # going last (a Compare window closed) called into a deleted view.
         scene.selectionChanged.connect(self._scene_selection)
-        scene.selectionChanged.connect(lambda: self.minimap.reposition())
+        scene.selectionChanged.connect(self.minimap.reposition)
         scene.groupToggled.connect(self.toggle_group)
         scene.nodesMoved.connect(self._moved)
-        scene.jumpRequested.connect(lambda name: self.selection.select([name]))
+        scene.jumpRequested.connect(self._jump)
         scene.rewireRequested.connect(self.rewireRequested)
         return scene
 
@@ -224,7 +227,7 @@ class CanvasController(QObject):
             scene.deleteLater()
             self.layoutFailed.emit(exc)
             return
-        QTimer.singleShot(1, lambda: self._build_step(generation))
+        QTimer.singleShot(1, self, lambda: self._build_step(generation))  # (gone with it)
 
     def _finish(self, scene: GraphScene, doc: GraphDocument, layout: Layout) -> None:
         old, self.scene = self.scene, scene
@@ -312,6 +315,9 @@ class CanvasController(QObject):
         groups = [i for i in self.scene.selectedItems() if isinstance(i, GroupItem)]
         if names or not groups:
             self.selection.select(names)
+
+    def _jump(self, name: str) -> None:
+        self.selection.select([name])
 
     def center_on(self, names: list[str]) -> None:
         """Centre the view on what ``names`` are drawn as (a match stepped to)."""

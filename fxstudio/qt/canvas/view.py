@@ -4,7 +4,7 @@ either it writes the heat's shares (:mod:`~fxstudio.qt.canvas.heat`) at the scre
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QRectF, Qt, Signal
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
 
@@ -23,6 +23,7 @@ class CanvasView(QGraphicsView):
     ZOOM_STEP = 1.2
     OVERVIEW_SCALE = 0.2  # below this zoom the scene is drawn by its Overview, not its items
     viewChanged = Signal()  # noqa: N815 - scrolled, zoomed or resized
+    scrolled = Signal()  # scrolled or zoomed, not as a resize or a first view moved it
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -32,13 +33,14 @@ class CanvasView(QGraphicsView):
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState)
         self._pan_from = None
+        self._settling = False  # resized, or showing a new graph: not scrolled by anyone
         self.band = RubberBandTool(self)
 
     def zoom(self, factor: float) -> None:
         scale = self.transform().m11() * factor
         if 0.02 <= scale <= 8:
             self.scale(factor, factor)
-            self.viewChanged.emit()
+            self._moved()
 
     def zoom_in(self) -> None:
         self.zoom(self.ZOOM_STEP)
@@ -48,7 +50,7 @@ class CanvasView(QGraphicsView):
 
     def actual_size(self) -> None:
         self.resetTransform()
-        self.viewChanged.emit()
+        self._moved()
 
     def fit(self) -> None:
         """Show the whole graph (never magnified past 150%)."""
@@ -58,11 +60,18 @@ class CanvasView(QGraphicsView):
             if self.transform().m11() > 1.5:
                 self.resetTransform()
                 self.scale(1.5, 1.5)
-            self.viewChanged.emit()
+            self._moved()
 
     def first_view(self) -> None:
         """The view of a freshly opened graph: all of it if that stays readable, else its top
         at a readable zoom (a deep model is a tall, thin picture)."""
+        self._settling = True
+        try:
+            self._first_view()
+        finally:
+            self._settling = False
+
+    def _first_view(self) -> None:
         self.fit()
         if self.transform().m11() < 0.6 and self.scene() is not None:
             self.resetTransform()
@@ -99,11 +108,29 @@ class CanvasView(QGraphicsView):
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
         super().scrollContentsBy(dx, dy)
+        self._moved()
+
+    def _moved(self) -> None:
         self.viewChanged.emit()
+        if not self._settling:
+            self.scrolled.emit()
 
     def resizeEvent(self, event) -> None:  # noqa: N802
-        super().resizeEvent(event)
+        self._settling = True
+        try:
+            super().resizeEvent(event)
+        finally:
+            self._settling = False
         self.viewChanged.emit()
+
+    def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802
+        if event.type() != QEvent.Type.Resize:  # (a scroll bar came or went)
+            return super().viewportEvent(event)
+        self._settling = True
+        try:
+            return super().viewportEvent(event)
+        finally:
+            self._settling = False
 
     def wheelEvent(self, event) -> None:  # noqa: N802
         delta = event.angleDelta().y()

@@ -10,14 +10,19 @@ both graphs' values on the same inputs are worked out in a worker; then:
   a collapsed module holding differences takes their colour;
 - the list of differences -- the first value difference first, then what changed, what was
   removed and added -- is stepped through with *Previous* / *Next* (or the arrow keys); each
-  one is selected and centred on both sides;
+  one is selected and centred on both sides (a removed or added node's other side is centred
+  on the partner of its nearest paired neighbour, or of the pair that took it away);
 - selecting a node on one side selects and centres its partner on the other; collapsing or
   expanding a module collapses or expands the same module on the other side; with *Scroll
-  together* a scroll centres the other side on the partner of the nearest paired node;
+  together* a scroll or zoom (not a resize) centres the other side on the partner of the
+  nearest paired node;
 - *Heat* tints the right side by each pair's value difference, or, once *Measure times* has
   profiled both (interleaved), by the size of its time change (tagged -52 % for a pair that
   takes half the time, +25 % for one a quarter slower; a folded conv's before counts the
   BatchNorm it took away).
+
+Esc or *Close* (Ctrl+W) closes it.  Closed, it is deleted, and nothing of it stays connected
+to what outlives it.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QFont, QUndoStack
+from PySide6.QtGui import QFont, QKeySequence, QShortcut, QUndoStack
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -51,12 +56,12 @@ from fxstudio.qt.canvas.items import NodeItem
 from fxstudio.qt.canvas.marks import DiffMarks
 from fxstudio.qt.canvas.view import CanvasView
 from fxstudio.qt.panels.base import in_words
+from fxstudio.qt.screen import fit_to_screen
 from fxstudio.qt.selection import SelectionModel
 from fxstudio.qt.workers import Task
 
 HEATS = ("No heat", "Value difference", "Time change")
 
-from fxstudio.qt.screen import fit_to_screen
 
 class _ViewSession(QObject):
     """What a canvas needs of a session: the document's changes (a module collapsed, nodes
@@ -155,7 +160,7 @@ class CompareWindow(QWidget):
             side.session.changed.connect(
                 lambda _event, side=side, other=other: self._collapsed(side, other)
             )
-            side.view.viewChanged.connect(
+            side.view.scrolled.connect(  # (not a resize: the opening view stays as it is)
                 lambda side=side, other=other: self._scrolled(side, other)
             )
         self.differences.currentRowChanged.connect(self._show_difference)
@@ -163,6 +168,8 @@ class CompareWindow(QWidget):
         self.next.clicked.connect(lambda: self._step(1))
         self.heat.currentIndexChanged.connect(lambda _i: self._show_heat())
         self.measure.clicked.connect(self.measure_times)
+        for keys in (QKeySequence.StandardKey.Close, QKeySequence(Qt.Key.Key_Escape)):
+            QShortcut(keys, self, self.close)  # Ctrl+W (Cmd+W), Esc
         self.left.show_document()
         self.right.show_document()
         self._start(lambda: self._work(left, right), self._aligned)
@@ -342,14 +349,51 @@ class CompareWindow(QWidget):
             return
         left, right = data
         self.left.marks.current, self.right.marks.current = set(left), set(right)
+        # A removed (added) node has nothing on the other side: that side is centred where
+        # it would be, so that both sides show the same place.
+        centre = (
+            list(left) or self._partners_near(self.right, right),
+            list(right) or self._partners_near(self.left, left),
+        )
         self._syncing = True
         try:
-            for side, names in ((self.left, left), (self.right, right)):
+            for side, names, there in zip(
+                (self.left, self.right), (left, right), centre, strict=True
+            ):
                 side.selection.select(names)
-                side.canvas.center_on(list(names))
+                side.canvas.center_on(there)
                 side.marks.redraw(side.canvas.scene)
         finally:
             self._syncing = False
+
+    def _partners_near(self, side: _Side, names: tuple[str, ...]) -> list[str]:
+        """The other side's nodes for ``names`` of ``side``, which have no partner: those of
+        the pair that took them away (a folded BatchNorm's conv), else those of their
+        nearest paired neighbour in the graph (inputs and users, a step at a time)."""
+        a = self.alignment
+        if a is None or not names:
+            return []
+        on_left = side is self.left
+        find = a.pair_of_left if on_left else a.pair_of_right
+        if on_left:
+            for p in a.pairs:
+                if set(p.absorbed) & set(names):
+                    return list(p.right)
+        doc = side.document
+        seen, frontier = set(names), [n for n in names if n in doc]
+        while frontier:
+            step: list[str] = []
+            for name in frontier:
+                for near in [n for _label, n in doc.inputs(name)] + doc.users(name):
+                    if near in seen:
+                        continue
+                    seen.add(near)
+                    pair = find(near)
+                    if pair is not None:
+                        return list(pair.right if on_left else pair.left)
+                    step.append(near)
+            frontier = step
+        return []
 
     def _selected(self, side: _Side, other: _Side, names: list[str]) -> None:
         """A node picked on one side: its partners picked and centred on the other."""

@@ -40,8 +40,10 @@ def compare_with(window: Any) -> None:
         return
     dialog = OpenDialog(window, request_of(doc), window.session.recent.load())
     dialog.setWindowTitle("Compare with")
-    if dialog.exec() and dialog.request().spec:
-        compare_with_request(window, dialog.request())
+    chosen = dialog.request() if dialog.exec() else None
+    dialog.deleteLater()  # (not kept under the window, listening for the zoo's names)
+    if chosen is not None and chosen.spec:
+        compare_with_request(window, chosen)
 
 
 def compare_before_rewrite(window: Any) -> UserCodeTask | None:
