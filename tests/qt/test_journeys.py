@@ -10,6 +10,7 @@ from fxstudio.core.export import run_standalone
 from fxstudio.qt.window.main_window import MainWindow
 from tests.core.test_export import original_outputs
 from tests.qt.conftest import open_and_wait
+from tests.qt.test_compare_window import said_nothing, used_after
 from tests.qt.test_layouts import canvas_share, shown_docks
 from tests.qt.test_open_dialog import shown_open_dialog
 
@@ -87,6 +88,47 @@ def test_rewrite_with_preview_replace_and_undo(qtbot, big):
     assert patterns.check_label.text() == ""  # the check was of the undone rewrite
     assert "15 places to change" in patterns.summary.text()
     assert not big.statusBar().currentMessage().startswith("Not done")
+
+
+def test_box_a_pattern_replace_compare_close_and_go_on(qtbot, big, capfd, qtlog):
+    """The whole window: open, box a pattern on the canvas and write its replacement, replace
+    everywhere, compare with before the rewrite, close the Compare window, and go on working
+    in the main window -- and nothing is printed on stderr or warned on the way."""
+    from PySide6.QtCore import Qt
+
+    from fxstudio.qt.panels.compare import CompareWindow
+
+    open_and_wait(qtbot, big, "examples:resnet", signal="layoutShown")
+    big.action("actionLayoutRewrite").trigger()
+    patterns = big.panels["patterns"]
+    big.selection.select(["add_1", "layer1_1_relu_1"])  # a residual add and its relu, boxed
+    with qtbot.waitSignal(patterns.found, timeout=60000):
+        patterns.make_button.click()
+    assert patterns.summary.text().startswith("6 matches"), patterns.summary.text()
+    patterns.replacement_code.setPlainText("def replacement(x, y):\n    return torch.relu(x + y)\n")
+    with qtbot.waitSignal(big.layoutShown, timeout=60000):
+        with qtbot.waitSignal(patterns.rewritten, timeout=60000):
+            patterns.replace_button.click()
+    assert "Check passed" in patterns.check_label.text(), patterns.check_label.text()
+    assert big.session.undo_stack.count() == 1  # one step: "Replace pattern"
+    # File ▸ Compare with before the last rewrite
+    big.action("actionCompareBeforeRewrite").trigger()
+    qtbot.waitUntil(lambda: bool(big.findChildren(CompareWindow)), timeout=60000)
+    view = big.findChildren(CompareWindow)[-1]
+    qtbot.waitUntil(lambda: view.alignment is not None, timeout=60000)
+    assert "12 changed, 0 removed, 0 added" in view.summary.text()  # 6 adds, 6 relus
+    assert "all 54 compared pairs agree" in view.summary.text()
+    view.next.click()
+    assert view.left.selection.names and view.right.selection.names
+    view.activateWindow()
+    qtbot.waitUntil(view.isActiveWindow)
+    with qtbot.waitSignal(view.destroyed, timeout=10000):
+        qtbot.keyClick(view, Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)
+    assert not big.findChildren(CompareWindow)
+    # back in the main window: nodes clicked, zoomed, the rewrite undone and redone
+    used_after(qtbot, big)
+    assert big.panels["inspector"].dock.isVisible()
+    said_nothing(capfd, qtlog)
 
 
 def test_built_ins_on_an_export_graph_preview_or_say_why_not(qtbot, big):
