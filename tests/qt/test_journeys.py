@@ -52,7 +52,7 @@ def test_open_by_completion(qtbot, big):
 
     with qtbot.waitSignal(big.layoutShown, timeout=60000):
         shown_open_dialog(big, choose)
-    assert big.statusBar().currentMessage().startswith("Opened examples:resnet")
+    assert big.statusBar().currentMessage().startswith("Opened in ")
     assert big.status.summary.text().startswith("54 nodes")
     assert canvas_share(big) >= 0.55
     assert shown_docks(big) == {"inspector", "code"}

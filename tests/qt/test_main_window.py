@@ -136,3 +136,18 @@ def test_the_inspector_shows_a_modules_class_its_arguments_and_a_readable_source
     assert tree.textElideMode() == Qt.TextElideMode.ElideMiddle  # what is still long: both ends
     window.selection.select(["add"])  # not a module call: no class row
     assert "class" not in dict(inspector.properties())
+
+
+def test_a_long_status_message_is_elided_before_the_counts(qtbot, window):
+    """At 1000 px the open's message is longer than the room left of the node count: it
+    is shown elided (the open time first, so it stays), the whole in the tooltip."""
+    open_and_wait(qtbot, window, "examples:resnet")
+    window.resize(1000, 700)
+    bar = window.statusBar()
+    message = "Opened in 1.23 s: " + "a_long_model_spec_" * 12
+    window.status.show(message)
+    shown = window.status.shown_message()
+    assert shown.startswith("Opened in 1.23 s") and shown.endswith("…")
+    assert bar.fontMetrics().horizontalAdvance(shown) <= window.status.summary.x()
+    bar.grab()  # paints it
+    assert bar.toolTip() == message

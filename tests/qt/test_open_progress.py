@@ -43,4 +43,5 @@ def test_the_status_bar_says_what_the_open_runs(qtbot, window, write_model):
     QApplication.processEvents()
     assert ("Tracing forward", 0) in told
     assert not window.status.progress.isVisible()
-    assert bar.currentMessage().startswith(f"Opened {path}:Net")
+    assert bar.currentMessage().startswith("Opened in ")
+    assert f"s: {path}:Net" in bar.currentMessage()

@@ -261,7 +261,7 @@ class DocumentSession(QObject):
         self.autosave_pending = not is_session or restored is not None
         seconds = time.perf_counter() - self._started
         note = f" — {document.notes[0]}" if document.notes else ""
-        self.status.emit(f"Opened {request.spec} in {seconds:.2f} s{note}", 0)
+        self.status.emit(f"Opened in {seconds:.2f} s: {request.spec}{note}", 0)  # time first
         self.recent.add(request)
         self.modifiedChanged.emit(self.modified)
         self.loaded.emit(document)

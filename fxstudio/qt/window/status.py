@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer
-from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar
+from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
 
 from fxstudio.core.document import ChangeKind, DocumentEvent
 
@@ -75,6 +76,36 @@ class StatusArea(QObject):
         for signal in (*moved_on, window.actionStarted):
             signal.connect(self._moved_on)
         bar.destroyed.connect(self._bar_gone)  # (closing: the bar goes before the session)
+        bar.installEventFilter(self)  # a long message elided before the counts, not cut
+
+    def message_rect(self) -> QRect:
+        """Where the message is drawn: left of the first permanent widget shown."""
+        right = self.bar.width() - 12
+        for child in self.bar.findChildren(
+            QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly
+        ):
+            if child.isVisible() and child.x() > 6:
+                right = min(right, child.x() - 8)
+        return QRect(6, 0, max(right - 6, 0), self.bar.height())
+
+    def shown_message(self) -> str:
+        """The message as it fits (elided at the end; the whole in the tooltip)."""
+        text = self.bar.currentMessage()
+        width = self.message_rect().width()
+        return self.bar.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, width)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.bar and event.type() == QEvent.Type.Paint and self.bar.currentMessage():
+            shown = self.shown_message()
+            full = self.bar.currentMessage()
+            self.bar.setToolTip(full if shown != full else "")
+            painter = QPainter(self.bar)
+            painter.setPen(self.bar.palette().windowText().color())
+            align = Qt.AlignmentFlag.AlignLeading | Qt.AlignmentFlag.AlignVCenter
+            painter.drawText(self.message_rect(), int(align), shown)
+            painter.end()
+            return True
+        return False
 
     def show(self, text: str, ms: int = 0, passing: bool = False) -> None:
         """Show ``text`` for ``ms`` (0: until replaced); ``passing``: only until the next
