@@ -43,9 +43,9 @@ def test_a_rewrite_whose_check_fails_is_held_back_until_applied_anyway(qtbot, wi
     assert report.check_failed and len(report.result.replaced) == 6
     assert window.session.undo_stack.count() == 0 and window.document.code() == code
     text = panel.check_label.text()
-    assert "Check FAILED" in text and "was not applied" in text
+    assert "Check FAILED" in text and "Not applied: the model would compute other values" in text
     assert not panel.apply_button.isHidden() and panel.undo_button.isHidden()
-    assert panel.summary.text().startswith("Not applied")
+    assert panel.summary.text().endswith("(6 matches): held back.")
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
         click(qtbot, panel.apply_button, panel.rewritten)
     assert window.session.undo_stack.count() == 1 and window.document.code() != code
@@ -86,3 +86,18 @@ def test_after_a_replace_the_status_and_your_pattern_say_nothing_stale(qtbot, wi
     assert panel.check_label.text() == "" and panel.check_label.isHidden()
     assert panel.summary.text() == "" and panel.match_list.count() == 0
     assert panel.report_button.isHidden()
+
+
+def test_why_not_here_is_told_from_the_node_asked_about_and_keeps_it_selected(qtbot, window):
+    draw(qtbot, window, "examples:resnet")
+    panel = window.panels["patterns"]
+    window.selection.select(["layer1_1_conv1", "layer1_1_bn1", "layer1_1_relu"])
+    click(qtbot, panel.make_button, panel.found)
+    window.selection.select(["layer1_0_conv2"])
+    click(qtbot, panel.why_button, panel.explained)
+    assert panel.explanation.toPlainText().startswith(
+        "Here: layer1_0_conv2 matches the pattern's Conv2d (layer1_1_conv1)"
+    )
+    assert window.selection.current == "layer1_0_conv2"  # not the first match's nodes
+    assert panel.marks.culprit == "add"
+    assert panel.marks.partial == ["layer1_0_conv2", "layer1_0_bn2"]

@@ -73,7 +73,8 @@ def test_a_near_miss_is_explained_and_marked(qtbot, window):
     assert panel.marks.culprit == "relu" and "add" in panel.marks.partial
     window.selection.select(["relu"])
     click(qtbot, panel.why_button, panel.explained)
-    assert "Here: relu" in panel.explanation.toPlainText()
+    assert "Here: relu would be the pattern's relu" in panel.explanation.toPlainText()
+    assert window.selection.current == "relu"  # the node asked about stays the one selected
 
 
 def test_rejected_matches_are_left_alone(qtbot, window):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QListWidgetItem, QPlainTextEdit, QWidget
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
@@ -250,7 +250,7 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
 
         return self._start("Finding…", lambda: Matcher(pattern).find(gm), done)
 
-    def _list_matches(self) -> None:
+    def _list_matches(self, current: bool = True) -> None:
         found = self.result
         assert found is not None
         self.match_list.blockSignals(True)
@@ -271,10 +271,10 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
         words.append(f"{found.seconds * 1000:.0f} ms")
         self.summary.setText(", ".join(words) + "".join(f"\n⚠ {w}" for w in found.warnings))
         self.marks.matches = [m.graph_nodes for m in found.matches]
-        self.marks.current = 0 if found.matches else None
+        self.marks.current = 0 if found.matches and current else None
         self.marks.partial, self.marks.culprit = [], None
         self.redraw()
-        if found.matches:
+        if found.matches and current:
             self.match_list.setCurrentRow(0)
 
     def step(self, delta: int) -> None:
@@ -338,10 +338,12 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
 
     def _show_explanation(self, why: Explanation, at: str | None) -> None:
         doc = self.document
-        if self.result is not None:
-            self._list_matches()  # (the summary said what ran)
+        if self.result is not None:  # (the summary said what ran)
+            self._list_matches(current=at is None)  # the node asked about stays selected
         self.explanation.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.explanation.setPlainText(why.describe())
+        if at is not None:
+            QTimer.singleShot(0, lambda: self.bring_into_view(self.explanation, top=True))
         target = why.at if at is not None else (why.near[0] if why.near else None)
         if isinstance(target, Failure):
             self.marks.partial = list(target.partial.values())

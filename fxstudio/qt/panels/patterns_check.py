@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from PySide6.QtCore import QPoint, QTimer
+from PySide6.QtWidgets import QScrollArea
+
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.patterns.apply import Report
@@ -64,11 +67,10 @@ class CheckMixin:
             assert report.check is not None
             self.held = Withheld(snap, copy, report, known)
             self.report = report  # (its report can be saved: what was refused and why)
-            self.summary.setText(f"Not applied: {result.edit.label}.")
+            self.summary.setText(f"{result.edit.label}: held back.")
             self.set_check(
-                f"{report.check.describe()}\nThe rewritten model computes other values than the "
-                "model before, so the rewrite was not applied. If it is meant to change them, "
-                "press Apply anyway (it is then one undo step).",
+                f"{report.check.describe()}\nNot applied: the model would compute other "
+                "values. If the rewrite is meant to change them, press Apply anyway.",
                 WITHHELD,
             )
             self.status.emit(
@@ -129,6 +131,23 @@ class CheckMixin:
         if state is None:
             self.report = None
             self.held = None
+        elif text:  # the verdict and its buttons in sight, in a dock scrolled elsewhere
+            shown = self.apply_button if state == WITHHELD else self.check_label
+            QTimer.singleShot(0, lambda: self.bring_into_view(shown))
+
+    def bring_into_view(self, shown: Any, top: bool = False) -> None:
+        """Scroll the dock to ``shown`` (its body is in a scroll area); ``top``: with its
+        top at the top, as much of it in sight as the dock has room for."""
+        area = shown.parentWidget()
+        while area is not None and not isinstance(area, QScrollArea):
+            area = area.parentWidget()
+        if area is None or not shown.isVisible():
+            return
+        if top:
+            y = shown.mapTo(area.widget(), QPoint(0, 0)).y()
+            area.verticalScrollBar().setValue(y - 8)
+        else:
+            area.ensureWidgetVisible(shown, 0, 8)
 
     def drop_withheld(self, why: str) -> None:
         """A rewrite held back is of another graph (or rewrite) now: forgotten, ``why`` said."""
