@@ -127,6 +127,6 @@ def install(window: Any, view_menu: Any) -> QAction:
     action.setObjectName("actionCommandPalette")
     action.setShortcut(QKeySequence("Ctrl+Shift+P"))
     action.setStatusTip("Find any command by name")
-    action.triggered.connect(lambda: CommandPalette(window).exec())
+    action.triggered.connect(window.show_command_palette)
     view_menu.insertAction(view_menu.actions()[0] if view_menu.actions() else None, action)
     return action

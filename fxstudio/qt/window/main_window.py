@@ -259,8 +259,9 @@ class MainWindow(QMainWindow):
             return
         typed = self.session.failed_request is not None  # (its frontend stays as typed)
         dialog = OpenDialog(self, self.session.dialog_request(), self.session.recent.load(), typed)
-        if dialog.exec() and dialog.request().spec:
-            self.session.open(dialog.request())
+        request = dialog.request() if modal(dialog) else None
+        if request is not None and request.spec:
+            self.session.open(request)
 
     def close_document(self) -> None:
         """File ▸ Close model: ask to save changes, then show the welcome page."""
@@ -278,13 +279,13 @@ class MainWindow(QMainWindow):
         self.panels["lesson"].start()  # type: ignore[attr-defined]
 
     def show_about(self) -> None:
-        AboutDialog(self).exec()
+        modal(AboutDialog(self))
 
     def show_shortcuts(self) -> None:
-        ShortcutsDialog(self).exec()
+        modal(ShortcutsDialog(self))
 
     def show_command_palette(self) -> None:
-        CommandPalette(self).exec()
+        modal(CommandPalette(self))
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802
         if not self.saving.maybe_save_changes():
@@ -297,3 +298,12 @@ class MainWindow(QMainWindow):
         if not self.keep_recovery:
             self.session.autosaver.discard()
         super().closeEvent(event)
+
+
+def modal(dialog: Any) -> int:
+    """Run ``dialog`` modally and delete it after (each use left one more hidden dialog
+    under the window); what exec() returned."""
+    try:
+        return dialog.exec()
+    finally:
+        dialog.deleteLater()
