@@ -50,17 +50,60 @@ def test_insert_after_the_selected_node_and_on_the_selected_edge(qtbot, window):
     entries = {e.text: e for e in catalogue(window.document)}
     window.selection.select(["neg"])
     scene = relaid(qtbot, window, lambda: window.edits.insert(entries["torch.sigmoid"]))
-    assert "sigmoid = torch.sigmoid(neg)" in window.document.code()
+    code = window.document.code()
+    assert "sigmoid = torch.sigmoid(neg)" in code
+    assert "add = sigmoid + relu" in code  # neg's user now takes the new node: not dangling
     assert "sigmoid" in scene.nodes and window.selection.names == ["sigmoid"]
+    assert {(e.source_name, e.target_name) for e in scene.edges} >= {
+        ("neg", "sigmoid"),
+        ("sigmoid", "add"),
+    }
+    assert ("neg", "add") not in {(e.source_name, e.target_name) for e in scene.edges}
+    assert window.session.undo_stack.undoText() == "Insert sigmoid after neg"
     edge = next(e for e in scene.edges if (e.source_name, e.target_name) == ("relu", "add"))
     scene.clearSelection()
     edge.setSelected(True)
     assert window.canvas_controller.selected_edge() == ("relu", "add")
     relaid(qtbot, window, lambda: window.edits.insert(entries["nn.LeakyReLU"], "0.2"))
     code = window.document.code()
-    assert "leaky_re_lu = self.leaky_re_lu(relu)" in code and "add = neg + leaky_re_lu" in code
+    assert "leaky_re_lu = self.leaky_re_lu(relu)" in code and "add = sigmoid + leaky_re_lu" in code
     assert window.document.graph_module.leaky_re_lu.negative_slope == 0.2
     assert window.session.undo_stack.count() == 2
+    relaid(qtbot, window, window.session.undo_stack.undo)
+    relaid(qtbot, window, window.session.undo_stack.undo)  # one step undoes the whole insert
+    assert "add = neg + relu" in window.document.code() and "sigmoid" not in scene.nodes
+
+
+def test_insert_with_nothing_selected_makes_a_node_of_its_own(qtbot, window):
+    draw(qtbot, window, "examples:negrelu")
+    entries = {e.text: e for e in catalogue(window.document)}
+    window.selection.clear()
+    relaid(qtbot, window, lambda: window.edits.insert(entries["torch.sigmoid"], "x"))
+    code = window.document.code()
+    assert "sigmoid = torch.sigmoid(x)" in code and "neg = torch.neg(x)" in code
+
+
+def test_a_call_that_cannot_work_is_refused_and_the_document_kept(qtbot, window):
+    """#36: add (two arguments) retargeted to torch.relu was kept, red, and saved broken."""
+    draw(qtbot, window, "examples:negrelu")
+    code = window.document.code()
+    inspector = window.panels["inspector"]
+    window.selection.select(["add"])
+    with qtbot.waitSignal(window.edits.refused) as refused:
+        window.edits.set_property("add", "target", "torch.relu")  # the inspector's edit
+    assert "cannot call torch.relu with 2 arguments: it takes 1" in refused.args[0]
+    assert "cannot call torch.relu with 2 arguments" in window.statusBar().currentMessage()
+    assert window.session.undo_stack.count() == 0 and not window.session.modified
+    assert window.document.code() == code and not window.document.history
+    assert window.document.shape_problem is None
+    assert window.canvas.scene().nodes["add"].problem is None  # not red
+    assert [r for r in inspector.properties() if r[0] == "target"][0][1] == "operator.add"
+    with qtbot.waitSignal(window.edits.refused) as refused:
+        window.edits.change_target("mul", "torch.mm")  # 4x8 @ 4x8
+    assert "mat1 and mat2 shapes cannot be multiplied (4x8 and 4x8)" in refused.args[0]
+    assert window.session.undo_stack.count() == 0 and not window.session.modified
+    relaid(qtbot, window, lambda: window.edits.change_target("add", "operator.mul"))
+    assert "add = neg * relu" in window.document.code() and window.session.modified
 
 
 def test_insert_with_arguments_and_a_weight(qtbot, window):
@@ -92,12 +135,11 @@ def test_rename_change_target_and_outputs(qtbot, window):
 
 
 def test_a_node_whose_shapes_no_longer_fit_is_marked(qtbot, window):
-    from fxstudio.core.edits import Ref, set_inputs
+    from fxstudio.core.edits import set_target
 
     draw(qtbot, window, "examples:simple")
-    scene = relaid(
-        qtbot, window, lambda: window.edits.apply(lambda d: set_inputs(d, "fc2", [Ref("x")]))
-    )
+    # act's own call runs (2x32 -> 2x4); fc2, after it, no longer fits: kept, marked
+    scene = relaid(qtbot, window, lambda: window.edits.apply(lambda d: set_target(d, "act", "fc2")))
     item = scene.nodes["fc2"]
     assert "mat1 and mat2 shapes cannot be multiplied" in item.problem
     assert "fc2" in window.statusBar().currentMessage()
@@ -203,20 +245,20 @@ def test_a_big_graph_shows_the_edit_first_and_catches_up_after(qtbot, window, mo
     draw(qtbot, window, "examples:simple")
     doc = window.document
     assert doc.defer_heavy
-    from fxstudio.core.edits import Ref, set_inputs
+    from fxstudio.core.edits import set_target
 
     with qtbot.waitSignal(window.session.caughtUp, timeout=30000):
-        window.edits.apply(lambda d: set_inputs(d, "fc2", [Ref("x")]))
+        window.edits.apply(lambda d: set_target(d, "act", "fc2"))  # fc2, after it, breaks
         # Drawn at once; recompile, shapes, code and table come a moment later.
         assert "fc2" in window.canvas.scene().nodes and not doc.code_ready()
-        assert "fc2(x)" not in window.panels["code"].view.toPlainText()
+        assert "act = self.fc2(fc1)" not in window.panels["code"].view.toPlainText()
     assert doc.code_ready() and not doc.shapes_stale
-    assert "fc2 = self.fc2(x)" in window.panels["code"].view.toPlainText()
+    assert "act = self.fc2(fc1)" in window.panels["code"].view.toPlainText()
     assert "shapes cannot be multiplied" in window.canvas.scene().nodes["fc2"].problem
     with qtbot.waitSignal(window.session.caughtUp, timeout=30000):
         window.session.undo_stack.undo()
     assert window.canvas.scene().nodes["fc2"].problem is None
-    assert "fc2 = self.fc2(act)" in window.panels["code"].view.toPlainText()
+    assert "act = self.act(fc1)" in window.panels["code"].view.toPlainText()
 
 
 def test_drag_a_wire_from_an_output_port_to_an_input(qtbot, window):
@@ -417,10 +459,11 @@ def test_undoing_a_node_a_big_graph_marked_leaves_nothing_behind(qtbot, window, 
     monkeypatch.setattr(mw, "DEFER_ABOVE", 3)
     draw(qtbot, window, "examples:negrelu")
     entries = {e.text: e for e in catalogue(window.document)}
-    window.selection.select(["x"])
+    window.selection.clear()
     with qtbot.waitSignal(window.session.caughtUp, timeout=30000):
-        window.edits.insert(entries["torch.mm"], "x")  # 4x8 @ 4x8: it cannot run
-    assert window.document.shape_problem[0] == "mm"
+        window.edits.rename("neg", "negated")  # the shapes are left for the catch-up...
+        window.edits.insert(entries["torch.mm"], "x, x")  # ...so this call is not run first
+    assert window.document.shape_problem[0] == "mm"  # 4x8 @ 4x8: marked when shapes come
     assert window.selection.names == ["mm"]
     with qtbot.waitSignal(window.session.caughtUp, timeout=30000):
         window.session.undo_stack.undo()

@@ -152,10 +152,11 @@ def test_a_refusal_goes_with_the_next_thing_done(qtbot, window):
 
 
 def test_a_message_about_the_graph_an_edit_left_goes_with_its_undo(qtbot, window):
-    from fxstudio.core.edits import Ref, set_inputs
+    from fxstudio.core.edits import set_target
 
     draw(qtbot, window, "examples:simple")
-    relaid(qtbot, window, lambda: window.edits.apply(lambda d: set_inputs(d, "fc2", [Ref("x")])))
+    # act's own call runs (2x32 -> 2x4); fc2, after it, no longer fits: kept, marked
+    relaid(qtbot, window, lambda: window.edits.apply(lambda d: set_target(d, "act", "fc2")))
     assert "shapes no longer fit at fc2" in window.statusBar().currentMessage()
     relaid(qtbot, window, window.session.undo_stack.undo)
     assert window.statusBar().currentMessage() == ""

@@ -13,7 +13,7 @@ from PySide6.QtGui import QUndoStack
 from fxstudio.core import edits
 from fxstudio.core.catalogue import Entry
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.edits import Edit, EditError, Ref, parse_arguments
+from fxstudio.core.edits import Edit, EditError, parse_arguments
 from fxstudio.qt.editing.commands import EditCommand
 from fxstudio.qt.selection import SelectionModel
 
@@ -167,9 +167,10 @@ class EditController(QObject):
         return self.apply(lambda d: edits.set_outputs(d, names))
 
     def insert(self, entry: Entry, arguments: str = "") -> Edit | None:
-        """Insert ``entry``: spliced onto the selected edge, else fed by the selected node
-        (``arguments``: more arguments as Python, e.g. ``1, dim=-1``; for a module, its
-        constructor's arguments, e.g. ``0.1``)."""
+        """Insert ``entry``: spliced onto the selected edge, else right after the selected
+        node (which it takes as its first argument, its users taking the new node's value
+        instead), else on its own (``arguments``: more arguments as Python, e.g.
+        ``1, dim=-1``; for a module, its constructor's arguments, e.g. ``0.1``)."""
         doc = self.document
         if doc is None:
             return None
@@ -182,22 +183,23 @@ class EditController(QObject):
             return None
         edge = self.selected_edge()
         selected = self.selection.current
+        before = set(doc.node_index())
+        producer, user = edge if edge is not None else (selected, None)
         if entry.op == "get_attr":
             edit = self.apply(lambda d: edits.insert(d, "get_attr", entry.target))
+        elif producer is None:  # nothing selected: a node of its own
+            if entry.op == "call_module":
+                ctor = f"{entry.target}({arguments})"
+                edit = self.apply(lambda d: edits.insert_module(d, ctor))
+            else:
+                edit = self.apply(lambda d: edits.insert(d, entry.op, entry.target, extra, kwargs))
         elif entry.op == "call_module":
             ctor = f"{entry.target}({arguments})"
-            if edge is not None:
-                edit = self.apply(lambda d: edits.splice(d, *edge, "call_module", ctor))
-            else:
-                feed = [Ref(selected)] if selected else []
-                edit = self.apply(lambda d: edits.insert_module(d, ctor, feed, after=selected))
-        elif edge is not None:
-            edit = self.apply(lambda d: edits.splice(d, *edge, entry.op, entry.target, extra))
+            edit = self.apply(lambda d: edits.splice(d, producer, user, "call_module", ctor))
         else:
-            feed = [Ref(selected)] if selected else []
             edit = self.apply(
-                lambda d: edits.insert(d, entry.op, entry.target, [*feed, *extra], kwargs)
+                lambda d: edits.splice(d, producer, user, entry.op, entry.target, extra, kwargs)
             )
         if edit is not None and edit.names:
-            self.selection.select(sorted(edit.names))
+            self.selection.select(sorted(edit.names - before) or sorted(edit.names))
         return edit

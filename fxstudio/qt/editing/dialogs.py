@@ -40,7 +40,8 @@ class EditDialogs:
         where = (
             f"On the edge {edge[0]} → {edge[1]}."
             if edge
-            else f"After {current}, which it takes as its first argument."
+            else f"After {current}: it takes {current}'s value as its first argument, and "
+            f"the nodes that used {current} take the new node's value instead."
             if current
             else "Select a node or an edge first to feed the new node."
         )
