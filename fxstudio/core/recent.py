@@ -42,8 +42,8 @@ class RecentModels:
             return []
 
     def existing(self) -> list[OpenRequest]:
-        """The recent requests whose file (``FILE.py:Name``, ``.pt2``, a session) is still
-        there; package and example specs always are."""
+        """The recent requests whose file (``FILE.py``, ``FILE.py:Name``, ``.pt2``, a
+        session) is still there; package and example specs always are."""
         kept = []
         for r in self.load():
             path = _file_of(r.spec)
@@ -79,8 +79,9 @@ class RecentModels:
 
 
 def _file_of(spec: str) -> Path | None:
-    """The file a model spec names, if it names one."""
-    if spec.endswith((SESSION_SUFFIX, ".pt2")):
+    """The file a model spec names, if it names one (``FILE.py`` or ``FILE.py:Name``, a
+    ``.pt2``, a session)."""
+    if spec.endswith((SESSION_SUFFIX, ".pt2", ".py")):
         return Path(spec)
     head, sep, _ = spec.rpartition(":")
     if sep and head.endswith(".py"):
