@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from fxstudio.core.document import group_key
 from fxstudio.core.labels import TEXT_MARGIN, TextMetrics
 from fxstudio.core.layout import GROUP_PAD, GROUP_TITLE, Box
+from fxstudio.core.routes import edge_path
 from fxstudio.qt import theme
 
 DETAIL_SCALE = 0.45  # below this zoom, boxes show their name only, in a font kept legible
@@ -338,6 +339,12 @@ class GroupItem(BoxItem):
         return self._title[1]
 
 
+def _at(detour: tuple[tuple[float, float], ...], sx, sy, ex, ey) -> bool:
+    """Whether ``detour`` starts at ``sx, sy`` and ends at ``ex, ey``."""
+    (ax, ay), (bx, by) = detour[0], detour[-1]
+    return abs(ax - sx) + abs(ay - sy) + abs(bx - ex) + abs(by - ey) < 0.01
+
+
 class EdgeItem(QGraphicsPathItem):
     """Producer -> user, a curve with an arrowhead; its tooltip says which argument it feeds.
 
@@ -355,9 +362,13 @@ class EdgeItem(QGraphicsPathItem):
         labels: list[str],
         slot: tuple[int, int] = (0, 1),
         stub: str | None = None,
+        detour: tuple[tuple[float, float], ...] = (),
     ) -> None:
         super().__init__()
         self.source = source
+        # Drawn around the boxes its curve would cross, while its ends are where the layout
+        # put them (dropped once either end moves: the plain curve follows the drag).
+        self.detour = detour
         self.target = target
         self.slot = slot
         self.stub = stub  # the shared value's name
@@ -396,11 +407,21 @@ class EdgeItem(QGraphicsPathItem):
             at, rect = source.pos(), source.rect
             sx, sy = at.x() + rect.width() / 2, at.y() + rect.height()
             path = QPainterPath(QPointF(sx, sy))
-            dy = max(abs(ey - sy) * 0.5, 20.0)
-            path.cubicTo(sx, sy + dy, ex, ey - dy, ex, ey)
-            # the curve's control points' box (what controlPointRect() gives)
-            left, right = min(sx, ex), max(sx, ex)
-            top, bottom = min(sy, ey - dy, ey), max(sy + dy, sy, ey)
+            if self.detour and not _at(self.detour, sx, sy, ex, ey):
+                self.detour = ()  # an end moved: the plain curve from now on
+            if self.detour:
+                segments = edge_path((sx, sy, ex, ey), self.detour[1:-1])
+                for _, c1, c2, end in segments:
+                    path.cubicTo(*c1, *c2, *end)
+                xs = [p[0] for seg in segments for p in seg]
+                ys = [p[1] for seg in segments for p in seg]
+                left, right, top, bottom = min(xs), max(xs), min(ys), max(ys)
+            else:  # (as edge_path draws it, in plain numbers: thousands come at once)
+                dy = max(abs(ey - sy) * 0.5, 20.0)
+                path.cubicTo(sx, sy + dy, ex, ey - dy, ex, ey)
+                # the curve's control points' box (what controlPointRect() gives)
+                left, right = min(sx, ex), max(sx, ex)
+                top, bottom = min(sy, ey - dy, ey), max(sy + dy, sy, ey)
         self.setPath(path)
         # Curves and stubs both end going straight down, so the arrowhead points down.
         self.ends = (sx, sy, ex, ey)  # the far-out picture draws a line

@@ -162,7 +162,14 @@ class GraphScene(QGraphicsScene):
                 deadline = clock() + budget_s
         for e in plan.edges:
             self._add_edge(
-                self.item(e.source), self.item(e.target), e.texts, e.slot, e.slots, e.stub, e.label
+                self.item(e.source),
+                self.item(e.target),
+                e.texts,
+                e.slot,
+                e.slots,
+                e.stub,
+                e.label,
+                e.detour,
             )
             made += 1
             if made & 63 == 0 and clock() > deadline:
@@ -183,10 +190,10 @@ class GraphScene(QGraphicsScene):
         a big scene's in the first paint, a second of frozen window at 20,000 nodes)."""
         self.items(QRectF(0, 0, 1, 1))
 
-    def _add_edge(self, sa, sb, labels, index, count, stub=None, label=None) -> None:
+    def _add_edge(self, sa, sb, labels, index, count, stub=None, label=None, detour=()) -> None:
         if sa is None or sb is None:
             return
-        edge = EdgeItem(sa, sb, labels, (index, count), stub)
+        edge = EdgeItem(sa, sb, labels, (index, count), stub, detour)
         edge.label = label  # the argument it feeds (a use between two drawn nodes)
         sa.edges.append(edge)
         sb.edges.append(edge)
