@@ -26,7 +26,7 @@ def test_a_run_that_fails_says_why(qtbot, window):
     window.document.example_inputs = ()
     with qtbot.waitSignal(panel.finished, timeout=60000):
         panel.run_button.click()
-    assert "--input" in panel.result.toPlainText()
+    assert "the Open dialog's Inputs" in panel.result.toPlainText()  # (not --input)
     assert panel.status_label.text() == "The run failed."
 
 

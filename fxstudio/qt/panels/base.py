@@ -32,12 +32,13 @@ from PySide6.QtWidgets import QDockWidget, QWidget
 
 from fxstudio.core.document import DocumentEvent, GraphDocument
 from fxstudio.core.errors import UserError
+from fxstudio.core.wording import for_window
 
 
 def in_words(exc: BaseException) -> str:
-    """What a worker's failure says in a dock: a refusal as it is worded, anything else
-    with the name of what was raised."""
-    return str(exc) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
+    """What a worker's failure says in a dock: a refusal as it is worded (its command-line
+    options named as the window's places), anything else with the name of what was raised."""
+    return for_window(str(exc)) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
 
 
 @dataclass

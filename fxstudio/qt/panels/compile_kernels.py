@@ -35,6 +35,7 @@ from fxstudio.core.compiling.result import Compiled, Kernel, where
 from fxstudio.core.loading import load_model
 from fxstudio.core.modelspec import LoadedModel
 from fxstudio.core.snapshots import detached, snapshot
+from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.marks import KernelMarks
 from fxstudio.qt.panels.base import in_words
 from fxstudio.qt.panels.run_form import SortItem, table
@@ -224,7 +225,7 @@ class KernelsTab(QWidget):
                 f"No kernel of their own: {', '.join(r.no_kernel[:8])}"
                 + (" …" if len(r.no_kernel) > 8 else "")
             )
-        lines += r.notes
+        lines += [for_window(n) for n in r.notes]
         if self.stale:
             lines.insert(0, "<i>The graph changed since: this is of the graph as it was.</i>")
         self.summary.setText("<br>".join(lines))

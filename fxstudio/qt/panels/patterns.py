@@ -34,6 +34,7 @@ from fxstudio.core.patterns.pattern import (
 from fxstudio.core.patterns.reasons import Failure
 from fxstudio.core.patterns.replace import graph_replacement
 from fxstudio.core.snapshots import detached, propagated, snapshot, views
+from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.marks import PatternMarks
 from fxstudio.qt.panels.base import DocumentPanel, in_words
 from fxstudio.qt.panels.pattern_files import PatternFilesMixin
@@ -262,14 +263,16 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
             item.setData(Qt.ItemDataRole.UserRole, m.index)
             self.match_list.addItem(item)
         for s in found.skipped:
-            self.match_list.addItem(skipped_item(f"skipped: {s.failure.describe()}"))
+            self.match_list.addItem(skipped_item(f"skipped: {for_window(s.failure.describe())}"))
         self.match_list.blockSignals(False)
         n, k = len(found.matches), len(found.skipped)
         words = [f"{n} match{'es' if n != 1 else ''}"]
         if k:
             words.append(f"{k} skipped")
         words.append(f"{found.seconds * 1000:.0f} ms")
-        self.summary.setText(", ".join(words) + "".join(f"\n⚠ {w}" for w in found.warnings))
+        self.summary.setText(
+            ", ".join(words) + "".join(f"\n⚠ {for_window(w)}" for w in found.warnings)
+        )
         self.marks.matches = [m.graph_nodes for m in found.matches]
         self.marks.current = 0 if found.matches and current else None
         self.marks.partial, self.marks.culprit = [], None
@@ -341,7 +344,7 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
         if self.result is not None:  # (the summary said what ran)
             self._list_matches(current=at is None)  # the node asked about stays selected
         self.explanation.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.explanation.setPlainText(why.describe())
+        self.explanation.setPlainText(for_window(why.describe()))
         if at is not None:
             QTimer.singleShot(0, lambda: self.bring_into_view(self.explanation, top=True))
         target = why.at if at is not None else (why.near[0] if why.near else None)

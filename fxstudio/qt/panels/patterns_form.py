@@ -250,7 +250,8 @@ def build(panel: Any) -> QWidget:
     panel.report_button = QPushButton("Save report…", body)
     panel.report_button.setObjectName("saveRewriteReport")
     panel.report_button.setToolTip(
-        "The replacement's matches, skips and check as JSON (what fxstudio rewrite --json prints)"
+        "The replacement's matches, skips and check, saved as a JSON file (the report the "
+        "command line's rewrite prints)"
     )
     panel.report_button.setEnabled(False)
     panel.report_button.clicked.connect(lambda: panel.save_report())

@@ -18,6 +18,7 @@ from fxstudio.core.document import GraphDocument
 from fxstudio.core.patterns.apply import Report, RewriteSpec, run
 from fxstudio.core.patterns.builtins import BUILTINS
 from fxstudio.core.patterns.matcher import Found
+from fxstudio.core.wording import for_window
 from fxstudio.qt.panels.base import in_words
 from fxstudio.qt.panels.patterns_form import MINE, MINE_ABOUT
 
@@ -153,7 +154,7 @@ class RewriteListMixin:
             item.setData(Qt.ItemDataRole.UserRole, m.index)
             self.match_list.addItem(item)
         skips = [f"skipped {m.anchor}: {why}" for m, why in r.skipped]
-        skips += [f"skipped: {s.failure.describe()}" for s in r.found.skipped]
+        skips += [f"skipped: {for_window(s.failure.describe())}" for s in r.found.skipped]
         for text in skips:
             self.match_list.addItem(skipped_item(text))
         self.match_list.blockSignals(False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from html import escape
 
 from fxstudio.core.runtime.profiling import Profile
+from fxstudio.core.wording import for_window
 
 
 def _paragraph(line: str, colour: str | None = None) -> str:
@@ -22,7 +23,8 @@ def _coloured(text: str, bad: str) -> str:
 
 
 def summary_html(result: Profile, bad: str = "#b91c1c") -> str:
-    """``result`` as HTML; warnings (noisy, invalid, profiler cost) in ``bad``."""
+    """``result`` as HTML; warnings (noisy, invalid, profiler cost) in ``bad``; options of
+    the command line named as the window's places."""
     after = result.after
     lines = after.describe().splitlines()
     node_lines = after.nodes.describe().splitlines() if after.nodes is not None else []
@@ -47,4 +49,4 @@ def summary_html(result: Profile, bad: str = "#b91c1c") -> str:
         first, *rest = c.describe().splitlines()
         parts.append(f"<p><b>{escape(first)}</b></p>")
         parts += [_paragraph(line) for line in rest]
-    return "\n".join(parts)
+    return for_window("\n".join(parts))

@@ -29,7 +29,7 @@ from fxstudio.core.stepping.values import picture
 from fxstudio.qt import theme
 from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import step_form
-from fxstudio.qt.panels.base import DocumentPanel
+from fxstudio.qt.panels.base import DocumentPanel, in_words
 from fxstudio.qt.workers import Task
 
 
@@ -177,8 +177,8 @@ class StepPanel(DocumentPanel):
     def _move_failed(self, exc: BaseException) -> None:
         self._finish_task()
         self._show()
-        self.status_label.setText(str(exc))
-        self.failed.emit(str(exc))
+        self.status_label.setText(in_words(exc))
+        self.failed.emit(in_words(exc))
 
     def _collapsed_around(self, name: str | None) -> list[str]:
         """The collapsed module groups holding ``name``, outermost first."""

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from fxstudio.core.crashlog import LastCrash
 from fxstudio.core.errors import UserError
 from fxstudio.core.opening import OpenRequest
+from fxstudio.core.wording import for_window
 from fxstudio.qt.window.autosave import find_recoveries
 
 
@@ -24,7 +25,8 @@ def show_error(
     open_request: Callable[[OpenRequest], None] | None = None,
 ) -> QMessageBox:
     """A non-modal message box for ``exc``: the first line of a user error as its text, the
-    rest as the detail; an fxstudio bug says so."""
+    rest as the detail (its command-line options named as the window's places: see
+    :func:`fxstudio.core.wording.for_window`); an fxstudio bug says so."""
     box = QMessageBox(parent)
     alternative: Any = getattr(exc, "alternative", None)
     if isinstance(alternative, OpenRequest) and open_request is not None:
@@ -34,7 +36,7 @@ def show_error(
     box.setIcon(QMessageBox.Icon.Warning)
     box.setWindowTitle(title)
     if isinstance(exc, UserError):
-        head, _, rest = str(exc).partition("\n")
+        head, _, rest = for_window(str(exc)).partition("\n")
         box.setText(head)
         box.setInformativeText(rest)
     else:
@@ -46,7 +48,7 @@ def show_error(
 
 def show_refusal(parent: QWidget, text: str) -> None:
     """An edit (or another request) that was not done, and why."""
-    QMessageBox.warning(parent, "Not done", text)
+    QMessageBox.warning(parent, "Not done", for_window(text))
 
 
 def ask_restore(parent: QWidget, recovery: Path, crash: LastCrash | None = None) -> bool:

@@ -16,6 +16,7 @@ from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
 
 from fxstudio.core.document import ChangeKind, DocumentEvent
+from fxstudio.core.wording import for_window
 
 WHERE_AFTER_S = 2.0  # opening takes this long: the status bar says where the model's code is
 
@@ -109,7 +110,8 @@ class StatusArea(QObject):
 
     def show(self, text: str, ms: int = 0, passing: bool = False) -> None:
         """Show ``text`` for ``ms`` (0: until replaced); ``passing``: only until the next
-        thing is done."""
+        thing is done.  Core's messages name command-line options: shown as the window's places."""
+        text = for_window(text)
         self.bar.showMessage(text, ms)
         self._passing = text if passing else ""
 
