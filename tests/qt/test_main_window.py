@@ -133,7 +133,7 @@ def test_the_inspector_shows_a_modules_class_its_arguments_and_a_readable_source
     assert source.splitlines()[0].endswith(f"{Path(loc.filename).name}:{loc.lineno}")
     assert not source.startswith("/") and "self.conv1(x)" in source
     assert loc.filename in shown["source"].toolTip(1)  # the whole path, on hovering
-    assert tree.textElideMode() == Qt.TextElideMode.ElideMiddle  # what is still long: both ends
+    assert tree.textElideMode() == Qt.TextElideMode.ElideNone  # long values wrap, whole
     window.selection.select(["add"])  # not a module call: no class row
     assert "class" not in dict(inspector.properties())
 

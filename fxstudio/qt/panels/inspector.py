@@ -14,6 +14,7 @@ from fxstudio.core.graphviews import describe_module
 from fxstudio.core.runtime.breakdown import format_rate
 from fxstudio.qt.forms import load_form
 from fxstudio.qt.panels.base import DocumentPanel
+from fxstudio.qt.wrapped_text import wrap_column
 
 #: The properties a user can edit in place (double-click the value), and what they mean.
 EDITABLE = {
@@ -39,8 +40,9 @@ class InspectorPanel(DocumentPanel):
         self._filling = False
         self.tree.setHeaderLabels(["Property", "Value"])
         self.tree.setColumnWidth(0, 110)
-        # a long value (a path, many arguments) keeps both ends; its tooltip has all of it
-        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        # a long value (a path, many arguments) is shown whole, wrapped at word boundaries
+        # (the form's wordWrap alone sized rows for one line and elided the rest)
+        self.values = wrap_column(self.tree, 1)
         self.selection.changed.connect(lambda _names: self.refresh())
         self.tree.itemChanged.connect(self._changed)
         self.session.profileChanged.connect(lambda _profile: self.refresh())
@@ -117,6 +119,7 @@ class InspectorPanel(DocumentPanel):
             loc = self.document.source_location(self.selection.current) if items else None
             for item in items:
                 label = item.text(0)
+                item.setTextAlignment(0, Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
                 item.setToolTip(1, item.text(1))
                 if label == "source" and loc is not None:  # the full path
                     item.setToolTip(1, loc.describe())
