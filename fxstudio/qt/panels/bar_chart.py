@@ -45,7 +45,13 @@ class BarChart(QWidget):
         return QSize(320, 24 + self.ROW * max(len(self.bars), 1))
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802
-        return self.sizeHint()
+        """As tall as its bars; as narrow as a short label, a short bar and the values (the
+        chart fits the width it is given: its labels are elided, its bars scaled)."""
+        return QSize(60 + 40 + self.value_width(), self.sizeHint().height())
+
+    def value_width(self) -> int:
+        """The room for a bar's numbers ('12.345 ms  12.3%') right of it."""
+        return self.fontMetrics().horizontalAdvance("000.000 ms  00.0%") + 8
 
     def _label_width(self) -> float:
         metrics = self.fontMetrics()
@@ -64,7 +70,8 @@ class BarChart(QWidget):
         if not self.bars:
             return
         left = self._label_width()
-        room = self.width() - left - 110
+        values = self.value_width()
+        room = self.width() - left - values - 4
         top_value = self.bars[0][1] or 1.0
         top_share = max(b[2] for b in self.bars) or 1.0
         metrics = self.fontMetrics()
@@ -82,7 +89,7 @@ class BarChart(QWidget):
             p.fillRect(QRectF(left, y + 2, width, self.ROW - 6), colour)
             p.setPen(QColor("#374151"))
             p.drawText(
-                QRectF(left + width + 4, y, 106, self.ROW - 4),
+                QRectF(left + width + 4, y, values, self.ROW - 4),
                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                 f"{seconds * 1e3:.3f} ms  {share:.1%}",
             )

@@ -37,6 +37,7 @@ from fxstudio.core.modelspec import LoadedModel
 from fxstudio.core.snapshots import detached, snapshot
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.marks import KernelMarks
+from fxstudio.qt.fitting import rows_height
 from fxstudio.qt.panels.base import in_words
 from fxstudio.qt.panels.run_form import SortItem, table
 from fxstudio.qt.workers import UserCodeTask
@@ -92,6 +93,7 @@ class KernelsTab(QWidget):
         columns = ("Kernel", "ms", "share", "graph", "lines", "nodes")
         self.table: QTableWidget = table(columns, "compileKernels", self)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # the call's number shows
+        self.table.setMinimumHeight(rows_height(self.table, 6))
         row = QHBoxLayout()
         row.addWidget(self.button, 1)
         row.addWidget(self.freezing)

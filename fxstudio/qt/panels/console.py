@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from fxstudio.core.console import ConsoleSession
 from fxstudio.core.document import GraphDocument
 from fxstudio.qt.editing.commands import EditCommand
+from fxstudio.qt.fitting import lines_height
 from fxstudio.qt.panels.base import DocumentPanel
 
 BANNER = (
@@ -49,7 +50,8 @@ class ConsolePanel(DocumentPanel):
         self.output.setReadOnly(True)
         self.output.setFont(mono)
         self.output.setPlainText(BANNER)
-        layout.addWidget(self.output)
+        self.output.setMinimumHeight(lines_height(self.output, 8))
+        layout.addWidget(self.output, 1)
         row = QHBoxLayout()
         self.prompt = QLabel(">>>", body)
         self.prompt.setFont(mono)

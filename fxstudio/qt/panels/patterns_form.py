@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from fxstudio.core.patterns.builtins import BUILTINS
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
+from fxstudio.qt.fitting import FittingScrollArea, rows_height
 
 BOX = "__box__"  # the replacement-choice entry for a replacement box
 MINE = ""  # the rewrite list's entry for the user's own pattern
@@ -94,8 +94,8 @@ def build(panel: Any) -> QWidget:
         item.setData(Qt.ItemDataRole.UserRole, name)
         item.setToolTip(f"{name}: {b.summary}")
         panel.rewrite_list.addItem(item)
-    rows = panel.rewrite_list.count()
-    panel.rewrite_list.setMaximumHeight(panel.rewrite_list.sizeHintForRow(0) * min(rows, 5) + 6)
+    shown = rows_height(panel.rewrite_list, min(panel.rewrite_list.count(), 8))  # all, whole
+    panel.rewrite_list.setFixedHeight(shown)
     panel.rewrite_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     panel.rewrite_about = QLabel(MINE_ABOUT, body)
     panel.rewrite_about.setObjectName("rewriteAbout")
@@ -274,7 +274,7 @@ def build(panel: Any) -> QWidget:
     result_row.addWidget(panel.report_button)
     result_row.addStretch(1)
     results_layout.addLayout(result_row)
-    panel.match_list.setMinimumHeight(60)
+    panel.match_list.setMinimumHeight(rows_height(panel.match_list, 4))
     results_layout.addWidget(panel.match_list, 1)
     panel.replacement_area = QWidget(body)  # the user's own replacement: for their pattern
     bottom_layout = QVBoxLayout(panel.replacement_area)
@@ -289,9 +289,8 @@ def build(panel: Any) -> QWidget:
     split.setStretchFactor(1, 2)
     layout.addWidget(split, 1)
     # scrolled: the dock shares its column with the code view and must not push it away
-    scroll = QScrollArea()
-    scroll.setWidgetResizable(True)
-    scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+    # (fitted: a plain one gave the body its preferred height and scrolled Find out of sight)
+    scroll = FittingScrollArea()
     scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    scroll.setWidget(body)
+    scroll.set_fitted(body)
     return scroll

@@ -242,6 +242,7 @@ def build(panel: Any) -> QWidget:
     panel.top_page = scroll
     scroll.setWidgetResizable(True)
     scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+    scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # (they fit)
     scroll.setWidget(charts)
     panel.compare_table = table(COMPARE_COLUMNS, "runCompareTable", body)
     panel.tabs.addTab(panel.node_table, "Nodes")

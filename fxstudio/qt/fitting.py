@@ -1,0 +1,67 @@
+"""Sizes of result areas in rows and lines of their own font, and a scroll area that gives
+its widget the height it needs at least -- not the height it would like.
+
+A ``QScrollArea`` whose widget holds a word-wrapped label sizes that widget to its
+*preferred* height for the width (height-for-width), so a dock full of lists and editors
+scrolled what would have fitted (the Patterns dock's Find button sat below the fold at
+1400x860).  :class:`FittingScrollArea` fits the widget to the viewport, scrolling only what
+cannot be shrunk further.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QAbstractItemView, QFrame, QPlainTextEdit, QScrollArea, QWidget
+
+
+def rows_height(view: QAbstractItemView, rows: int) -> int:
+    """The height that shows ``rows`` rows of ``view`` whole (with its header, if any)."""
+    row = view.sizeHintForRow(0) if view.model() and view.model().rowCount() else -1
+    if row <= 0:
+        row = view.fontMetrics().height() + 6
+    header = getattr(view, "horizontalHeader", None) or getattr(view, "header", None)
+    head = header().sizeHint().height() if header is not None and header().isVisible() else 0
+    return rows * row + head + 2 * view.frameWidth()
+
+
+def lines_height(edit: QPlainTextEdit | QFrame, lines: int) -> int:
+    """The height that shows ``lines`` lines of ``edit``'s font."""
+    margins = edit.contentsMargins()
+    doc = getattr(edit, "document", None)
+    pad = int(2 * doc().documentMargin()) if doc is not None else 0
+    spacing = edit.fontMetrics().lineSpacing()
+    return lines * spacing + pad + margins.top() + margins.bottom() + 2 * edit.frameWidth()
+
+
+class FittingScrollArea(QScrollArea):
+    """A vertical scroll area whose widget is as wide as the viewport and as tall as the
+    viewport or its minimum height, whichever is more."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(False)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+
+    def set_fitted(self, widget: QWidget) -> None:
+        """Show ``widget``, fitted again whenever its layout changes."""
+        self.setWidget(widget)
+        widget.installEventFilter(self)
+        self.fit()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self.fit()
+        return super().eventFilter(watched, event)
+
+    def fit(self) -> None:
+        widget = self.widget()
+        if widget is None:
+            return
+        size = self.viewport().size()
+        need = widget.minimumSizeHint().expandedTo(widget.minimumSize())
+        widget.resize(size.width(), max(size.height(), need.height()))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.fit()
