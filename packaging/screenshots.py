@@ -375,6 +375,21 @@ def long_names(window: MainWindow) -> None:
     settle(window)
 
 
+def editing(window: MainWindow) -> None:
+    """A Dropout inserted after the selected ReLU (its users rewired to it), then an edit
+    that cannot work -- add retargeted to torch.relu -- refused, its reason in the status bar."""
+    from fxstudio.core.catalogue import catalogue
+
+    open_model(window, "examples:resnet")
+    entries = {e.text: e for e in catalogue(window.document)}
+    window.selection.select(["layer1_0_relu"])
+    window.edits.insert(entries["nn.Dropout"])
+    settle(window)
+    window.edits.change_target("add", "torch.relu")  # refused at once, said in the status bar
+    window.selection.select(["add"])
+    settle(window)
+
+
 def dark_theme(window: MainWindow) -> None:
     window.theme.choose("dark")
     open_model(window, "examples:resnet")
@@ -394,6 +409,7 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "folded-layers-expanded": folded_layers_expanded,
     "console": console,
     "dark-theme": dark_theme,
+    "editing": editing,
     "run-dock-wide": run_dock_wide,
     "run-dock-narrow": run_dock_narrow,
     "run-dock-short": run_dock_short,
