@@ -49,3 +49,22 @@ def test_the_top_charts_fit_their_width(qtbot, window):
     assert panel.top_page.horizontalScrollBarPolicy() == Qt.ScrollBarPolicy.ScrollBarAlwaysOff
     numbers = chart.fontMetrics().horizontalAdvance("0.429 ms  31.2%")
     assert chart.value_width() > numbers  # the numbers right of a bar are not cut
+
+
+def test_the_top_charts_stack_when_side_by_side_would_cut_them(qtbot):
+    from fxstudio.qt.panels.bar_chart import BarChart, ChartRow
+
+    row = ChartRow()
+    qtbot.addWidget(row)
+    left, right = BarChart(row), BarChart(row)
+    row.add(left)
+    row.add(right)
+    for chart in (left, right):
+        chart.set_bars("Top", [("layer1.0.downsample", 0.000429, 0.312)])
+    row.resize(430, 300)  # the Top tab of the Profile layout at 1000x700
+    row.show()
+    qtbot.waitUntil(lambda: right.geometry().top() >= left.geometry().bottom())
+    assert right.width() > 400  # one above the other, each the whole width
+    row.resize(700, 300)
+    qtbot.waitUntil(lambda: right.geometry().left() >= left.geometry().right())
+    assert left.geometry().top() == right.geometry().top()

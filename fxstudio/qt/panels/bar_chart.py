@@ -4,8 +4,8 @@ not need a charting library); grey, its title saying so, when the times are stal
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent
-from PySide6.QtWidgets import QSizePolicy, QWidget
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QResizeEvent
+from PySide6.QtWidgets import QBoxLayout, QSizePolicy, QWidget
 
 from fxstudio.qt.canvas.heat import STALE, heat_colour
 
@@ -102,3 +102,25 @@ class BarChart(QWidget):
         hit = self.bar_at(event.position().y())
         if hit is not None:
             self.barClicked.emit(hit)
+
+
+class ChartRow(QWidget):
+    """Charts side by side while each gets :data:`SIDE_BY_SIDE` px, else one above the other
+    (two charts side by side in a Top tab of 430 px cut the right one's numbers off)."""
+
+    SIDE_BY_SIDE = 260
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.box = QBoxLayout(QBoxLayout.Direction.TopToBottom, self)
+
+    def add(self, chart: BarChart) -> None:
+        self.box.addWidget(chart, 1, Qt.AlignmentFlag.AlignTop)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        wide = event.size().width() >= self.SIDE_BY_SIDE * max(self.box.count(), 1)
+        d = QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
+        super().resizeEvent(event)
+        if self.box.direction() != d:
+            self.box.setDirection(d)
+            self.box.activate()  # now: a tab just shown is read (and painted) at once

@@ -34,7 +34,7 @@ from fxstudio.core.guard import format_bytes
 from fxstudio.core.runtime.devices import available, cpu_threads
 from fxstudio.core.runtime.run import DTYPES
 from fxstudio.qt.forms import FitScrollArea, FlowLayout, text_label
-from fxstudio.qt.panels.bar_chart import BarChart
+from fxstudio.qt.panels.bar_chart import BarChart, ChartRow
 
 QWIDGETSIZE_MAX = (1 << 24) - 1
 
@@ -229,14 +229,13 @@ def build(panel: Any) -> QWidget:
     panel.tabs.setObjectName("runTabs")
     panel.tabs.setDocumentMode(True)
     panel.node_table = table(NODE_COLUMNS, "runNodes", body)
-    charts = QWidget(body)
-    panel.charts_layout = QBoxLayout(QBoxLayout.Direction.TopToBottom, charts)
+    charts = ChartRow(body)  # side by side when they fit, else one above the other
     panel.node_chart = BarChart(charts)
     panel.node_chart.setObjectName("runNodeChart")
     panel.module_chart = BarChart(charts)
     panel.module_chart.setObjectName("runModuleChart")
-    panel.charts_layout.addWidget(panel.node_chart, 1, Qt.AlignmentFlag.AlignTop)
-    panel.charts_layout.addWidget(panel.module_chart, 1, Qt.AlignmentFlag.AlignTop)
+    charts.add(panel.node_chart)
+    charts.add(panel.module_chart)
     scroll = QScrollArea(body)
     scroll.setObjectName("runTop")
     panel.top_page = scroll
@@ -265,13 +264,13 @@ CONTROLS_WIDTH = 300  # the controls' column when the dock is a strip along the 
 
 def arrange(panel: Any, shape: str) -> None:
     """``wide`` (the dock along the window's bottom): the controls in a column on the left,
-    the summary and the tabs side by side, the two charts side by side.  ``tall`` (a
-    column): the controls on top, the summary above the tabs.  ``small`` (a short column):
-    the summary is the tabs' first page, so the tables keep the height."""
+    the summary and the tabs side by side.  ``tall`` (a column): the controls on top, the
+    summary above the tabs.  ``small`` (a short column): the summary is the tabs' first
+    page, so the tables keep the height.  (The Top tab's charts go side by side by their
+    own width.)"""
     wide = shape == "wide"
     direction = QBoxLayout.Direction
     panel.body_layout.setDirection(direction.LeftToRight if wide else direction.TopToBottom)
-    panel.charts_layout.setDirection(direction.LeftToRight if wide else direction.TopToBottom)
     c = panel.controls
     c.setMaximumWidth(CONTROLS_WIDTH if wide else QWIDGETSIZE_MAX)  # (no minimum: a dock
     panel.body_layout.setStretchFactor(c, 1 if wide else 0)  # made narrow at once must be)
