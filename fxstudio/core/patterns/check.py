@@ -17,14 +17,15 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import io
+from contextlib import redirect_stderr
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.fx as fx
 
+from fxstudio.core import turns
 from fxstudio.core.capture import eval_mode
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.export import largest_difference
@@ -103,7 +104,8 @@ def run_graph(doc: GraphDocument, inputs: tuple[Any, ...]) -> Any:
     gm = doc.graph_module
     # A GraphModule that raises prints its generated code to stderr first; the check's
     # message says what failed instead.
-    with torch.no_grad(), eval_mode(gm), contextlib.redirect_stderr(io.StringIO()):
+    # (the turn: a trace in another thread would catch this run's module calls; core.turns)
+    with turns.one_turn(), torch.no_grad(), eval_mode(gm), redirect_stderr(io.StringIO()):
         if doc.compiled:
             return gm(*inputs)
         return fx.Interpreter(gm, graph=doc.graph).run(*inputs)

@@ -250,8 +250,9 @@ def batched(inputs: tuple[Any, ...], batch: int) -> tuple[Any, ...]:
 def prepared(
     doc: GraphDocument, device: str, dtype: str | None, batch: int | None = None
 ) -> Iterator[Prepared]:
-    """The model prepared for a run; a failure inside becomes a :class:`RunError` (or the
-    out-of-memory message) and device memory is given back at the end.
+    """The model prepared for a run, the model-code turn held (:mod:`fxstudio.core.turns`);
+    a failure inside becomes a :class:`RunError` (or the out-of-memory message) and device
+    memory is given back at the end.
 
     ``dtype``: ``None`` (as captured), a name of :data:`DTYPES` (weights and float inputs
     cast), or ``autocast:NAME`` (weights kept, ops under ``torch.autocast`` -- the calls made
@@ -270,7 +271,9 @@ def prepared(
     first = next((x for x in example if isinstance(x, torch.Tensor)), None)
     items = int(first.shape[0]) if first is not None and first.dim() > 0 else 1
     try:
-        with eval_mode(gm):
+        # the model's code runs in one thread at a time: a trace elsewhere (a pattern's
+        # preview, an open) patches nn.Module.__call__ for the whole process (core.turns)
+        with turns.one_turn(), eval_mode(gm):
             with torch.autocast("cpu", enabled=False):  # the reference: plain float32
                 reference = None if same else outputs_of(gm, example)
             module = gm if same else copy.deepcopy(gm).to(target)
