@@ -8,7 +8,6 @@ import threading
 import pytest
 
 from fxstudio.core import catchup, edits, snapshots
-from fxstudio.core.edits import Ref
 from fxstudio.core.opening import OpenRequest, open_document
 
 

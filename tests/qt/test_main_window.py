@@ -90,7 +90,8 @@ def test_screenshot_writes_a_png_of_the_window(tmp_path):
     result = run_fxstudio("examples:resnet", "--screenshot", str(out))
     assert result.returncode == 0, result.stderr
     image = QImage(str(out))
-    assert not image.isNull() and image.width() >= 800 and image.height() >= 500
+    # the first run's 1400x860, fitted to the offscreen platform's 800x800 screen
+    assert not image.isNull() and image.width() >= 700 and image.height() >= 500
     # Not a blank picture: many distinct colours (text, table, highlighted code).
     colours = {
         image.pixel(x, y) for x in range(0, image.width(), 7) for y in range(0, image.height(), 7)
@@ -110,7 +111,7 @@ def test_without_a_model_the_window_opens_on_the_welcome_page(tmp_path):
     result = run_fxstudio("--screenshot", str(out), env={"HOME": str(tmp_path)})
     assert result.returncode == 0, result.stderr
     image = QImage(str(out))
-    assert not image.isNull() and image.width() >= 800
+    assert not image.isNull() and image.width() >= 700  # (fitted to an 800x800 screen)
 
 
 def test_the_inspector_shows_a_modules_class_its_arguments_and_a_readable_source(qtbot, window):
