@@ -20,6 +20,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QWidget
 
+from fxstudio.core import turns
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.drawn import drawn_tree
 from fxstudio.core.graphviews import format_target
@@ -132,12 +133,15 @@ class StepPanel(DocumentPanel):
 
         def work() -> Stepper:
             s = stepper
-            if s is None:
-                assert snap is not None
-                task.say("building the eager model to compare with…")
-                s = for_document(detached(snap))
-                s.set_breakpoints(breakpoints & set(s.index))
-            fn(s)
+            # the model's code, in one thread at a time (a trace elsewhere would catch its
+            # module calls: core.turns)
+            with turns.one_turn():
+                if s is None:
+                    assert snap is not None
+                    task.say("building the eager model to compare with…")
+                    s = for_document(detached(snap))
+                    s.set_breakpoints(breakpoints & set(s.index))
+                fn(s)
             return s
 
         task = Task(work, self)
