@@ -91,6 +91,17 @@ def pattern_matches(window: MainWindow) -> None:
     settle(window)
 
 
+def pattern_check(window: MainWindow) -> None:
+    """resnet's residual add + relu boxed, a replacement that drops the skip connection:
+    the check fails and the rewrite is held back, Apply anyway offered."""
+    panel = dock(window, "examples:resnet", "patterns")
+    window.selection.select(["add_1", "layer1_1_relu_1"])
+    wait(panel.found, panel.make_button.click)
+    panel.replacement_code.setPlainText("def replacement(x, y):\n    return torch.relu(x)\n")
+    wait(panel.withheld, panel.replace_button.click)
+    settle(window)
+
+
 def run_dock(window: MainWindow) -> None:
     panel = dock(window, "examples:resnet", "run")
     panel.min_time.setValue(0.05)
@@ -399,6 +410,7 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "welcome": welcome,
     "main-window": main_window,
     "pattern-matches": pattern_matches,
+    "pattern-check": pattern_check,
     "run-dock": run_dock,
     "stale-results": stale_results,
     "step-dock": step_dock,
