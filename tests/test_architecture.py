@@ -14,6 +14,8 @@ from tests.conftest import ROOT
 
 PACKAGE = ROOT / "fxstudio"
 MAX_LINES = 500
+#: The longest chain of core modules importing core modules (see the test below).
+MAX_CORE_CHAIN = 21
 LINT_IMPORTS = shutil.which("lint-imports", path=str(ROOT / ".venv" / "bin")) or shutil.which(
     "lint-imports"
 )
@@ -41,6 +43,32 @@ def test_no_import_cycles_counting_imports_inside_functions():
             imports.add_edge(module, imported)
     cycles = [sorted(c) for c in nx.strongly_connected_components(imports) if len(c) > 1]
     assert cycles == []
+
+
+def longest_core_chain() -> list[str]:
+    """The longest chain of ``fxstudio.core`` modules each importing the next (imports inside
+    functions count; a package's ``__init__`` is a module), measured with grimp as a longest
+    path in the import DAG (networkx's ``dag_longest_path``).  Its length is the number of
+    imports in it, one fewer than its modules."""
+    graph = grimp.build_graph("fxstudio", include_external_packages=False)
+    imports = nx.DiGraph()
+    for module in graph.modules:
+        if module == "fxstudio.core" or module.startswith("fxstudio.core."):
+            imports.add_node(module)
+            for imported in graph.find_modules_directly_imported_by(module):
+                if imported == "fxstudio.core" or imported.startswith("fxstudio.core."):
+                    imports.add_edge(module, imported)
+    return list(nx.dag_longest_path(imports))
+
+
+def test_the_domain_is_on_the_ground_floor():
+    """No core module sits on a tall tower of imports: the longest chain of core modules
+    importing core modules (:func:`longest_core_chain`) is at most ``MAX_CORE_CHAIN``
+    imports.  A low module importing a high one for one small helper is what makes a tower:
+    move the helper down instead."""
+    chain = longest_core_chain()
+    shown = " -> ".join(m.removeprefix("fxstudio.core.") for m in chain)
+    assert len(chain) - 1 <= MAX_CORE_CHAIN, f"{len(chain) - 1} imports: {shown}"
 
 
 def test_no_module_holds_two_ideas():
