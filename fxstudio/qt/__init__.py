@@ -1,2 +1,10 @@
 """fxstudio's Qt views and controllers.  They read the document and call core functions;
-they never change a ``torch.fx.Graph`` themselves."""
+they never change a ``torch.fx.Graph`` themselves.
+
+``app`` starts the window; ``window`` (the main window and what it composes) > ``panels``
+(the docks) > ``canvas`` > ``editing`` import one way down, and all may use the shared
+pieces: ``workers`` (slow work off the GUI thread), ``turns`` (a big change's views one per
+turn of the event loop), ``selection`` (the one selection), ``theme``, ``forms`` (Designer
+forms and small widget makers), ``fitting`` (result areas sized in rows and lines),
+``screen`` (windows fitted to the screen), ``wrapped_text`` (long values wrapped, never cut),
+``resources`` (icons and files shipped in the package)."""

@@ -2,5 +2,7 @@
 
 - :mod:`.demos`  what the steps show, computed on the learner's own model: the trace order,
   the quiz, the stale-code bug, the placeholder API, the deliberate pattern miss, fx vs export
-- :mod:`.steps`  the steps, the lesson state (saved in a session) and each step's check
+- :mod:`.state`  the lesson's state and verdicts (saved in a session), and the models it uses
+- :mod:`.checks` what each step says and checks, as plain functions of (document, state)
+- :mod:`.steps`  the steps in order, each with its check
 """

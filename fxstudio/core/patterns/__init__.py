@@ -1,9 +1,21 @@
 """Pattern rewriting: find a pattern everywhere, say why a place did not match, replace all
 matches as one undoable edit, and check the rewritten model numerically.
 
-The modules: ``ops`` (what an op is, whatever its spelling), ``pattern`` (patterns from boxed
-nodes or code, the matching rules), ``matcher`` (all matches, linear in the graph),
-``reasons`` and ``explain`` (near misses, ranked, each with its first failing check),
-``replace`` (replacements, one commit of edit steps), ``check`` (the numerical check),
-``builtins`` (the built-in rewrites).
+The modules, by what they do:
+
+- what a pattern is: ``ops`` (what an op is, whatever its spelling), ``pattern`` (patterns
+  from boxed nodes or code, the matching rules), ``files`` (a pattern, its replacement and
+  rules as a plain Python file), ``constants`` (what a value always is, so a rewrite may bake
+  it in);
+- finding: ``compare`` (one pattern node against one graph node), ``state`` (one attempt at
+  an anchor), ``walk`` (pattern and graph walked together), ``matcher`` (all matches, linear
+  in the graph);
+- near misses: ``reasons`` (typed reasons, the culprit named), ``explain`` (the nearest
+  partial matches, ranked), ``here`` (*Why not here?* told from the node asked about);
+- replacing: ``replacements`` (what a match becomes), ``replace`` (every accepted match as one
+  edit), ``provenance`` (where each new node comes from), ``check`` (the numerical check),
+  ``apply`` (a rewrite as the window and the command line run it, and again from its record);
+- the built-ins: ``builtins`` (each one edit), ``folds`` (fold-conv-bn, fold-linear-bn),
+  ``attention`` (attention written out, found), ``fuse_attention`` (into SDPA), ``softcap``
+  (a tanh soft-cap, and flex_attention's ``score_mod`` for it).
 """

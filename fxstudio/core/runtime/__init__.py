@@ -8,5 +8,6 @@ attributed to the node that launched them), ``flops`` (FLOPs and ideal bytes per
 ``roofline`` (device peaks and a node's place under them), ``breakdown`` (node and module
 rows that add up to the profiled whole), ``compare`` (before vs after: speed-up, confidence
 interval, significance), ``run`` (the model on a device, outputs checked, then timed --
-what the Run dock and ``fxstudio profile`` run).
+what the Run dock and ``fxstudio profile`` run), ``profiling`` (the one profiling flow: one
+function, one result).
 """

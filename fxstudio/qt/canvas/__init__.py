@@ -1,2 +1,5 @@
-"""The canvas: items, scene, far-out overview, view, one class per mouse tool, and the
-controller that keeps it in step with the document."""
+"""The canvas: ``items`` (nodes, module groups, edges), ``scene`` (one layout's items, kept up
+to date edit by edit), ``overview`` (the far-out picture drawn without items), ``view`` (zoom,
+pan), ``zoom`` (the status bar's "75 %"), ``minimap``, ``heat`` (time shares as tints) and
+``marks`` (pattern, match and near-miss outlines), ``tools`` (one class per mouse
+interaction) and the ``controller`` that keeps it in step with the document."""
