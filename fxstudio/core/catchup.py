@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxstudio.core import collector
-from fxstudio.core.capture import repropagate
+from fxstudio.core.propagation import repropagate
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.graphviews import (
     ModuleGroup,

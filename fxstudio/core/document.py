@@ -7,9 +7,8 @@ and redraw from the :class:`DocumentEvent` s it emits.  Nodes are named, not poi
 events carry node names, because undo may replace ``Node`` objects.
 
 Example:
-    >>> from fxstudio.core.loading import load_model
-    >>> from fxstudio.core.capture import capture
-    >>> doc = GraphDocument.from_capture(capture(load_model("examples:simple")))
+    >>> from fxstudio.core.opening import open_document
+    >>> doc = open_document("examples:simple")
     >>> [(r.opcode, r.name, r.shape) for r in doc.rows()][:2]
     [('placeholder', 'x', '2x16'), ('call_module', 'fc1', '2x32')]
     >>> doc.code_line_map()["fc1"], doc.code().splitlines()[doc.code_line_map()["fc1"] - 1]
@@ -27,7 +26,6 @@ from typing import Any
 
 import torch.fx as fx
 
-from fxstudio.core.capture import Captured
 from fxstudio.core.errors import SourceLocation, stack_trace_location
 from fxstudio.core.fxcompat import module_state, set_module_state
 from fxstudio.core.graphviews import (
@@ -128,11 +126,6 @@ class GraphDocument:
         self.replayed: list[Any] = []  # the Edits a session's replay made (for an undo stack)
         self._listeners: list[Listener] = []
         self._cache: dict[str, Any] = {}
-
-    @classmethod
-    def from_capture(cls, cap: Captured, source: ModelSource | None = None) -> GraphDocument:
-        src = source or ModelSource(frontend=cap.frontend)
-        return cls(cap.graph_module, src, cap.example_inputs, cap.notes)
 
     # --- events ------------------------------------------------------------------------------
 

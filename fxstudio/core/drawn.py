@@ -10,7 +10,7 @@ Example:
 
 from __future__ import annotations
 
-from fxstudio.core.capture import format_shape, node_shape
+from fxstudio.core.shapes import format_shape, node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.graphviews import ModuleGroup, format_target
 

@@ -32,7 +32,7 @@ import torch
 import torch.fx as fx
 from safetensors.torch import save_file
 
-from fxstudio.core.capture import eval_mode
+from fxstudio.core.modes import eval_mode
 from fxstudio.core.codegen import forward_code, standalone_module
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError

@@ -109,7 +109,7 @@ def capture_loaded(req: OpenRequest, loaded: LoadedModel) -> GraphDocument:
             req.leaf_modules,
             req.train,
         )
-        return GraphDocument.from_capture(cap, source)
+        return GraphDocument(cap.graph_module, source, cap.example_inputs, cap.notes)
 
 
 def _offer_export(req: OpenRequest, exc: CaptureError) -> None:

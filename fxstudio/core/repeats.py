@@ -25,7 +25,7 @@ import os
 import weakref
 from collections.abc import Iterable
 
-from fxstudio.core.capture import node_shape
+from fxstudio.core.shapes import node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.fxcompat import is_op_overload
 from fxstudio.core.graphviews import ModuleGroup

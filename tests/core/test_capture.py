@@ -2,7 +2,8 @@ import pytest
 import torch
 import torch.fx as fx
 
-from fxstudio.core.capture import CaptureOptions, capture, format_shape, node_dtype, node_shape
+from fxstudio.core.capture import CaptureOptions, capture
+from fxstudio.core.shapes import format_shape, node_dtype, node_shape
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.loading import load_model
 from tests.conftest import EXAMPLES
@@ -130,7 +131,8 @@ def test_shape_propagation_uses_no_real_compute_for_big_layers():
 
 @pytest.mark.parametrize("name", TRACEABLE)
 def test_fake_and_real_shape_propagation_agree(name):
-    from fxstudio.core.capture import propagate_shapes, trace_fx
+    from fxstudio.core.capture import trace_fx
+    from fxstudio.core.propagation import propagate_shapes
 
     loaded = load_model(f"examples:{name}")
     shapes = {}

@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.utils._pytree as pytree
 
-from fxstudio.core.capture import eval_mode
+from fxstudio.core.modes import eval_mode
 from fxstudio.core.codegen import constructor_expr
 from fxstudio.core.errors import UserError
 from fxstudio.core.export import (

@@ -397,7 +397,7 @@ def test_other_builtins_on_real_graphs() -> None:
             unused = torch.sigmoid(y)  # noqa: F841
             return self.act(F.relu(y.contiguous()))
 
-    from fxstudio.core.capture import propagate_shapes
+    from fxstudio.core.propagation import propagate_shapes
     from fxstudio.core.document import GraphDocument
 
     x = torch.randn(2, 3)
@@ -459,7 +459,7 @@ class _Attention(nn.Module):
 
 @pytest.mark.parametrize("style", [0, 1])
 def test_fuse_attention_into_sdpa(style: int) -> None:
-    from fxstudio.core.capture import propagate_shapes
+    from fxstudio.core.propagation import propagate_shapes
     from fxstudio.core.document import GraphDocument
 
     gen = torch.Generator().manual_seed(0)

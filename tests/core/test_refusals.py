@@ -138,7 +138,7 @@ def test_the_command_line_says_why_nothing_was_fused(capsys):
 
 
 def _doc(fn, *shapes) -> GraphDocument:
-    from fxstudio.core.capture import propagate_shapes
+    from fxstudio.core.propagation import propagate_shapes
 
     gm = fx.symbolic_trace(fn)
     x = tuple(torch.randn(*s) for s in shapes)

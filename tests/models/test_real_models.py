@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from fxstudio import cli
-from fxstudio.core.capture import CaptureOptions, capture, node_shape
+from fxstudio.core.capture import CaptureOptions, capture
+from fxstudio.core.shapes import node_shape
 from fxstudio.core.export import export, run_standalone
 from fxstudio.core.loading import load_model
 from fxstudio.core.opening import OpenRequest, open_document

@@ -38,7 +38,7 @@ from typing import Any
 
 import torch.fx as fx
 
-from fxstudio.core.capture import node_shape
+from fxstudio.core.shapes import node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.fxcompat import is_op_overload
 from fxstudio.core.graphviews import module_path

@@ -32,7 +32,8 @@ import torch
 import torch.fx as fx
 from torch.fx.operator_schemas import get_signature_for_torch_op
 
-from fxstudio.core.capture import eval_mode, format_shape
+from fxstudio.core.modes import eval_mode
+from fxstudio.core.shapes import format_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.steps import EditError, submodule_at
 from fxstudio.core.fxcompat import fake_tensor_mode, tree_leaves, tree_map

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxstudio.core import collector
-from fxstudio.core.capture import repropagate
+from fxstudio.core.propagation import repropagate
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.edits.calls import check_call, check_shapes
 from fxstudio.core.edits.steps import CreateNode, EditError, SetInputs, SetTarget, Step

@@ -17,7 +17,7 @@ casts and pass-through dropouts to the matmul with v.  What real models put ther
 
 Example:
     >>> import torch
-    >>> from fxstudio.core.capture import propagate_shapes
+    >>> from fxstudio.core.propagation import propagate_shapes
     >>> from fxstudio.core.document import GraphDocument
     >>> class Attention(torch.nn.Module):
     ...     def forward(self, q, k, v):
@@ -38,7 +38,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxstudio.core.capture import node_shape
+from fxstudio.core.shapes import node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.fxcompat import op_schema_arguments
 from fxstudio.core.patterns.constants import UNKNOWN, reads_metadata, value_of

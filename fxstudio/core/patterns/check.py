@@ -26,7 +26,7 @@ import torch
 import torch.fx as fx
 
 from fxstudio.core import turns
-from fxstudio.core.capture import eval_mode
+from fxstudio.core.modes import eval_mode
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.export import largest_difference
 from fxstudio.core.fxcompat import tree_leaves

@@ -18,7 +18,7 @@ import torch.fx as fx
 from torch.fx.node import Node
 from torch.fx.operator_schemas import get_signature_for_torch_op
 
-from fxstudio.core.capture import node_dtype, node_shape
+from fxstudio.core.shapes import node_dtype, node_shape
 from fxstudio.core.edits.calls import builtin_signature, signature
 from fxstudio.core.edits.naming import attribute
 from fxstudio.core.fxcompat import OpOverload, op_schema_arguments

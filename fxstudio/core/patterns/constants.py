@@ -23,7 +23,7 @@ import torch.fx as fx
 from torch import nn
 from torch.fx.node import map_aggregate
 
-from fxstudio.core.capture import node_shape
+from fxstudio.core.shapes import node_shape
 from fxstudio.core.edits.naming import attribute
 
 _METADATA = frozenset({"dtype", "device", "shape", "ndim"})

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.fx.node import map_aggregate
 
-from fxstudio.core.capture import node_dtype, node_shape
+from fxstudio.core.shapes import node_dtype, node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.patterns.attention import CASTS, SAME, Attention, kind, survey
 from fxstudio.core.patterns.constants import constant, value_of

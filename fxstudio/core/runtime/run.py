@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from fxstudio.core import turns
-from fxstudio.core.capture import eval_mode
+from fxstudio.core.modes import eval_mode
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.export import largest_difference
