@@ -68,9 +68,9 @@ def diff_parser() -> argparse.ArgumentParser:
 
 def cmd_diff(ns: argparse.Namespace) -> int:
     from fxstudio.core.compare.align import align
-    from fxstudio.core.compare.overlay import Overlay
     from fxstudio.core.compare.values import compare_values
     from fxstudio.core.files import atomic_write, check_writable
+    from fxstudio.core.nodedata import Overlay
     from fxstudio.core.opening import open_document
     from fxstudio.core.patterns.apply import RewriteSpec, rewrite_flow
 

@@ -43,8 +43,8 @@ def _number(x: float | None) -> str:
 
 
 def cmd_step(ns: argparse.Namespace) -> int:
-    from fxstudio.core.compare.overlay import Overlay
     from fxstudio.core.files import check_writable
+    from fxstudio.core.nodedata import Overlay
     from fxstudio.core.opening import open_document
     from fxstudio.core.stepping.stepper import for_document
 

@@ -29,7 +29,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxstudio.core import collector
-from fxstudio.core.propagation import repropagate
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.graphviews import (
     ModuleGroup,
@@ -39,6 +38,7 @@ from fxstudio.core.graphviews import (
     module_tree_of,
     tidy_code,
 )
+from fxstudio.core.propagation import repropagate
 from fxstudio.core.snapshots import Snapshot, rebuild, snapshot
 
 _NO_VALUE = object()

@@ -10,9 +10,9 @@ Example:
 
 from __future__ import annotations
 
-from fxstudio.core.shapes import format_shape, node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.graphviews import ModuleGroup, format_target
+from fxstudio.core.shapes import format_shape, node_shape
 
 
 def top_level_groups(doc: GraphDocument) -> set[str]:

@@ -32,12 +32,12 @@ import torch
 import torch.fx as fx
 from safetensors.torch import save_file
 
-from fxstudio.core.modes import eval_mode
 from fxstudio.core.codegen import forward_code, standalone_module
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.files import atomic_path, atomic_write, check_writable
 from fxstudio.core.fxcompat import pytree
+from fxstudio.core.modes import eval_mode
 from fxstudio.core.noise import quiet_torch_logs
 from fxstudio.core.tensorfiles import read_tensors, storable
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import torch.fx as fx
 
-from fxstudio.core.shapes import format_shape, node_dtype, node_shape
 from fxstudio.core.errors import stack_trace_location
 from fxstudio.core.fxcompat import is_op_overload, qualified_name
+from fxstudio.core.shapes import format_shape, node_dtype, node_shape
 
 
 @dataclass(frozen=True)

@@ -25,11 +25,11 @@ import os
 import weakref
 from collections.abc import Iterable
 
-from fxstudio.core.shapes import node_shape
 from fxstudio.core.document import GraphDocument
+from fxstudio.core.families import function_family
 from fxstudio.core.fxcompat import is_op_overload
 from fxstudio.core.graphviews import ModuleGroup
-from fxstudio.core.patterns.ops import function_family
+from fxstudio.core.shapes import node_shape
 
 #: Identical collapsed siblings fold into one box from this many on.
 FOLD_AT = 3

@@ -3,9 +3,9 @@ import torch
 import torch.fx as fx
 
 from fxstudio.core.capture import CaptureOptions, capture
-from fxstudio.core.shapes import format_shape, node_dtype, node_shape
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.loading import load_model
+from fxstudio.core.shapes import format_shape, node_dtype, node_shape
 from tests.conftest import EXAMPLES
 
 TRACEABLE = ["simple", "negrelu", "resnet", "transformer"]

@@ -12,7 +12,6 @@ import torch
 from fxstudio.core.compare.align import align, op_kind
 from fxstudio.core.compare.overlay import (
     GRAPH_ID,
-    Overlay,
     OverlayError,
     read_overlay,
     write_model_explorer,
@@ -20,6 +19,7 @@ from fxstudio.core.compare.overlay import (
 )
 from fxstudio.core.compare.values import compare_values
 from fxstudio.core.edits import splice
+from fxstudio.core.nodedata import Overlay
 from fxstudio.core.opening import OpenRequest, open_document
 from fxstudio.core.patterns.apply import RewriteSpec, run
 

@@ -6,7 +6,6 @@ import pytest
 import torch
 import torch.utils._pytree as pytree
 
-from fxstudio.core.modes import eval_mode
 from fxstudio.core.codegen import constructor_expr
 from fxstudio.core.errors import UserError
 from fxstudio.core.export import (
@@ -19,6 +18,7 @@ from fxstudio.core.export import (
 )
 from fxstudio.core.files import WriteError
 from fxstudio.core.loading import load_model
+from fxstudio.core.modes import eval_mode
 from fxstudio.core.opening import OpenRequest, open_document
 
 EXAMPLES = ["simple", "negrelu", "resnet", "transformer"]

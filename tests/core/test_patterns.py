@@ -397,8 +397,8 @@ def test_other_builtins_on_real_graphs() -> None:
             unused = torch.sigmoid(y)  # noqa: F841
             return self.act(F.relu(y.contiguous()))
 
-    from fxstudio.core.propagation import propagate_shapes
     from fxstudio.core.document import GraphDocument
+    from fxstudio.core.propagation import propagate_shapes
 
     x = torch.randn(2, 3)
     gm = fx.symbolic_trace(Net().eval())
@@ -459,8 +459,8 @@ class _Attention(nn.Module):
 
 @pytest.mark.parametrize("style", [0, 1])
 def test_fuse_attention_into_sdpa(style: int) -> None:
-    from fxstudio.core.propagation import propagate_shapes
     from fxstudio.core.document import GraphDocument
+    from fxstudio.core.propagation import propagate_shapes
 
     gen = torch.Generator().manual_seed(0)
     x = tuple(torch.randn(2, 4, 8, 16, generator=gen) for _ in range(3))

@@ -130,7 +130,8 @@ def test_compare_with_another_model_and_a_side_that_cannot_open(qtbot, window, w
 def test_node_data_from_a_file_is_drawn_with_a_legend(qtbot, window, tmp_path, monkeypatch):
     from PySide6.QtWidgets import QFileDialog
 
-    from fxstudio.core.compare.overlay import Overlay, write_model_explorer
+    from fxstudio.core.compare.overlay import write_model_explorer
+    from fxstudio.core.nodedata import Overlay
     from fxstudio.qt.window.node_data import node_data_of
 
     open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")

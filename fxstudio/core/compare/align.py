@@ -38,10 +38,10 @@ from typing import Any
 
 import torch.fx as fx
 
-from fxstudio.core.shapes import node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.fxcompat import is_op_overload
 from fxstudio.core.graphviews import module_path
+from fxstudio.core.shapes import node_shape
 
 CALLS = ("call_module", "call_function", "call_method")
 

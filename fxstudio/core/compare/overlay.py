@@ -27,12 +27,12 @@ import io
 import json
 import math
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.files import atomic_write
+from fxstudio.core.nodedata import Overlay
 
 #: The graph id Model Explorer's PyTorch adapter gives the graph of an exported program.
 GRAPH_ID = "graph"
@@ -47,31 +47,6 @@ GRADIENT = [
 
 class OverlayError(UserError):
     """A per-node data file could not be read; nothing was changed."""
-
-
-@dataclass
-class Overlay:
-    """A number for each of some nodes, and what the number is."""
-
-    what: str  # "time", "max_rel_diff", ...
-    values: dict[str, float] = field(default_factory=dict)
-    unit: str = ""
-
-    def unknown(self, names: set[str]) -> list[str]:
-        """The overlay's nodes not in ``names`` (another graph's, or renamed since)."""
-        return sorted(set(self.values) - names)
-
-    def scale(self) -> tuple[float, float]:
-        finite = [v for v in self.values.values() if math.isfinite(v)]
-        return (min(finite), max(finite)) if finite else (0.0, 0.0)
-
-    def share(self, name: str) -> float | None:
-        """Where the node's value lies between the smallest and the largest, 0 to 1."""
-        value = self.values.get(name)
-        if value is None or not math.isfinite(value):
-            return None
-        low, high = self.scale()
-        return (value - low) / (high - low) if high > low else 0.0
 
 
 def to_model_explorer(overlay: Overlay, graph_id: str = GRAPH_ID) -> dict[str, Any]:

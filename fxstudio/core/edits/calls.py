@@ -23,22 +23,22 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Iterable
 from typing import Any
 
 import torch
 import torch.fx as fx
-from torch.fx.operator_schemas import get_signature_for_torch_op
 
-from fxstudio.core.modes import eval_mode
-from fxstudio.core.shapes import format_shape
+from fxstudio.core.attributes import submodule_at
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.edits.steps import EditError, submodule_at
+from fxstudio.core.edits.steps import EditError
 from fxstudio.core.fxcompat import fake_tensor_mode, tree_leaves, tree_map
 from fxstudio.core.graphviews import format_target
+from fxstudio.core.modes import eval_mode
 from fxstudio.core.noise import quiet_torch_logs
+from fxstudio.core.shapes import format_shape
+from fxstudio.core.signatures import schemas, signature
 
 #: An edit that changes more calls than this (a rewrite of every match, a console statement
 #: that made the graph again) is not run call by call: the propagation after it tells.
@@ -134,65 +134,6 @@ def _fits(sig: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any])
     # torch.zeros(2, 3): a lone list-of-ints argument may be given as its items
     params = [p for p in sig.parameters.values() if p.kind is not p.KEYWORD_ONLY]
     return len(params) == 1 and "List[int]" in str(params[0].annotation)
-
-
-@functools.cache
-def _schemas(fn: Any) -> tuple[inspect.Signature, ...]:
-    try:
-        return tuple(get_signature_for_torch_op(fn) or ())
-    except Exception:  # noqa: BLE001 - not a torch op: no schema to hold it to
-        return ()
-
-
-def schemas(fn: Any) -> tuple[inspect.Signature, ...]:
-    """torch's schemas of a builtin as signatures, one per overload (none for others)."""
-    try:
-        return _schemas(fn)
-    except TypeError:  # unhashable
-        return ()
-
-
-_SIGNATURES: dict[Any, inspect.Signature | None] = {}
-
-
-def signature(fn: Any) -> inspect.Signature | None:
-    """``inspect.signature``, once per function (a rewrite checks thousands of calls); a
-    bound method (a submodule's forward) is read each time."""
-    if inspect.ismethod(fn):
-        try:
-            return inspect.signature(fn)
-        except (TypeError, ValueError):
-            return None
-    try:
-        if fn in _SIGNATURES:
-            return _SIGNATURES[fn]
-    except TypeError:  # unhashable
-        pass
-    try:
-        sig: inspect.Signature | None = inspect.signature(fn)
-    except (TypeError, ValueError):
-        sig = None
-    try:
-        _SIGNATURES[fn] = sig
-    except TypeError:
-        pass
-    return sig
-
-
-@functools.cache
-def _testing_overrides() -> dict[Any, Any]:
-    """torch's list of its builtins' signatures (building it costs a millisecond: once)."""
-    return torch.overrides.get_testing_overrides()
-
-
-def builtin_signature(fn: Any) -> inspect.Signature | None:
-    """The one signature torch lists for a builtin without one (``torch.sigmoid``), if any;
-    its overloads (``torch.max(x)``, ``torch.max(x, 1)``) are not in it."""
-    try:
-        override = _testing_overrides().get(fn)
-    except TypeError:  # unhashable
-        return None
-    return signature(override) if override is not None else None
 
 
 # --- running the changed calls on fake tensors ---------------------------------------------------

@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxstudio.core import collector
-from fxstudio.core.propagation import repropagate
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.edits.calls import check_call, check_shapes
 from fxstudio.core.edits.steps import CreateNode, EditError, SetInputs, SetTarget, Step
 from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import release_name
+from fxstudio.core.propagation import repropagate
 
 # --- edits ---------------------------------------------------------------------------------------
 

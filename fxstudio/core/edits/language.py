@@ -9,9 +9,9 @@ from typing import Any
 
 import torch
 
+from fxstudio.core.attributes import attribute
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.engine import Edit
-from fxstudio.core.edits.naming import attribute
 from fxstudio.core.edits.steps import EditError, Ref
 from fxstudio.core.edits.user import (
     add_input,

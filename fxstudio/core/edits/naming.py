@@ -14,6 +14,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F  # noqa: N812
 
+from fxstudio.core.attributes import attribute
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.steps import EditError, NodeSpec, check_name, node_of, refs_in, reserved
 from fxstudio.core.fxcompat import used_names
@@ -160,16 +161,6 @@ def resolve_target(doc: GraphDocument, name: str, op: str, text: str) -> Any:
 def _snake(name: str) -> str:
     """``Linear`` -> ``linear``, ``BatchNorm2d`` -> ``batch_norm2d``."""
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
-
-
-def attribute(gm: Any, path: str) -> Any:
-    """The attribute at a dotted ``path`` (``layer1.0.conv1``, ``fc.weight``), or ``None``."""
-    obj: Any = gm
-    for part in path.split("."):
-        obj = getattr(obj, part, None)
-        if obj is None:
-            return None
-    return obj
 
 
 def module_path_of(doc: GraphDocument, module: nn.Module) -> str:

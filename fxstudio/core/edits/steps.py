@@ -17,6 +17,7 @@ import torch.fx as fx
 from torch import nn
 from torch.fx.node import map_aggregate
 
+from fxstudio.core.attributes import submodule_at
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import release_name, rename_node
@@ -339,14 +340,6 @@ class SetAttribute(Step):
 
     def inverse(self) -> Step:
         return SetAttribute(self.path, self.old)
-
-
-def submodule_at(gm: nn.Module, path: str) -> nn.Module | None:
-    """The submodule at a dotted ``path``, or ``None`` where there is none."""
-    try:
-        return gm.get_submodule(path)
-    except AttributeError:
-        return None
 
 
 def spec_of(node: fx.Node) -> NodeSpec:

@@ -38,7 +38,6 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxstudio.core.shapes import node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.fxcompat import op_schema_arguments
 from fxstudio.core.patterns.constants import UNKNOWN, reads_metadata, value_of
@@ -51,6 +50,7 @@ from fxstudio.core.patterns.ops import (
     submodule,
 )
 from fxstudio.core.patterns.reasons import Reason
+from fxstudio.core.shapes import node_shape
 
 GQA = any(
     a.name == "enable_gqa"

@@ -19,7 +19,6 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxstudio.core.shapes import node_dtype, node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.naming import resolve_function
 from fxstudio.core.patterns.folds import CONVS, LINEARS, either, fold_jobs, fuse_conv, fuse_linear
@@ -45,6 +44,7 @@ from fxstudio.core.patterns.replace import (
     one_node_pattern,
     rewrite_jobs,
 )
+from fxstudio.core.shapes import node_dtype, node_shape
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,10 @@ import torch
 import torch.fx as fx
 
 from fxstudio.core import turns
-from fxstudio.core.modes import eval_mode
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.export import largest_difference
 from fxstudio.core.fxcompat import tree_leaves
+from fxstudio.core.modes import eval_mode
 
 EXACT_ATOL = 1e-5  # float32; scaled by the dtype's epsilon
 FOLD_RTOL = 1e-4

@@ -18,9 +18,7 @@ import torch.fx as fx
 from torch.fx.node import Node
 from torch.fx.operator_schemas import get_signature_for_torch_op
 
-from fxstudio.core.shapes import node_dtype, node_shape
-from fxstudio.core.edits.calls import builtin_signature, signature
-from fxstudio.core.edits.naming import attribute
+from fxstudio.core.attributes import attribute
 from fxstudio.core.fxcompat import OpOverload, op_schema_arguments
 from fxstudio.core.patterns.ops import (
     COMMUTATIVE,
@@ -36,6 +34,8 @@ from fxstudio.core.patterns.ops import (
 from fxstudio.core.patterns.pattern import Rules
 from fxstudio.core.patterns.reasons import Why
 from fxstudio.core.patterns.state import ARG_LABELS, ORDER, MatchState, same_literal
+from fxstudio.core.shapes import node_dtype, node_shape
+from fxstudio.core.signatures import builtin_signature, signature
 
 _UNKNOWN = object()
 

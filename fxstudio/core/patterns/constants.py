@@ -23,8 +23,8 @@ import torch.fx as fx
 from torch import nn
 from torch.fx.node import map_aggregate
 
+from fxstudio.core.attributes import attribute
 from fxstudio.core.shapes import node_shape
-from fxstudio.core.edits.naming import attribute
 
 _METADATA = frozenset({"dtype", "device", "shape", "ndim"})
 

@@ -36,8 +36,9 @@ from torch.nn.utils.fusion import (
     fuse_linear_bn_weights,
 )
 
+from fxstudio.core.attributes import attribute
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.edits.naming import attribute, name_base
+from fxstudio.core.edits.naming import name_base
 from fxstudio.core.fxcompat import BatchNormBase, op_name
 from fxstudio.core.patterns.matcher import Found, Match, Matcher, Skipped
 from fxstudio.core.patterns.ops import argument, dialect_of, spelled, submodule

@@ -31,7 +31,6 @@ import torch.nn.functional as F
 from torch import nn
 from torch.fx.node import map_aggregate
 
-from fxstudio.core.shapes import node_dtype, node_shape
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.patterns.attention import CASTS, SAME, Attention, kind, survey
 from fxstudio.core.patterns.constants import constant, value_of
@@ -41,6 +40,7 @@ from fxstudio.core.patterns.pattern import PatternError, from_function
 from fxstudio.core.patterns.reasons import cause_of, refusal
 from fxstudio.core.patterns.replace import Job, MatchContext, Replacement, ReplacementGraph, Skip
 from fxstudio.core.patterns.softcap import FLEX, PARTIAL, SoftCap, find_softcap, score_mod
+from fxstudio.core.shapes import node_dtype, node_shape
 
 aten = torch.ops.aten
 _SDPA = (F.scaled_dot_product_attention, aten.scaled_dot_product_attention.default)  # fx, ATen

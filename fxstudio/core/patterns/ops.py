@@ -8,41 +8,21 @@ keys, so it only ever tries nodes that can be the pattern's anchor.
 
 Example:
     >>> import torch, torch.nn.functional as F
-    >>> function_family(torch.relu), function_family(F.relu_), method_family("relu_")
-    ('relu', 'relu', 'relu')
-    >>> function_family(torch.ops.aten.relu.default)  # another dialect: not the same op
-    'aten.relu'
+    >>> gm = torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.ReLU()))
+    >>> [family(n, gm) for n in gm.graph.nodes]
+    [None, 'relu', None]
 """
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import torch.fx as fx
 from torch import nn
 
-from fxstudio.core.edits.steps import submodule_at
-from fxstudio.core.fxcompat import DropoutBase, is_op_overload, op_name, op_schema_arguments
-
-# operator.<name> -> the family of the op it spells
-_OPERATORS = {
-    "add": "add",
-    "iadd": "add",
-    "sub": "sub",
-    "isub": "sub",
-    "mul": "mul",
-    "imul": "mul",
-    "truediv": "div",
-    "itruediv": "div",
-    "floordiv": "floor_divide",
-    "matmul": "matmul",
-    "imatmul": "matmul",
-    "neg": "neg",
-    "pow": "pow",
-    "getitem": "getitem",
-}
-_ALIASES = {"true_divide": "div", "divide": "div", "multiply": "mul", "subtract": "sub"}
+from fxstudio.core.attributes import submodule_at
+from fxstudio.core.families import function_family, method_family
+from fxstudio.core.fxcompat import DropoutBase, is_op_overload, op_schema_arguments
 
 # Modules that are one elementwise function of their input, whatever their settings (the
 # settings listed must have these values for the module to be that function).
@@ -64,29 +44,6 @@ COMMUTATIVE = frozenset({"add", "mul"})
 
 #: keyword arguments that only say how an op is computed, never what it computes
 IN_PLACE_FLAGS = frozenset({"inplace"})
-
-
-def function_family(target: Any) -> str:
-    """The family of a ``call_function`` target (its name when no alias is known)."""
-    if is_op_overload(target):
-        return op_name(target)
-    name = getattr(target, "__name__", str(target))
-    module = getattr(target, "__module__", "") or ""
-    if module in ("_operator", "operator") or getattr(operator, name, None) is target:
-        return _OPERATORS.get(name, name)
-    if not module.startswith("torch"):  # the user's own function: its own op
-        return f"{module}.{getattr(target, '__qualname__', name)}"
-    bare = name.rstrip("_") or name
-    return _ALIASES.get(bare, bare)
-
-
-def method_family(name: str) -> str:
-    """The family of a ``call_method`` target: ``relu_`` and ``relu`` are one op."""
-    if name.startswith("__") and name.endswith("__"):  # x.__add__(y)
-        bare = name[2:-2]
-        return _OPERATORS.get(bare, bare)
-    bare = name.rstrip("_")
-    return _ALIASES.get(bare, bare)
 
 
 def module_family(module: nn.Module | None) -> str | None:

@@ -37,8 +37,8 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core import turns
+from fxstudio.core.attributes import attribute
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.edits.naming import attribute
 from fxstudio.core.errors import UserError
 from fxstudio.core.patterns.ops import dialect_of
 

@@ -43,9 +43,10 @@ import torch
 import torch.fx as fx
 from torch.fx.node import Node, map_aggregate
 
+from fxstudio.core.attributes import attribute
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.edits.engine import Edit, commit
-from fxstudio.core.edits.naming import attribute, name_base
+from fxstudio.core.edits.naming import name_base
 from fxstudio.core.edits.steps import (
     CreateNode,
     EditError,

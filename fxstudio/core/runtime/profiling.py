@@ -91,7 +91,7 @@ class Profile:
     def node_times(self) -> Any:
         """Each node's time (ms) as per-node data (a per-node run only): an
         :class:`~fxstudio.core.compare.overlay.Overlay`."""
-        from fxstudio.core.compare.overlay import Overlay
+        from fxstudio.core.nodedata import Overlay
 
         return Overlay("time", {n.name: n.time_s * 1e3 for n in self._nodes().nodes}, "ms")
 

@@ -26,12 +26,12 @@ from typing import Any
 import torch
 
 from fxstudio.core import turns
-from fxstudio.core.modes import eval_mode
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.export import largest_difference
 from fxstudio.core.fxcompat import compiled_graph_count, reset_dynamo, tree_leaves, tree_map
 from fxstudio.core.guard import allocation_failure, format_bytes, out_of_memory
+from fxstudio.core.modes import eval_mode
 from fxstudio.core.runtime.breakdown import NodeProfile, breakdown
 from fxstudio.core.runtime.devices import resolve
 from fxstudio.core.runtime.environment import environment

@@ -8,8 +8,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
 
+from fxstudio.core.attributes import submodule_at
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
-from fxstudio.core.edits.steps import submodule_at
 from fxstudio.core.graphviews import describe_module
 from fxstudio.core.runtime.breakdown import format_rate
 from fxstudio.qt.forms import load_form
