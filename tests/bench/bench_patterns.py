@@ -14,8 +14,9 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core.document import GraphDocument
+from fxstudio.core.patterns.making import from_function
 from fxstudio.core.patterns.matcher import find
-from fxstudio.core.patterns.pattern import FX_RULES, from_function
+from fxstudio.core.patterns.pattern import FX_RULES
 from fxstudio.core.patterns.replace import function_replacement, rewrite
 
 

@@ -18,8 +18,9 @@ from fxstudio.core.capture import export_module
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.opening import open_document
 from fxstudio.core.patterns.apply import RewriteSpec, rewrite_flow
+from fxstudio.core.patterns.making import from_function
 from fxstudio.core.patterns.matcher import find
-from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES, from_function
+from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
 from fxstudio.core.patterns.replace import function_replacement, rewrite
 from fxstudio.core.patterns.replacements import replacement_module
 from fxstudio.core.sessionfile import save_session

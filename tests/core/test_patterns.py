@@ -16,15 +16,9 @@ from fxstudio.core.patterns.apply import RewriteSpec, run
 from fxstudio.core.patterns.builtins import run_builtin
 from fxstudio.core.patterns.check import check, reference
 from fxstudio.core.patterns.explain import explain
+from fxstudio.core.patterns.making import from_function, from_nodes
 from fxstudio.core.patterns.matcher import find
-from fxstudio.core.patterns.pattern import (
-    DEFAULT_RULES,
-    FX_RULES,
-    PatternError,
-    Rules,
-    from_function,
-    from_nodes,
-)
+from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES, PatternError, Rules
 from fxstudio.core.patterns.reasons import Why
 from fxstudio.core.patterns.replace import function_replacement, rewrite
 

@@ -8,7 +8,8 @@ import torch.fx as fx
 
 from fxstudio.core.opening import open_document
 from fxstudio.core.patterns.explain import explain
-from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES, from_function, from_nodes
+from fxstudio.core.patterns.making import from_function, from_nodes
+from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
 from fxstudio.core.patterns.reasons import Failure, Why
 
 

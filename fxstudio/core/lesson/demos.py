@@ -204,13 +204,9 @@ class PatternExercise:
 def pattern_exercise(doc: GraphDocument) -> PatternExercise | None:
     """A deliberate miss on the learner's graph: the pattern of one node with a numeric
     literal, the literal changed (the why-no-match report names it), and the true pattern."""
+    from fxstudio.core.patterns.making import compile_function, from_function, from_nodes
     from fxstudio.core.patterns.matcher import Matcher
-    from fxstudio.core.patterns.pattern import (
-        DEFAULT_RULES,
-        compile_function,
-        from_function,
-        from_nodes,
-    )
+    from fxstudio.core.patterns.pattern import DEFAULT_RULES
 
     def matches(code: str) -> int:
         fn, source = compile_function(code)

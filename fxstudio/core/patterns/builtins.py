@@ -23,6 +23,7 @@ from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.naming import resolve_function
 from fxstudio.core.patterns.folds import CONVS, LINEARS, either, fold_jobs, fuse_conv, fuse_linear
 from fxstudio.core.patterns.fuse_attention import attention_jobs, flex_attention_jobs
+from fxstudio.core.patterns.making import from_function
 from fxstudio.core.patterns.matcher import Found, Match, Matcher, Skipped
 from fxstudio.core.patterns.ops import (
     dialect_of,
@@ -32,7 +33,7 @@ from fxstudio.core.patterns.ops import (
     spelled,
     submodule,
 )
-from fxstudio.core.patterns.pattern import PatternError, from_function
+from fxstudio.core.patterns.pattern import PatternError
 from fxstudio.core.patterns.reasons import refusal
 from fxstudio.core.patterns.replace import (
     Job,

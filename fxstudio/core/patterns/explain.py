@@ -4,7 +4,8 @@ node and argument, and the option that would make it match.
 
 Example:
     >>> import torch, torch.nn.functional as F
-    >>> from fxstudio.core.patterns.pattern import FX_RULES, from_function
+    >>> from fxstudio.core.patterns.pattern import FX_RULES
+    >>> from fxstudio.core.patterns.making import from_function
     >>> def graph(x):
     ...     return F.relu(x + 1.0)
     >>> def pattern(x):

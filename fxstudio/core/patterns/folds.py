@@ -40,9 +40,10 @@ from fxstudio.core.attributes import attribute
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.naming import name_base
 from fxstudio.core.fxcompat import BatchNormBase, op_name
+from fxstudio.core.patterns.making import from_function
 from fxstudio.core.patterns.matcher import Found, Match, Matcher, Skipped
 from fxstudio.core.patterns.ops import argument, dialect_of, spelled, submodule
-from fxstudio.core.patterns.pattern import Rules, from_function
+from fxstudio.core.patterns.pattern import Rules
 from fxstudio.core.patterns.reasons import refusal
 from fxstudio.core.patterns.replace import (
     Job,

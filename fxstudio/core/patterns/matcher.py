@@ -16,7 +16,7 @@ no cycle, non-overlapping in graph order) with three differences:
 
 Example:
     >>> import torch
-    >>> from fxstudio.core.patterns.pattern import from_function
+    >>> from fxstudio.core.patterns.making import from_function
     >>> def graph(x, y):
     ...     return torch.relu(x + y) * torch.relu(y + x)
     >>> def pattern(a, b):

@@ -15,7 +15,7 @@ New nodes keep the replaced anchor's ``stack_trace`` and ``nn_module_stack`` and
 Example:
     >>> import torch
     >>> from fxstudio.core.opening import open_document
-    >>> from fxstudio.core.patterns.pattern import from_function
+    >>> from fxstudio.core.patterns.making import from_function
     >>> doc = open_document("examples:negrelu")
     >>> def pattern(x, y):
     ...     return torch.neg(x) + torch.relu(y)
@@ -63,8 +63,9 @@ from fxstudio.core.edits.steps import (
 )
 from fxstudio.core.fxcompat import used_names
 from fxstudio.core.graphviews import module_path
+from fxstudio.core.patterns.making import from_function
 from fxstudio.core.patterns.matcher import Found, Match, Matcher
-from fxstudio.core.patterns.pattern import FX_RULES, Pattern, PatternError, from_function
+from fxstudio.core.patterns.pattern import FX_RULES, Pattern, PatternError
 from fxstudio.core.patterns.provenance import Provenance
 from fxstudio.core.patterns.reasons import cause_of, verdict
 from fxstudio.core.patterns.replacements import (

@@ -179,7 +179,7 @@ def _reordered(graph: fx.Graph, names: list[str]) -> fx.Graph:
 
 def graph_replacement(replacement: Pattern) -> Replacement:
     """A replacement built with the editing tools: the boxed nodes (made a pattern with
-    :func:`~fxstudio.core.patterns.pattern.from_nodes`), their inputs taken in order of first
+    :func:`~fxstudio.core.patterns.making.from_nodes`), their inputs taken in order of first
     use as the pattern's inputs, their outputs as its outputs."""
     gm = replacement.graph_module
     n_inputs = len(replacement.inputs)
