@@ -17,7 +17,8 @@ from fxstudio.core.document import GraphDocument
 from fxstudio.core.patterns.making import from_function
 from fxstudio.core.patterns.matcher import find
 from fxstudio.core.patterns.pattern import FX_RULES
-from fxstudio.core.patterns.replace import function_replacement, rewrite
+from fxstudio.core.patterns.replace import rewrite
+from fxstudio.core.patterns.replacements import function_replacement
 
 
 def chain(nodes: int, two_outputs: bool = False) -> fx.GraphModule:

@@ -21,8 +21,8 @@ from fxstudio.core.patterns.apply import RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.making import from_function
 from fxstudio.core.patterns.matcher import find
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
-from fxstudio.core.patterns.replace import function_replacement, rewrite
-from fxstudio.core.patterns.replacements import replacement_module
+from fxstudio.core.patterns.replace import rewrite
+from fxstudio.core.patterns.replacements import function_replacement, replacement_module
 from fxstudio.core.sessionfile import save_session
 
 aten = torch.ops.aten

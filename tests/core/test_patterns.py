@@ -20,7 +20,8 @@ from fxstudio.core.patterns.making import from_function, from_nodes
 from fxstudio.core.patterns.matcher import find
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES, PatternError, Rules
 from fxstudio.core.patterns.reasons import Why
-from fxstudio.core.patterns.replace import function_replacement, rewrite
+from fxstudio.core.patterns.replace import rewrite
+from fxstudio.core.patterns.replacements import function_replacement
 
 
 def _fx_sets(gm: fx.GraphModule, pattern_gm: fx.GraphModule) -> list[frozenset[str]]:

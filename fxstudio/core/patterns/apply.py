@@ -27,16 +27,12 @@ from fxstudio.core.files import atomic_write
 from fxstudio.core.patterns.builtins import builtin_for, run_builtin
 from fxstudio.core.patterns.check import Check, check, reference
 from fxstudio.core.patterns.explain import Explanation, explain
+from fxstudio.core.patterns.found import Found
 from fxstudio.core.patterns.making import compile_function, from_function, load_function
-from fxstudio.core.patterns.matcher import Found, Matcher
+from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, Pattern, PatternError, Rules
-from fxstudio.core.patterns.replace import (
-    Replacement,
-    Rewritten,
-    function_replacement,
-    rewrite,
-    signature_problem,
-)
+from fxstudio.core.patterns.replace import Rewritten, rewrite
+from fxstudio.core.patterns.replacements import Replacement, function_replacement, signature_problem
 from fxstudio.core.snapshots import detached, snapshot
 
 

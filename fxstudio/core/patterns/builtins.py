@@ -22,9 +22,10 @@ from torch import nn
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.naming import resolve_function
 from fxstudio.core.patterns.folds import CONVS, LINEARS, either, fold_jobs, fuse_conv, fuse_linear
+from fxstudio.core.patterns.found import Found, Match, Skipped
 from fxstudio.core.patterns.fuse_attention import attention_jobs, flex_attention_jobs
-from fxstudio.core.patterns.making import from_function
-from fxstudio.core.patterns.matcher import Found, Match, Matcher, Skipped
+from fxstudio.core.patterns.making import from_function, one_node_pattern
+from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.ops import (
     dialect_of,
     family,
@@ -35,15 +36,13 @@ from fxstudio.core.patterns.ops import (
 )
 from fxstudio.core.patterns.pattern import PatternError
 from fxstudio.core.patterns.reasons import refusal
-from fxstudio.core.patterns.replace import (
+from fxstudio.core.patterns.replace import Rewritten, rewrite_jobs
+from fxstudio.core.patterns.replacements import (
     Job,
     MatchContext,
     Replacement,
     ReplacementGraph,
-    Rewritten,
     function_replacement,
-    one_node_pattern,
-    rewrite_jobs,
 )
 from fxstudio.core.shapes import node_dtype, node_shape
 

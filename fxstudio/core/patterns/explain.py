@@ -24,8 +24,9 @@ from typing import Any
 
 import torch.fx as fx
 
+from fxstudio.core.patterns.found import Found, Match
 from fxstudio.core.patterns.here import here as user_side
-from fxstudio.core.patterns.matcher import Found, Match, Matcher
+from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.pattern import Pattern, PatternError
 from fxstudio.core.patterns.reasons import Failure, Why
 

@@ -40,18 +40,18 @@ from fxstudio.core.attributes import attribute
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.naming import name_base
 from fxstudio.core.fxcompat import BatchNormBase, op_name
-from fxstudio.core.patterns.making import from_function
-from fxstudio.core.patterns.matcher import Found, Match, Matcher, Skipped
+from fxstudio.core.patterns.found import Found, Match, Skipped
+from fxstudio.core.patterns.making import from_function, one_node_pattern
+from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.ops import argument, dialect_of, spelled, submodule
 from fxstudio.core.patterns.pattern import Rules
 from fxstudio.core.patterns.reasons import refusal
-from fxstudio.core.patterns.replace import (
+from fxstudio.core.patterns.replacements import (
     Job,
     MatchContext,
     Replacement,
     ReplacementGraph,
     Skip,
-    one_node_pattern,
 )
 
 aten = torch.ops.aten

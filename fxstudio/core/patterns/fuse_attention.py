@@ -34,12 +34,18 @@ from torch.fx.node import map_aggregate
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.patterns.attention import CASTS, SAME, Attention, kind, survey
 from fxstudio.core.patterns.constants import constant, value_of
+from fxstudio.core.patterns.found import Found, Match, Skipped
 from fxstudio.core.patterns.making import from_function
-from fxstudio.core.patterns.matcher import Found, Match, Skipped
 from fxstudio.core.patterns.ops import argument, dialect_of
 from fxstudio.core.patterns.pattern import PatternError
 from fxstudio.core.patterns.reasons import cause_of, refusal
-from fxstudio.core.patterns.replace import Job, MatchContext, Replacement, ReplacementGraph, Skip
+from fxstudio.core.patterns.replacements import (
+    Job,
+    MatchContext,
+    Replacement,
+    ReplacementGraph,
+    Skip,
+)
 from fxstudio.core.patterns.softcap import FLEX, PARTIAL, SoftCap, find_softcap, score_mod
 from fxstudio.core.shapes import node_dtype, node_shape
 

@@ -16,7 +16,8 @@ from dataclasses import replace
 import torch.fx as fx
 from torch.fx.node import Node
 
-from fxstudio.core.patterns.matcher import Match, Matcher
+from fxstudio.core.patterns.found import Match
+from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.ops import submodule
 from fxstudio.core.patterns.reasons import Failure, Why
 

@@ -28,7 +28,14 @@ from fxstudio.core.attributes import attribute
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.patterns.ops import dialect_of
-from fxstudio.core.patterns.pattern import DEFAULT_RULES, Pattern, PatternError, Rules, identifier
+from fxstudio.core.patterns.pattern import (
+    DEFAULT_RULES,
+    FX_RULES,
+    Pattern,
+    PatternError,
+    Rules,
+    identifier,
+)
 
 # --- patterns from a document's nodes --------------------------------------------------------
 
@@ -237,3 +244,11 @@ def compile_function(code: str, name: str | None = None) -> tuple[Callable[..., 
     if not defined:
         raise PatternError("Write a function: def pattern(x): return torch.relu(x)")
     return namespace[defined[-1]], code
+
+
+def one_node_pattern() -> Pattern:
+    """The pattern of a :class:`~fxstudio.core.patterns.replacements.Job` whose matches are
+    chosen node by node rather than matched (a built-in that picks dropouts, or conv +
+    BatchNorm calls): one input, one node (``"node"``), its output -- what the replacement
+    engine reads of a pattern."""
+    return from_function(lambda x: torch.relu(x), "node", rules=FX_RULES)

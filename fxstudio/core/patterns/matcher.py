@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch.fx as fx
 from torch.fx.node import Node
 
+from fxstudio.core.patterns.found import Found, Match, Skipped
 from fxstudio.core.patterns.ops import (
     dialect_of,
     family,
@@ -44,62 +44,6 @@ from fxstudio.core.patterns.pattern import Pattern, Rules
 from fxstudio.core.patterns.reasons import Failure, Why
 from fxstudio.core.patterns.state import MatchState
 from fxstudio.core.patterns.walk import Walk
-
-
-@dataclass(frozen=True)
-class Match:
-    """One match, by names: pattern node -> graph node."""
-
-    index: int
-    nodes: dict[str, str]  # pattern compute node -> graph node
-    inputs: tuple[Any, ...]  # per pattern input: a graph node name (str) or a literal
-    input_is_node: tuple[bool, ...]
-    outputs: tuple[str, ...]  # graph node per pattern output
-    bound: tuple[tuple[str, Any], ...] = ()  # literals bound for the replacement, labelled
-
-    @property
-    def graph_nodes(self) -> list[str]:
-        return list(self.nodes.values())
-
-    @property
-    def anchor(self) -> str:
-        return self.outputs[-1]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "nodes": dict(self.nodes),
-            "inputs": [
-                v if isinstance(v, (str, int, float, bool)) or v is None else repr(v)
-                for v in self.inputs
-            ],
-            "outputs": list(self.outputs),
-            "bound": {k: repr(v) for k, v in self.bound},
-        }
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A structural match refused by a check (outside user, cycle, overlap)."""
-
-    nodes: dict[str, str]
-    failure: Failure
-
-    def to_json(self) -> dict[str, Any]:
-        return {"nodes": dict(self.nodes), **self.failure.to_json()}
-
-
-@dataclass
-class Found:
-    """The matches; the places refused, each with its reason (a structural match a check
-    refused, or a built-in's candidate it cannot rewrite); warnings; and -- a built-in that
-    found no candidate at all -- what it looked for (``absent``)."""
-
-    matches: list[Match]
-    skipped: list[Skipped] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    absent: str = ""
 
 
 class _Stop(Exception):

@@ -16,6 +16,7 @@ Example:
     >>> import torch
     >>> from fxstudio.core.opening import open_document
     >>> from fxstudio.core.patterns.making import from_function
+    >>> from fxstudio.core.patterns.replacements import function_replacement
     >>> doc = open_document("examples:negrelu")
     >>> def pattern(x, y):
     ...     return torch.neg(x) + torch.relu(y)
@@ -63,35 +64,17 @@ from fxstudio.core.edits.steps import (
 )
 from fxstudio.core.fxcompat import used_names
 from fxstudio.core.graphviews import module_path
-from fxstudio.core.patterns.making import from_function
-from fxstudio.core.patterns.matcher import Found, Match, Matcher
-from fxstudio.core.patterns.pattern import FX_RULES, Pattern, PatternError
+from fxstudio.core.patterns.found import Found, Match
+from fxstudio.core.patterns.matcher import Matcher
+from fxstudio.core.patterns.pattern import Pattern, PatternError
 from fxstudio.core.patterns.provenance import Provenance
 from fxstudio.core.patterns.reasons import cause_of, verdict
 from fxstudio.core.patterns.replacements import (
+    Job,
     MatchContext,
     Replacement,
-    ReplacementGraph,
     Skip,
-    function_replacement,
-    graph_replacement,
-    signature_problem,
 )
-
-__all__ = [  # (the replacements are made in replacements; importable from here as before)
-    "Job",
-    "MatchContext",
-    "Replacement",
-    "ReplacementGraph",
-    "Rewritten",
-    "Skip",
-    "function_replacement",
-    "graph_replacement",
-    "one_node_pattern",
-    "rewrite",
-    "rewrite_jobs",
-    "signature_problem",
-]
 
 
 @dataclass
@@ -120,23 +103,6 @@ class Rewritten:
         if self.replaced:
             return ""
         return verdict(self.candidates, self.causes(), done, self.found.absent)
-
-
-@dataclass
-class Job:
-    """One pattern, its replacement and the matches to replace (``accepted``: by index)."""
-
-    pattern: Pattern
-    replacement: Replacement
-    found: Found | None = None
-    accepted: set[int] | None = None
-
-
-def one_node_pattern() -> Pattern:
-    """The pattern of a :class:`Job` whose matches are chosen node by node rather than
-    matched (a built-in that picks dropouts, or conv + BatchNorm calls): one input, one node
-    (``"node"``), its output -- what the replacement engine reads of a pattern."""
-    return from_function(lambda x: torch.relu(x), "node", rules=FX_RULES)
 
 
 def rewrite(

@@ -35,7 +35,7 @@ from torch.fx.node import Node
 
 from fxstudio.core import turns
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.patterns.matcher import Match
+from fxstudio.core.patterns.found import Found, Match
 from fxstudio.core.patterns.pattern import Pattern, PatternError
 from fxstudio.core.patterns.reasons import Reason
 
@@ -100,6 +100,16 @@ class Replacement:
     build: Callable[[MatchContext], ReplacementGraph]
     exact: bool = True  # the rewrite computes the same values (else: a fold, rounding differs)
     spec: dict[str, Any] = field(default_factory=dict)  # how to make it again (sessions)
+
+
+@dataclass
+class Job:
+    """One pattern, its replacement and the matches to replace (``accepted``: by index)."""
+
+    pattern: Pattern
+    replacement: Replacement
+    found: Found | None = None
+    accepted: set[int] | None = None
 
 
 def function_replacement(

@@ -22,11 +22,12 @@ from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.patterns.apply import Report, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.explain import Explanation, explain, side_by_side
+from fxstudio.core.patterns.found import Found, Match
 from fxstudio.core.patterns.making import compile_function, from_function, from_nodes
-from fxstudio.core.patterns.matcher import Found, Match, Matcher
+from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, Pattern, Rules
 from fxstudio.core.patterns.reasons import Failure
-from fxstudio.core.patterns.replace import graph_replacement
+from fxstudio.core.patterns.replacements import graph_replacement
 from fxstudio.core.snapshots import detached, propagated, snapshot, views
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.marks import PatternMarks

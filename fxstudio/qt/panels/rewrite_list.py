@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QListWidgetItem
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.patterns.apply import Report, RewriteSpec, run
 from fxstudio.core.patterns.builtins import BUILTINS
-from fxstudio.core.patterns.matcher import Found
+from fxstudio.core.patterns.found import Found
 from fxstudio.core.wording import for_window
 from fxstudio.qt.panels.base import in_words
 from fxstudio.qt.panels.patterns_form import MINE, MINE_ABOUT
