@@ -250,7 +250,7 @@ def run() -> int:
 
 
 def cmd_show(ns: argparse.Namespace) -> int:
-    from fxstudio.core.opening import open_document
+    from fxstudio.core.sessions import open_document
 
     doc = open_document(request_from(ns))
     for note in doc.notes:
@@ -270,7 +270,7 @@ def cmd_show(ns: argparse.Namespace) -> int:
 
 def cmd_export(ns: argparse.Namespace) -> int:
     from fxstudio.core.export import export, format_for, verify_standalone
-    from fxstudio.core.opening import open_document
+    from fxstudio.core.sessions import open_document
 
     fmt = format_for(ns.output, ns.format)  # a bad name fails before the model is built
     doc = open_document(request_from(ns))
@@ -299,7 +299,7 @@ def cmd_layout(ns: argparse.Namespace) -> int:
     from fxstudio.core.drawn import top_level_groups
     from fxstudio.core.files import check_writable
     from fxstudio.core.layout import LayoutEngine
-    from fxstudio.core.opening import open_document
+    from fxstudio.core.sessions import open_document
 
     if ns.json:
         check_writable(ns.json, ns.force)
@@ -324,8 +324,9 @@ def cmd_layout(ns: argparse.Namespace) -> int:
 def cmd_edit(ns: argparse.Namespace) -> int:
     from fxstudio.core.edits import EditError, run_command
     from fxstudio.core.files import check_writable
-    from fxstudio.core.opening import SESSION_SUFFIX, open_document
+    from fxstudio.core.request import SESSION_SUFFIX
     from fxstudio.core.sessionfile import save_session
+    from fxstudio.core.sessions import open_document
 
     if ns.output:
         if not ns.output.endswith(SESSION_SUFFIX):

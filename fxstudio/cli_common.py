@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from fxstudio.core.guard import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, report_error
-from fxstudio.core.opening import OpenRequest
+from fxstudio.core.request import OpenRequest
 
 __all__ = [
     "EXIT_BUG",

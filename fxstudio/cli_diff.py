@@ -71,8 +71,8 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     from fxstudio.core.compare.values import compare_values
     from fxstudio.core.files import atomic_write, check_writable
     from fxstudio.core.nodedata import Overlay
-    from fxstudio.core.opening import open_document
     from fxstudio.core.patterns.apply import RewriteSpec, rewrite_flow
+    from fxstudio.core.sessions import open_document
 
     stdout = data_out()  # the command's data; the model's prints go to stderr
     if ns.right is None and not ns.rewrite and ns.left_frontend == ns.right_frontend:

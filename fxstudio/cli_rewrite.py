@@ -74,11 +74,12 @@ def rewrite_parser() -> argparse.ArgumentParser:
 def cmd_rewrite(ns: argparse.Namespace) -> int:
     from fxstudio.core.export import export
     from fxstudio.core.files import check_writable
-    from fxstudio.core.opening import SESSION_SUFFIX, open_document
     from fxstudio.core.patterns.apply import RewriteSpec, rewrite_flow
     from fxstudio.core.patterns.builtins import listing
     from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
+    from fxstudio.core.request import SESSION_SUFFIX
     from fxstudio.core.sessionfile import save_session
+    from fxstudio.core.sessions import open_document
 
     if ns.list:
         print(listing(), file=data_out())

@@ -45,7 +45,7 @@ def _number(x: float | None) -> str:
 def cmd_step(ns: argparse.Namespace) -> int:
     from fxstudio.core.files import check_writable
     from fxstudio.core.nodedata import Overlay
-    from fxstudio.core.opening import open_document
+    from fxstudio.core.sessions import open_document
     from fxstudio.core.stepping.stepper import for_document
 
     stdout = data_out()  # the command's data; the model's prints go to stderr

@@ -32,7 +32,7 @@ def shown(scene) -> QRectF:
 def main() -> int:
     app = QApplication(sys.argv)  # noqa: F841 - kept alive while the window draws
     from fxstudio.core.modelspec import list_examples
-    from fxstudio.core.opening import OpenRequest
+    from fxstudio.core.request import OpenRequest
     from fxstudio.qt.window.main_window import MainWindow
 
     window = MainWindow(interactive=False, autosave_s=0, recovery=Path(tempfile.mkdtemp()))
@@ -46,7 +46,7 @@ def main() -> int:
         loop.exec()
         window.layoutShown.disconnect(loop.quit)
         window.session.loadFailed.disconnect(loop.quit)
-        if window.document is None or window.document.source.spec != f"examples:{name}":
+        if window.document is None or window.document.request.spec != f"examples:{name}":
             print(f"{name}: does not trace (the gallery shows it without a picture)")
             continue
         scene = window.canvas.scene()

@@ -2,7 +2,7 @@
 module classes and the model's own parameters and buffers -- the insert palette's list.
 
 Example:
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> doc = open_document("examples:simple")
     >>> entries = catalogue(doc)
     >>> [e.text for e in search(entries, "leaky")][:3]

@@ -8,7 +8,7 @@ are taken only if the document has not changed since (``apply``, on the editing 
 again).  The live graph is never read from two threads at once.
 
 Example:
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> from fxstudio.core import edits
     >>> doc = open_document("examples:negrelu")
     >>> doc.defer_heavy = True

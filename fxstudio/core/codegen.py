@@ -6,7 +6,7 @@ arguments, the generated ``forward`` -- and a ``load()`` that fills it with the 
 a ``.safetensors`` file beside it.  It needs only torch and safetensors, not fxstudio.
 
 Example:
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> mod = standalone_module(open_document("examples:simple").graph_module, "simple")
     >>> print(mod.source.split("class Model")[1].split("def forward")[0].strip())
     (nn.Module):

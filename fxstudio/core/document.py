@@ -7,7 +7,7 @@ and redraw from the :class:`DocumentEvent` s it emits.  Nodes are named, not poi
 events carry node names, because undo may replace ``Node`` objects.
 
 Example:
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> doc = open_document("examples:simple")
     >>> [(r.opcode, r.name, r.shape) for r in doc.rows()][:2]
     [('placeholder', 'x', '2x16'), ('call_module', 'fc1', '2x32')]
@@ -38,6 +38,7 @@ from fxstudio.core.graphviews import (
     module_tree_of,
     tidy_code,
 )
+from fxstudio.core.request import OpenRequest
 
 
 class ChangeKind(str, Enum):
@@ -68,19 +69,6 @@ class PatternBox:
 
 
 @dataclass(frozen=True)
-class ModelSource:
-    """Where the document's model came from (for titles, re-opening and saving)."""
-
-    spec: str = ""
-    frontend: str = "fx"
-    inputs: tuple[str, ...] = ()
-    seed: int = 0
-    source_file: str | None = None
-    leaf_modules: tuple[str, ...] = ()
-    train: bool = False
-
-
-@dataclass(frozen=True)
 class DocumentSnapshot:
     """The document at one moment, for undo.
 
@@ -103,12 +91,15 @@ class GraphDocument:
     def __init__(
         self,
         graph_module: fx.GraphModule,
-        source: ModelSource | None = None,
+        request: OpenRequest | None = None,
         example_inputs: tuple[Any, ...] = (),
         notes: list[str] | None = None,
+        source_file: str | None = None,
     ) -> None:
         self._gm = graph_module
-        self.source = source or ModelSource()
+        #: what was opened (to title it, open it again, save it); its frontend the one used
+        self.request = request or OpenRequest("", "fx")
+        self.source_file = source_file  # the user's file, for the lines nodes come from
         self.example_inputs = example_inputs
         self.notes = list(notes or [])
         self.positions: dict[str, tuple[float, float]] = {}
@@ -247,7 +238,7 @@ class GraphDocument:
         """Nodes whose name, target, op, shape or module contains ``query`` (any case), in
         graph order.
 
-        >>> from fxstudio.core.opening import open_document
+        >>> from fxstudio.core.sessions import open_document
         >>> open_document("examples:negrelu").find("RELU")
         ['relu']
         """
@@ -303,14 +294,14 @@ class GraphDocument:
 
     def source_location(self, name: str) -> SourceLocation | None:
         """The line of the user's code that produced the node, from its stack trace."""
-        return stack_trace_location(self.node(name).stack_trace, self.source.source_file)
+        return stack_trace_location(self.node(name).stack_trace, self.source_file)
 
     def to_json(self) -> dict[str, Any]:
         """Nodes (op, target, args, kwargs, shape, dtype, module path) and edges, JSON-ready."""
         return {
-            "model": self.source.spec,
-            "frontend": self.source.frontend,
-            **graph_json(self.graph, self.source.source_file),
+            "model": self.request.spec,
+            "frontend": self.request.frontend,
+            **graph_json(self.graph, self.source_file),
         }
 
     # --- view state --------------------------------------------------------------------------

@@ -3,7 +3,7 @@ its argument slot and the shared values drawn as stubs -- worked out where the l
 made (a worker thread), so that the GUI thread only makes the items.
 
 Example:
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> from fxstudio.core.layout import LayoutEngine
     >>> doc = open_document("examples:negrelu")
     >>> plan = drawing(doc, LayoutEngine().layout(doc))

@@ -2,7 +2,7 @@
 or of calls and no weights, is not), what the first picture collapses, and a group's label.
 
 Example:
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> doc = open_document("examples:resnet")
     >>> sorted(top_level_groups(doc))[:3]
     ['layer1', 'layer2', 'layer3']

@@ -7,7 +7,7 @@ to try instead; nothing is written then.
 
 Example:
     >>> import tempfile, pathlib
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "simple.py"
     >>> [p.name for p in export(open_document("examples:simple"), out).paths]
     ['simple.safetensors', 'simple.py']
@@ -93,7 +93,7 @@ def export(
     gm = doc.graph_module
     gm.graph.lint()
     gm.recompile()
-    origin = f"{doc.source.spec} ({doc.source.frontend} frontend)" if doc.source.spec else ""
+    origin = f"{doc.request.spec} ({doc.request.frontend} frontend)" if doc.request.spec else ""
     if kind == "py":
         return _export_py(doc, out, origin, force)
     if kind == "code":

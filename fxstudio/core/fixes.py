@@ -8,7 +8,8 @@ an :class:`~fxstudio.core.opening.OpenRequest` to capture again (a leaf module, 
 frontend, the training mode), and offered only after it was tried and captured the model.
 
 Example:
-    >>> from fxstudio.core.opening import OpenRequest, open_document
+    >>> from fxstudio.core.request import OpenRequest
+    >>> from fxstudio.core.sessions import open_document
     >>> [d.rule for d in diagnose_graph(open_document("examples:trap_dropout"))]
     ['baked-training']
 """
@@ -162,12 +163,9 @@ def diagnose_failure(request: Any, error: CaptureError) -> Diagnosis:
 def diagnose_graph(doc: Any, *, try_fixes: bool = True) -> list[Diagnosis]:
     """The silent traps in a captured graph: constants made while tracing, dropout's
     training flag baked in (symbolic-trace graphs; export records both as ops)."""
-    from fxstudio.core.opening import OpenRequest
-
-    if doc.source.frontend != "fx":
+    if doc.request.frontend != "fx":
         return []
-    src = doc.source
-    request = OpenRequest(src.spec, "fx", src.inputs, src.seed, src.leaf_modules, src.train)
+    request = replace(doc.request, frontend="fx")
     found: list[Diagnosis] = []
     constants = [
         n
@@ -182,7 +180,7 @@ def diagnose_graph(doc: Any, *, try_fixes: bool = True) -> list[Diagnosis]:
             replace(request, frontend="export"),
             "export records the constructor as an op that runs on every call",
         )
-        fixes = [fix] if src.spec and try_fixes and _captures(fix.request) else []
+        fixes = [fix] if request.spec and try_fixes and _captures(fix.request) else []
         found.append(
             _diagnosis("constant-tensor", loc, fixes, nodes=tuple(n.name for n in constants))
         )
@@ -190,13 +188,13 @@ def diagnose_graph(doc: Any, *, try_fixes: bool = True) -> list[Diagnosis]:
     # training=False: the graph never drops out, even after .train().  A training capture
     # asked for its flag, so it is not reported.
     baked = [n for n in doc.graph.nodes if _baked_training(n) is False]
-    if baked and not src.train:
+    if baked and not request.train:
         fix = Fix(
             "Capture the training graph as well",
             replace(request, train=True),
             "the graph is traced again with self.training True: dropout on (fxstudio --train)",
         )
-        fixes = [fix] if src.spec and try_fixes and _captures(fix.request) else []
+        fixes = [fix] if request.spec and try_fixes and _captures(fix.request) else []
         found.append(
             _diagnosis(
                 "baked-training",

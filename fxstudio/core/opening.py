@@ -1,71 +1,44 @@
-"""Open a model into a document in one call -- load, capture, wrap -- or reopen a session
-(used by the CLI and the window)."""
+"""Open a model into a document in one call -- load, capture, wrap (used by the CLI, the
+window and :mod:`fxstudio.core.sessions`, which reopens a saved session on top of it).
+
+Example:
+    >>> doc = open_model("examples:negrelu")
+    >>> [r.name for r in doc.rows()]
+    ['x', 'y', 'z', 'neg', 'relu', 'add', 'mul', 'output']
+    >>> doc.request.frontend
+    'fx'
+"""
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import Literal, cast
+from dataclasses import replace
 
 from fxstudio.core import progress, turns
-from fxstudio.core.capture import CaptureOptions, Frontend, capture
-from fxstudio.core.document import GraphDocument, ModelSource
-from fxstudio.core.errors import CaptureError
+from fxstudio.core.capture import CaptureOptions, capture
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.errors import CaptureError, LoadError
 from fxstudio.core.guard import special_failure
 from fxstudio.core.loading import LoadedModel, load_model
-from fxstudio.core.replay import restore
-from fxstudio.core.sessionfile import read_session
-
-SESSION_SUFFIX = ".fxstudio"
+from fxstudio.core.request import Frontend, OpenRequest
 
 
-@dataclass(frozen=True)
-class OpenRequest:
-    """What the user asked to open: the MODEL spec and how to capture it."""
-
-    spec: str
-    frontend: Frontend | Literal["auto"] = "auto"  # auto: export for hf: models, fx otherwise
-    inputs: tuple[str, ...] = ()
-    seed: int = 0
-    leaf_modules: tuple[str, ...] = field(default_factory=tuple)
-    train: bool = False
+def as_request(request: OpenRequest | str, inputs: Sequence[str] = ()) -> OpenRequest:
+    """A request as given, or one for a spec (and its ``inputs``) with the defaults."""
+    if isinstance(request, OpenRequest):
+        return request
+    return OpenRequest(request, inputs=tuple(inputs))
 
 
-def open_document(request: OpenRequest | str, inputs: Sequence[str] = ()) -> GraphDocument:
-    """Load, capture and wrap a model, or reopen a ``.fxstudio`` session.
+def open_model(request: OpenRequest | str, inputs: Sequence[str] = ()) -> GraphDocument:
+    """Load, capture and wrap the model a request names (a session file is
+    :func:`fxstudio.core.sessions.open_document`'s).
 
-    Raises :class:`~fxstudio.core.errors.UserError` for bad input.
-
-    >>> doc = open_document("examples:negrelu")
-    >>> [r.name for r in doc.rows()]
-    ['x', 'y', 'z', 'neg', 'relu', 'add', 'mul', 'output']
-    """
-    req = (
-        request if isinstance(request, OpenRequest) else OpenRequest(request, inputs=tuple(inputs))
-    )
-    if req.spec.endswith(SESSION_SUFFIX):
-        return open_session(req.spec)
-    return open_model(req)
-
-
-def open_session(path: str | os.PathLike[str]) -> GraphDocument:
-    """Capture a session's model again, replay its edits and restore what the user saw."""
-    data = read_session(path)
-    request = OpenRequest(
-        data.spec,
-        cast(Frontend, data.frontend),
-        data.inputs,
-        data.seed,
-        data.leaf_modules,
-        data.train,
-    )
-    return restore(open_model(request), data)
-
-
-def open_model(req: OpenRequest) -> GraphDocument:
-    """Load, capture and wrap the model a request names."""
+    Raises :class:`~fxstudio.core.errors.UserError` for bad input."""
+    req = as_request(request, inputs)
+    if req.is_session:
+        raise LoadError(f"{req.spec} is a session file, not a model: open it as a session.")
     try:
         return _open_model(req)
     except BaseException as exc:  # what no stage worded: sys.exit, Ctrl+C, out of memory
@@ -90,7 +63,7 @@ def capture_loaded(req: OpenRequest, loaded: LoadedModel) -> GraphDocument:
     inputs and seed): for a caller that ran the eager model first (Dynamo's explain).
     Raises :class:`~fxstudio.core.errors.CaptureError` as an open does."""
     with turns.one_turn():  # the capture patches nn.Module.__call__ (core.turns)
-        frontend: Frontend = req.frontend if req.frontend != "auto" else loaded.frontend or "fx"
+        frontend: Frontend = req.chosen_frontend or loaded.frontend or "fx"
         options = CaptureOptions(frontend, req.leaf_modules, train=req.train)
         try:
             cap = capture(loaded, options)
@@ -100,16 +73,10 @@ def capture_loaded(req: OpenRequest, loaded: LoadedModel) -> GraphDocument:
             raise
         cap.notes[:0] = loaded.notes
         progress.tell("Indexing the graph")
-        source = ModelSource(
-            req.spec,
-            cap.frontend,
-            req.inputs,
-            req.seed,
-            loaded.source_file,
-            req.leaf_modules,
-            req.train,
+        opened = replace(req, frontend=cap.frontend)  # the frontend used, never "auto"
+        return GraphDocument(
+            cap.graph_module, opened, cap.example_inputs, cap.notes, loaded.source_file
         )
-        return GraphDocument(cap.graph_module, source, cap.example_inputs, cap.notes)
 
 
 def _offer_export(req: OpenRequest, exc: CaptureError) -> None:

@@ -15,7 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from fxstudio.core.files import atomic_write
-from fxstudio.core.opening import SESSION_SUFFIX, OpenRequest
+from fxstudio.core.request import SESSION_SUFFIX, OpenRequest, frontend_named
 
 KEEP = 12
 
@@ -31,7 +31,7 @@ class RecentModels:
             return [
                 OpenRequest(
                     str(i["spec"]),
-                    i.get("frontend", "auto"),
+                    frontend_named(i.get("frontend")),
                     tuple(i.get("inputs", ())),
                     int(i.get("seed", 0)),
                 )

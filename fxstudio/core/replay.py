@@ -9,7 +9,7 @@ stops the replay there, and the document's notes say so.  The edits made again a
 on its undo stack, so the restored work can be undone as it was made.
 
 Example:
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> from fxstudio.core.edits import set_target
     >>> doc = open_document("examples:negrelu")
     >>> _ = set_target(doc, "relu", "torch.tanh")
@@ -29,7 +29,6 @@ from typing import Any
 from fxstudio.core.console import replay_console
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.engine import Edit
-from fxstudio.core.edits.records import decode_record
 from fxstudio.core.edits.steps import EditError
 from fxstudio.core.edits.user import (
     add_input,
@@ -46,9 +45,8 @@ from fxstudio.core.edits.user import (
     splice,
 )
 from fxstudio.core.patterns.apply import replay_rewrite
-from fxstudio.core.sessionfile import SessionData
 
-__all__ = ["replay", "restore"]
+__all__ = ["replay"]
 
 
 def replay(doc: GraphDocument, records: Iterable[dict[str, Any]]) -> list[Edit]:
@@ -90,25 +88,3 @@ REPLAYS: dict[str, Callable[[GraphDocument, dict[str, Any]], Any]] = {
     "rewrite": replay_rewrite,
     "console": replay_console,
 }
-
-
-def restore(doc: GraphDocument, data: SessionData) -> GraphDocument:
-    """Replay a session's edits on ``doc`` (its model, captured again) and restore the view;
-    an edit that no longer applies stops the replay, and ``doc.notes`` says which.  The
-    edits made again are ``doc.replayed``, in order."""
-    for i, record in enumerate(data.edits, 1):
-        try:
-            doc.replayed.extend(replay(doc, [decode_record(record)]))
-        except (EditError, KeyError, TypeError) as exc:
-            doc.notes.append(
-                f"Edit {i} of {len(data.edits)} ({record.get('edit', '?')}) could not be made "
-                f"again ({exc}); the graph shows the edits before it."
-            )
-            break
-    if data.code and doc.code() != data.code:
-        doc.notes.append(
-            "The model's code changed since this session was saved; its graph is the new one."
-        )
-    doc.restore_view(data.positions, data.collapsed, data.pattern_boxes)
-    doc.session_extra = dict(data.extra)  # e.g. the lesson's state
-    return doc

@@ -7,17 +7,18 @@ again, replays the edits and restores the view.  Model file paths are stored rel
 the session file, so a folder with both can be moved.
 
 Reading one back (capturing the model again, replaying its edits) is
-:func:`fxstudio.core.opening.open_document`'s, with :mod:`fxstudio.core.replay`.
+:func:`fxstudio.core.sessions.open_session`'s, with :mod:`fxstudio.core.replay`.
 
 Example:
     >>> import tempfile, pathlib
-    >>> from fxstudio.core.opening import open_document
-    >>> doc = open_document("examples:simple")
+    >>> from fxstudio.core.opening import open_model
+    >>> doc = open_model("examples:simple")
     >>> doc.set_positions({"fc1": (10.0, 20.0)})
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "s.fxstudio"
     >>> save_session(doc, path)
-    >>> read_session(path).positions
-    {'fc1': (10.0, 20.0)}
+    >>> data = read_session(path)
+    >>> data.positions, data.request.spec, data.request.frontend
+    ({'fc1': (10.0, 20.0)}, 'examples:simple', 'fx')
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from fxstudio.core.edits.records import encode_record
 from fxstudio.core.errors import LoadError
 from fxstudio.core.files import atomic_write
 from fxstudio.core.modelspec import parse_spec
+from fxstudio.core.request import OpenRequest, frontend_named
 
 FORMAT = "fxstudio-session"
 VERSION = 1
@@ -40,12 +42,9 @@ VERSION = 1
 
 @dataclass
 class SessionData:
-    spec: str
-    frontend: str = "fx"
-    inputs: tuple[str, ...] = ()
-    seed: int = 0
-    leaf_modules: tuple[str, ...] = ()
-    train: bool = False
+    """A session file read back: the model's request, and what only the session holds."""
+
+    request: OpenRequest  # the model (its frontend the one it was captured with)
     code: str = ""
     edits: list[dict[str, Any]] = field(default_factory=list)
     positions: dict[str, tuple[float, float]] = field(default_factory=dict)
@@ -57,17 +56,17 @@ class SessionData:
 def session_json(doc: GraphDocument, path: str | os.PathLike[str], **extra: Any) -> str:
     """The session file text for ``doc`` saved at ``path``."""
     folder = Path(path).resolve().parent
-    src = doc.source
+    req = doc.request
     data: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
         "model": {
-            "spec": _portable_spec(src.spec, folder),
-            "frontend": src.frontend,
-            "inputs": list(src.inputs),
-            "seed": src.seed,
-            "leaf_modules": list(src.leaf_modules),
-            "train": src.train,
+            "spec": _portable_spec(req.spec, folder),
+            "frontend": req.frontend,
+            "inputs": list(req.inputs),
+            "seed": req.seed,
+            "leaf_modules": list(req.leaf_modules),
+            "train": req.train,
         },
         "graph": {"code": doc.code(), "nodes": len(doc)},
         "edits": [encode_record(r) for r in doc.history],  # replayed on opening
@@ -104,13 +103,16 @@ def read_session(path: str | os.PathLike[str]) -> SessionData:
         )
     try:
         model, view = data["model"], data.get("view", {})
+        request = OpenRequest(
+            _resolve_spec(model["spec"], p.resolve().parent),
+            frontend_named(model.get("frontend"), "fx"),
+            tuple(model.get("inputs", ())),
+            int(model.get("seed", 0)),
+            tuple(model.get("leaf_modules", ())),
+            bool(model.get("train", False)),
+        )
         return SessionData(
-            spec=_resolve_spec(model["spec"], p.resolve().parent),
-            frontend=model.get("frontend", "fx"),
-            inputs=tuple(model.get("inputs", ())),
-            seed=int(model.get("seed", 0)),
-            leaf_modules=tuple(model.get("leaf_modules", ())),
-            train=bool(model.get("train", False)),
+            request=request,
             code=data.get("graph", {}).get("code", ""),
             edits=list(data.get("edits", [])),
             positions={k: (float(v[0]), float(v[1])) for k, v in view.get("positions", {}).items()},

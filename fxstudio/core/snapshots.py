@@ -12,7 +12,7 @@ which swaps the rewritten graph in (no copy of it) and makes the submodule chang
 rewrite made -- undone and redone like any other.
 
 Example:
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> from fxstudio.core import edits
     >>> doc = open_document("examples:negrelu")
     >>> snap = snapshot(doc)
@@ -35,11 +35,12 @@ import torch.fx as fx
 from torch import nn
 from torch.fx.node import map_arg
 
-from fxstudio.core.document import GraphDocument, ModelSource
+from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.engine import Edit, commit, recheck_shapes
 from fxstudio.core.edits.steps import EditError, Step
 from fxstudio.core.fxcompat import code_generator, set_code_generator, set_graph
 from fxstudio.core.graphviews import line_map, make_row, module_tree_of, tidy_code
+from fxstudio.core.request import OpenRequest
 
 __all__ = [
     "AdoptGraph",
@@ -64,15 +65,12 @@ class Snapshot:
     codegen: Any
     module: fx.GraphModule  # the live one: its submodules and weights
     example_inputs: tuple[Any, ...]
-    source: ModelSource
+    request: OpenRequest
+    source_file: str | None
     shapes: bool  # an edit left the shapes stale
     #: what each get_attr and call_module target was (a submodule, a weight) at that version
     attributes: dict[str, Any] = field(default_factory=dict)
     training: bool = False
-
-    @property
-    def source_file(self) -> str | None:
-        return self.source.source_file
 
 
 def snapshot(doc: GraphDocument, held: bool = False) -> Snapshot:
@@ -91,7 +89,8 @@ def snapshot(doc: GraphDocument, held: bool = False) -> Snapshot:
         code_generator(gm.graph),  # edits never change how code is generated
         gm,
         doc.example_inputs,
-        doc.source,
+        doc.request,
+        doc.source_file,
         doc.shapes_stale,
         {t: _attribute(modules, t) for t in targets},
         gm.training,
@@ -138,7 +137,7 @@ def detached(snap: Snapshot) -> GraphDocument:
     gm = _module_with(snap.attributes)
     set_graph(gm, rebuild(snap), recompile=False)
     gm.training = snap.training  # (not train(): the submodules are shared)
-    doc = GraphDocument(gm, snap.source, snap.example_inputs)
+    doc = GraphDocument(gm, snap.request, snap.example_inputs, source_file=snap.source_file)
     doc.compiled = False
     doc.defer_heavy = True  # edits do not compile it, nor propagate shapes (see propagated)
     doc.shapes_stale = snap.shapes

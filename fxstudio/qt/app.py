@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication
 from fxstudio.core.crashlog import CrashLog
 from fxstudio.core.errors import UserError
 from fxstudio.core.guard import EXIT_OK, EXIT_USAGE, report_error
-from fxstudio.core.opening import OpenRequest
+from fxstudio.core.request import OpenRequest
 from fxstudio.qt.window.autosave import DEFAULT_INTERVAL_S, recovery_dir
 
 _QUIET = ("This plugin does not support propagateSizeHints()",)

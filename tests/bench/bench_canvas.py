@@ -9,7 +9,7 @@ import resource
 import statistics
 
 from fxstudio.core.layout import LayoutEngine
-from fxstudio.core.opening import OpenRequest
+from fxstudio.core.request import OpenRequest
 from tests.bench.bench_layout import CASES, ROOT, open_cases
 
 

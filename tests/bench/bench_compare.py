@@ -41,8 +41,9 @@ def _anonymous(doc):
 
 def bench_compare(emit, timed=None) -> None:
     from fxstudio.core.compare.align import align
-    from fxstudio.core.opening import OpenRequest, open_document
     from fxstudio.core.patterns.apply import RewriteSpec, run
+    from fxstudio.core.request import OpenRequest
+    from fxstudio.core.sessions import open_document
     from tests.bench.bench_scale import SYNTHETIC
 
     request = OpenRequest(f"{SYNTHETIC}:nested_{SIZE}", "fx", ("2x8",))

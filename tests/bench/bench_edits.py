@@ -12,7 +12,7 @@ import torch.fx as fx
 from fxstudio.core import catchup, edits
 from fxstudio.core.edits import Ref
 from fxstudio.core.loading import load_model
-from fxstudio.core.opening import open_document
+from fxstudio.core.sessions import open_document
 from tests.bench.bench_layout import ROOT
 from tests.bench.stalls import StallMeter
 
@@ -92,7 +92,7 @@ def bench_window_edits(emit) -> None:
     from PySide6.QtWidgets import QApplication
 
     from fxstudio.core.catalogue import catalogue
-    from fxstudio.core.opening import OpenRequest
+    from fxstudio.core.request import OpenRequest
     from fxstudio.qt.window.main_window import MainWindow
 
     QApplication.instance() or QApplication([])

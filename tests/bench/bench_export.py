@@ -8,7 +8,8 @@ import tempfile
 from pathlib import Path
 
 from fxstudio.core.export import export
-from fxstudio.core.opening import OpenRequest, open_document
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.sessions import open_document
 
 SYNTHETIC = Path(__file__).resolve().parent / "synthetic.py"
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from fxstudio.core.drawn import top_level_groups
 from fxstudio.core.layout import LayoutEngine
-from fxstudio.core.opening import OpenRequest, open_document
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.sessions import open_document
 
 ROOT = Path(__file__).resolve().parents[2]
 DOT_TIMEOUT_S = 60

@@ -22,8 +22,8 @@ def bench_rewrite_stalls(emit) -> None:
     from PySide6.QtWidgets import QApplication
 
     from fxstudio.core import collector
-    from fxstudio.core.opening import OpenRequest
     from fxstudio.core.patterns.apply import RewriteSpec, rewrite_flow
+    from fxstudio.core.request import OpenRequest
     from fxstudio.qt.editing.commands import EditCommand
     from fxstudio.qt.window.main_window import MainWindow
     from tests.bench.stalls import StallMeter

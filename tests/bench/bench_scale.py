@@ -53,7 +53,8 @@ def one_size(size: str) -> list[dict]:
     from fxstudio.core.drawn import all_groups, top_level_groups
     from fxstudio.core.layout import LayoutEngine
     from fxstudio.core.loading import load_model
-    from fxstudio.core.opening import OpenRequest, open_document
+    from fxstudio.core.request import OpenRequest
+    from fxstudio.core.sessions import open_document
     from tests.bench.bench_layout import plain_dot_seconds
 
     out = []
@@ -144,7 +145,8 @@ def in_the_window(size: str) -> list[dict]:
     from PySide6.QtWidgets import QApplication
 
     from fxstudio.core.drawn import top_level_groups
-    from fxstudio.core.opening import OpenRequest, open_document
+    from fxstudio.core.request import OpenRequest
+    from fxstudio.core.sessions import open_document
     from fxstudio.qt.window.main_window import MainWindow
 
     request = OpenRequest(f"{SYNTHETIC}:nested_{size}", "fx", ("2x8",))

@@ -21,8 +21,8 @@ from torch.fx.passes.shape_prop import ShapeProp  # noqa: E402
 
 from fxstudio.core.capture import trace_fx  # noqa: E402
 from fxstudio.core.loading import load_model  # noqa: E402
-from fxstudio.core.opening import open_document  # noqa: E402
 from fxstudio.core.propagation import propagate_shapes  # noqa: E402
+from fxstudio.core.sessions import open_document  # noqa: E402
 
 SYNTHETIC = ROOT / "tests" / "bench" / "synthetic.py"
 

@@ -8,7 +8,8 @@ import threading
 import pytest
 
 from fxstudio.core import catchup, edits, snapshots
-from fxstudio.core.opening import OpenRequest, open_document
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.sessions import open_document
 
 
 def deferred(spec: str, frontend: str = "fx"):

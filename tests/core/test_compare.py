@@ -20,8 +20,9 @@ from fxstudio.core.compare.overlay import (
 from fxstudio.core.compare.values import compare_values
 from fxstudio.core.edits import splice
 from fxstudio.core.nodedata import Overlay
-from fxstudio.core.opening import OpenRequest, open_document
 from fxstudio.core.patterns.apply import RewriteSpec, run
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.sessions import open_document
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from fxstudio.core.compiling.breaks import explain_breaks
 from fxstudio.core.compiling.kernels import CompileError, compile_graph
 from fxstudio.core.compiling.model import compile_model
 from fxstudio.core.loading import load_model
-from fxstudio.core.opening import open_document
+from fxstudio.core.sessions import open_document
 
 BRANCHY = textwrap.dedent("""
     import torch
@@ -286,7 +286,7 @@ def test_a_model_captured_whole_compiles_the_documents_graph(compiled_cnn):
 
     def load():
         calls.append(1)
-        return load_model(doc.source.spec)
+        return load_model(doc.request.spec)
 
     c = compile_model(load, doc, min_time=0.05, calls=9)
     assert c.source == "graph" and c.explained.breaks == [] and calls == [1]

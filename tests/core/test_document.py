@@ -5,7 +5,8 @@ import torch
 
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.graphviews import NodeRow
-from fxstudio.core.opening import OpenRequest, open_document
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.sessions import open_document
 
 
 @pytest.fixture(scope="module")
@@ -152,8 +153,8 @@ def test_snapshot_restore_shares_weights_and_restores_code_exactly():
 def test_from_capture_keeps_the_source():
     doc = open_document(OpenRequest("examples:negrelu", "fx", (), 3))
     assert isinstance(doc, GraphDocument)
-    assert doc.source.spec == "examples:negrelu" and doc.source.seed == 3
-    assert doc.source.source_file.endswith("negrelu.py")
+    assert doc.request.spec == "examples:negrelu" and doc.request.seed == 3
+    assert doc.source_file.endswith("negrelu.py")
 
 
 def test_positions_of_nodes_and_groups_and_nothing_else():

@@ -6,8 +6,9 @@ import pytest
 
 from fxstudio.core.drawing import drawing
 from fxstudio.core.layout import Box, LayoutEngine
-from fxstudio.core.opening import OpenRequest, open_document
+from fxstudio.core.request import OpenRequest
 from fxstudio.core.routes import crosses, detour, edge_ends, edge_path, points_along
+from fxstudio.core.sessions import open_document
 
 
 def drawn_crossings(doc, collapsed):

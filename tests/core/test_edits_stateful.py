@@ -10,7 +10,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from fxstudio.core import catchup, edits, snapshots
 from fxstudio.core.edits import EditError, Ref
 from fxstudio.core.graphviews import make_row, tidy_code
-from fxstudio.core.opening import open_document
+from fxstudio.core.sessions import open_document
 
 UNARY = ["torch.relu", "torch.tanh", "torch.sigmoid", "torch.nn.functional.gelu"]
 MODULES = ["nn.Identity()", "nn.ReLU()", "nn.Dropout(0.0)"]

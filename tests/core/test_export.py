@@ -19,7 +19,8 @@ from fxstudio.core.export import (
 from fxstudio.core.files import WriteError
 from fxstudio.core.loading import load_model
 from fxstudio.core.modes import eval_mode
-from fxstudio.core.opening import OpenRequest, open_document
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.sessions import open_document
 
 EXAMPLES = ["simple", "negrelu", "resnet", "transformer"]
 

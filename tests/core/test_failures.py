@@ -7,7 +7,8 @@ import torch
 
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.failures import eager_failure
-from fxstudio.core.opening import OpenRequest, open_document
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.sessions import open_document
 
 WRONG_SIZE = (
     "import torch\n"

@@ -16,7 +16,6 @@ from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
 
 from fxstudio.core.capture import export_module
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.opening import open_document
 from fxstudio.core.patterns.apply import RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.making import from_function
 from fxstudio.core.patterns.matcher import find
@@ -24,6 +23,7 @@ from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
 from fxstudio.core.patterns.replace import rewrite
 from fxstudio.core.patterns.replacements import function_replacement, replacement_module
 from fxstudio.core.sessionfile import save_session
+from fxstudio.core.sessions import open_document
 
 aten = torch.ops.aten
 

@@ -11,7 +11,8 @@ from fxstudio.core.errors import LoadError, UserError
 from fxstudio.core.guard import OutOfMemory, Stopped, format_bytes, stop_thread, where_is
 from fxstudio.core.loading import load_model
 from fxstudio.core.modelspec import make_inputs
-from fxstudio.core.opening import OpenRequest, open_document
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.sessions import open_document
 
 NET = (
     "class Net(torch.nn.Module):\n"

@@ -5,7 +5,8 @@ import pytest
 from fxstudio import cli
 from fxstudio.core.drawn import all_groups, drawn_tree, top_level_groups
 from fxstudio.core.layout import GROUP_TITLE, LayoutEngine
-from fxstudio.core.opening import OpenRequest, open_document
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.sessions import open_document
 
 
 def overlaps(a, b):

@@ -22,14 +22,15 @@ from fxstudio.core.lesson.steps import (
     record_trap,
     step_index,
 )
-from fxstudio.core.opening import OpenRequest, open_document
 from fxstudio.core.patterns.apply import RewriteSpec, run
 from fxstudio.core.patterns.explain import explain
 from fxstudio.core.patterns.making import compile_function, from_function
 from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.pattern import DEFAULT_RULES
+from fxstudio.core.request import OpenRequest
 from fxstudio.core.runtime.compare import compare
 from fxstudio.core.sessionfile import read_session, save_session
+from fxstudio.core.sessions import open_document
 from fxstudio.core.stepping.stepper import for_document
 
 

@@ -11,7 +11,6 @@ import torch.nn.functional as F
 from torch import nn
 from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
 
-from fxstudio.core.opening import OpenRequest, open_document
 from fxstudio.core.patterns.apply import RewriteSpec, run
 from fxstudio.core.patterns.builtins import run_builtin
 from fxstudio.core.patterns.check import check, reference
@@ -22,6 +21,8 @@ from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES, PatternError
 from fxstudio.core.patterns.reasons import Why
 from fxstudio.core.patterns.replace import rewrite
 from fxstudio.core.patterns.replacements import function_replacement
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.sessions import open_document
 
 
 def _fx_sets(gm: fx.GraphModule, pattern_gm: fx.GraphModule) -> list[frozenset[str]]:

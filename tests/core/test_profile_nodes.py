@@ -18,7 +18,6 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
 
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.opening import open_document
 from fxstudio.core.patterns.apply import RewriteSpec, run
 from fxstudio.core.runtime.breakdown import breakdown
 from fxstudio.core.runtime.compare import compare, mann_whitney, speedup
@@ -26,6 +25,7 @@ from fxstudio.core.runtime.flops import node_work
 from fxstudio.core.runtime.nodes import annotated, profile_calls
 from fxstudio.core.runtime.roofline import Peaks
 from fxstudio.core.runtime.run import RunError, batched, profile_whole
+from fxstudio.core.sessions import open_document
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
 

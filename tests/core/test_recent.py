@@ -1,7 +1,7 @@
 """RecentModels: the list of lately opened models, and which of them still exist."""
 
-from fxstudio.core.opening import OpenRequest
 from fxstudio.core.recent import RecentModels
+from fxstudio.core.request import OpenRequest
 
 
 def test_a_deleted_file_leaves_the_list_whatever_its_spec_form(tmp_path):

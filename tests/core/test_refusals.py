@@ -12,9 +12,9 @@ from torch import nn
 
 from fxstudio import cli
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.opening import open_document
 from fxstudio.core.patterns.apply import RewriteSpec, run
 from fxstudio.core.patterns.softcap import FLEX
+from fxstudio.core.sessions import open_document
 from tests.core.test_attention import _open
 
 needs_flex = pytest.mark.skipif(FLEX is None, reason="this torch has no flex_attention")

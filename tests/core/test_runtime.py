@@ -8,10 +8,10 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.opening import open_document
 from fxstudio.core.runtime.devices import DeviceError, available, resolve
 from fxstudio.core.runtime.run import RunError, profile_whole
 from fxstudio.core.runtime.timer import time_calls
+from fxstudio.core.sessions import open_document
 
 
 def test_the_timer_counts_its_calls_and_keeps_the_first_apart() -> None:

@@ -7,9 +7,10 @@ from fxstudio import cli
 from fxstudio.core.document import PatternBox
 from fxstudio.core.edits import rename
 from fxstudio.core.errors import LoadError
-from fxstudio.core.opening import OpenRequest, open_document, open_session
 from fxstudio.core.patterns.builtins import run_builtin
+from fxstudio.core.request import OpenRequest
 from fxstudio.core.sessionfile import read_session, save_session
+from fxstudio.core.sessions import open_document, open_session
 
 
 def test_session_restores_model_inputs_and_view(tmp_path):
@@ -21,8 +22,8 @@ def test_session_restores_model_inputs_and_view(tmp_path):
     path = tmp_path / "work.fxstudio"
     save_session(doc, path)
     again = open_session(path)
-    assert again.source.spec == "examples:simple"
-    assert (again.source.frontend, again.source.inputs, again.source.seed) == (
+    assert again.request.spec == "examples:simple"
+    assert (again.request.frontend, again.request.inputs, again.request.seed) == (
         "export",
         ("3x16",),
         5,
@@ -69,7 +70,7 @@ def test_session_with_model_file_moves_with_its_folder(tmp_path, write_model):
     moved = tmp_path.parent / (tmp_path.name + "_moved")
     shutil.copytree(tmp_path, moved)
     again = open_session(moved / "s.fxstudio")
-    assert again.source.source_file == str(moved / "net.py")
+    assert again.source_file == str(moved / "net.py")
     # A model file that changed since is reopened, with a note saying so.
     (moved / "net.py").write_text(
         "import torch\nclass Net(torch.nn.Module):\n    def forward(self, x):\n"

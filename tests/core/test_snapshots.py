@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fxstudio.core import edits, snapshots
-from fxstudio.core.opening import open_document
+from fxstudio.core.sessions import open_document
 
 
 def test_a_result_is_refused_once_the_graph_moved_on_and_the_document_stays():

@@ -11,7 +11,8 @@ from fxstudio.core.export import export, verify_standalone
 from fxstudio.core.guard import OutOfMemory
 from fxstudio.core.loading import load_model
 from fxstudio.core.modelspec import parse_spec
-from fxstudio.core.opening import OpenRequest, open_document
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.sessions import open_document
 from tests.conftest import SIZE_BRANCH
 
 needs_transformers = pytest.mark.skipif(
@@ -75,7 +76,7 @@ TINY = {
 @pytest.mark.parametrize("kind", sorted(TINY))
 def test_hf_models_open_show_shapes_and_round_trip(kind, tmp_path):
     doc = open_document(f"hf:{kind}({TINY[kind]})")
-    assert doc.source.frontend == "export"  # chosen for the user
+    assert doc.request.frontend == "export"  # chosen for the user
     note = doc.notes[0]
     assert note.startswith(f"hf:{kind}: ") and "random weights" in note
     assert "input_ids 1x16:int64" in note and "export frontend" in note

@@ -9,7 +9,8 @@ from fxstudio import cli
 from fxstudio.core.capture import CaptureOptions, capture
 from fxstudio.core.export import export, run_standalone
 from fxstudio.core.loading import load_model
-from fxstudio.core.opening import OpenRequest, open_document
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.sessions import open_document
 from fxstudio.core.shapes import node_shape
 from tests.core.test_export import original_outputs
 

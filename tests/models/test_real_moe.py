@@ -7,7 +7,7 @@ import importlib.util
 import pytest
 
 from fxstudio.core.export import export, verify_standalone
-from fxstudio.core.opening import open_document
+from fxstudio.core.sessions import open_document
 from tests.conftest import run_fxstudio
 
 pytestmark = pytest.mark.skipif(

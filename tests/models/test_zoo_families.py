@@ -34,8 +34,9 @@ from fxstudio.core.export import (
     verify_standalone,
 )
 from fxstudio.core.fxcompat import tree_leaves
-from fxstudio.core.opening import OpenRequest, open_document
 from fxstudio.core.patterns.apply import RewriteSpec, rewrite_flow
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.sessions import open_document
 from fxstudio.core.zoo import example_input
 from tests.models.zoo_families import FAMILIES, Family
 

@@ -1,6 +1,6 @@
 import pytest
 
-from fxstudio.core.opening import OpenRequest
+from fxstudio.core.request import OpenRequest
 from fxstudio.qt.window.main_window import MainWindow
 
 

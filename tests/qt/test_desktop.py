@@ -94,7 +94,7 @@ def test_a_dropped_model_file_opens_and_other_files_are_refused(qtbot, window, t
     model.write_text(MODEL)
     with qtbot.waitSignal(window.session.loaded, timeout=60000) as loaded:
         event = _drop(window, model)
-    assert event.isAccepted() and loaded.args[0].source.spec == f"{model}:Net"
+    assert event.isAccepted() and loaded.args[0].request.spec == f"{model}:Net"
     (tmp_path / "notes.txt").write_text("hello")
     with qtbot.assertNotEmitted(window.session.loaded, wait=100):
         assert not _drop(window, tmp_path / "notes.txt").isAccepted()  # not taken
@@ -107,7 +107,7 @@ def test_a_dropped_model_file_opens_and_other_files_are_refused(qtbot, window, t
 def test_a_change_on_disk_is_noticed_and_the_document_stays(qtbot, window, tmp_path):
     model = tmp_path / "net.py"
     model.write_text(MODEL)
-    from fxstudio.core.opening import OpenRequest
+    from fxstudio.core.request import OpenRequest
 
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
         window.session.open(OpenRequest(f"{model}:Net"))

@@ -335,7 +335,7 @@ def test_a_big_graph_catches_up_in_a_worker_thread_whatever_the_edits_in_between
     import fxstudio.qt.window.session as mw
     from fxstudio.core import catchup
     from fxstudio.core.edits import Ref, insert, rename, set_target
-    from fxstudio.core.opening import open_document
+    from fxstudio.core.sessions import open_document
 
     monkeypatch.setattr(mw, "DEFER_ABOVE", 3)
     threads = []

@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QMessageBox
 import fxstudio.qt.window.status as status
 from fxstudio.core.errors import LoadError
 from fxstudio.core.guard import OutOfMemory
-from fxstudio.core.opening import OpenRequest
+from fxstudio.core.request import OpenRequest
 from tests.conftest import run_fxstudio
 from tests.qt.conftest import open_and_wait
 

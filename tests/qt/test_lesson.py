@@ -26,7 +26,7 @@ def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, t
     lesson = window.panels["lesson"]
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
         window.findChild(QAction, "actionLearnFx").trigger()
-    assert lesson.dock.isVisible() and window.document.source.spec == "examples:fxdocs"
+    assert lesson.dock.isVisible() and window.document.request.spec == "examples:fxdocs"
     assert lesson.step.id == "pick"
     _next(qtbot, lesson, "trace")
     # 2: the trace replayed node by node, each with the user's line
@@ -91,7 +91,7 @@ def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, t
         assert cid in lesson.state.facts["fixed"]
     _next(qtbot, lesson, "pass")
     # 9: the ResNet opens; pin, fold, compare in the Run and Patterns docks
-    qtbot.waitUntil(lambda: window.document.source.spec == "examples:resnet", timeout=60000)
+    qtbot.waitUntil(lambda: window.document.request.spec == "examples:resnet", timeout=60000)
     run = window.panels["run"]
     run.pin_button.click()
     with qtbot.waitSignal(patterns.found, timeout=60000):  # the preview of its places
@@ -116,7 +116,7 @@ def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, t
     assert window.saving.save_session(path)
     lesson.active = False
     lesson.state = type(lesson.state)()
-    from fxstudio.core.opening import OpenRequest
+    from fxstudio.core.request import OpenRequest
 
     with qtbot.waitSignal(window.session.loaded, timeout=120000):
         window.session.open(OpenRequest(str(path)))
@@ -165,7 +165,7 @@ def test_start_says_it_works_on_the_open_model_and_the_facts_stay_with_their_mod
     node picked) is not saved with another; a saved lesson resumes in the Learn layout."""
     import json
 
-    from fxstudio.core.opening import OpenRequest
+    from fxstudio.core.request import OpenRequest
 
     open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
     lesson = window.panels["lesson"]
@@ -173,7 +173,7 @@ def test_start_says_it_works_on_the_open_model_and_the_facts_stay_with_their_mod
     assert "works on the model open now (examples:simple)" in said
     assert "opens the lesson's own" not in said
     window.learn()
-    assert window.document.source.spec == "examples:simple"  # kept, as it said
+    assert window.document.request.spec == "examples:simple"  # kept, as it said
     window.selection.select(["fc1"])
     assert lesson.state.facts["selected"] == "fc1"
     open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")

@@ -3,7 +3,7 @@ from pathlib import Path
 from PySide6.QtGui import QImage, QTextCursor
 
 from fxstudio.core.errors import CaptureError
-from fxstudio.core.opening import OpenRequest
+from fxstudio.core.request import OpenRequest
 from tests.conftest import run_fxstudio
 from tests.qt.conftest import open_and_wait
 
@@ -65,10 +65,10 @@ def test_a_failed_open_keeps_the_document(qtbot, window):
 
 def test_reload_and_export_frontend(qtbot, window):
     open_and_wait(qtbot, window, "examples:negrelu", frontend="export")
-    assert window.document.source.frontend == "export"
+    assert window.document.request.frontend == "export"
     with qtbot.waitSignal(window.session.loaded, timeout=60000):
         window.session.reload()
-    assert window.document.source.spec == "examples:negrelu"
+    assert window.document.request.spec == "examples:negrelu"
 
 
 def test_open_dialog_builds_a_request(qtbot):

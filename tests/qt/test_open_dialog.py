@@ -16,8 +16,8 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.errors import CaptureError
-from fxstudio.core.opening import OpenRequest
 from fxstudio.core.recent import RecentModels
+from fxstudio.core.request import OpenRequest
 from fxstudio.qt.window import open_dialog
 from fxstudio.qt.window.open_dialog import OpenDialog
 from tests.conftest import SIZE_BRANCH
@@ -130,7 +130,7 @@ def test_fx_failure_offers_the_export_frontend_in_one_click(qtbot, interactive, 
     button = next(b for b in box.buttons() if b.text() == "Open with the export frontend")
     with qtbot.waitSignal(interactive.session.loaded, timeout=60000) as loaded:
         button.click()
-    assert loaded.args[0].source.frontend == "export"
+    assert loaded.args[0].request.frontend == "export"
 
 
 def test_after_a_failed_open_the_dialog_shows_what_was_typed(qtbot, interactive, write_model):
@@ -163,7 +163,7 @@ def test_after_a_failed_open_the_dialog_shows_what_was_typed(qtbot, interactive,
 
     with qtbot.waitSignal(window.session.loaded, timeout=60000) as loaded:
         shown_open_dialog(window, fix_it)
-    assert loaded.args[0].source.inputs == ("3x16",) and loaded.args[0].source.seed == 7
+    assert loaded.args[0].request.inputs == ("3x16",) and loaded.args[0].request.seed == 7
     assert shown_open_dialog(window) == ("examples:simple", "export (torch.export)", "3x16", 7)
 
 

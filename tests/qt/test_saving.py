@@ -12,9 +12,9 @@ from PySide6.QtWidgets import QMessageBox
 
 from fxstudio.core.edits import rename
 from fxstudio.core.export import onnx_available, run_standalone
-from fxstudio.core.opening import open_document
 from fxstudio.core.patterns.builtins import run_builtin
 from fxstudio.core.sessionfile import save_session
+from fxstudio.core.sessions import open_document
 from fxstudio.qt.window.autosave import find_recoveries
 from fxstudio.qt.window.main_window import MainWindow
 from tests.conftest import ROOT
@@ -156,7 +156,7 @@ def test_crash_then_restore(qtbot, tmp_path):
     with qtbot.waitSignal(window.session.loaded, timeout=60000):
         window.session.restore(find_recoveries(recovery)[0])
     doc = window.document
-    assert doc.source.spec == "examples:negrelu" and doc.source.frontend == "export"
+    assert doc.request.spec == "examples:negrelu" and doc.request.frontend == "export"
     assert window.session.modified and window.session.path is None  # restored work is still unsaved
     assert find_recoveries(recovery) == []  # restored, so the old file is gone
 
@@ -203,7 +203,7 @@ def test_a_restored_recovery_file_keeps_its_history_and_its_model(qtbot, window,
     assert "torch.tanh" not in window.document.code() and "relu" in window.document.code()
     with qtbot.waitSignal(window.session.loaded, timeout=60000):  # Reload: the model again
         window.findChild(QAction, "actionReload").trigger()
-    assert window.document.source.spec == "examples:negrelu"
+    assert window.document.request.spec == "examples:negrelu"
 
 
 def test_closing_a_non_interactive_window_keeps_unsaved_work(qtbot, window):

@@ -5,7 +5,8 @@ the model's code).  No crash, the last open wins, no worker left running."""
 
 import gc
 
-from fxstudio.core.opening import OpenRequest, open_document
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.sessions import open_document
 from fxstudio.qt import workers
 
 OPENS = 50
@@ -46,7 +47,7 @@ def test_fifty_superseding_opens_with_cancels_and_collections(qtbot, window, tmp
     session = window.session
     loaded: list[str] = []
     failed: list[BaseException] = []
-    session.loaded.connect(lambda doc: loaded.append(doc.source.spec))
+    session.loaded.connect(lambda doc: loaded.append(doc.request.spec))
     session.loadFailed.connect(failed.append)
     before = workers.running()
     for i, path in enumerate(paths):
@@ -61,7 +62,7 @@ def test_fifty_superseding_opens_with_cancels_and_collections(qtbot, window, tmp
     last = f"{paths[-1]}:Net"
     qtbot.waitUntil(lambda: session.open_task is None, timeout=120000)  # loaded, or failed
     assert failed == [], "".join(__import__("traceback").format_exception(failed[0].__cause__))
-    assert window.document is not None and window.document.source.spec == last
+    assert window.document is not None and window.document.request.spec == last
     assert loaded[-1] == last and all(spec != last for spec in loaded[:-1])
     qtbot.waitUntil(lambda: workers.running() == before, timeout=60000)  # stopped, ended
     gc.collect()

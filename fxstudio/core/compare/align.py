@@ -18,7 +18,7 @@ What is left is *removed* (left only) or *added* (right only).  A pair is *chang
 rewrite made it, its op kind or shape differs, or its inputs are not each other's partners.
 
 Example (a conv + BatchNorm fold: the BatchNorms go, the convs are paired, changed):
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> from fxstudio.core.patterns.apply import RewriteSpec, run
     >>> before, after = open_document("examples:resnet"), open_document("examples:resnet")
     >>> _ = run(after, RewriteSpec(builtin="fold-conv-bn"))

@@ -2,7 +2,7 @@
 its last rewrite (captured again, the edits before that rewrite replayed).
 
 Example:
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> from fxstudio.core.patterns.apply import RewriteSpec, run
     >>> doc = open_document("examples:resnet")
     >>> _ = run(doc, RewriteSpec(builtin="fold-conv-bn"))
@@ -14,15 +14,8 @@ from __future__ import annotations
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
-from fxstudio.core.opening import OpenRequest, open_document
+from fxstudio.core.opening import open_model
 from fxstudio.core.replay import replay
-
-
-def request_of(doc: GraphDocument) -> OpenRequest:
-    """How the document's model was opened (to open it again)."""
-    s = doc.source
-    frontend = s.frontend if s.frontend in ("fx", "export") else "auto"
-    return OpenRequest(s.spec, frontend, s.inputs, s.seed, s.leaf_modules, s.train)  # type: ignore[arg-type]
 
 
 def last_rewrite(doc: GraphDocument) -> int | None:
@@ -36,6 +29,6 @@ def before_last_rewrite(doc: GraphDocument) -> GraphDocument:
     last = last_rewrite(doc)
     if last is None:
         raise UserError("The graph has not been rewritten: there is no 'before' to compare with.")
-    before = open_document(request_of(doc))
+    before = open_model(doc.request)
     replay(before, doc.history[:last])
     return before

@@ -6,7 +6,7 @@ have, rolled up.
 
 Example:
     >>> from fxstudio.core.compare.align import align
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> from fxstudio.core.patterns.apply import RewriteSpec, run
     >>> before, after = open_document("examples:negrelu"), open_document("examples:negrelu")
     >>> _ = run(after, RewriteSpec(builtin="negrelu"))

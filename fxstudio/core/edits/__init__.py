@@ -17,7 +17,7 @@ submodules for new nodes), ``user`` (the edits users make), ``language`` (edits 
 text), ``records`` (records as JSON; :mod:`fxstudio.core.replay` makes them again).
 
 Example:
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> doc = open_document("examples:negrelu")
     >>> e = set_target(doc, "relu", "torch.nn.functional.gelu")
     >>> "gelu" in doc.code(), e.label

@@ -12,7 +12,7 @@ Two checks, each refusing with :class:`EditError` (what was wrong, what to do):
   -- the shape propagation after the edit marks it.
 
 Example:
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> from fxstudio.core.edits import set_target
     >>> doc = open_document("examples:negrelu")
     >>> set_target(doc, "add", "torch.relu")  # doctest: +ELLIPSIS

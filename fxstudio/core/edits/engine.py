@@ -180,6 +180,6 @@ def recheck_shapes(doc: GraphDocument) -> set[str]:
     """Propagate shapes again; a node that no longer fits is recorded, not refused.  Returns
     the nodes whose shape or dtype changed (their labels must be drawn again)."""
     doc.shape_problem, changed = repropagate(
-        doc.graph_module, doc.graph, doc.example_inputs, doc.source.source_file
+        doc.graph_module, doc.graph, doc.example_inputs, doc.source_file
     )
     return changed

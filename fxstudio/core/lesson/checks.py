@@ -52,7 +52,7 @@ def pick_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
     gives = f" it returns {shape}" if shape else ""
     return Verdict(
         True,
-        f"{doc.source.spec or 'The model'} traced: {len(doc)} nodes. Run on its example "
+        f"{doc.request.spec or 'The model'} traced: {len(doc)} nodes. Run on its example "
         f"inputs{gives}: the reference the later steps compare with.",
     )
 
@@ -209,7 +209,7 @@ def surgery_begin(doc: GraphDocument | None, state: LessonState) -> None:
         n.name: format_target(n) for n in doc.graph.nodes if n.op == "call_function"
     }
     state.baseline["relus"] = relus(doc)
-    state.baseline["spec"] = doc.source.spec
+    state.baseline["spec"] = doc.request.spec
 
 
 def surgery_intro(doc: GraphDocument | None, state: LessonState) -> str:
@@ -243,7 +243,7 @@ def surgery_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
         return missing
     assert doc is not None
     base = state.baseline
-    if base.get("spec") != doc.source.spec or "targets" not in base:
+    if base.get("spec") != doc.request.spec or "targets" not in base:
         surgery_begin(doc, state)
         base = state.baseline
     now = {n.name: format_target(n) for n in doc.graph.nodes if n.op == "call_function"}
@@ -321,7 +321,7 @@ def case_fixed(doc: GraphDocument | None, spec: str) -> bool:
     traces, or a silent trap gone)."""
     from fxstudio.core.fixes import diagnose_graph
 
-    return doc is not None and doc.source.spec == spec and not diagnose_graph(doc, try_fixes=False)
+    return doc is not None and doc.request.spec == spec and not diagnose_graph(doc, try_fixes=False)
 
 
 def failures_intro(doc: GraphDocument | None, state: LessonState) -> str:
@@ -375,7 +375,7 @@ def pass_task(doc: GraphDocument | None, state: LessonState) -> str:
 
 
 def pass_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
-    if doc is None or doc.source.spec != PASS_MODEL:
+    if doc is None or doc.request.spec != PASS_MODEL:
         return Verdict(False, f"Open the ResNet ({PASS_MODEL}) — the button does.")
     left = batchnorms(doc)
     if left:
@@ -397,9 +397,9 @@ def pass_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
 
 
 def export_begin(doc: GraphDocument | None, state: LessonState) -> None:
-    if doc is not None and doc.source.frontend == "fx":
+    if doc is not None and doc.request.frontend == "fx":
         state.baseline["fx_nodes"] = len(doc)
-        state.baseline["fx_spec"] = doc.source.spec
+        state.baseline["fx_spec"] = doc.request.spec
 
 
 def export_intro(doc: GraphDocument | None, state: LessonState) -> str:
@@ -418,7 +418,7 @@ def export_task(doc: GraphDocument | None, state: LessonState) -> str:
 
 
 def export_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
-    if doc is None or doc.source.frontend != "export":
+    if doc is None or doc.request.frontend != "export":
         return Verdict(False, "Open a model with the export frontend.")
     aten = sum(
         1

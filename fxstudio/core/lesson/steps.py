@@ -7,7 +7,7 @@ a pattern that missed, the traps fixed, a measured speed-up).  Every check is a 
 function of (document, state) -> :class:`Verdict`, run in the test suite without Qt.
 
 Example:
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> doc = open_document(DEFAULT_MODEL)
     >>> state = LessonState()
     >>> STEPS[0].check(doc, state).ok
@@ -129,7 +129,7 @@ STEPS: tuple[Step, ...] = (
         checks.pass_task,
         checks.pass_check,
         opens=lambda doc, state: (
-            PASS_MODEL if doc is None or doc.source.spec != PASS_MODEL else None
+            PASS_MODEL if doc is None or doc.request.spec != PASS_MODEL else None
         ),
     ),
     Step(

@@ -3,7 +3,7 @@ numerical check against the model before it -- and the same rewrite again from i
 (sessions replay it).
 
 Example:
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> doc = open_document("examples:resnet")
     >>> report = run(doc, RewriteSpec(builtin="fold-conv-bn"))
     >>> len(report.result.replaced), report.check.ok
@@ -148,7 +148,7 @@ def pattern_of(doc: GraphDocument, spec: RewriteSpec) -> Pattern:
     saved = getattr(inspect.getmodule(fn), "RULES", None)
     if isinstance(saved, dict) and rules == DEFAULT_RULES:  # a pattern file's own rules
         rules = Rules.from_json(saved)
-    dialect = doc.source.frontend if doc.source.frontend in ("fx", "export") else "fx"
+    dialect = doc.request.chosen_frontend or "fx"
     name = getattr(fn, "__name__", "pattern")
     return from_function(fn, name, dialect, rules=rules, source=source)
 

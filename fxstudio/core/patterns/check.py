@@ -7,7 +7,7 @@ fewer) must agree to 1e-5 absolute in float32, a fold (new weights, another roun
 1e-4 relative to the output's largest magnitude; both scale with the dtype's epsilon.
 
 Example:
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> doc = open_document("examples:simple")
     >>> before = reference(doc)
     >>> result = check(doc, before, exact=True)

@@ -13,7 +13,8 @@ A BatchNorm in training mode or without running statistics, a layer called elsew
 users, and weights that are not the model's own tensors are skipped, each with the reason.
 
 Example:
-    >>> from fxstudio.core.opening import OpenRequest, open_document
+    >>> from fxstudio.core.request import OpenRequest
+    >>> from fxstudio.core.sessions import open_document
     >>> doc = open_document(OpenRequest("examples:resnet", "export"))
     >>> from fxstudio.core.patterns.builtins import BUILTINS
     >>> jobs = BUILTINS["fold-conv-bn"].jobs(doc, "")

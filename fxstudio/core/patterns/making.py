@@ -88,7 +88,7 @@ def from_nodes(
     return Pattern(
         name,
         pgm,
-        doc.source.frontend if doc.source.frontend in ("fx", "export") else dialect_of(doc.graph),
+        doc.request.chosen_frontend or dialect_of(doc.graph),
         rules,
         origin=tuple(n.name for n in nodes),
     )

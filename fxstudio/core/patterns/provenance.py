@@ -5,7 +5,7 @@ from which nodes (``fxstudio_rewrite``, the inspector's *rewritten by*).
 Example (a conv + BatchNorm fold: the folded conv keeps the conv's module, not the
 BatchNorm's that anchors the match):
     >>> from fxstudio.core.graphviews import module_path
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> from fxstudio.core.patterns.apply import RewriteSpec, run
     >>> doc = open_document("examples:resnet")
     >>> _ = run(doc, RewriteSpec(builtin="fold-conv-bn"))

@@ -7,7 +7,7 @@ a user exports from the window is the one ``fxstudio profile --json`` writes for
 model and options.
 
 Example:
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> doc = open_document("examples:simple")
     >>> result = profile(doc, ProfileOptions(min_time=0.05))
     >>> sorted(result.to_json())[:4], result.ok

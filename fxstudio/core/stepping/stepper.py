@@ -11,7 +11,7 @@ restored before a rerun, so a graph that draws random numbers gives the same val
 
 Example:
     >>> import torch
-    >>> from fxstudio.core.opening import open_document
+    >>> from fxstudio.core.sessions import open_document
     >>> doc = open_document("examples:simple")
     >>> s = Stepper(doc.graph_module, doc.example_inputs)
     >>> s.step().name, s.step().name, s.position
@@ -301,7 +301,7 @@ def eager_reference(doc: Any) -> EagerReference | None:
     has no source to build it from."""
     from fxstudio.core.loading import load_model
 
-    src = doc.source
+    src = doc.request
     if not src.spec or not doc.example_inputs:
         return None
     module = load_model(src.spec, src.inputs, src.seed).module

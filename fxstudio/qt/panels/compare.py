@@ -484,5 +484,5 @@ def show_compare(
 def compare_snapshot(window: Any, baseline: Snapshot, label: str) -> CompareWindow:
     """The Run dock's pinned baseline (left) against the document now (right)."""
     doc = window.document
-    name = doc.source.spec or "the model"
+    name = doc.request.spec or "the model"
     return show_compare(window, detached(baseline), copy_of(doc), (label, f"{name} now"))

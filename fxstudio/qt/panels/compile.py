@@ -114,7 +114,7 @@ class CompilePanel(DocumentPanel):
         doc = self.document
         if doc is None or self.task is not None:
             return
-        source = doc.source
+        source = doc.request
         self.find_button.setEnabled(False)
         self.summary.setText("Running Dynamo over the model…")
 

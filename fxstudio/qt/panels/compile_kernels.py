@@ -114,7 +114,7 @@ class KernelsTab(QWidget):
         snap, self.version = snapshot(doc), doc.version
         device, threads, min_time = options.device, options.threads, options.min_time
         freezing = self.freezing.isChecked()
-        source = doc.source
+        source = doc.request
         explained = self.panel.result  # Dynamo's breaks, when found for this document
 
         def load() -> LoadedModel:  # the eager model, built again (it runs the model's code)

@@ -27,7 +27,7 @@ from fxstudio.core.lesson.steps import (
     record_stepper,
     record_trap,
 )
-from fxstudio.core.opening import OpenRequest
+from fxstudio.core.request import OpenRequest
 from fxstudio.core.runtime.profiling import Profile
 from fxstudio.qt import theme
 from fxstudio.qt.forms import ShapeWatcher
@@ -79,7 +79,7 @@ class LessonPanel(DocumentPanel):
         """What the dock says before the lesson starts (the Learn layout shows it so)."""
         self.title.setText(f"Learn FX — {len(STEPS)} checked steps on this window")
         doc = self.document
-        spec = doc.source.spec if doc is not None else None
+        spec = doc.request.spec if doc is not None else None
         self.text.setMarkdown(lesson_form.not_started_text(spec, self.state.model))
         self.back_button.setEnabled(False)
         self.check_button.setEnabled(False)
@@ -87,7 +87,7 @@ class LessonPanel(DocumentPanel):
         self.next_button.setEnabled(True)
 
     def on_document(self, doc: GraphDocument | None) -> None:  # facts of the one before go
-        self.state.seen_model(doc.source.spec if doc is not None else None)
+        self.state.seen_model(doc.request.spec if doc is not None else None)
         if not self.active:
             self._not_started()
 
@@ -181,7 +181,7 @@ class LessonPanel(DocumentPanel):
         saved = doc.session_extra.get("lesson") if doc.session_extra else None
         if saved and not self.active:
             self.state = LessonState.from_json(saved)
-            self.state.seen_model(doc.source.spec)  # (a session saved before facts_of)
+            self.state.seen_model(doc.request.spec)  # (a session saved before facts_of)
             self.resumed.emit()  # the Learn layout (the window's)
             if not self.active:
                 self.start()
@@ -193,7 +193,7 @@ class LessonPanel(DocumentPanel):
         self._trap = None
         if (
             trap is not None
-            and doc.source.spec == trap[1].spec
+            and doc.request.spec == trap[1].spec
             and trap[0] not in self.state.facts.get("fixed", [])
         ):
             self._diagnose(lambda: diagnose_graph(doc), trap[1])
@@ -496,5 +496,5 @@ class LessonPanel(DocumentPanel):
 
     def open_export(self) -> None:
         doc = self.document
-        spec = doc.source.spec if doc is not None and doc.source.spec else self.state.model
+        spec = doc.request.spec if doc is not None and doc.request.spec else self.state.model
         self.open(OpenRequest(spec, frontend="export"))

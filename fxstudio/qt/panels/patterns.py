@@ -160,7 +160,7 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
             return None
         try:
             fn, source = compile_function(text)
-            dialect = doc.source.frontend if doc.source.frontend in ("fx", "export") else "fx"
+            dialect = doc.request.chosen_frontend or "fx"
             self.pattern = from_function(
                 fn, dialect=dialect, rules=self.default_rules, source=source
             )

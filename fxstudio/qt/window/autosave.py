@@ -19,7 +19,7 @@ from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 from fxstudio.core.crashlog import pid_alive
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
-from fxstudio.core.opening import SESSION_SUFFIX
+from fxstudio.core.request import SESSION_SUFFIX
 from fxstudio.core.sessionfile import save_session
 
 log = logging.getLogger("fxstudio.autosave")

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxstudio.core.compare.sides import before_last_rewrite, last_rewrite, request_of
-from fxstudio.core.opening import OpenRequest, open_document
+from fxstudio.core.compare.sides import before_last_rewrite, last_rewrite
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.sessions import open_document
 from fxstudio.qt.panels.compare import copy_of, show_compare
 from fxstudio.qt.window.open_dialog import OpenDialog
 from fxstudio.qt.workers import UserCodeTask
@@ -20,7 +21,7 @@ def compare_with_request(window: Any, request: OpenRequest) -> UserCodeTask:
     doc = window.document
     left = copy_of(doc)
     task = UserCodeTask(lambda: open_document(request), window)
-    name = doc.source.spec or "this model"
+    name = doc.request.spec or "this model"
     task.succeeded.connect(
         lambda other: show_compare(window, left, other, (f"{name} (now)", request.spec))
     )
@@ -38,7 +39,7 @@ def compare_with(window: Any) -> None:
     doc = window.document
     if doc is None:
         return
-    dialog = OpenDialog(window, request_of(doc), window.session.recent.load())
+    dialog = OpenDialog(window, doc.request, window.session.recent.load())
     dialog.setWindowTitle("Compare with")
     chosen = dialog.request() if dialog.exec() else None
     dialog.deleteLater()  # (not kept under the window, listening for the zoo's names)
@@ -55,7 +56,7 @@ def compare_before_rewrite(window: Any) -> UserCodeTask | None:
         return None
     right = copy_of(doc)
     task = UserCodeTask(lambda: before_last_rewrite(doc), window)
-    name = doc.source.spec or "the model"
+    name = doc.request.spec or "the model"
     task.succeeded.connect(
         lambda before: show_compare(
             window, before, right, (f"{name} before the rewrite", f"{name} now")

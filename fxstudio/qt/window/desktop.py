@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.loading import model_names_in
-from fxstudio.core.opening import SESSION_SUFFIX, OpenRequest
+from fxstudio.core.request import SESSION_SUFFIX, OpenRequest
 
 DROPPABLE = (".py", ".pt2", SESSION_SUFFIX)
 
@@ -181,7 +181,7 @@ class FileWatcher(QObject):
         self.window = window
         self.session = session
         session.documentChanged.connect(
-            lambda doc: self.watch(doc.source.source_file if doc is not None else None)
+            lambda doc: self.watch(doc.source_file if doc is not None else None)
         )
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(self._changed)

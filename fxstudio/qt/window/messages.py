@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 
 from fxstudio.core.crashlog import LastCrash
 from fxstudio.core.errors import UserError
-from fxstudio.core.opening import OpenRequest
+from fxstudio.core.request import OpenRequest
 from fxstudio.core.wording import for_window
 from fxstudio.qt.window.autosave import find_recoveries
 

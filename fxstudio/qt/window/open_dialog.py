@@ -33,7 +33,7 @@ from fxstudio.core.errors import InputSpecError, LoadError
 from fxstudio.core.loading import check_spec
 from fxstudio.core.modelfiles import FileModels, file_models
 from fxstudio.core.modelspec import list_examples
-from fxstudio.core.opening import SESSION_SUFFIX, OpenRequest
+from fxstudio.core.request import SESSION_SUFFIX, OpenRequest
 from fxstudio.qt.forms import load_form
 from fxstudio.qt.workers import UserCodeTask
 

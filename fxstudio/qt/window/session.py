@@ -22,9 +22,10 @@ from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.drawn import first_picture
 from fxstudio.core.errors import SourceLocation, UserError
 from fxstudio.core.modelspec import model_file
-from fxstudio.core.opening import SESSION_SUFFIX, OpenRequest, open_document
 from fxstudio.core.recent import RecentModels
+from fxstudio.core.request import OpenRequest
 from fxstudio.core.sessionfile import save_session
+from fxstudio.core.sessions import open_document
 from fxstudio.qt.editing.commands import EditCommand
 from fxstudio.qt.turns import Turns
 from fxstudio.qt.window.autosave import Autosaver
@@ -158,7 +159,7 @@ class DocumentSession(QObject):
         doc = self.document
         if doc is None:
             return "fxstudio"
-        name = self.path.name if self.path else (doc.source.spec or "untitled")
+        name = self.path.name if self.path else (doc.request.spec or "untitled")
         return f"{name}{'*' if self.modified else ''} — fxstudio"
 
     # --- opening -------------------------------------------------------------------------------
@@ -181,7 +182,7 @@ class DocumentSession(QObject):
             self._task.abandon(SUPERSEDED_GRACE_MS)
             self._task = None
         self.tell_failure = tell
-        first = not request.spec.endswith(SESSION_SUFFIX)
+        first = not request.is_session
         task = UserCodeTask(lambda: _prepared(open_document(request), first), self)
         task.succeeded.connect(lambda doc: self._loaded(task, request, doc))
         task.failed.connect(lambda exc: self._failed(task, request, exc))
@@ -240,7 +241,7 @@ class DocumentSession(QObject):
         file's model, not the file it was read from."""
         if self.failed_request is not None:
             return self.failed_request
-        return model_request(self.document) if self.document is not None else None
+        return self.document.request if self.document is not None else None
 
     def _loaded(self, task: UserCodeTask, request: OpenRequest, document: GraphDocument) -> None:
         if task is not self._task:
@@ -250,8 +251,8 @@ class DocumentSession(QObject):
         self.failed_request = None
         restored, self._restored_from = self._restored_from, None
         # A recovery file is deleted once shown: reloading opens its model again.
-        self.request = request if restored is None else model_request(document)
-        is_session = request.spec.endswith(SESSION_SUFFIX)
+        self.request = request if restored is None else document.request
+        is_session = request.is_session
         self.set_document(document)
         self._push_replayed(document)
         self.path = Path(request.spec) if is_session and restored is None else None
@@ -359,16 +360,9 @@ class DocumentSession(QObject):
         doc, stem = self.document, "model"
         if self.path is not None:
             stem = self.path.stem
-        elif doc is not None and doc.source.spec:
-            stem = Path(doc.source.spec.rpartition(":")[2] or stem).stem
+        elif doc is not None and doc.request.spec:
+            stem = Path(doc.request.spec.rpartition(":")[2] or stem).stem
         return str(Path.cwd() / f"{stem}{suffix}")
-
-
-def model_request(doc: GraphDocument) -> OpenRequest:
-    """The request that opens ``doc``'s model afresh (its spec, frontend, inputs, seed)."""
-    src = doc.source
-    frontend: Any = src.frontend if src.frontend in ("fx", "export") else "auto"
-    return OpenRequest(src.spec, frontend, src.inputs, src.seed, src.leaf_modules, src.train)
 
 
 def _prepared(doc: GraphDocument, first_open: bool) -> GraphDocument:

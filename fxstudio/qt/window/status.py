@@ -197,4 +197,4 @@ class StatusArea(QObject):
             return
         if recount:
             self._modules = sum(1 for _ in doc.module_tree().walk()) - 1
-        self.summary.setText(f"{len(doc)} nodes · {self._modules} modules · {doc.source.frontend}")
+        self.summary.setText(f"{len(doc)} nodes · {self._modules} modules · {doc.request.frontend}")

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.modelspec import list_examples
-from fxstudio.core.opening import OpenRequest
+from fxstudio.core.request import OpenRequest
 from fxstudio.qt import theme
 
 THUMB = QSize(240, 160)  # a thumbnail at its largest (drawn at 480x320: sharp at 200 %)
