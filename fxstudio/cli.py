@@ -36,7 +36,6 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from fxstudio import __version__
 from fxstudio.cli_common import (
@@ -250,7 +249,7 @@ def run() -> int:
 
 
 def cmd_show(ns: argparse.Namespace) -> int:
-    from fxstudio.core.sessions import open_document
+    from fxstudio.core.flows import open_document
 
     doc = open_document(request_from(ns))
     for note in doc.notes:
@@ -269,8 +268,8 @@ def cmd_show(ns: argparse.Namespace) -> int:
 
 
 def cmd_export(ns: argparse.Namespace) -> int:
-    from fxstudio.core.export import export, format_for, verify_standalone
-    from fxstudio.core.sessions import open_document
+    from fxstudio.core.export import format_for, verify_standalone
+    from fxstudio.core.flows import export, open_document
 
     fmt = format_for(ns.output, ns.format)  # a bad name fails before the model is built
     doc = open_document(request_from(ns))
@@ -296,27 +295,18 @@ def cmd_export(ns: argparse.Namespace) -> int:
 
 
 def cmd_layout(ns: argparse.Namespace) -> int:
-    from fxstudio.core.drawn import top_level_groups
     from fxstudio.core.files import check_writable
-    from fxstudio.core.layout import LayoutEngine
-    from fxstudio.core.sessions import open_document
+    from fxstudio.core.flows import LayoutRequest, layout_flow, open_document
 
     if ns.json:
         check_writable(ns.json, ns.force)
     doc = open_document(request_from(ns))
-    collapsed = set() if ns.expanded else top_level_groups(doc)
-    lay = LayoutEngine().layout(doc, collapsed)
-    summary = layout_summary(doc, lay)
-    print(
-        f"{summary['nodes']} nodes, {summary['groups']} groups "
-        f"({summary['collapsed']} collapsed, {summary['visible_nodes']} nodes shown), "
-        f"{summary['seconds']:.3f} s with {lay.engine} ({lay.dot_runs} dot runs)",
-        file=data_out(),
-    )
-    for note in lay.notes:
+    result = layout_flow(LayoutRequest(doc, expanded=ns.expanded))
+    print(result.describe(), file=data_out())
+    for note in result.notes:
         print(f"fxstudio: note: {note}", file=sys.stderr)
     if ns.json:
-        write_layout_json(lay, ns.json)
+        result.write(ns.json)
         print(f"wrote {ns.json}", file=data_out())
     return EXIT_OK
 
@@ -324,9 +314,9 @@ def cmd_layout(ns: argparse.Namespace) -> int:
 def cmd_edit(ns: argparse.Namespace) -> int:
     from fxstudio.core.edits import EditError, run_command
     from fxstudio.core.files import check_writable
+    from fxstudio.core.flows import open_document
     from fxstudio.core.request import SESSION_SUFFIX
     from fxstudio.core.sessionfile import save_session
-    from fxstudio.core.sessions import open_document
 
     if ns.output:
         if not ns.output.endswith(SESSION_SUFFIX):
@@ -357,22 +347,3 @@ def cmd_gui(ns: argparse.Namespace) -> int:
         logging.basicConfig(level=logging.INFO, format="fxstudio: %(message)s")
     request = request_from(ns) if ns.model else None
     return run_gui(request, screenshot=ns.screenshot, debug=ns.debug, autosave_s=ns.autosave)
-
-
-def layout_summary(doc: Any, lay: Any) -> dict[str, Any]:
-    return {
-        "nodes": len(doc),
-        "groups": sum(1 for g in doc.module_tree().walk() if g.path),
-        "visible_nodes": len(lay.nodes),
-        "visible_groups": len(lay.groups),
-        "collapsed": len(lay.collapsed),
-        "engine": lay.engine,
-        "dot_runs": lay.dot_runs,
-        "seconds": round(lay.seconds, 3),
-    }
-
-
-def write_layout_json(lay: Any, path: str) -> None:
-    from fxstudio.core.files import atomic_write
-
-    atomic_write(path, json.dumps(lay.to_json(), indent=1) + "\n")

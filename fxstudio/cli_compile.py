@@ -8,9 +8,7 @@ user's lines it came from (:func:`~fxstudio.core.compiling.model.compile_model`)
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any
 
 from fxstudio.cli_common import (
     EXIT_OK,
@@ -23,7 +21,7 @@ from fxstudio.cli_common import (
 
 
 def compile_parser() -> argparse.ArgumentParser:
-    from fxstudio.core.compiling.kernels import BACKENDS, MODES
+    from fxstudio.core.flows.compile import BACKENDS, MODES
 
     p = argparse.ArgumentParser(
         prog="fxstudio compile",
@@ -55,67 +53,24 @@ def compile_parser() -> argparse.ArgumentParser:
 
 
 def cmd_compile(ns: argparse.Namespace) -> int:
-    from fxstudio.core import turns
-    from fxstudio.core.compiling.breaks import explain_breaks
-    from fxstudio.core.files import atomic_write, check_writable
-    from fxstudio.core.loading import load_model
-    from fxstudio.core.runtime.devices import resolve
+    from fxstudio.core.files import check_writable
+    from fxstudio.core.flows import CompileRequest, compile_flow
 
     if ns.json:
         check_writable(ns.json, ns.force)
-    if not ns.explain:
-        resolve(ns.device)  # a missing device is said before the model is built
-    with turns.one_turn():
-        loaded = load_model(ns.model, tuple(ns.input), ns.seed)
-        explained = explain_breaks(loaded, train=ns.train)
-    print(f"{ns.model}: {explained.describe()}", file=data_out())
-    result = explained.to_json()
-    if not ns.explain:
-        from fxstudio.core.compiling.model import compile_model
-
-        doc, why = _captured(ns, loaded)
-        print(
-            "Compiling the captured graph…"
-            if doc is not None and not explained.breaks
-            else "Compiling the eager model, as torch.compile does…",
-            file=sys.stderr,
-        )
-        compiled = compile_model(
-            lambda: loaded,
-            doc,
-            explained,
-            ns.device,
-            ns.backend,
-            ns.mode,
-            ns.threads,
-            ns.min_time,
-            freezing=ns.freezing,
-            train=ns.train,
-        )
-        if why:
-            compiled.notes.append(why)
-        print(compiled.describe(breaks=False), file=data_out())
-        result = compiled.to_json()
+    request = CompileRequest(
+        request_from(ns),
+        explain_only=ns.explain,
+        device=ns.device,
+        backend=ns.backend,
+        mode=ns.mode,
+        threads=ns.threads,
+        min_time=ns.min_time,
+        freezing=ns.freezing,
+    )
+    result = compile_flow(request)
+    print(result.describe(), file=data_out())
     if ns.json:
-        atomic_write(ns.json, json.dumps(result, indent=2) + "\n")
+        result.write(ns.json)
         print(f"wrote {ns.json}", file=sys.stderr)
     return EXIT_OK
-
-
-def _captured(ns: argparse.Namespace, loaded: Any) -> tuple[Any, str]:
-    """The model captured as a document (built once: the loaded model), or None and why
-    not -- a model neither symbolic tracing nor export captures is compiled all the same."""
-    from fxstudio.core.compiling.quiet import muted_stdout
-    from fxstudio.core.errors import UserError
-    from fxstudio.core.opening import capture_loaded
-
-    try:
-        with muted_stdout():  # a print in forward prints while it is traced
-            return capture_loaded(request_from(ns), loaded), ""
-    except UserError as exc:
-        first = str(exc).strip().splitlines()
-        return None, (
-            "Not captured as a document"
-            + (f" ({first[0].rstrip(':')})" if first else "")
-            + ": kernels are placed at the lines of your code only."
-        )

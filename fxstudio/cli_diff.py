@@ -4,7 +4,6 @@ inputs, and the first difference found (:mod:`fxstudio.core.compare`)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import replace
 
@@ -67,12 +66,8 @@ def diff_parser() -> argparse.ArgumentParser:
 
 
 def cmd_diff(ns: argparse.Namespace) -> int:
-    from fxstudio.core.compare.align import align
-    from fxstudio.core.compare.values import compare_values
-    from fxstudio.core.files import atomic_write, check_writable
-    from fxstudio.core.nodedata import Overlay
-    from fxstudio.core.patterns.apply import RewriteSpec, rewrite_flow
-    from fxstudio.core.sessions import open_document
+    from fxstudio.core.files import check_writable
+    from fxstudio.core.flows import DiffRequest, diff_flow
 
     stdout = data_out()  # the command's data; the model's prints go to stderr
     if ns.right is None and not ns.rewrite and ns.left_frontend == ns.right_frontend:
@@ -89,69 +84,25 @@ def cmd_diff(ns: argparse.Namespace) -> int:
         if out:
             check_writable(out, ns.force)
     base = request_from(argparse.Namespace(**{**vars(ns), "model": ns.left}))
-    left = open_document(replace(base, frontend=ns.left_frontend or ns.frontend))
-    right = open_document(
-        replace(base, spec=ns.right or ns.left, frontend=ns.right_frontend or ns.frontend)
-    )
-    for name in ns.rewrite:
-        report = rewrite_flow(right, RewriteSpec(builtin=name), allow_difference=True)
-        print("\n".join(report.describe()), file=sys.stderr)
-    alignment = align(left, right)
-    calls_left, calls_right = alignment.coverage(left, right)
     captured = f"{ns.right_frontend or ns.frontend} capture"
-    right_label = ns.right or f"{ns.left} ({', '.join(ns.rewrite) or captured})"
-    print(f"{ns.left} vs {right_label}: {alignment.describe()}", file=stdout)
-    print(
-        f"  call nodes paired: {calls_left:.0%} of the left's, {calls_right:.0%} of the right's",
-        file=stdout,
+    request = DiffRequest(
+        left=replace(base, frontend=ns.left_frontend or ns.frontend),
+        right=replace(base, spec=ns.right or ns.left, frontend=ns.right_frontend or ns.frontend),
+        rewrites=tuple(ns.rewrite),
+        values=not ns.no_values,
+        times=ns.times,
+        device=ns.device,
+        min_time=ns.min_time,
+        titles=(ns.left, ns.right or f"{ns.left} ({', '.join(ns.rewrite) or captured})"),
     )
-    for label, names, doc in (
-        ("removed", alignment.removed, left),
-        ("added", alignment.added, right),
-    ):
-        ops = [n for n in names if doc.node(n).op != "get_attr"]
-        weights = len(names) - len(ops)
-        if ops:
-            print(
-                f"  {label}: {', '.join(ops[:12])}" + (" …" if len(ops) > 12 else ""), file=stdout
-            )
-        if weights:
-            print(f"  {label}: {weights} parameter reads (get_attr)", file=stdout)
-    changed = alignment.changed()
-    for pair in changed[:12]:
-        print(
-            f"  changed ({pair.why}): {' + '.join(pair.left)} → {' + '.join(pair.right)}",
-            file=stdout,
-        )
-    if len(changed) > 12:
-        print(f"  … and {len(changed) - 12} more changed", file=stdout)
-    data = alignment.to_json()
-    values = None
-    if not ns.no_values:
-        values = compare_values(left, right, alignment, ns.device)
-        print("  " + values.describe(), file=stdout)
-        data["values"] = values.to_json()
-    if ns.times:
-        from fxstudio.core.compare.times import time_both
-
-        times = time_both(left, right, alignment, ns.device, min_time=ns.min_time)
-        print(f"  times: {times.whole.describe()}", file=stdout)
-        ranked = sorted(times.pairs, key=lambda t: -abs(t.delta_s))
-        for t in [t for t in ranked if t.change.significant][:8]:
-            print(
-                f"    {' + '.join(t.left)} → {' + '.join(t.right)}: {t.change.describe()}",
-                file=stdout,
-            )
-        data["times"] = times.to_json()
+    result = diff_flow(request)
+    for report in result.rewrites:
+        print("\n".join(report.describe()), file=sys.stderr)
+    print("\n".join(result.describe()), file=stdout)
     if ns.json:
-        atomic_write(ns.json, json.dumps(data, indent=2) + "\n")
+        result.write(ns.json)
         print(f"wrote {ns.json}", file=stdout)
-    if values is not None and overlay_outputs(ns):
-        overlay = Overlay("max_rel_diff")
-        for v in values.nodes:
-            paired = alignment.pair_of_right(v.right)
-            for name in paired.right if paired is not None else (v.right,):
-                if v.max_rel_diff is not None:
-                    overlay.values[name] = v.max_rel_diff
+    overlay = result.overlay()
+    if overlay is not None and overlay_outputs(ns):
         write_overlays(ns, overlay)
     return EXIT_OK

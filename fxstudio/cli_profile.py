@@ -104,10 +104,9 @@ def cmd_profile(ns: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from fxstudio.core.files import check_writable
+    from fxstudio.core.flows import ProfileOptions, open_document, profile
     from fxstudio.core.guard import format_bytes
     from fxstudio.core.runtime.devices import available, resolve
-    from fxstudio.core.runtime.profiling import ProfileOptions, profile
-    from fxstudio.core.sessions import open_document
 
     if ns.list_devices:
         for d in available():

@@ -72,14 +72,12 @@ def rewrite_parser() -> argparse.ArgumentParser:
 
 
 def cmd_rewrite(ns: argparse.Namespace) -> int:
-    from fxstudio.core.export import export
     from fxstudio.core.files import check_writable
-    from fxstudio.core.patterns.apply import RewriteSpec, rewrite_flow
+    from fxstudio.core.flows import RewriteRequest, RewriteSpec, export, open_document, rewrite_flow
     from fxstudio.core.patterns.builtins import listing
     from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
     from fxstudio.core.request import SESSION_SUFFIX
     from fxstudio.core.sessionfile import save_session
-    from fxstudio.core.sessions import open_document
 
     if ns.list:
         print(listing(), file=data_out())
@@ -107,13 +105,13 @@ def cmd_rewrite(ns: argparse.Namespace) -> int:
             if kind == "builtin"
             else RewriteSpec(pattern=what, replacement=replacement, rules=rules)
         )
-        report = rewrite_flow(
-            doc,
+        request = RewriteRequest(
             spec,
             dry_run=ns.dry_run,
             allow_difference=ns.allow_difference,
             explain_at=ns.explain if kind == "pattern" else None,
         )
+        report = rewrite_flow(doc, request)
         reports.append(report.to_json())
         if not ns.json:
             print("\n".join(report.describe()), file=data_out())

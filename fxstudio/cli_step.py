@@ -44,15 +44,14 @@ def _number(x: float | None) -> str:
 
 def cmd_step(ns: argparse.Namespace) -> int:
     from fxstudio.core.files import check_writable
+    from fxstudio.core.flows import open_document, step_through
     from fxstudio.core.nodedata import Overlay
-    from fxstudio.core.sessions import open_document
-    from fxstudio.core.stepping.stepper import for_document
 
     stdout = data_out()  # the command's data; the model's prints go to stderr
     for out in overlay_outputs(ns):
         check_writable(out, ns.force)
     doc = open_document(request_from(ns))
-    stepper = for_document(doc, eager=not ns.no_eager)
+    stepper = step_through(doc, eager=not ns.no_eager)
     if ns.until and ns.until not in stepper.index:
         names = ", ".join(list(stepper.index)[:8])
         print(

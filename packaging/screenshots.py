@@ -133,8 +133,8 @@ def rewrite_layout(window: MainWindow) -> None:
 def compare_fold(window: MainWindow):
     """The Compare window: resnet before and after fold-conv-bn, times measured, the time
     change as heat, the first folded conv looked at."""
-    from fxstudio.qt.panels.compare import CompareWindow
     from fxstudio.qt.window import compare_flow
+    from fxstudio.qt.windows.compare import CompareWindow
 
     open_model(window, "examples:resnet")
     panel = window.panels["patterns"]

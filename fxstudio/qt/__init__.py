@@ -2,7 +2,8 @@
 they never change a ``torch.fx.Graph`` themselves.
 
 ``app`` starts the window; ``window`` (the main window and what it composes) > ``panels``
-(the docks) > ``canvas`` > ``editing`` import one way down, and all may use the shared
+(the docks) > ``windows`` (the other top-level windows: Compare) > ``canvas`` > ``editing``
+import one way down, and all may use the shared
 pieces: ``workers`` (slow work off the GUI thread), ``turns`` (a big change's views one per
 turn of the event loop), ``selection`` (the one selection), ``theme``, ``forms`` (Designer
 forms and small widget makers), ``fitting`` (result areas sized in rows and lines),

@@ -41,7 +41,7 @@ def _anonymous(doc):
 
 def bench_compare(emit, timed=None) -> None:
     from fxstudio.core.compare.align import align
-    from fxstudio.core.patterns.apply import RewriteSpec, run
+    from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
     from fxstudio.core.request import OpenRequest
     from fxstudio.core.sessions import open_document
     from tests.bench.bench_scale import SYNTHETIC
@@ -49,7 +49,7 @@ def bench_compare(emit, timed=None) -> None:
     request = OpenRequest(f"{SYNTHETIC}:nested_{SIZE}", "fx", ("2x8",))
     left = open_document(request)
     swapped = open_document(request)
-    run(swapped, RewriteSpec(builtin="swap-activation:gelu:relu"))
+    rewrite_flow(swapped, RewriteRequest(RewriteSpec(builtin="swap-activation:gelu:relu")))
     cases = [
         ("the same graph twice", open_document(request)),
         ("after swap-activation gelu:relu", swapped),

@@ -22,7 +22,7 @@ def bench_rewrite_stalls(emit) -> None:
     from PySide6.QtWidgets import QApplication
 
     from fxstudio.core import collector
-    from fxstudio.core.patterns.apply import RewriteSpec, rewrite_flow
+    from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
     from fxstudio.core.request import OpenRequest
     from fxstudio.qt.editing.commands import EditCommand
     from fxstudio.qt.window.main_window import MainWindow
@@ -76,7 +76,7 @@ def bench_rewrite_stalls(emit) -> None:
     spec = RewriteSpec(pattern_code=PATTERN, replacement_code=REPLACEMENT)
     meter.start()
     t0 = time.perf_counter()
-    report = rewrite_flow(doc, spec)
+    report = rewrite_flow(doc, RewriteRequest(spec))
     session.undo_stack.push(EditCommand(report.result.edit))
     settled()
     meter.stop()

@@ -124,7 +124,7 @@ def _kendall_tau(a: list[str], b: list[str]) -> float:
 def bench_profile(emit: Callable[..., None], timed: Callable[..., list[float]]) -> None:
     """The per-node run against the clean one: overhead, attribution, sum of parts, the top-10
     ranking over 3 runs; the A/A rate of the comparison; a fold's speed-up with its CI."""
-    from fxstudio.core.patterns.apply import RewriteSpec, run
+    from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
     from fxstudio.core.runtime.compare import compare
 
     threads = torch.get_num_threads()
@@ -176,7 +176,7 @@ def bench_profile(emit: Callable[..., None], timed: Callable[..., list[float]]) 
     spec, inputs = MODELS[2] if len(MODELS) > 2 else MODELS[0]
     before = open_document(OpenRequest(spec, inputs=inputs))
     after = open_document(OpenRequest(spec, inputs=inputs))
-    run(after, RewriteSpec(builtin="fold-conv-bn"))
+    rewrite_flow(after, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
     c = compare(before, after, "cpu", threads, None, 4.0, 15, per_node=True)
     emit(
         bench="fold-conv-bn before/after",

@@ -102,7 +102,7 @@ def test_usage_error_exits_2(capsys):
 
 
 def test_an_fxstudio_bug_exits_1(capsys, monkeypatch):
-    import fxstudio.core.opening as session
+    import fxstudio.core.flows as session  # (the front door the command line calls)
 
     def broken(_request):
         raise RuntimeError("something inside fxstudio broke")

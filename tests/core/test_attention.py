@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fxstudio.core.patterns.apply import RewriteSpec, run
+from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.request import OpenRequest
 from fxstudio.core.sessions import open_document
 
@@ -26,7 +26,7 @@ def _open(name, frontend):
 def test_each_spelling_becomes_one_sdpa_call(name, frontend):
     doc = _open(name, frontend)
     code = doc.code()
-    report = run(doc, RewriteSpec(builtin="fuse-attention"))
+    report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention")))
     assert len(report.result.replaced) == 1, report.describe()
     assert report.check is not None and report.check.ok, report.check.describe()
     calls = [n for n in doc.graph.nodes if n.op == "call_function" and n.target in SDPA]
@@ -53,7 +53,7 @@ def test_each_spelling_becomes_one_sdpa_call(name, frontend):
 def test_what_sdpa_cannot_stand_for_is_left_with_the_reason(name, reason, frontend):
     doc = _open(name, frontend)
     code = doc.code()
-    report = run(doc, RewriteSpec(builtin="fuse-attention"))
+    report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention")))
     assert report.result.edit is None and doc.code() == code
     [(_, why)] = report.result.skipped
     assert reason in why
@@ -65,7 +65,12 @@ def test_an_fx_graph_keeps_a_scale_worked_out_from_shapes():
     from tests.core.attention_models import MaskedFill
 
     doc = _open("MaskedFill", "fx")
-    assert len(run(doc, RewriteSpec(builtin="fuse-attention")).result.replaced) == 1
+    assert (
+        len(
+            rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention"))).result.replaced
+        )
+        == 1
+    )
     gen = torch.Generator().manual_seed(0)
     wider = [torch.randn(2, 4, 8, 32, generator=gen) for _ in range(3)]
     inputs = (*wider, torch.randn(2, 1, 8, 8, generator=gen))

@@ -20,7 +20,7 @@ from fxstudio.core.compare.overlay import (
 from fxstudio.core.compare.values import compare_values
 from fxstudio.core.edits import splice
 from fxstudio.core.nodedata import Overlay
-from fxstudio.core.patterns.apply import RewriteSpec, run
+from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.request import OpenRequest
 from fxstudio.core.sessions import open_document
 
@@ -36,7 +36,7 @@ def calls(doc):
 
 def test_a_fold_removes_the_batchnorms_and_pairs_each_conv_as_changed(before):
     after = open_document("examples:resnet")
-    run(after, RewriteSpec(builtin="fold-conv-bn"))
+    rewrite_flow(after, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
     a = align(before, after)
     modules = dict(before.graph_module.named_modules())
     bns = [n for n in calls(before) if op_kind(before.node(n), modules) == "batchnorm"]

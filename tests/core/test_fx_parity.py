@@ -16,7 +16,7 @@ from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
 
 from fxstudio.core.capture import export_module
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.patterns.apply import RewriteSpec, rewrite_flow
+from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.making import from_function
 from fxstudio.core.patterns.matcher import find
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
@@ -115,7 +115,7 @@ def test_a_replacement_class_calling_its_own_submodule_is_copied_in_and_undone(t
     gm = fx.symbolic_trace(_TwoPlaces())
     doc = GraphDocument(copy.deepcopy(gm), example_inputs=(x,))
     spec = RewriteSpec(pattern_code=_NEG_RELU, replacement_code=_LINEAR_CLASS)
-    report = rewrite_flow(doc, spec, allow_difference=True)
+    report = rewrite_flow(doc, RewriteRequest(spec, allow_difference=True))
     assert len(report.result.replaced) == 2
     namespace = {"nn": nn}
     exec(_LINEAR_CLASS, namespace)  # noqa: S102 - the test's own code
@@ -148,7 +148,7 @@ def test_a_replacement_class_calling_its_own_submodule_is_copied_in_and_undone(t
         "def example_inputs():\n    return (torch.randn(2, 4),)\n"
     )
     saved = open_document(f"{tmp_path / 'model.py'}:TwoPlaces")
-    rewrite_flow(saved, spec, allow_difference=True)
+    rewrite_flow(saved, RewriteRequest(spec, allow_difference=True))
     save_session(saved, session)
     again = open_document(str(session))
     assert not again.notes, again.notes

@@ -22,7 +22,7 @@ from fxstudio.core.lesson.steps import (
     record_trap,
     step_index,
 )
-from fxstudio.core.patterns.apply import RewriteSpec, run
+from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.explain import explain
 from fxstudio.core.patterns.making import compile_function, from_function
 from fxstudio.core.patterns.matcher import Matcher
@@ -120,7 +120,10 @@ def test_pattern_step_needs_the_miss_and_then_a_rewrite(docs_module) -> None:
     assert "6.0" in why and "1.0" in why  # the report names the literal
     state.facts["missed"] = why.splitlines()[0]
     assert "Fix it" in check("pattern", docs_module, state).message
-    report = run(docs_module, RewriteSpec(pattern_code=ex.fix, replacement_code=ex.replacement))
+    report = rewrite_flow(
+        docs_module,
+        RewriteRequest(RewriteSpec(pattern_code=ex.fix, replacement_code=ex.replacement)),
+    )
     assert report.result.edit is not None and report.check.ok
     assert check("pattern", docs_module, state).ok
 
@@ -160,7 +163,7 @@ def test_the_real_pass_and_export_steps() -> None:
     before = open_document(PASS_MODEL)
     after = open_document(PASS_MODEL)
     assert "BatchNorm" in check("pass", after, state).message
-    run(after, RewriteSpec(builtin="fold-conv-bn"))
+    rewrite_flow(after, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
     assert "compare" in check("pass", after, state).message
     record_comparison(state, compare(before, after, threads=1, min_time=0.05))
     verdict = check("pass", after, state)

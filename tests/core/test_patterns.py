@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
 
-from fxstudio.core.patterns.apply import RewriteSpec, run
+from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.builtins import run_builtin
 from fxstudio.core.patterns.check import check, reference
 from fxstudio.core.patterns.explain import explain
@@ -417,7 +417,7 @@ def test_session_replays_a_rewrite(tmp_path) -> None:
     from fxstudio.core.sessionfile import save_session
 
     doc = open_document("examples:resnet")
-    run(doc, RewriteSpec(builtin="fold-conv-bn"))
+    rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
     code = doc.code()
     path = tmp_path / "r.fxstudio"
     save_session(doc, str(path))
@@ -594,7 +594,7 @@ def test_fold_conv_bn_folds_an_export_graphs_aten_calls_and_undo_puts_them_back(
     doc = open_document(OpenRequest("examples:resnet", "export"))
     before = doc.graph_module.code
     norms = [n for n in doc.graph.nodes if n.target == torch.ops.aten.batch_norm.default]
-    report = run(doc, RewriteSpec(builtin="fold-conv-bn"))
+    report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
     assert len(report.result.replaced) == len(norms) == 15
     assert report.check is not None and report.check.ok, report.check.describe()
     assert not [n for n in doc.graph.nodes if n.target == torch.ops.aten.batch_norm.default]
@@ -628,7 +628,7 @@ def test_fold_linear_bn_on_an_export_graph_and_a_shared_output_is_skipped(write_
         "def example_inputs():\n    return (torch.randn(3, 4),)\n"
     )
     doc = open_document(OpenRequest(f"{path}:Net", "export"))
-    report = run(doc, RewriteSpec(builtin="fold-linear-bn"))
+    report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fold-linear-bn")))
     assert len(report.result.replaced) == 1
     assert [why for _, why in report.result.skipped] == ["linear_1's output is also used by add"]
     assert report.check is not None and report.check.ok, report.check.describe()
@@ -650,7 +650,7 @@ def test_remove_noops_on_an_export_graph(write_model):
         "def example_inputs():\n    return (torch.randn(2, 4),)\n"
     )
     doc = open_document(OpenRequest(f"{path}:Net", "export"))
-    report = run(doc, RewriteSpec(builtin="remove-noops"))
+    report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="remove-noops")))
     assert len(report.result.replaced) == 4
     assert report.check is not None and report.check.ok
     targets = {str(n.target) for n in doc.graph.nodes if n.op == "call_function"}
@@ -668,7 +668,9 @@ def test_fuse_attention_says_plainly_when_the_attention_is_fused_already(write_m
         "def example_inputs():\n"
         "    return tuple(torch.randn(1, 2, 4, 8) for _ in range(3))\n"
     )
-    report = run(open_document(f"{path}:Net"), RewriteSpec(builtin="fuse-attention"))
+    report = rewrite_flow(
+        open_document(f"{path}:Net"), RewriteRequest(RewriteSpec(builtin="fuse-attention"))
+    )
     assert report.result.edit is None
     assert any("1 attention call is already fused" in w for w in report.result.found.warnings)
     assert any("already fused" in line for line in report.describe())
@@ -677,7 +679,9 @@ def test_fuse_attention_says_plainly_when_the_attention_is_fused_already(write_m
 def test_the_torch_fx_demo_is_meant_to_change_the_values() -> None:
     """relu(x) is not neg(x) + relu(y): its check informs, it does not fail (the window
     would hold it back and the command line refuse it)."""
-    report = run(open_document("examples:negrelu"), RewriteSpec(builtin="negrelu"))
+    report = rewrite_flow(
+        open_document("examples:negrelu"), RewriteRequest(RewriteSpec(builtin="negrelu"))
+    )
     assert report.check is not None and not report.check.ok
     assert report.intended and not report.check_failed
     assert "found other values (as intended)" in report.check.describe(report.intended)

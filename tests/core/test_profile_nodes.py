@@ -18,7 +18,7 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
 
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.patterns.apply import RewriteSpec, run
+from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.runtime.breakdown import breakdown
 from fxstudio.core.runtime.compare import compare, mann_whitney, speedup
 from fxstudio.core.runtime.flops import node_work
@@ -181,7 +181,7 @@ def test_the_same_graph_twice_is_no_significant_change() -> None:
 def test_a_rewrite_is_compared_node_by_node_through_its_provenance(tmp_path) -> None:
     before = open_document("examples:resnet")
     after = open_document("examples:resnet")
-    report = run(after, RewriteSpec(builtin="fold-conv-bn"))
+    report = rewrite_flow(after, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
     assert report.check.ok
     c = compare(before, after, "cpu", threads=1, min_time=0.4, per_node=True)
     folded = [d for d in c.nodes if d.how == "provenance"]

@@ -12,7 +12,7 @@ from torch import nn
 
 from fxstudio import cli
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.patterns.apply import RewriteSpec, run
+from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.softcap import FLEX
 from fxstudio.core.sessions import open_document
 from tests.core.test_attention import _open
@@ -22,7 +22,7 @@ needs_flex = pytest.mark.skipif(FLEX is None, reason="this torch has no flex_att
 
 def _report(doc: GraphDocument, builtin: str):
     code = doc.code()
-    report = run(doc, RewriteSpec(builtin=builtin))
+    report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin=builtin)))
     assert report.result.edit is None and doc.code() == code  # nothing changed
     return report
 
@@ -78,7 +78,7 @@ def test_flex_writes_a_soft_capped_attention_as_flex_attention(name, frontend):
     from tests.core import attention_models
 
     doc = _open(name, frontend)
-    report = run(doc, RewriteSpec(builtin="fuse-attention-flex"))
+    report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention-flex")))
     assert len(report.result.replaced) == 1, report.describe()
     assert report.check is not None and report.check.ok, report.check.describe()
     assert report.check.max_abs_diff <= 1e-6
@@ -107,7 +107,7 @@ def test_flex_rewrite_replays_from_a_session(tmp_path):
     from fxstudio.core.sessionfile import save_session
 
     doc = _open("SoftCapped", "export")
-    run(doc, RewriteSpec(builtin="fuse-attention-flex"))
+    rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention-flex")))
     save_session(doc, tmp_path / "capped.fxstudio")
     again = open_document(str(tmp_path / "capped.fxstudio"))
     assert not again.notes, again.notes
@@ -119,7 +119,7 @@ def test_a_flex_fused_model_saves_as_a_module_that_runs(tmp_path):
     from fxstudio.core.export import export, verify_standalone
 
     doc = _open("SoftCapped", "export")
-    run(doc, RewriteSpec(builtin="fuse-attention-flex"))
+    rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention-flex")))
     export(doc, tmp_path / "capped.py")
     assert verify_standalone(tmp_path / "capped.py", doc).ok
 

@@ -11,7 +11,7 @@ import torch
 
 from fxstudio.core.export import export, verify_standalone
 from fxstudio.core.graphviews import module_path
-from fxstudio.core.patterns.apply import RewriteSpec, run
+from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.softcap import FLEX
 from fxstudio.core.request import OpenRequest
 from fxstudio.core.sessions import open_document
@@ -37,7 +37,7 @@ CASES = [
 def test_fuse_attention_on_real_models(spec, attentions, module, tmp_path):
     doc = open_document(OpenRequest(spec, "export"))
     code = doc.code()
-    report = run(doc, RewriteSpec(builtin="fuse-attention"))
+    report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention")))
     assert len(report.result.replaced) == attentions, report.describe()
     assert not report.result.skipped
     assert report.check is not None and report.check.ok, report.check.describe()
@@ -72,7 +72,7 @@ def test_gemma2_says_why_sdpa_cannot_fuse_its_soft_capped_attention():
     candidate SDPA cannot stand for, and the report says so -- not "0 matches"."""
     doc = open_document(OpenRequest(f"hf:gemma2({_GEMMA})", "export"))
     code = doc.code()
-    report = run(doc, RewriteSpec(builtin="fuse-attention"))
+    report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention")))
     assert report.result.edit is None and doc.code() == code
     assert report.verdict == (
         "2 candidates, none fused: a tanh soft-cap on the scores, which "
@@ -87,7 +87,7 @@ def test_gemma2_fuses_into_flex_attention_with_the_check_passing():
     """fuse-attention-flex: both attentions (one sliding-window, one full: each its own mask)
     become flex_attention calls; the same values, in this process."""
     doc = open_document(OpenRequest(f"hf:gemma2({_GEMMA})", "export"))
-    report = run(doc, RewriteSpec(builtin="fuse-attention-flex"))
+    report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention-flex")))
     assert len(report.result.replaced) == 2, report.describe()
     assert report.check is not None and report.check.ok, report.check.describe()
     assert report.check.max_abs_diff <= 1e-5
@@ -103,7 +103,7 @@ def test_gemma2_fuses_into_flex_attention_with_the_check_passing():
 def test_gemma3_text_fuses_into_sdpa():
     """Gemma 3 has no soft-cap (its sliding window is in the mask): plain SDPA."""
     doc = open_document(OpenRequest(f"hf:gemma3_text({_GEMMA}, sliding_window=8)", "export"))
-    report = run(doc, RewriteSpec(builtin="fuse-attention"))
+    report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention")))
     assert len(report.result.replaced) == 2, report.describe()
     assert report.check is not None and report.check.ok, report.check.describe()
     assert sum(n.target is SDPA for n in doc.graph.nodes) == 2

@@ -4,7 +4,7 @@ compared in this process, both graphs on the same tensors."""
 
 from fxstudio.core.compare.align import align, op_kind
 from fxstudio.core.compare.values import compare_values
-from fxstudio.core.patterns.apply import RewriteSpec, run
+from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.request import OpenRequest
 from fxstudio.core.sessions import open_document
 from tests.models.test_real_models import HF_MODELS, needs_torchvision, needs_transformers
@@ -15,7 +15,7 @@ RESNET18 = OpenRequest("torchvision.models:resnet18", "fx", ("1x3x224x224",))
 @needs_torchvision
 def test_resnet18_folded_loses_its_twenty_batchnorms_and_changes_its_twenty_convs():
     before, after = open_document(RESNET18), open_document(RESNET18)
-    run(after, RewriteSpec(builtin="fold-conv-bn"))
+    rewrite_flow(after, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
     a = align(before, after)
     modules = dict(before.graph_module.named_modules())
     assert len(a.removed) == 20 and a.added == []
@@ -41,7 +41,7 @@ def test_resnet18_fx_and_export_align_with_no_value_difference():
 def test_fused_attention_pairs_the_fused_call_with_the_nodes_it_replaced():
     request = OpenRequest(f"{HF_MODELS}:gpt2_eager", "export")
     before, after = open_document(request), open_document(request)
-    run(after, RewriteSpec(builtin="fuse-attention"))
+    rewrite_flow(after, RewriteRequest(RewriteSpec(builtin="fuse-attention")))
     a = align(before, after)
     fused = [p for p in a.pairs if p.how == "provenance"]
     assert len(fused) == 2 and all(len(p.left) > 1 and p.status == "changed" for p in fused)

@@ -124,10 +124,10 @@ def test_torchvision_classifier_saved_as_python_round_trips(tmp_path, name):
 
 @needs_torchvision
 def test_resnet18_captured_by_export_folds_all_twenty_conv_bn_pairs():
-    from fxstudio.core.patterns.apply import RewriteSpec, run
+    from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 
     doc = open_document(OpenRequest("torchvision.models:resnet18", "export", ("1x3x64x64",)))
-    report = run(doc, RewriteSpec(builtin="fold-conv-bn"))
+    report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
     assert len(report.result.replaced) == 20 and not report.result.skipped
     assert report.check is not None and report.check.ok, report.check.describe()
 

@@ -5,7 +5,7 @@ import math
 import subprocess
 import sys
 
-from fxstudio.core.patterns.apply import RewriteSpec, run
+from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.request import OpenRequest
 from fxstudio.core.runtime.compare import compare
 from fxstudio.core.runtime.run import profile_whole
@@ -37,7 +37,7 @@ def test_resnet18_per_node_json_adds_up(tmp_path) -> None:
 def test_resnet18_fold_compared_through_provenance() -> None:
     spec = OpenRequest("torchvision.models:resnet18", inputs=("1x3x224x224",))
     before, after = open_document(spec), open_document(spec)
-    assert run(after, RewriteSpec(builtin="fold-conv-bn")).check.ok
+    assert rewrite_flow(after, RewriteRequest(RewriteSpec(builtin="fold-conv-bn"))).check.ok
     c = compare(before, after, "cpu", min_time=1.0, per_node=True)
     assert sum(d.how == "provenance" for d in c.nodes) == 20
     assert not c.removed and not c.added and c.max_rel_diff < 1e-3

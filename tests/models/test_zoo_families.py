@@ -34,7 +34,7 @@ from fxstudio.core.export import (
     verify_standalone,
 )
 from fxstudio.core.fxcompat import tree_leaves
-from fxstudio.core.patterns.apply import RewriteSpec, rewrite_flow
+from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.request import OpenRequest
 from fxstudio.core.sessions import open_document
 from fxstudio.core.zoo import example_input
@@ -69,7 +69,7 @@ def test_family_opens_saves_and_fuses_attention(family, tmp_path):
         compared = compare_outputs(_run_saved(out, doc.example_inputs), reference_outputs(doc))
         assert compared.bitwise_equal, compared.describe()
 
-    report = rewrite_flow(doc, RewriteSpec(builtin="fuse-attention"))
+    report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention")))
     lines = report.describe()
     text = "\n".join(lines)
     fused, found = len(report.result.replaced), report.result.found

@@ -6,8 +6,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication
 
-from fxstudio.qt.panels.compare import CompareWindow
 from fxstudio.qt.window import compare_flow
+from fxstudio.qt.windows.compare import CompareWindow
 from tests.qt.conftest import open_and_wait
 
 

@@ -96,7 +96,7 @@ def test_box_a_pattern_replace_compare_close_and_go_on(qtbot, big, capfd, qtlog)
     in the main window -- and nothing is printed on stderr or warned on the way."""
     from PySide6.QtCore import Qt
 
-    from fxstudio.qt.panels.compare import CompareWindow
+    from fxstudio.qt.windows.compare import CompareWindow
 
     open_and_wait(qtbot, big, "examples:resnet", signal="layoutShown")
     big.action("actionLayoutRewrite").trigger()

@@ -76,7 +76,7 @@ def test_per_node_profile_shows_in_the_table_heat_inspector_and_chart(qtbot, win
 
 
 def test_pin_rewrite_and_compare_fills_before_after(qtbot, window):
-    from fxstudio.core.patterns.apply import RewriteSpec, run
+    from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 
     open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
     panel = window.panels["run"]
@@ -85,7 +85,7 @@ def test_pin_rewrite_and_compare_fills_before_after(qtbot, window):
     assert not panel.compare_button.isEnabled()
     panel.pin_button.click()
     assert panel.compare_button.isEnabled() and "Baseline" in panel.baseline_label.text()
-    report = run(window.document, RewriteSpec(builtin="fold-conv-bn"))
+    report = rewrite_flow(window.document, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
     assert report.check.ok
     with qtbot.waitSignal(panel.finished, timeout=180000) as done:
         panel.compare_button.click()

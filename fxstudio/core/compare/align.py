@@ -19,9 +19,9 @@ rewrite made it, its op kind or shape differs, or its inputs are not each other'
 
 Example (a conv + BatchNorm fold: the BatchNorms go, the convs are paired, changed):
     >>> from fxstudio.core.sessions import open_document
-    >>> from fxstudio.core.patterns.apply import RewriteSpec, run
+    >>> from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
     >>> before, after = open_document("examples:resnet"), open_document("examples:resnet")
-    >>> _ = run(after, RewriteSpec(builtin="fold-conv-bn"))
+    >>> _ = rewrite_flow(after, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
     >>> a = align(before, after)
     >>> a.pair_of_left("layer1_0_conv1").how, a.pair_of_left("layer1_0_conv1").status
     ('provenance', 'changed')

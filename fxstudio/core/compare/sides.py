@@ -3,9 +3,9 @@ its last rewrite (captured again, the edits before that rewrite replayed).
 
 Example:
     >>> from fxstudio.core.sessions import open_document
-    >>> from fxstudio.core.patterns.apply import RewriteSpec, run
+    >>> from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
     >>> doc = open_document("examples:resnet")
-    >>> _ = run(doc, RewriteSpec(builtin="fold-conv-bn"))
+    >>> _ = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
     >>> "layer1_0_bn1" in before_last_rewrite(doc), "layer1_0_bn1" in doc
     (True, False)
 """

@@ -7,9 +7,9 @@ have, rolled up.
 Example:
     >>> from fxstudio.core.compare.align import align
     >>> from fxstudio.core.sessions import open_document
-    >>> from fxstudio.core.patterns.apply import RewriteSpec, run
+    >>> from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
     >>> before, after = open_document("examples:negrelu"), open_document("examples:negrelu")
-    >>> _ = run(after, RewriteSpec(builtin="negrelu"))
+    >>> _ = rewrite_flow(after, RewriteRequest(RewriteSpec(builtin="negrelu")))
     >>> t = time_both(before, after, align(before, after), min_time=0.05)
     >>> [(p.left, p.right) for p in t.pairs]  # the new relu's before: all the rewrite took
     [(('relu', 'neg', 'add'), ('relu',)), (('mul',), ('mul',))]

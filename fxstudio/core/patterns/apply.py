@@ -5,7 +5,7 @@ numerical check against the model before it -- and the same rewrite again from i
 Example:
     >>> from fxstudio.core.sessions import open_document
     >>> doc = open_document("examples:resnet")
-    >>> report = run(doc, RewriteSpec(builtin="fold-conv-bn"))
+    >>> report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
     >>> len(report.result.replaced), report.check.ok
     (15, True)
     >>> any("bn" in str(n.target) for n in doc.graph.nodes)
@@ -153,88 +153,84 @@ def pattern_of(doc: GraphDocument, spec: RewriteSpec) -> Pattern:
     return from_function(fn, name, dialect, rules=rules, source=source)
 
 
-def run(
-    doc: GraphDocument,
-    spec: RewriteSpec,
-    accepted: set[int] | None = None,
-    dry_run: bool = False,
-    pattern: Pattern | None = None,
-    replacement: Replacement | None = None,
-    allow_difference: bool = False,
-    found: Found | None = None,
-) -> Report:
-    """Rewrite ``doc`` as ``spec`` says (one edit), then check it numerically.  A failed
-    check leaves the rewrite in place for the caller to undo (the window offers Undo; the
-    command line exits 2 and writes nothing)."""
+@dataclass(frozen=True)
+class RewriteRequest:
+    """One rewrite asked for: what (``spec``), and how.
+
+    ``accepted``: the indices of the matches to replace (None: all); ``dry_run``: what it
+    would change, nothing changed; ``allow_difference``: the rewrite is meant to change the
+    values (the check informs, it does not fail); ``explain_at``: a node asked about (why it
+    is or is not matched).  A caller that already has them passes the ``pattern``, its
+    ``found`` matches (when still of this graph) or a ``replacement`` made otherwise (a
+    box of nodes)."""
+
+    spec: RewriteSpec
+    accepted: frozenset[int] | None = None
+    dry_run: bool = False
+    allow_difference: bool = False
+    explain_at: str | None = None
+    pattern: Pattern | None = None
+    replacement: Replacement | None = None
+    found: Found | None = None
+
+
+def rewrite_flow(doc: GraphDocument, request: RewriteRequest) -> Report:
+    """A rewrite as both the window and ``fxstudio rewrite`` run it: match, say why not
+    (nothing matched, or ``explain_at`` asked about a node -- told on the graph as matched,
+    before a replacement takes those nodes away), replace as one edit, then check it
+    numerically.  A failed check leaves the rewrite in place for the caller to undo (the
+    window offers Undo; the command line exits 2 and writes nothing)."""
+    spec, dry_run = request.spec, request.dry_run
+    accepted = set(request.accepted) if request.accepted is not None else None
     if spec.builtin:
         builtin = builtin_for(doc, spec.builtin)  # refused before the model runs
         if dry_run:  # what it would change and skip: run on a copy, which is dropped
             result = run_builtin(detached(snapshot(doc)), spec.builtin)
             changes = builtin.changes_values
             return Report(
-                replace(result, edit=None), None, None, changes, spec.title, done=builtin.done
+                replace(result, edit=None),
+                None,
+                None,
+                changes,
+                spec.title,
+                dry_run=True,
+                done=builtin.done,
             )
         before = reference(doc) if doc.example_inputs else None
         result = run_builtin(doc, spec.builtin)
         exact, intended, verb = builtin.exact, builtin.changes_values, builtin.done
+        pattern, why = None, None
     else:
-        pattern = pattern or pattern_of(doc, spec)
-        found = found or Matcher(pattern).find(doc.graph_module)  # the caller's, if current
+        pattern = request.pattern or pattern_of(doc, spec)
+        found = request.found or Matcher(pattern).find(doc.graph_module)  # if current
+        why = None
+        if request.explain_at is not None or not found.matches:
+            why = explain(doc.graph_module, pattern, at=request.explain_at, found=found)
         if dry_run:
-            return Report(Rewritten(None, found, [], [], found.seconds, 0.0), None, pattern)
-        if replacement is None:
-            if spec.replacement_code:
-                fn, source = compile_function(spec.replacement_code)
-            elif spec.replacement:
-                fn, source = load_function(spec.replacement)
-            else:
-                raise PatternError("Give the replacement too (--replacement FILE.py:fn).")
-            problem = signature_problem(fn, pattern)
-            if problem:
-                raise PatternError(problem)
-            replacement = function_replacement(fn, getattr(fn, "__name__", None), source)
+            rewritten = Rewritten(None, found, [], [], found.seconds, 0.0)
+            return Report(rewritten, None, pattern, False, spec.title, why, dry_run=True)
+        replacement = request.replacement or _replacement_of(spec, pattern)
         # the model before, run only when there is something to replace
         before = reference(doc) if doc.example_inputs and found.matches else None
         result = rewrite(doc, pattern, replacement, accepted, found=found)
         exact = False  # a user's replacement: judged as a fold (rounding may differ)
-        intended, verb = allow_difference, ""
+        intended, verb = request.allow_difference, ""
     result_check = check(doc, before, exact) if before is not None and result.edit else None
-    return Report(result, result_check, pattern, intended, spec.title, done=verb)
+    return Report(result, result_check, pattern, intended, spec.title, why, done=verb)
 
 
-def rewrite_flow(
-    doc: GraphDocument,
-    spec: RewriteSpec,
-    *,
-    accepted: set[int] | None = None,
-    dry_run: bool = False,
-    allow_difference: bool = False,
-    explain_at: str | None = None,
-    pattern: Pattern | None = None,
-    replacement: Replacement | None = None,
-    found: Found | None = None,
-) -> Report:
-    """A rewrite as both the window and ``fxstudio rewrite`` run it: match, say why not
-    (nothing matched, or ``explain_at`` asked about a node -- told on the graph as matched,
-    before a replacement takes those nodes away), replace as one edit, check."""
-    why = None
-    if not spec.builtin:
-        pattern = pattern or pattern_of(doc, spec)
-        found = found or Matcher(pattern).find(doc.graph_module)
-        if explain_at is not None or not found.matches:
-            why = explain(doc.graph_module, pattern, at=explain_at, found=found)
-    report = run(
-        doc,
-        spec,
-        accepted,
-        dry_run,
-        pattern,
-        replacement,
-        allow_difference,
-        found,
-    )
-    report.title, report.explanation, report.dry_run = spec.title, why, dry_run
-    return report
+def _replacement_of(spec: RewriteSpec, pattern: Pattern) -> Replacement:
+    """The spec's replacement function, checked against the pattern's signature."""
+    if spec.replacement_code:
+        fn, source = compile_function(spec.replacement_code)
+    elif spec.replacement:
+        fn, source = load_function(spec.replacement)
+    else:
+        raise PatternError("Give the replacement too (--replacement FILE.py:fn).")
+    problem = signature_problem(fn, pattern)
+    if problem:
+        raise PatternError(problem)
+    return function_replacement(fn, getattr(fn, "__name__", None), source)
 
 
 def replay_rewrite(doc: GraphDocument, record: dict[str, Any]) -> Edit | None:

@@ -6,9 +6,9 @@ Example (a conv + BatchNorm fold: the folded conv keeps the conv's module, not t
 BatchNorm's that anchors the match):
     >>> from fxstudio.core.graphviews import module_path
     >>> from fxstudio.core.sessions import open_document
-    >>> from fxstudio.core.patterns.apply import RewriteSpec, run
+    >>> from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
     >>> doc = open_document("examples:resnet")
-    >>> _ = run(doc, RewriteSpec(builtin="fold-conv-bn"))
+    >>> _ = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
     >>> module_path(doc.node("layer1_0_conv1")), "layer1_0_bn1" in doc
     ('layer1.0.conv1', False)
 """

@@ -1,5 +1,5 @@
 """The Compile dock: where torch.compile's Dynamo breaks the model into several graphs, and
-why (:mod:`fxstudio.core.compiling.breaks`).
+why (:func:`fxstudio.core.flows.compile_flow`, as ``fxstudio compile --explain``).
 
 *Find graph breaks* runs Dynamo's explain over the eager model (built again from the
 document's source, in a worker: it runs the model's code) on the example inputs.  The dock
@@ -30,11 +30,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core import turns
-from fxstudio.core.compiling.breaks import Explained, GraphBreak, explain_breaks
+from fxstudio.core.compiling.breaks import GraphBreak
 from fxstudio.core.compiling.located import break_place, graph_nodes
 from fxstudio.core.document import DocumentEvent, GraphDocument
-from fxstudio.core.loading import load_model
+from fxstudio.core.flows import CompileRequest, compile_flow
+from fxstudio.core.flows.compile import Explained
 from fxstudio.qt.canvas.marks import take_off
 from fxstudio.qt.panels.base import DocumentPanel, in_words
 from fxstudio.qt.panels.compile_kernels import KernelsTab
@@ -114,14 +114,14 @@ class CompilePanel(DocumentPanel):
         doc = self.document
         if doc is None or self.task is not None:
             return
-        source = doc.request
+        request = CompileRequest(doc.request, explain_only=True)
         self.find_button.setEnabled(False)
         self.summary.setText("Running Dynamo over the model…")
 
-        def work() -> Explained:
-            with turns.one_turn():  # the model's code: one thread at a time (core.turns)
-                loaded = load_model(source.spec, tuple(source.inputs), source.seed)
-                return explain_breaks(loaded, train=source.train)
+        def work() -> Explained:  # the model's code, one thread at a time (in the flow)
+            explained = compile_flow(request).explained
+            assert explained is not None  # (only explained: always found, or raised)
+            return explained
 
         task = UserCodeTask(work, self)
         task.succeeded.connect(lambda result: self._found(doc, result))

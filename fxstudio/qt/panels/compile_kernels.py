@@ -1,6 +1,6 @@
 """The Compile dock's *Kernels* tab: the model compiled with torch.compile on the Run dock's
 device, its kernels timed and traced to the FX nodes they came from
-(:func:`fxstudio.core.compiling.model.compile_model`, as ``fxstudio compile`` does).
+(:func:`fxstudio.core.flows.compile_flow`, as ``fxstudio compile`` does).
 
 *Compile and time* runs in a worker (its first compile can take a minute: inductor builds
 C++ on the CPU).  A model Dynamo captures whole has a copy of the document's graph as it is
@@ -29,11 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core import turns
-from fxstudio.core.compiling.model import compile_model
 from fxstudio.core.compiling.result import Compiled, Kernel, where
-from fxstudio.core.loading import load_model
-from fxstudio.core.modelspec import LoadedModel
+from fxstudio.core.flows import CompileRequest, CompileResult, compile_flow
 from fxstudio.core.snapshots import detached, snapshot
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.marks import KernelMarks
@@ -114,27 +111,24 @@ class KernelsTab(QWidget):
         snap, self.version = snapshot(doc), doc.version
         device, threads, min_time = options.device, options.threads, options.min_time
         freezing = self.freezing.isChecked()
-        source = doc.request
+        model = doc.request  # the eager model, built again if needed (it runs the model's code)
         explained = self.panel.result  # Dynamo's breaks, when found for this document
-
-        def load() -> LoadedModel:  # the eager model, built again (it runs the model's code)
-            with turns.one_turn():
-                return load_model(source.spec, tuple(source.inputs), source.seed)
 
         self.button.setEnabled(False)
         self.summary.setText(
             f"Compiling on {device} (the first compile of a graph can take a minute)…"
         )
         task = UserCodeTask(
-            lambda: compile_model(
-                load,
-                detached(snap),
-                explained,
-                device,
-                n_threads=threads,
-                min_time=min_time,
-                freezing=freezing,
-                train=source.train,
+            lambda: compile_flow(
+                CompileRequest(
+                    model,
+                    document=detached(snap),
+                    explained=explained,
+                    device=device,
+                    threads=threads,
+                    min_time=min_time,
+                    freezing=freezing,
+                )
             ),
             self,
         )
@@ -154,7 +148,9 @@ class KernelsTab(QWidget):
             self.task = None
         self.button.setEnabled(self.panel.document is not None)
 
-    def _shown(self, result: Compiled) -> None:
+    def _shown(self, flow: CompileResult) -> None:
+        result = flow.compiled
+        assert result is not None  # (compiled: not only explained)
         doc = self.panel.document
         self.result, self.stale = result, doc is None or doc.version != self.version
         if result.explained is not None and result.explained is not self.panel.result:
@@ -242,14 +238,17 @@ class KernelsTab(QWidget):
         rows = self.table.selectionModel().selectedRows()
         if self.result is None or not rows:
             return None
-        index = int(self.table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole))
+        item = self.table.item(rows[0].row(), 0)
+        if item is None:
+            return None
+        index = int(item.data(Qt.ItemDataRole.UserRole))
         return None if index == OUTSIDE else index
 
     def pick(self, index: int) -> None:
         """Pick the result's kernel ``index`` (its row selected and scrolled to)."""
         for row in range(self.table.rowCount()):
             item = self.table.item(row, 0)
-            if item.data(Qt.ItemDataRole.UserRole) == index:
+            if item is not None and item.data(Qt.ItemDataRole.UserRole) == index:
                 self.table.selectRow(row)
                 self.table.scrollToItem(item, QTableWidget.ScrollHint.PositionAtCenter)
                 return

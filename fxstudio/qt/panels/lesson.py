@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QTextBrowser, QWidge
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.fixes import Diagnosis, diagnose_failure, diagnose_graph
+from fxstudio.core.flows import Profile
 from fxstudio.core.lesson import demos
 from fxstudio.core.lesson.steps import (
     PASS_MODEL,
@@ -28,7 +29,6 @@ from fxstudio.core.lesson.steps import (
     record_trap,
 )
 from fxstudio.core.request import OpenRequest
-from fxstudio.core.runtime.profiling import Profile
 from fxstudio.qt import theme
 from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import lesson_form

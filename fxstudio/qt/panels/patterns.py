@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QListWidgetItem, QPlainTextEdit, QWidget
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.errors import UserError
-from fxstudio.core.patterns.apply import Report, RewriteSpec, rewrite_flow
+from fxstudio.core.flows import Report, RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.explain import Explanation, explain, side_by_side
 from fxstudio.core.patterns.found import Found, Match
 from fxstudio.core.patterns.making import compile_function, from_function, from_nodes
@@ -367,7 +367,7 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
                 return False
             kwargs = {"pattern": self.pattern, "found": self.result}
             if self.result is not None:
-                kwargs["accepted"] = self.accepted()
+                kwargs["accepted"] = frozenset(self.accepted())
             if choice != BOX and not self.replacement_code.toPlainText().strip():
                 self.message.emit(NO_REPLACEMENT)
                 return False
@@ -385,7 +385,7 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
 
         def work() -> tuple[GraphDocument, Report, dict[str, Any]]:
             copy = detached(taken[0])
-            report = rewrite_flow(copy, spec, **kwargs)
+            report = rewrite_flow(copy, RewriteRequest(spec, **kwargs))
             if report.result.edit is None:
                 return copy, report, {}
             return propagated(copy), report, views(copy)

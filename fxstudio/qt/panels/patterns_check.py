@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QScrollArea
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
-from fxstudio.core.patterns.apply import Report
+from fxstudio.core.flows import Report
 from fxstudio.core.snapshots import adopt
 from fxstudio.qt import theme
 from fxstudio.qt.editing.commands import EditCommand

@@ -15,7 +15,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QListWidgetItem
 
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.patterns.apply import Report, RewriteSpec, run
+from fxstudio.core.flows import Report, RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.builtins import BUILTINS
 from fxstudio.core.patterns.found import Found
 from fxstudio.core.wording import for_window
@@ -130,7 +130,7 @@ class RewriteListMixin:
             return False
 
         def work() -> Report:
-            return run(doc, RewriteSpec(builtin=spec), dry_run=True)
+            return rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin=spec), dry_run=True))
 
         return bool(
             self._start(  # type: ignore[attr-defined]

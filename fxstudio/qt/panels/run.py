@@ -28,18 +28,18 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
+from fxstudio.core.flows import Profile, ProfileOptions, profile
 from fxstudio.core.runtime.breakdown import NodeProfile, format_rate
 from fxstudio.core.runtime.compare import Comparison, by_change
-from fxstudio.core.runtime.profiling import Profile, ProfileOptions, profile
 from fxstudio.core.snapshots import Snapshot, detached, snapshot
 from fxstudio.qt import theme
 from fxstudio.qt.canvas.heat import HeatMarks
 from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import run_form
 from fxstudio.qt.panels.base import DocumentPanel, in_words
-from fxstudio.qt.panels.compare import compare_snapshot
 from fxstudio.qt.panels.run_form import SortItem
 from fxstudio.qt.panels.run_summary import summary_html
+from fxstudio.qt.windows.compare import compare_snapshot
 from fxstudio.qt.workers import Task
 
 #: What the dock adds to a result's line once the graph is no longer the one it ran.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from html import escape
 
-from fxstudio.core.runtime.profiling import Profile
+from fxstudio.core.flows import Profile
 from fxstudio.core.wording import for_window
 
 

@@ -1,4 +1,4 @@
-"""The window's ways into the Compare window (:mod:`fxstudio.qt.panels.compare`): another
+"""The window's ways into the Compare window (:mod:`fxstudio.qt.windows.compare`): another
 model or session chosen in the Open dialog, or the model as it was before its last rewrite.
 Each opens the other side in a worker -- it runs the model's code, so it can be stopped, as
 an open can -- while the window stays usable."""
@@ -8,10 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from fxstudio.core.compare.sides import before_last_rewrite, last_rewrite
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.sessions import open_document
-from fxstudio.qt.panels.compare import copy_of, show_compare
+from fxstudio.core.flows import OpenRequest, open_document
 from fxstudio.qt.window.open_dialog import OpenDialog
+from fxstudio.qt.windows.compare import copy_of, show_compare
 from fxstudio.qt.workers import UserCodeTask
 
 

@@ -1,4 +1,5 @@
-"""The Compare window: two graphs side by side, their nodes aligned (:mod:`fxstudio.core.compare`).
+"""The Compare window: two graphs side by side, their nodes aligned
+(:func:`fxstudio.core.flows.diff_flow`, as ``fxstudio diff`` compares them).
 
 Opened from *File ▸ Compare with…* (another model or session), *File ▸ Compare with before
 the last rewrite*, and the Run dock's pinned baseline.  The left graph is a copy of the
@@ -44,18 +45,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core.compare.align import Alignment, align
-from fxstudio.core.compare.times import Times, time_both
-from fxstudio.core.compare.values import Values, compare_values
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
+from fxstudio.core.flows import DiffRequest, DiffResult, diff_flow
+from fxstudio.core.flows.diff import Alignment, Times, Values
 from fxstudio.core.snapshots import Snapshot, detached, snapshot
+from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.controller import CanvasController
 from fxstudio.qt.canvas.heat import HeatMarks
 from fxstudio.qt.canvas.items import NodeItem
 from fxstudio.qt.canvas.marks import DiffMarks
 from fxstudio.qt.canvas.view import CanvasView
-from fxstudio.qt.panels.base import in_words
 from fxstudio.qt.screen import fit_to_screen
 from fxstudio.qt.selection import SelectionModel
 from fxstudio.qt.workers import Task
@@ -129,6 +129,7 @@ class CompareWindow(QWidget):
         self.alignment: Alignment | None = None
         self.values: Values | None = None
         self.times: Times | None = None
+        self.diff: DiffResult | None = None
         self._task: Task | None = None
         self._syncing = False
         self.summary = QLabel("Aligning the two graphs and running both on the same inputs…")
@@ -210,30 +211,25 @@ class CompareWindow(QWidget):
         task.start()
 
     @staticmethod
-    def _work(left: GraphDocument, right: GraphDocument) -> tuple[Alignment, Any]:
-        alignment = align(left, right)
-        try:
-            values: Any = compare_values(left, right, alignment)
-        except UserError as exc:  # different inputs, a side that fails: aligned all the same
-            values = exc
-        return alignment, values
+    def _work(left: GraphDocument, right: GraphDocument) -> DiffResult:
+        # different inputs, a side that fails: aligned all the same (keep_going)
+        return diff_flow(DiffRequest(left, right, keep_going=True))
 
     def _failed(self, exc: BaseException) -> None:
         self._task = None
         self.measure.setEnabled(self.alignment is not None)
-        self.summary.setText(f"{self.summary.text()}\n\nCould not finish: {in_words(exc)}")
+        self.summary.setText(f"{self.summary.text()}\n\nCould not finish: {_in_words(exc)}")
 
-    def _aligned(self, made: tuple[Alignment, Any]) -> None:
+    def _aligned(self, diff: DiffResult) -> None:
         self._task = None
-        self.alignment, values = made
-        self.values = values if isinstance(values, Values) else None
+        self.diff, self.alignment, self.values = diff, diff.alignment, diff.values
         a = self.alignment
-        calls = a.coverage(self.left.document, self.right.document)
+        calls = diff.coverage()
         text = f"{a.describe()}; call nodes paired: {calls[0]:.0%} left, {calls[1]:.0%} right."
         if self.values is not None:
             text += f"\n{self.values.describe()}."
         else:
-            text += f"\nValues not compared: {in_words(values)}"
+            text += f"\nValues not compared: {_in_words(diff.values_problem)}"
         self.summary.setText(text)
         self._fill()
         self._mark()
@@ -242,12 +238,12 @@ class CompareWindow(QWidget):
         self.ready.emit()
 
     def measure_times(self) -> None:
-        if self.alignment is None or self._task is not None:
+        diff = self.diff
+        if diff is None or self._task is not None:
             return
         self.measure.setEnabled(False)
         self.measure.setText("Measuring…")
-        a, left, right = self.alignment, self.left.document, self.right.document
-        self._start(lambda: time_both(left, right, a, min_time=0.5), self._timed)
+        self._start(lambda: diff.measure_times(min_time=0.5), self._timed)
 
     def _timed(self, times: Times) -> None:
         self._task = None
@@ -458,6 +454,14 @@ class CompareWindow(QWidget):
         for side in (self.left, self.right):
             side.canvas.cancel()
         super().closeEvent(event)
+
+
+def _in_words(exc: BaseException | None) -> str:
+    """A worker's failure as the window says it: a refusal as worded, anything else with
+    the name of what was raised."""
+    if exc is None:
+        return ""
+    return for_window(str(exc)) if isinstance(exc, UserError) else f"{type(exc).__name__}: {exc}"
 
 
 def _distance(a: Any, b: Any) -> float:

@@ -1,0 +1,82 @@
+"""The front door to the core: one function per user flow, one request in, one result out.
+
+The window (``fxstudio.qt``) and the command line (``fxstudio.cli*``) call these -- plus the
+document (:mod:`fxstudio.core.document`), the errors (:mod:`fxstudio.core.errors`) and a
+short list of helpers named in ``tests/test_architecture.py`` -- so that what either of them
+shows or saves is worked out once.  Each result says itself in words (``describe()``), as
+JSON (``to_json()``) and, where it saves, to a file (``write(path)``).
+
+The flows, in the order a user meets them:
+
+- **open** -- :func:`open_document` (:class:`OpenRequest`: a MODEL spec or a ``.fxstudio``
+  session) -> a :class:`~fxstudio.core.document.GraphDocument`
+- **layout** -- :func:`layout_flow` (:class:`LayoutRequest`) -> :class:`LayoutResult`: the
+  canvas's placement and its counts (``fxstudio layout``)
+- **rewrite** -- :func:`rewrite_flow` (the document, a :class:`RewriteRequest` holding a
+  :class:`RewriteSpec`) -> :class:`Report`: matched, replaced as one edit, checked
+  (``fxstudio rewrite``, the Patterns dock)
+- **explain** -- :func:`explain` (a graph, a pattern, a node asked about) ->
+  :class:`Explanation`: why a pattern does or does not match there
+- **profile** -- :func:`profile` (the document, :class:`ProfileOptions`, a baseline) ->
+  :class:`Profile` (``fxstudio profile``, the Run dock)
+- **step** -- :func:`step_through` (the document) -> a :class:`Stepper`: the Interpreter node
+  by node, against the eager model (``fxstudio step``, the Step dock)
+- **diff** -- :func:`diff_flow` (:class:`DiffRequest`: two models, sessions or documents) ->
+  :class:`DiffResult`: aligned, values and times compared (``fxstudio diff``, the Compare
+  window)
+- **compile** -- :func:`compile_flow` (:class:`CompileRequest`) -> :class:`CompileResult`:
+  graph breaks, the model compiled, kernels attributed to nodes (``fxstudio compile``, the
+  Compile dock)
+- **export** -- :func:`export` (the document, a path, a format) -> :class:`ExportResult`
+  (``fxstudio export``, *File ▸ Export*)
+
+Example:
+    >>> from fxstudio.core.flows import DiffRequest, RewriteRequest, RewriteSpec
+    >>> doc = open_document("examples:negrelu")
+    >>> len(rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="negrelu"))).result.replaced)
+    1
+    >>> diff = diff_flow(DiffRequest("examples:negrelu", doc, values=False))
+    >>> diff.describe()[-1]
+    '  changed (rewritten): relu → relu'
+"""
+
+from fxstudio.core.compiling.result import Compiled
+from fxstudio.core.export import ExportResult, export
+from fxstudio.core.flows.compile import CompileRequest, CompileResult, compile_flow
+from fxstudio.core.flows.diff import DiffRequest, DiffResult, diff_flow
+from fxstudio.core.flows.layout import LayoutRequest, LayoutResult, layout_flow
+from fxstudio.core.patterns.apply import Report, RewriteRequest, RewriteSpec, rewrite_flow
+from fxstudio.core.patterns.explain import Explanation, explain
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.runtime.profiling import Profile, ProfileOptions, profile
+from fxstudio.core.sessions import open_document
+from fxstudio.core.stepping.stepper import Stepper
+from fxstudio.core.stepping.stepper import for_document as step_through
+
+__all__ = [
+    "CompileRequest",
+    "CompileResult",
+    "Compiled",
+    "DiffRequest",
+    "DiffResult",
+    "Explanation",
+    "ExportResult",
+    "LayoutRequest",
+    "LayoutResult",
+    "OpenRequest",
+    "Profile",
+    "ProfileOptions",
+    "Report",
+    "RewriteRequest",
+    "RewriteSpec",
+    "Stepper",
+    "compile_flow",
+    "diff_flow",
+    "explain",
+    "export",
+    "layout_flow",
+    "open_document",
+    "profile",
+    "rewrite_flow",
+    "step_through",
+]

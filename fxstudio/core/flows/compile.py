@@ -1,0 +1,169 @@
+"""The compile flow: where torch.compile's Dynamo breaks the model into several graphs and
+why, and -- unless only that is asked -- the model compiled, timed against eager, its kernels
+attributed to the nodes and lines they came from (:mod:`fxstudio.core.compiling`).  The one
+flow behind ``fxstudio compile`` and the Compile dock (its *Find graph breaks* and its
+*Kernels* tab).
+
+The model's code runs here -- built again from the request, one thread at a time
+(:mod:`fxstudio.core.turns`) -- so call it from a worker that can be stopped.
+
+Example:
+    >>> from fxstudio.core.request import OpenRequest
+    >>> result = compile_flow(CompileRequest(OpenRequest("examples:simple"), explain_only=True))
+    >>> result.explained.graphs, result.compiled is None
+    (1, True)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from fxstudio.core import turns
+from fxstudio.core.compiling.breaks import Explained, explain_breaks
+from fxstudio.core.compiling.kernels import BACKENDS, MODES
+from fxstudio.core.compiling.model import compile_model
+from fxstudio.core.compiling.quiet import muted_stdout
+from fxstudio.core.compiling.result import Compiled
+from fxstudio.core.document import GraphDocument
+from fxstudio.core.errors import UserError
+from fxstudio.core.files import atomic_write
+from fxstudio.core.loading import load_model
+from fxstudio.core.modelspec import LoadedModel
+from fxstudio.core.opening import capture_loaded
+from fxstudio.core.request import OpenRequest
+from fxstudio.core.runtime.devices import resolve
+
+__all__ = [
+    "BACKENDS",
+    "MODES",
+    "CompileRequest",
+    "CompileResult",
+    "Compiled",
+    "Explained",
+    "compile_flow",
+]
+
+
+@dataclass(frozen=True)
+class CompileRequest:
+    """What to compile: the ``model`` (built again from its spec, inputs, seed; trained or
+    not), and how.
+
+    ``explain_only``: Dynamo's breaks only, nothing compiled (fast).  ``document``: the graph
+    compiled when Dynamo captures the model whole (the window's, edits and all); without
+    one the model is captured here, and one that cannot be is compiled all the same (its
+    kernels placed at the lines of the user's code only).  ``explained``: Dynamo's breaks,
+    when already found (not run again)."""
+
+    model: OpenRequest
+    explain_only: bool = False
+    document: GraphDocument | None = None
+    explained: Explained | None = None
+    device: str = "cpu"
+    backend: str = "inductor"
+    mode: str = "default"
+    threads: int | None = None
+    min_time: float = 1.0
+    freezing: bool = False
+
+
+@dataclass
+class CompileResult:
+    """Dynamo's breaks (None only when Dynamo could not run over the model and the
+    document's graph was compiled instead: the notes say so) and what was compiled (None
+    when only the breaks were asked for)."""
+
+    title: str
+    explained: Explained | None
+    compiled: Compiled | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The compiled result (it holds the breaks), or the breaks alone."""
+        if self.compiled is not None:
+            return self.compiled.to_json()
+        return self.explained.to_json() if self.explained is not None else {}
+
+    def write(self, path: str | os.PathLike[str]) -> None:
+        """:meth:`to_json`, written atomically."""
+        atomic_write(path, json.dumps(self.to_json(), indent=2) + "\n")
+
+    def describe(self) -> str:
+        """The breaks, then what was compiled (``fxstudio compile`` prints it)."""
+        parts = []
+        if self.explained is not None:
+            parts.append(f"{self.title}: {self.explained.describe()}")
+        if self.compiled is not None:
+            parts.append(self.compiled.describe(breaks=self.explained is None))
+        return "\n".join(parts)
+
+
+def compile_flow(request: CompileRequest) -> CompileResult:
+    """Explain, and compile unless ``explain_only``, as the request says.  Raises
+    :class:`~fxstudio.core.errors.UserError` for a model that cannot be built or run, a
+    missing device, a compiler that fails."""
+    model = request.model
+    if request.explain_only:
+        explained = request.explained
+        if explained is None:
+            with turns.one_turn():  # the model's code: one thread at a time
+                explained = explain_breaks(_load(model), train=model.train)
+        return CompileResult(model.spec, explained)
+    resolve(request.device)  # a missing device is said before the model is built
+    if request.document is not None:  # the model built again only if it is needed
+        compiled = _compiled(request, lambda: _loaded_alone(model), request.document)
+        return CompileResult(model.spec, compiled.explained, compiled)
+    with turns.one_turn():
+        loaded = _load(model)
+        explained = request.explained or explain_breaks(loaded, train=model.train)
+    doc, why = _captured(model, loaded)
+    compiled = _compiled(request, lambda: loaded, doc, explained)
+    if why:
+        compiled.notes.append(why)
+    return CompileResult(model.spec, explained, compiled)
+
+
+def _load(model: OpenRequest) -> LoadedModel:
+    return load_model(model.spec, tuple(model.inputs), model.seed)
+
+
+def _loaded_alone(model: OpenRequest) -> LoadedModel:
+    with turns.one_turn():
+        return _load(model)
+
+
+def _compiled(
+    request: CompileRequest,
+    load: Any,
+    doc: GraphDocument | None,
+    explained: Explained | None = None,
+) -> Compiled:
+    return compile_model(
+        load,
+        doc,
+        explained if explained is not None else request.explained,
+        request.device,
+        request.backend,
+        request.mode,
+        request.threads,
+        request.min_time,
+        freezing=request.freezing,
+        train=request.model.train,
+    )
+
+
+def _captured(model: OpenRequest, loaded: LoadedModel) -> tuple[GraphDocument | None, str]:
+    """The model captured as a document (built once: the loaded model), or None and why
+    not -- a model neither symbolic tracing nor export captures is compiled all the same."""
+    try:
+        with muted_stdout():  # a print in forward prints while it is traced
+            return capture_loaded(model, loaded), ""
+    except UserError as exc:
+        first = str(exc).strip().splitlines()
+        return None, (
+            "Not captured as a document"
+            + (f" ({first[0].rstrip(':')})" if first else "")
+            + ": kernels are placed at the lines of your code only."
+        )
