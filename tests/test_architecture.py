@@ -141,3 +141,132 @@ def test_the_checks_above_catch_what_they_forbid(tmp_path):
     attributes = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute)]
     assert attributes and _private(attributes[0].attr)
     assert attributes[0].attr not in _names_defined(tree)
+
+
+#: The flows (``fxstudio.core.flows``), the document and the errors: the front door that
+#: the command line and the window call (see the flows' package docstring).
+FRONT_DOOR = ("fxstudio.core.flows", "fxstudio.core.errors", "fxstudio.core.document")
+
+#: Besides the front door, the core modules the command line may import: its options and
+#: messages (guard, noise, progress, request, files), the edit language, the table view,
+#: the per-node data formats, the built-ins' listing and rules, saving a session.
+CLI_ALLOWED = (
+    "fxstudio.core.compare.overlay",
+    "fxstudio.core.edits",
+    "fxstudio.core.export",
+    "fxstudio.core.files",
+    "fxstudio.core.graphviews",
+    "fxstudio.core.guard",
+    "fxstudio.core.nodedata",
+    "fxstudio.core.noise",
+    "fxstudio.core.patterns.builtins",
+    "fxstudio.core.patterns.pattern",
+    "fxstudio.core.progress",
+    "fxstudio.core.request",
+    "fxstudio.core.runtime.devices",
+    "fxstudio.core.sessionfile",
+)
+
+#: Besides the front door, the core modules the window imports today, sorted.  This list
+#: may only shrink: a flow the window needs goes through ``fxstudio.core.flows`` (a new
+#: import outside this list fails the test below).
+QT_ALLOWED = (
+    "fxstudio.core.attributes",
+    "fxstudio.core.catalogue",
+    "fxstudio.core.catchup",
+    "fxstudio.core.collector",
+    "fxstudio.core.compare.overlay",
+    "fxstudio.core.compare.sides",
+    "fxstudio.core.compiling.breaks",
+    "fxstudio.core.compiling.located",
+    "fxstudio.core.compiling.result",
+    "fxstudio.core.console",
+    "fxstudio.core.crashlog",
+    "fxstudio.core.drawing",
+    "fxstudio.core.drawn",
+    "fxstudio.core.edits",
+    "fxstudio.core.export",
+    "fxstudio.core.files",
+    "fxstudio.core.fixes",
+    "fxstudio.core.graphviews",
+    "fxstudio.core.guard",
+    "fxstudio.core.labels",
+    "fxstudio.core.layout",
+    "fxstudio.core.lesson.demos",
+    "fxstudio.core.lesson.steps",
+    "fxstudio.core.loading",
+    "fxstudio.core.modelfiles",
+    "fxstudio.core.modelspec",
+    "fxstudio.core.nodedata",
+    "fxstudio.core.patterns.builtins",
+    "fxstudio.core.patterns.explain",
+    "fxstudio.core.patterns.files",
+    "fxstudio.core.patterns.found",
+    "fxstudio.core.patterns.making",
+    "fxstudio.core.patterns.matcher",
+    "fxstudio.core.patterns.pattern",
+    "fxstudio.core.patterns.reasons",
+    "fxstudio.core.patterns.replacements",
+    "fxstudio.core.progress",
+    "fxstudio.core.recent",
+    "fxstudio.core.repeats",
+    "fxstudio.core.request",
+    "fxstudio.core.routes",
+    "fxstudio.core.runtime.breakdown",
+    "fxstudio.core.runtime.compare",
+    "fxstudio.core.runtime.devices",
+    "fxstudio.core.runtime.run",
+    "fxstudio.core.sessionfile",
+    "fxstudio.core.sessions",
+    "fxstudio.core.snapshots",
+    "fxstudio.core.stepping.stepper",
+    "fxstudio.core.stepping.values",
+    "fxstudio.core.turns",
+    "fxstudio.core.wording",
+    "fxstudio.core.zoo",
+)
+
+
+def core_imported_by(prefixes: tuple[str, ...]) -> set[str]:
+    """The ``fxstudio.core`` modules that modules named ``prefixes`` (a name, or a name and
+    what lies under it) import directly -- imports inside functions count (grimp)."""
+    graph = grimp.build_graph("fxstudio", include_external_packages=False)
+    found = set()
+    for module in graph.modules:
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            found |= {
+                imported
+                for imported in graph.find_modules_directly_imported_by(module)
+                if imported == "fxstudio.core" or imported.startswith("fxstudio.core.")
+            }
+    return found
+
+
+def _outside(imported: set[str], allowed: tuple[str, ...]) -> list[str]:
+    return sorted(
+        m
+        for m in imported
+        if m not in allowed
+        and not any(m == door or m.startswith(door + ".") for door in FRONT_DOOR)
+    )
+
+
+@pytest.mark.parametrize(
+    ("who", "prefixes", "allowed"),
+    [
+        ("the command line", ("fxstudio.cli",), CLI_ALLOWED),
+        ("the window", ("fxstudio.qt",), QT_ALLOWED),
+    ],
+)
+def test_the_cli_and_the_window_come_in_by_the_front_door(who, prefixes, allowed):
+    """``fxstudio.cli*`` and ``fxstudio.qt`` import from the core only its front door
+    (``core.flows``, the document, the errors) and a named list each."""
+    if prefixes == ("fxstudio.cli",):
+        graph = grimp.build_graph("fxstudio", include_external_packages=False)
+        prefixes = tuple(m for m in graph.modules if m.startswith("fxstudio.cli"))
+    outside = _outside(core_imported_by(prefixes), allowed)
+    print(f"{who} imports, besides the front door and its list: {outside}")
+    assert outside == [], (
+        f"{who} imports core modules outside fxstudio.core.flows and its list: {outside} "
+        "(call the flow, or add what it needs to the flows)"
+    )
