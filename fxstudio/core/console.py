@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import code
 import contextlib
-import inspect
 import io
 import operator
 import sys
@@ -43,18 +42,13 @@ from torch import nn
 
 from fxstudio.core import edits as core_edits
 from fxstudio.core.document import ChangeKind, DocumentSnapshot, GraphDocument
-from fxstudio.core.edits import Edit, commit
-from fxstudio.core.edits import user as user_edits
+from fxstudio.core.edits import EDIT_KINDS, Edit, commit
 from fxstudio.core.edits.engine import validate
 from fxstudio.core.edits.steps import EditError, Step
 
 #: The edits the console's ``edits`` offers: the user-level edits of ``fxstudio.core.edits``
 #: (each takes the document first, as in core).
-EDIT_FUNCTIONS = tuple(
-    name
-    for name, fn in inspect.getmembers(user_edits, inspect.isfunction)
-    if fn.__module__ == user_edits.__name__ and not name.startswith("_")
-)
+EDIT_FUNCTIONS = tuple(sorted(EDIT_KINDS))
 
 
 def fingerprint(graph: fx.Graph) -> tuple[Any, ...]:
@@ -118,7 +112,7 @@ class _Edits:
         if name not in EDIT_FUNCTIONS and name != "run":
             raise AttributeError(f"edits has no {name!r}; it has: {', '.join(EDIT_FUNCTIONS)}, run")
         session = self._session
-        fn = core_edits.run_command if name == "run" else getattr(core_edits, name)
+        fn = core_edits.run_command if name == "run" else EDIT_KINDS[name].function
 
         def call(*args: Any, **kwargs: Any) -> Edit:
             session.catch_up()  # a direct change made earlier in the statement first

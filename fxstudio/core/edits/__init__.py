@@ -14,7 +14,9 @@ an undo that re-creates a node (a new ``fx.Node`` object) is still followed corr
 The modules: ``steps`` (the reversible steps, :class:`Ref`), ``engine`` (:func:`commit`,
 undo and redo), ``calls`` (whether a changed call can work), ``naming`` (names, targets,
 submodules for new nodes), ``user`` (the edits users make), ``language`` (edits written as
-text), ``records`` (records as JSON; :mod:`fxstudio.core.replay` makes them again).
+text), ``registry`` (the edit set declared once: each edit's function, record and text form,
+:data:`EDIT_KINDS`), ``records`` (records as JSON; :mod:`fxstudio.core.replay` makes them
+again).
 
 Example:
     >>> from fxstudio.core.sessions import open_document
@@ -55,6 +57,7 @@ from fxstudio.core.edits.records import (
     encode,
     encode_record,
 )
+from fxstudio.core.edits.registry import EDIT_KINDS, TEXT_FORMS, EditKind, TextForm
 from fxstudio.core.edits.steps import (
     CreateNode,
     EditError,
@@ -133,6 +136,10 @@ __all__ = [
     "add_input_from_text",
     "parse_input_declaration",
     "run_command",
+    "EDIT_KINDS",
+    "TEXT_FORMS",
+    "EditKind",
+    "TextForm",
     "encode_record",
     "decode_record",
     "encode",

@@ -1,4 +1,6 @@
-"""Edits written as text: the command line's ``fxstudio edit -e`` and argument fields."""
+"""Edits written as text: the command line's ``fxstudio edit -e`` and argument fields.  Each
+edit's text form is declared here (:func:`~fxstudio.core.edits.registry.text_form`), once:
+the list of edits (:data:`COMMANDS`) and :func:`run_command` read them."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import torch
 from fxstudio.core.attributes import attribute
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.engine import Edit
+from fxstudio.core.edits.registry import TEXT_FORMS, text_form, usage
 from fxstudio.core.edits.steps import EditError, Ref
 from fxstudio.core.edits.user import (
     add_input,
@@ -133,20 +136,98 @@ def add_input_from_text(doc: GraphDocument, text: str) -> Edit:
     return add_input(doc, name, annotation, default)
 
 
-COMMANDS = """\
-delete NODE [NODE ...]            delete (users take the node's input when it fits)
-rename NODE NEW                   give a node a new name
-target NODE TARGET                call another function / method / submodule
-args NODE ARGUMENTS               set the arguments, e.g.: args add x, 2.0
-insert NODE TARGET [ARGUMENTS]    a new node fed by NODE: torch.sigmoid, .softmax dim=-1,
-                                  nn.Linear(16, 8), or a weight such as fc1.weight
-splice PRODUCER USER TARGET       insert TARGET on the edge from PRODUCER to USER (USER *:
-                                  after PRODUCER, every user of PRODUCER taking its value)
-connect SOURCE USER [ARGUMENT]    USER's argument (args[1], dim; args[0] by default) takes
-                                  SOURCE's value
-input NAME[:TYPE] [DEFAULT]       a new input, e.g.: input scale:float 1.0
-outputs NODE [NODE ...]           what the graph returns
-paste NODE [NODE ...]             copies of the nodes (new names), after the last of them"""
+# --- the text forms, in the order the list of edits shows them --------------------------------
+
+
+@text_form("delete", "delete NODE [NODE ...]", "delete (users take the node's input when it fits)")
+def _delete(doc: GraphDocument, text: str, rest: list[str]) -> Edit:
+    return delete(doc, text.split()[1:])
+
+
+@text_form("rename", "rename NODE NEW", "give a node a new name", words=2)
+def _rename(doc: GraphDocument, text: str, rest: list[str]) -> Edit:
+    return rename(doc, rest[0], rest[1])
+
+
+@text_form(
+    "set_target", "target NODE TARGET", "call another function / method / submodule", words=2
+)
+def _target(doc: GraphDocument, text: str, rest: list[str]) -> Edit:
+    return set_target(doc, rest[0], rest[1])
+
+
+@text_form("set_inputs", "args NODE ARGUMENTS", "set the arguments, e.g.: args add x, 2.0", words=2)
+def _args(doc: GraphDocument, text: str, rest: list[str]) -> Edit:
+    args, kwargs = parse_arguments(doc, text.split(None, 2)[2])
+    return set_inputs(doc, rest[0], args, kwargs)
+
+
+@text_form(
+    "insert",
+    "insert NODE TARGET [ARGUMENTS]",
+    "a new node fed by NODE: torch.sigmoid, .softmax dim=-1,",
+    "nn.Linear(16, 8), or a weight such as fc1.weight",
+    words=2,
+)
+def _insert(doc: GraphDocument, text: str, rest: list[str]) -> Edit:
+    node, target = rest[0], rest[1]
+    extra = text.split(None, 3)[3] if len(rest) > 2 else ""
+    if target.startswith("nn."):
+        return insert_module(doc, target, [Ref(node)], after=node)
+    if target.startswith("."):
+        args, kwargs = parse_arguments(doc, extra)
+        return insert(doc, "call_method", target[1:], [Ref(node), *args], kwargs)
+    if attribute(doc.graph_module, target) is not None and not extra:
+        return insert(doc, "get_attr", target)
+    args, kwargs = parse_arguments(doc, extra)
+    return insert(doc, "call_function", target, [Ref(node), *args], kwargs)
+
+
+@text_form(
+    "splice",
+    "splice PRODUCER USER TARGET",
+    "insert TARGET on the edge from PRODUCER to USER (USER *:",
+    "after PRODUCER, every user of PRODUCER taking its value)",
+    words=3,
+)
+def _splice(doc: GraphDocument, text: str, rest: list[str]) -> Edit:
+    target = text.split(None, 3)[3]
+    op = "call_module" if target.startswith("nn.") else "call_function"
+    if target.startswith("."):
+        op, target = "call_method", target[1:]
+    return splice(doc, rest[0], None if rest[1] == "*" else rest[1], op, target)
+
+
+@text_form(
+    "rewire",
+    "connect SOURCE USER [ARGUMENT]",
+    "USER's argument (args[1], dim; args[0] by default) takes",
+    "SOURCE's value",
+    words=2,
+)
+def _connect(doc: GraphDocument, text: str, rest: list[str]) -> Edit:
+    return rewire(doc, rest[1], rest[2] if len(rest) > 2 else "args[0]", rest[0])
+
+
+@text_form("add_input", "input NAME[:TYPE] [DEFAULT]", "a new input, e.g.: input scale:float 1.0")
+def _input(doc: GraphDocument, text: str, rest: list[str]) -> Edit:
+    return add_input_from_text(doc, text.split(None, 1)[1])
+
+
+@text_form("set_outputs", "outputs NODE [NODE ...]", "what the graph returns")
+def _outputs(doc: GraphDocument, text: str, rest: list[str]) -> Edit:
+    return set_outputs(doc, text.split()[1:])
+
+
+@text_form(
+    "paste", "paste NODE [NODE ...]", "copies of the nodes (new names), after the last of them"
+)
+def _paste(doc: GraphDocument, text: str, rest: list[str]) -> Edit:
+    return paste(doc, text.split()[1:])
+
+
+#: The edits written as text, one form a line (``fxstudio edit --help``).
+COMMANDS = usage()
 
 
 def run_command(doc: GraphDocument, text: str) -> Edit:
@@ -156,54 +237,9 @@ def run_command(doc: GraphDocument, text: str) -> Edit:
     if not words:
         raise EditError("An empty edit command.")
     verb, rest = words[0], words[1:]
-
-    def need(n: int) -> None:
-        if len(rest) < n:
-            raise EditError(f"'{text}' is not a complete edit. The edits are:\n{COMMANDS}")
-
-    if verb == "delete":
-        need(1)
-        return delete(doc, text.split()[1:])
-    if verb == "rename":
-        need(2)
-        return rename(doc, rest[0], rest[1])
-    if verb == "target":
-        need(2)
-        return set_target(doc, rest[0], rest[1])
-    if verb == "args":
-        need(2)
-        args, kwargs = parse_arguments(doc, text.split(None, 2)[2])
-        return set_inputs(doc, rest[0], args, kwargs)
-    if verb == "insert":
-        need(2)
-        node, target = rest[0], rest[1]
-        extra = text.split(None, 3)[3] if len(rest) > 2 else ""
-        if target.startswith("nn."):
-            return insert_module(doc, target, [Ref(node)], after=node)
-        if target.startswith("."):
-            args, kwargs = parse_arguments(doc, extra)
-            return insert(doc, "call_method", target[1:], [Ref(node), *args], kwargs)
-        if attribute(doc.graph_module, target) is not None and not extra:
-            return insert(doc, "get_attr", target)
-        args, kwargs = parse_arguments(doc, extra)
-        return insert(doc, "call_function", target, [Ref(node), *args], kwargs)
-    if verb == "splice":
-        need(3)
-        target = text.split(None, 3)[3]
-        op = "call_module" if target.startswith("nn.") else "call_function"
-        if target.startswith("."):
-            op, target = "call_method", target[1:]
-        return splice(doc, rest[0], None if rest[1] == "*" else rest[1], op, target)
-    if verb == "input":
-        need(1)
-        return add_input_from_text(doc, text.split(None, 1)[1])
-    if verb == "connect":
-        need(2)
-        return rewire(doc, rest[1], rest[2] if len(rest) > 2 else "args[0]", rest[0])
-    if verb == "paste":
-        need(1)
-        return paste(doc, text.split()[1:])
-    if verb == "outputs":
-        need(1)
-        return set_outputs(doc, text.split()[1:])
-    raise EditError(f"Unknown edit '{verb}'. The edits are:\n{COMMANDS}")
+    form = TEXT_FORMS.get(verb)
+    if form is None:
+        raise EditError(f"Unknown edit '{verb}'. The edits are:\n{COMMANDS}")
+    if len(rest) < form.words:
+        raise EditError(f"'{text}' is not a complete edit. The edits are:\n{COMMANDS}")
+    return form.parse(doc, text, rest)

@@ -1,5 +1,6 @@
 """The edits users make (rename, retarget, insert, splice, delete, paste, rewire, inputs and
-outputs), each one :func:`~fxstudio.core.edits.engine.commit`."""
+outputs), each one :func:`~fxstudio.core.edits.engine.commit`, each declared an edit kind
+(:mod:`~fxstudio.core.edits.registry`): its record holds its parameters by name."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from fxstudio.core.edits.naming import (
     resolve_target,
     unique_name,
 )
+from fxstudio.core.edits.registry import edit_kind, recorded
 from fxstudio.core.edits.steps import (
     CreateNode,
     EditError,
@@ -45,6 +47,7 @@ from fxstudio.core.edits.steps import (
 # --- the edits users make ------------------------------------------------------------------------
 
 
+@edit_kind()
 def rename(doc: GraphDocument, name: str, new: str) -> Edit:
     """Give a node a new name (a valid identifier no other node has)."""
     node_of(doc, name)
@@ -54,10 +57,11 @@ def rename(doc: GraphDocument, name: str, new: str) -> Edit:
         f"Rename {name} to {new}",
         [RenameNode(name, new)],
         ChangeKind.GRAPH_REPLACED,
-        {"edit": "rename", "name": name, "new": new},
+        recorded("rename", name=name, new=new),
     )
 
 
+@edit_kind()
 def set_target(doc: GraphDocument, name: str, target: str) -> Edit:
     """Call another function (``call_function``), method (``call_method``) or submodule."""
     node = node_of(doc, name)
@@ -67,10 +71,11 @@ def set_target(doc: GraphDocument, name: str, target: str) -> Edit:
         f"Change {name} to {target}",
         [SetTarget(name, value)],
         ChangeKind.NODES_CHANGED,
-        {"edit": "set_target", "name": name, "target": target},
+        recorded("set_target", name=name, target=target),
     )
 
 
+@edit_kind()
 def set_inputs(
     doc: GraphDocument,
     name: str,
@@ -88,10 +93,11 @@ def set_inputs(
         f"Set the inputs of {name}",
         [SetInputs(name, new_args, new_kwargs)],
         ChangeKind.NODES_CHANGED,
-        {"edit": "set_inputs", "name": name, "args": new_args, "kwargs": new_kwargs},
+        recorded("set_inputs", name=name, args=new_args, kwargs=new_kwargs),
     )
 
 
+@edit_kind()
 def insert(
     doc: GraphDocument,
     op: str,
@@ -120,18 +126,19 @@ def insert(
         f"Insert {spec.name}",
         [CreateNode(spec)],
         ChangeKind.NODES_ADDED,
-        {
-            "edit": "insert",
-            "op": op,
-            "target": target,
-            "args": spec.args,
-            "kwargs": spec.kwargs,
-            "after": spec.after,
-            "name": spec.name,
-        },
+        recorded(
+            "insert",
+            op=op,
+            target=target,
+            args=spec.args,
+            kwargs=spec.kwargs,
+            after=spec.after,
+            name=spec.name,
+        ),
     )
 
 
+@edit_kind()
 def insert_module(
     doc: GraphDocument,
     constructor: str,
@@ -153,17 +160,18 @@ def insert_module(
         f"Insert {constructor}",
         [SetSubmodule(path, module), CreateNode(spec)],
         ChangeKind.NODES_ADDED,
-        {
-            "edit": "insert_module",
-            "constructor": constructor,
-            "args": spec.args,
-            "after": spec.after,
-            "name": path,
-            "seed": seed,
-        },
+        recorded(
+            "insert_module",
+            constructor=constructor,
+            args=spec.args,
+            after=spec.after,
+            name=path,
+            seed=seed,
+        ),
     )
 
 
+@edit_kind()
 def splice(
     doc: GraphDocument,
     producer: str,
@@ -199,14 +207,9 @@ def splice(
         kwargs_ = map_aggregate(to_refs(dict(node.kwargs)), swap)  # type: ignore[arg-type]
         rewired.append(SetInputs(name, args, kwargs_))
     where = f"between {producer} and {user}" if user is not None else f"after {producer}"
-    record: dict[str, Any] = {
-        "edit": "splice",
-        "producer": producer,
-        "user": user,
-        "op": op,
-        "target": target,
-        "extra": tuple(extra),
-    }
+    record = recorded(
+        "splice", producer=producer, user=user, op=op, target=target, extra=tuple(extra)
+    )
     if kw:
         record["kwargs"] = kw
     return commit(
@@ -218,6 +221,7 @@ def splice(
     )
 
 
+@edit_kind()
 def delete(doc: GraphDocument, names: Iterable[str]) -> Edit:
     """Delete nodes.  A node whose value is still used by a node outside the selection is
     bypassed (its users take its first input) when that input is a value of the same kind,
@@ -275,7 +279,7 @@ def delete(doc: GraphDocument, names: Iterable[str]) -> Edit:
             steps.append(SetSubmodule(str(node.target), None))
             calls.add(node.target)
     label = f"Delete {chosen[0]}" if len(chosen) == 1 else f"Delete {len(chosen)} nodes"
-    return commit(doc, label, steps, ChangeKind.NODES_REMOVED, {"edit": "delete", "names": chosen})
+    return commit(doc, label, steps, ChangeKind.NODES_REMOVED, recorded("delete", names=chosen))
 
 
 def _bypass_source(node: fx.Node, replaced: dict[str, Any], gone: set[str]) -> Any:
@@ -294,6 +298,7 @@ def _bypass_source(node: fx.Node, replaced: dict[str, Any], gone: set[str]) -> A
     return None
 
 
+@edit_kind()
 def paste(doc: GraphDocument, names: Sequence[str]) -> Edit:
     """Copies of the named nodes (new unique names), placed after the last of them.  Inside
     the copy, arguments point at the copies; values from outside stay shared.  A copied
@@ -337,7 +342,7 @@ def paste(doc: GraphDocument, names: Sequence[str]) -> Edit:
         )
         after = new
     label = f"Paste {len(chosen)} node{'s' if len(chosen) > 1 else ''}"
-    return commit(doc, label, steps, ChangeKind.NODES_ADDED, {"edit": "paste", "names": chosen})
+    return commit(doc, label, steps, ChangeKind.NODES_ADDED, recorded("paste", names=chosen))
 
 
 #: Type annotations an input can have, by the name a user writes.
@@ -351,6 +356,7 @@ INPUT_TYPES: dict[str, Any] = {
 }
 
 
+@edit_kind(type_expr="type")
 def add_input(
     doc: GraphDocument, name: str, type_expr: Any = None, default: Any = inspect.Signature.empty
 ) -> Edit:
@@ -371,7 +377,7 @@ def add_input(
     spec = NodeSpec(
         name, "placeholder", name, args, {}, type_expr, {}, last[-1].name if last else None
     )
-    record: dict[str, Any] = {"edit": "add_input", "name": name}
+    record = recorded("add_input", name=name)
     if args:
         record["default"] = default
     if type_expr is not None:
@@ -379,6 +385,7 @@ def add_input(
     return commit(doc, f"Add input {name}", [CreateNode(spec)], ChangeKind.NODES_ADDED, record)
 
 
+@edit_kind()
 def rewire(doc: GraphDocument, user: str, label: str, source: str) -> Edit:
     """Make the argument ``label`` of ``user`` (``"args[1]"``, ``"dim"``, ``"args[0][2]"``,
     as the inspector's inputs list them) the value of ``source``.  A node that uses no other
@@ -410,10 +417,11 @@ def rewire(doc: GraphDocument, user: str, label: str, source: str) -> Edit:
         f"Connect {source} to {user}.{label}",
         [SetInputs(user, new_args, new_kwargs)],
         ChangeKind.NODES_CHANGED,
-        {"edit": "rewire", "user": user, "label": label, "source": source},
+        recorded("rewire", user=user, label=label, source=source),
     )
 
 
+@edit_kind()
 def move_input(doc: GraphDocument, name: str, position: int) -> Edit:
     """Put the input ``name`` at ``position`` among the inputs (0: first)."""
     node = node_of(doc, name)
@@ -432,10 +440,11 @@ def move_input(doc: GraphDocument, name: str, position: int) -> Edit:
         f"Move input {name} to position {position + 1}",
         [MoveNode(name, after)],
         ChangeKind.NODES_CHANGED,
-        {"edit": "move_input", "name": name, "position": position},
+        recorded("move_input", name=name, position=position),
     )
 
 
+@edit_kind()
 def set_outputs(doc: GraphDocument, names: Sequence[str]) -> Edit:
     """Choose what the graph returns: one value, or a tuple of several."""
     out = next(n for n in doc.graph.nodes if n.op == "output")
@@ -447,5 +456,5 @@ def set_outputs(doc: GraphDocument, names: Sequence[str]) -> Edit:
         "Return " + ", ".join(names),
         [SetInputs(out.name, (value,), {})],
         ChangeKind.NODES_CHANGED,
-        {"edit": "set_outputs", "names": list(names)},
+        recorded("set_outputs", names=list(names)),
     )
