@@ -44,7 +44,8 @@ from fxstudio.core import edits as core_edits
 from fxstudio.core.document import ChangeKind, DocumentSnapshot, GraphDocument
 from fxstudio.core.edits import EDIT_KINDS, Edit, commit
 from fxstudio.core.edits.engine import validate
-from fxstudio.core.edits.steps import EditError, Step
+from fxstudio.core.edits.steps import Step
+from fxstudio.core.errors import EditError
 
 #: The edits the console's ``edits`` offers: the user-level edits of ``fxstudio.core.edits``
 #: (each takes the document first, as in core).

@@ -72,6 +72,10 @@ class LoadError(UserError):
     """A model spec could not be turned into a module and its inputs."""
 
 
+class EditError(UserError):
+    """An edit that would make the graph invalid.  Nothing was changed."""
+
+
 class InputSpecError(UserError):
     """An ``--input`` spec could not be parsed."""
 

@@ -28,7 +28,7 @@ from fxstudio.core.console import replay_console
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits import EDIT_KINDS
 from fxstudio.core.edits.engine import Edit
-from fxstudio.core.edits.steps import EditError
+from fxstudio.core.errors import EditError
 from fxstudio.core.patterns.apply import replay_rewrite
 
 __all__ = ["replay"]

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.records import decode_record
-from fxstudio.core.edits.steps import EditError
+from fxstudio.core.errors import EditError
 from fxstudio.core.opening import as_request, open_model
 from fxstudio.core.replay import replay
 from fxstudio.core.request import OpenRequest

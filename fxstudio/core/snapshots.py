@@ -37,7 +37,8 @@ from torch.fx.node import map_arg
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.engine import Edit, commit, recheck_shapes
-from fxstudio.core.edits.steps import EditError, Step
+from fxstudio.core.edits.steps import Step
+from fxstudio.core.errors import EditError
 from fxstudio.core.fxcompat import code_generator, set_code_generator, set_graph
 from fxstudio.core.graphviews import line_map, make_row, module_tree_of, tidy_code
 from fxstudio.core.request import OpenRequest

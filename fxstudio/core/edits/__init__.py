@@ -29,7 +29,7 @@ Example:
     >>> set_inputs(doc, "neg", [Ref("mul")])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    fxstudio.core.edits.steps.EditError: 'neg' would use 'mul', which comes after it ...
+    fxstudio.core.errors.EditError: 'neg' would use 'mul', which comes after it ...
 """
 
 from fxstudio.core.edits.calls import check_call, check_shapes
@@ -60,7 +60,6 @@ from fxstudio.core.edits.records import (
 from fxstudio.core.edits.registry import EDIT_KINDS, TEXT_FORMS, EditKind, TextForm
 from fxstudio.core.edits.steps import (
     CreateNode,
-    EditError,
     EraseNode,
     MoveNode,
     NodeSpec,
@@ -91,6 +90,7 @@ from fxstudio.core.edits.user import (
     set_target,
     splice,
 )
+from fxstudio.core.errors import EditError
 
 __all__ = [
     "EditError",

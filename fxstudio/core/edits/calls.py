@@ -18,7 +18,7 @@ Example:
     >>> set_target(doc, "add", "torch.relu")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    fxstudio.core.edits.steps.EditError: 'add' cannot call torch.relu with 2 arguments: ...
+    fxstudio.core.errors.EditError: 'add' cannot call torch.relu with 2 arguments: ...
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import torch.fx as fx
 
 from fxstudio.core.attributes import submodule_at
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.edits.steps import EditError
+from fxstudio.core.errors import EditError
 from fxstudio.core.fxcompat import fake_tensor_mode, tree_leaves, tree_map
 from fxstudio.core.graphviews import format_target
 from fxstudio.core.modes import eval_mode

@@ -11,8 +11,8 @@ from typing import Any
 from fxstudio.core import collector
 from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.edits.calls import check_call, check_shapes
-from fxstudio.core.edits.steps import CreateNode, EditError, SetInputs, SetTarget, Step
-from fxstudio.core.errors import UserError
+from fxstudio.core.edits.steps import CreateNode, SetInputs, SetTarget, Step
+from fxstudio.core.errors import EditError, UserError
 from fxstudio.core.fxcompat import release_name
 from fxstudio.core.propagation import repropagate
 

@@ -15,7 +15,7 @@ from fxstudio.core.attributes import attribute
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.engine import Edit
 from fxstudio.core.edits.registry import TEXT_FORMS, text_form, usage
-from fxstudio.core.edits.steps import EditError, Ref
+from fxstudio.core.edits.steps import Ref
 from fxstudio.core.edits.user import (
     add_input,
     delete,
@@ -29,6 +29,7 @@ from fxstudio.core.edits.user import (
     set_target,
     splice,
 )
+from fxstudio.core.errors import EditError
 
 
 def parse_arguments(doc: GraphDocument, text: str) -> tuple[tuple[Any, ...], dict[str, Any]]:

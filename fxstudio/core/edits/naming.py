@@ -16,7 +16,8 @@ from torch.nn import functional as F  # noqa: N812
 
 from fxstudio.core.attributes import attribute
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.edits.steps import EditError, NodeSpec, check_name, node_of, refs_in, reserved
+from fxstudio.core.edits.steps import NodeSpec, check_name, node_of, refs_in, reserved
+from fxstudio.core.errors import EditError
 from fxstudio.core.fxcompat import used_names
 
 # --- names and targets ---------------------------------------------------------------------------
@@ -50,7 +51,7 @@ def resolve_function(text: str) -> Callable[..., Any]:
     >>> resolve_function("torch.rleu")
     Traceback (most recent call last):
     ...
-    fxstudio.core.edits.steps.EditError: torch has no function 'rleu'. Did you mean torch.relu?
+    fxstudio.core.errors.EditError: torch has no function 'rleu'. Did you mean torch.relu?
     """
     text = text.strip()
     if text.startswith("F."):

@@ -7,7 +7,8 @@ from typing import Any
 
 import torch
 
-from fxstudio.core.edits.steps import EditError, Ref
+from fxstudio.core.edits.steps import Ref
+from fxstudio.core.errors import EditError
 
 
 def encode_record(record: dict[str, Any]) -> dict[str, Any]:

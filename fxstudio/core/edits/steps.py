@@ -19,12 +19,8 @@ from torch.fx.node import map_aggregate
 
 from fxstudio.core.attributes import submodule_at
 from fxstudio.core.document import GraphDocument
-from fxstudio.core.errors import UserError
+from fxstudio.core.errors import EditError
 from fxstudio.core.fxcompat import release_name, rename_node
-
-
-class EditError(UserError):
-    """An edit that would make the graph invalid.  Nothing was changed."""
 
 
 @dataclass(frozen=True)

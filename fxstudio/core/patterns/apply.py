@@ -22,7 +22,7 @@ from typing import Any
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.engine import Edit
-from fxstudio.core.edits.steps import EditError
+from fxstudio.core.errors import EditError
 from fxstudio.core.files import atomic_write
 from fxstudio.core.patterns.builtins import builtin_for, run_builtin
 from fxstudio.core.patterns.check import Check, check, reference
