@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.resources
 from collections.abc import Callable
+from typing import TypeVar
 
 from PySide6.QtCore import QEvent, QFile, QIODevice, QObject, QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QFontMetricsF, QResizeEvent, QTextCursor, QTextDocument
@@ -14,6 +15,8 @@ from PySide6.QtWidgets import QFrame, QLabel, QLayout, QLayoutItem, QScrollArea,
 
 #: Spaces a wrapped line of code goes on past its own indent (wrap_code_blocks).
 WRAP_INDENT = 4
+
+Child = TypeVar("Child", bound=QObject)
 
 
 class _FormLoader(QUiLoader):
@@ -49,6 +52,17 @@ def load_form(name: str, base: QWidget, custom: tuple[type[QWidget], ...] = ()) 
                 raise RuntimeError(f"cannot load the form {path}: {loader.errorString()}")
         finally:
             f.close()
+
+
+def child(parent: QObject, cls: type[Child], name: str) -> Child:
+    """The widget, layout or action ``name`` of the form loaded into ``parent``, a ``cls``
+    (``LookupError`` if there is none: the .ui and the code disagree).  The attribute a class
+    keeps it in is declared with the same class (``tests/qt/test_forms.py`` checks both
+    against the .ui)."""
+    found = parent.findChild(cls, name)
+    if found is None:
+        raise LookupError(f"the form has no {cls.__name__} named {name!r}")
+    return found
 
 
 class QuietLabel(QLabel):
@@ -122,7 +136,8 @@ class FlowLayout(QLayout):
         area = rect.adjusted(m.left(), m.top(), -m.right(), -m.bottom())
         x, y, row = area.x(), area.y(), 0
         for item in self.items:
-            if item.widget() is not None and item.widget().isHidden():
+            widget = item.widget()
+            if widget is not None and widget.isHidden():
                 continue
             hint = item.sizeHint()
             if x > area.x() and x + hint.width() > area.right() + 1:
@@ -163,13 +178,14 @@ class ShapeWatcher(QObject):
             self.shape = shape
             self.arrange(shape)
             widget = self.parent()
-            if isinstance(widget, QWidget) and widget.layout() is not None:
-                widget.layout().activate()  # laid out again now, not after the resize
+            layout = widget.layout() if isinstance(widget, QWidget) else None
+            if layout is not None:
+                layout.activate()  # laid out again now, not after the resize
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         if event.type() == QEvent.Type.Resize:
-            size = event.size()  # type: ignore[attr-defined]
-            self.follow(size.width(), size.height())
+            if isinstance(event, QResizeEvent):
+                self.follow(event.size().width(), event.size().height())
         return False
 
 
@@ -207,13 +223,16 @@ class FitScrollArea(QScrollArea):
 
     def sizeHint(self) -> QSize:  # noqa: N802
         content = self.widget()
+        if content is None:  # (taken out: what an empty scroll area asks for)
+            return super().sizeHint()
         hint = content.sizeHint()
         width = self.viewport().width() if self.isVisible() else hint.width()
         height = content.heightForWidth(width) if content.hasHeightForWidth() else -1
         return QSize(hint.width(), height if height >= 0 else hint.height())
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802
-        return QSize(self.widget().minimumSizeHint().width(), 48)
+        content = self.widget()
+        return QSize(content.minimumSizeHint().width() if content is not None else 0, 48)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)

@@ -3,6 +3,8 @@ modules and the model's weights; the chosen entry is inserted by the edit contro
 
 from __future__ import annotations
 
+import builtins
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
@@ -15,21 +17,27 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.catalogue import Entry, search
-from fxstudio.qt.forms import load_form
+from fxstudio.qt.forms import child, load_form
 
 SHOWN = 400  # list at most this many matches (the catalogue has about 1,600 entries)
 
 
 class InsertPalette(QDialog):
-    def __init__(self, entries: list[Entry], where: str, parent: QWidget | None = None) -> None:
+    filter_edit: QLineEdit
+    list: QListWidget
+    arguments_edit: QLineEdit
+
+    def __init__(
+        self, entries: builtins.list[Entry], where: str, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         load_form("insert_palette", self)
         self.entries = entries
-        self.filter_edit = self.findChild(QLineEdit, "filterEdit")
-        self.list = self.findChild(QListWidget, "entryList")
-        self.arguments_edit = self.findChild(QLineEdit, "argumentsEdit")
-        self.findChild(QLabel, "whereLabel").setText(where)
-        buttons = self.findChild(QDialogButtonBox, "buttonBox")
+        self.filter_edit = child(self, QLineEdit, "filterEdit")
+        self.list = child(self, QListWidget, "entryList")
+        self.arguments_edit = child(self, QLineEdit, "argumentsEdit")
+        child(self, QLabel, "whereLabel").setText(where)
+        buttons = child(self, QDialogButtonBox, "buttonBox")
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         self.filter_edit.textChanged.connect(self.refilter)

@@ -22,7 +22,7 @@ from shiboken6 import isValid
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.qt import theme
-from fxstudio.qt.forms import load_form
+from fxstudio.qt.forms import child, load_form
 from fxstudio.qt.panels.base import DocumentPanel
 
 #: Code with more lines than this is coloured as it scrolls into view, not all at once.
@@ -49,7 +49,7 @@ class PythonHighlighter(QSyntaxHighlighter):
     lines that scroll into view with :meth:`colour_block`.
     """
 
-    def __init__(self, document: QTextDocument | None) -> None:
+    def __init__(self, document: QTextDocument) -> None:
         super().__init__(document)
         self.set_colours()
 
@@ -95,11 +95,12 @@ class CodePanel(DocumentPanel):
     node's line highlighted, a click on a line selecting its node."""
 
     id, title = "code", "Generated code"
+    view: QPlainTextEdit  # the form's codeView
 
     def build(self) -> QWidget:
         body = QWidget()
         load_form("code_panel", body)
-        self.view: QPlainTextEdit = body.findChild(QPlainTextEdit, "codeView")
+        self.view = child(body, QPlainTextEdit, "codeView")
         view = self.view
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         view.setFont(font)

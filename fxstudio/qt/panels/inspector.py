@@ -12,7 +12,7 @@ from fxstudio.core.attributes import submodule_at
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.graphviews import describe_module
 from fxstudio.core.runtime.breakdown import format_rate
-from fxstudio.qt.forms import load_form
+from fxstudio.qt.forms import child, load_form
 from fxstudio.qt.panels.base import DocumentPanel
 from fxstudio.qt.wrapped_text import wrap_column
 
@@ -31,11 +31,12 @@ class InspectorPanel(DocumentPanel):
     controller's -- makes each one undoable edit."""
 
     id, title = "inspector", "Inspector"
+    tree: QTreeWidget  # the form's inspector
 
     def build(self) -> QWidget:
         body = QWidget()
         load_form("inspector_panel", body)
-        self.tree: QTreeWidget = body.findChild(QTreeWidget, "inspector")
+        self.tree = child(body, QTreeWidget, "inspector")
         self.edit: Callable[[str, str, str], object] | None = None  # set by the window
         self._filling = False
         self.tree.setHeaderLabels(["Property", "Value"])
@@ -115,8 +116,11 @@ class InspectorPanel(DocumentPanel):
         try:
             self.tree.clear()
             items = [QTreeWidgetItem([label, value]) for label, value in self.properties()]
-            node = self.document.node(self.selection.current) if items else None
-            loc = self.document.source_location(self.selection.current) if items else None
+            doc, current = self.document, self.selection.current
+            if not items or doc is None or current is None:  # (no items without them)
+                doc = current = None
+            node = doc.node(current) if doc is not None and current is not None else None
+            loc = doc.source_location(current) if doc is not None and current is not None else None
             for item in items:
                 label = item.text(0)
                 item.setTextAlignment(0, Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)

@@ -7,19 +7,21 @@ from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt
 from PySide6.QtWidgets import QHeaderView, QLineEdit, QTableView, QWidget
 
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
-from fxstudio.qt.forms import load_form
+from fxstudio.qt.forms import child, load_form
 from fxstudio.qt.panels.base import DocumentPanel
 from fxstudio.qt.panels.table_model import NAME_ROLE, NodeFilterProxy, NodeTableModel
 
 
 class TablePanel(DocumentPanel):
     id, title = "table", "Nodes"
+    view: QTableView  # the form's tableView
+    filter: QLineEdit  # and tableFilter
 
     def build(self) -> QWidget:
         body = QWidget()
         load_form("table_panel", body)
-        self.view: QTableView = body.findChild(QTableView, "tableView")
-        self.filter: QLineEdit = body.findChild(QLineEdit, "tableFilter")
+        self.view = child(body, QTableView, "tableView")
+        self.filter = child(body, QLineEdit, "tableFilter")
         self.model = NodeTableModel(self)
         self._reload_due = False  # a big graph's rows are read again in a turn of their own
         self.proxy = NodeFilterProxy(self)

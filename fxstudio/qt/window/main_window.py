@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMainWindow, QStatusBar, QToolBar, QWidget
 
 from fxstudio.core.crashlog import LastCrash
@@ -24,7 +25,7 @@ from fxstudio.qt.canvas.view import CanvasView
 from fxstudio.qt.canvas.zoom import ZoomWidget
 from fxstudio.qt.editing.controller import EditController
 from fxstudio.qt.editing.dialogs import EditDialogs
-from fxstudio.qt.forms import load_form
+from fxstudio.qt.forms import child, load_form
 from fxstudio.qt.panels.base import DocumentPanel, PanelContext
 from fxstudio.qt.panels.code import CodePanel
 from fxstudio.qt.panels.compile import CompilePanel
@@ -70,6 +71,7 @@ PANELS: tuple[type[DocumentPanel], ...] = (
     LessonPanel,
     CompilePanel,
 )
+P = TypeVar("P", bound=DocumentPanel)
 
 
 class MainWindow(QMainWindow):
@@ -80,6 +82,8 @@ class MainWindow(QMainWindow):
 
     layoutShown = Signal(object)  # noqa: N815 - a Layout is on the canvas
     actionStarted = Signal()  # noqa: N815 - a command of the menus starts (before it runs)
+    canvas: CanvasView  # the form's canvas
+    actions: dict[str, QAction]  # type: ignore[assignment]  # by objectName (over QWidget's)
 
     def __init__(
         self,
@@ -100,7 +104,7 @@ class MainWindow(QMainWindow):
         self.keep_recovery = False  # closing leaves the recovery file (nobody was asked)
         self.session = session = DocumentSession(recovery or recovery_dir(), autosave_s, self)
         self.selection = SelectionModel(self)
-        self.canvas: CanvasView = self.findChild(CanvasView, "canvas")
+        self.canvas = child(self, CanvasView, "canvas")
         self.canvas_controller = CanvasController(self.canvas, self.selection, session, self)
         self.canvas_controller.layoutDone.connect(self.layoutShown)
         self.edits = EditController(session, self.selection, self.canvas_controller.selected_edge)
@@ -114,7 +118,7 @@ class MainWindow(QMainWindow):
         session.documentChanged.connect(self.canvas_controller.set_document)
         self._build_commands()
         self.status = StatusArea(
-            self.findChild(QStatusBar, "statusbar"), session, self.canvas_controller, self
+            child(self, QStatusBar, "statusbar"), session, self.canvas_controller, self
         )
         self.statusBar().addPermanentWidget(ZoomWidget(self.canvas))  # "75 %", click: 100 %
         self.welcome, show_welcome = welcome.install(self, self.canvas, session.recent)
@@ -129,7 +133,7 @@ class MainWindow(QMainWindow):
         self.layouts = self.window_state.layouts
         self.actions.update({a.objectName(): a for a in self.layouts.actions.values()})
         actions.place(self.menus["&View"], "@layouts", [self.layouts.menu])
-        self.window_state.place(self.findChild(QToolBar, "mainToolBar"), self.search.bar)
+        self.window_state.place(child(self, QToolBar, "mainToolBar"), self.search.bar)
         actions.place(self.menus["&File"], "@recent", [self.window_state.recent_menu])
         self.theme = ThemeController(self, self.window_state.settings)
         actions.place(self.menus["&View"], "@theme", [self.theme.menu])
@@ -145,8 +149,14 @@ class MainWindow(QMainWindow):
         """The open document (the session's), or None."""
         return self.session.document
 
-    def action(self, name: str) -> Any:
+    def action(self, name: str) -> QAction:
         return self.actions[name]
+
+    def panel(self, cls: type[P]) -> P:
+        """The window's panel of class ``cls``."""
+        panel = self.panels[cls.id]
+        assert isinstance(panel, cls)
+        return panel
 
     # --- building --------------------------------------------------------------------------
 
@@ -157,8 +167,7 @@ class MainWindow(QMainWindow):
             self.panels[cls.id] = panel
             self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, panel.dock)
             panel.dock.hide()  # until the task layout places it
-        inspector = self.panels["inspector"]
-        inspector.edit = self.edits.set_property  # type: ignore[attr-defined]
+        self.panel(InspectorPanel).edit = self.edits.set_property
 
     def _build_commands(self) -> None:
         self.actions, self.menus = actions.build(self)
@@ -173,7 +182,7 @@ class MainWindow(QMainWindow):
             action.setIcon(icon(file))
             self.actions[name] = action
         actions.place(self.menus["&Edit"], "@undo", [undo, redo])
-        actions.fill_toolbar(self.findChild(QToolBar, "mainToolBar"), self.actions)
+        actions.fill_toolbar(child(self, QToolBar, "mainToolBar"), self.actions)
         docks = [p.dock.toggleViewAction() for p in self.panels.values()]
         actions.place(self.menus["&View"], "@docks", docks)
         for panel in self.panels.values():
@@ -199,7 +208,7 @@ class MainWindow(QMainWindow):
         self.edits.applied.connect(self._edit_applied)
         self.drops.refused.connect(lambda text: self.status.show(text, 10000, passing=True))
         self.saving.error.connect(self.show_error)
-        self.panels["lesson"].resumed.connect(lambda: self.layouts.use("learn"))  # type: ignore[attr-defined]
+        self.panel(LessonPanel).resumed.connect(lambda: self.layouts.use("learn"))
         self.canvas_controller.layoutFailed.connect(
             lambda exc: self.show_error("Could not lay out the graph", exc)
         )
@@ -207,10 +216,10 @@ class MainWindow(QMainWindow):
 
     def _restyle(self) -> None:
         self.canvas_controller.apply_theme()
-        self.panels["code"].restyle()  # type: ignore[attr-defined]
+        self.panel(CodePanel).restyle()
 
     def _session_extras(self) -> dict[str, Any]:
-        lesson: Any = self.panels["lesson"]
+        lesson = self.panel(LessonPanel)
         return {"lesson": lesson.state.to_json()} if lesson.active else {}
 
     # --- what happens ----------------------------------------------------------------------
@@ -276,7 +285,7 @@ class MainWindow(QMainWindow):
     def learn(self) -> None:
         """Help ▸ Learn FX: the Learn layout, the lesson at its step."""
         self.layouts.use("learn")
-        self.panels["lesson"].start()  # type: ignore[attr-defined]
+        self.panel(LessonPanel).start()
 
     def show_about(self) -> None:
         modal(AboutDialog(self))

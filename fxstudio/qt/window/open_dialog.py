@@ -10,6 +10,7 @@ typed."""
 from __future__ import annotations
 
 import os
+from typing import Literal
 
 from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt
 from PySide6.QtGui import QMouseEvent
@@ -33,11 +34,12 @@ from fxstudio.core.errors import InputSpecError, LoadError
 from fxstudio.core.loading import check_spec
 from fxstudio.core.modelfiles import FileModels, file_models
 from fxstudio.core.modelspec import list_examples
-from fxstudio.core.request import SESSION_SUFFIX, OpenRequest
-from fxstudio.qt.forms import load_form
+from fxstudio.core.request import SESSION_SUFFIX, Frontend, OpenRequest
+from fxstudio.qt.forms import child, load_form
 from fxstudio.qt.workers import UserCodeTask
 
-FRONTENDS = ("auto", "fx", "export")  # the frontend combo's items, in order
+#: The frontend combo's items, in order.
+FRONTENDS: tuple[Frontend | Literal["auto"], ...] = ("auto", "fx", "export")
 
 
 def completion_specs(recent: list[OpenRequest], zoo: list[str]) -> list[str]:
@@ -76,6 +78,15 @@ class OpenDialog(QDialog):
     """``current``: the request it starts with; ``typed``: the user typed it (a failed
     open), so its frontend and inputs stay when the spec is corrected."""
 
+    example_combo: QComboBox
+    spec_edit: QLineEdit
+    file_model_combo: QComboBox
+    frontend_combo: QComboBox
+    inputs_edit: QLineEdit
+    seed_spin: QSpinBox
+    error_label: QLabel
+    form: QFormLayout
+
     def __init__(
         self,
         parent: QWidget | None = None,
@@ -85,18 +96,18 @@ class OpenDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         load_form("open_dialog", self)
-        self.example_combo = self.findChild(QComboBox, "exampleCombo")
-        self.spec_edit = self.findChild(QLineEdit, "specEdit")
-        self.file_model_combo = self.findChild(QComboBox, "fileModelCombo")
-        self.frontend_combo = self.findChild(QComboBox, "frontendCombo")
-        self.inputs_edit = self.findChild(QLineEdit, "inputsEdit")
-        self.seed_spin = self.findChild(QSpinBox, "seedSpin")
-        self.error_label = self.findChild(QLabel, "errorLabel")
-        self.form = self.findChild(QFormLayout, "formLayout")
-        buttons = self.findChild(QDialogButtonBox, "buttonBox")
+        self.example_combo = child(self, QComboBox, "exampleCombo")
+        self.spec_edit = child(self, QLineEdit, "specEdit")
+        self.file_model_combo = child(self, QComboBox, "fileModelCombo")
+        self.frontend_combo = child(self, QComboBox, "frontendCombo")
+        self.inputs_edit = child(self, QLineEdit, "inputsEdit")
+        self.seed_spin = child(self, QSpinBox, "seedSpin")
+        self.error_label = child(self, QLabel, "errorLabel")
+        self.form = child(self, QFormLayout, "formLayout")
+        buttons = child(self, QDialogButtonBox, "buttonBox")
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
-        self.findChild(QPushButton, "browseButton").clicked.connect(self._browse)
+        child(self, QPushButton, "browseButton").clicked.connect(self._browse)
         self.recent = list(recent or [])
         # Each model's own frontend and inputs: the recent ones, the newest winning.
         self.known = {r.spec: r for r in reversed(self.recent)}
@@ -125,7 +136,9 @@ class OpenDialog(QDialog):
         completer.setMaxVisibleItems(15)
         self.spec_edit.setCompleter(completer)
         # (after the completer's own filter, which closes the popup and eats the click)
-        completer.popup().installEventFilter(self)
+        popup = completer.popup()
+        if popup is not None:  # (a completer always has one)
+            popup.installEventFilter(self)
         known = _zoo.get("specs")
         if isinstance(known, list):
             self._zoo_read(known)
@@ -256,7 +269,7 @@ class OpenDialog(QDialog):
     def request(self) -> OpenRequest:
         return OpenRequest(
             self.spec_edit.text().strip(),
-            FRONTENDS[self.frontend_combo.currentIndex()],  # type: ignore[arg-type]
+            FRONTENDS[self.frontend_combo.currentIndex()],
             tuple(self.inputs_edit.text().split()),
             self.seed_spin.value(),
         )
