@@ -1,5 +1,5 @@
-"""The code passes ruff's lint rules, is ruff-formatted and fxstudio/core type-checks with
-mypy (pyproject.toml's settings)."""
+"""The code passes ruff's lint rules, is ruff-formatted, and fxstudio/core and fxstudio/qt
+type-check with mypy (pyproject.toml's settings)."""
 
 import shutil
 import subprocess
@@ -15,8 +15,9 @@ MYPY = shutil.which("mypy", path=str(ROOT / ".venv" / "bin")) or shutil.which("m
 
 
 @pytest.mark.skipif(MYPY is None, reason="mypy is not installed")
-def test_mypy_on_core():
-    """fxstudio/core type-checks (pyproject.toml's [tool.mypy]: the files and settings)."""
+def test_mypy_on_core_and_qt():
+    """fxstudio/core and fxstudio/qt type-check (pyproject.toml's [tool.mypy]: the files
+    and settings)."""
     result = subprocess.run([MYPY], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
 

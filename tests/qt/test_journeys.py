@@ -183,10 +183,10 @@ def test_the_lessons_second_step(qtbot, big):
     with qtbot.waitSignal(big.layoutShown, timeout=60000):  # step 1 opens its model
         big.action("actionLearnFx").trigger()
     assert big.layouts.current == "learn" and "lesson" in shown_docks(big)
-    assert lesson.title.text().startswith("Step 1 of ")
+    assert lesson.heading.text().startswith("Step 1 of ")
     assert lesson.recheck().ok
     lesson.next_button.click()
-    assert lesson.title.text().startswith("Step 2 of ")
+    assert lesson.heading.text().startswith("Step 2 of ")
     assert lesson.text.toPlainText().strip() and lesson.text.isVisible()
     assert not lesson.text.verticalScrollBar().isVisible()  # the text has the height it needs
     replay = lesson.dock.findChild(QPushButton, "lessonReplay")

@@ -133,7 +133,7 @@ def test_the_step_card_shows_the_eager_verdict_without_scrolling(qtbot, window):
     viewport = panel.card_scroll.viewport()
     _float(qtbot, panel.dock, TALL)
     assert panel.card_scroll.verticalScrollBar().value() == 0
-    for label in (panel.title, panel.eager, panel.code_line, panel.source_line):
+    for label in (panel.heading, panel.eager, panel.code_line, panel.source_line):
         assert _seen(label, viewport), label.objectName()
     buttons = [b for b in panel.controls.findChildren(QToolButton) if b.defaultAction()]
     assert len(buttons) == 8 and all(_seen(b, panel.dock) for b in buttons)  # wrapped

@@ -197,9 +197,9 @@ def test_an_edit_clears_the_step_card_and_a_move_under_way_is_dropped(qtbot, win
     for _ in range(4):
         with qtbot.waitSignal(panel.moved, timeout=60000):
             panel.into_action.trigger()
-    assert panel.title.text().startswith("neg") and panel.stats["value"].text()
+    assert panel.heading.text().startswith("neg") and panel.stats["value"].text()
     relaid(qtbot, window, lambda: window.edits.change_target("relu", "torch.tanh"))
-    assert panel.title.text() == "" and panel.stats["value"].text() == "not run yet"
+    assert panel.heading.text() == "" and panel.stats["value"].text() == "not run yet"
     assert "edited" in panel.status_label.text()
     assert panel.where.text().startswith(f"Before the first node (0 of {len(window.document)}")
     with qtbot.waitSignal(panel.moved, timeout=60000):

@@ -20,6 +20,7 @@ from fxstudio.qt.canvas.minimap import Minimap
 from fxstudio.qt.canvas.scene import BUILD_BUDGET_S, GraphScene
 from fxstudio.qt.canvas.view import CanvasView
 from fxstudio.qt.editing.commands import MoveNodesCommand
+from fxstudio.qt.seams import Changes
 from fxstudio.qt.selection import SelectionModel
 from fxstudio.qt.workers import Task
 
@@ -50,7 +51,7 @@ class CanvasController(QObject):
         self,
         view: CanvasView,
         selection: SelectionModel,
-        session: Any,  # a DocumentSession: the document, its changes, its undo stack
+        session: Changes,  # the window's DocumentSession (the document's changes, undo stack)
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)

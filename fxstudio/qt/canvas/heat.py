@@ -20,6 +20,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView
 
 from fxstudio.core.runtime.breakdown import NodeProfile
+from fxstudio.qt.canvas.items import BoxItem
 from fxstudio.qt.canvas.marks import take_off
 
 COOL = QColor("#fff3b0")
@@ -36,10 +37,14 @@ CONSIDERED = 1500  # the hottest tags in sight looked at per paint
 CELL = 64  # pixels: the grid the tags written are kept in, to find one in the way
 
 
+def rgb(colour: QColor) -> tuple[int, int, int]:
+    return colour.red(), colour.green(), colour.blue()
+
+
 def heat_colour(level: float) -> QColor:
     """0 → pale yellow, 1 → red (``level``: a share relative to the hottest node)."""
     t = max(0.0, min(1.0, level))
-    mix = [int(a + (b - a) * t) for a, b in zip(COOL.getRgb()[:3], HOT.getRgb()[:3], strict=True)]
+    mix = [int(a + (b - a) * t) for a, b in zip(rgb(COOL), rgb(HOT), strict=True)]
     return QColor(*mix)
 
 
@@ -53,7 +58,7 @@ def ink_on(colour: QColor) -> QColor:
 class Tag:
     """A share written beside a node (or collapsed module) on the screen."""
 
-    owner: QGraphicsItem
+    owner: BoxItem
     share: float
     colour: QColor
     stale: bool = False
@@ -64,7 +69,7 @@ class Tag:
         return (self.label or f"{self.share:.1%}") + (" (stale)" if self.stale else "")
 
     def scene_rect(self) -> QRectF:
-        return self.owner.mapRectToScene(self.owner.rect)  # type: ignore[attr-defined]
+        return self.owner.mapRectToScene(self.owner.rect)
 
 
 class HeatMarks:
@@ -115,9 +120,9 @@ class HeatMarks:
                 self._mark(group, self.modules[path], top)
         self.tags.sort(key=lambda t: -t.share)
 
-    def _mark(self, owner: QGraphicsItem, share: float, top: float, label: str = "") -> None:
+    def _mark(self, owner: BoxItem, share: float, top: float, label: str = "") -> None:
         colour = STALE if self.stale else heat_colour(share / top)
-        rect = owner.rect.adjusted(-4, -4, 4, 4)  # type: ignore[attr-defined]
+        rect = owner.rect.adjusted(-4, -4, 4, 4)
         tint = QColor(colour)
         tint.setAlpha(50 if self.stale else 120)
         box = QGraphicsRectItem(rect, owner)

@@ -153,6 +153,7 @@ class BoxItem(QGraphicsItem):
     """
 
     key: str
+    name: str  # a node's name; a group's path (collapsed, it stands in for its nodes)
     rect: QRectF
 
     def __init__(self) -> None:

@@ -12,12 +12,13 @@ from typing import Any
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import (
-    QGraphicsItem,
     QGraphicsRectItem,
     QGraphicsScene,
     QGraphicsSimpleTextItem,
 )
 from shiboken6 import isValid
+
+from fxstudio.qt.canvas.items import BoxItem
 
 
 def take_off(items: list[Any]) -> None:
@@ -30,11 +31,11 @@ def take_off(items: list[Any]) -> None:
 
 
 def outline_on(
-    owner: QGraphicsItem, colour: QColor, margin: float, width: float, alpha: int, tip: str
+    owner: BoxItem, colour: QColor, margin: float, width: float, alpha: int, tip: str
 ) -> QGraphicsRectItem:
     """A box ``margin`` around a node or module item, a child of it (it follows a drag):
     ``width`` of pen, tinted with ``alpha`` of ``colour``, the owner's tooltip and ``tip``."""
-    box = QGraphicsRectItem(owner.rect.adjusted(-margin, -margin, margin, margin), owner)  # type: ignore[attr-defined]
+    box = QGraphicsRectItem(owner.rect.adjusted(-margin, -margin, margin, margin), owner)
     box.setPen(QPen(colour, width))
     tint = QColor(colour)
     tint.setAlpha(alpha)
@@ -47,7 +48,7 @@ def outline_on(
 
 def collapsed_holding(
     scene: QGraphicsScene, names: Container[str]
-) -> Iterator[tuple[QGraphicsItem, list[str]]]:
+) -> Iterator[tuple[BoxItem, list[str]]]:
     """Each collapsed module's item on ``scene`` with the nodes of ``names`` inside it (at
     any depth; maybe none)."""
     tree = getattr(scene, "tree", {})
@@ -180,7 +181,7 @@ class DiffMarks:
                 tip = f"{len(inside)} nodes inside differ ({', '.join(sorted(set(inside)))})"
                 self._mark(group, DIFF_COLOURS[worst], False, tip)
 
-    def _mark(self, owner: QGraphicsItem, colour: QColor, current: bool, tip: str) -> None:
+    def _mark(self, owner: BoxItem, colour: QColor, current: bool, tip: str) -> None:
         pen, alpha = (5.0, 70) if current else (3.0, 35)
         self.items.append(outline_on(owner, colour, 5, pen, alpha, tip))
 
@@ -222,6 +223,6 @@ class KernelMarks:
             if inside:
                 self._mark(group, colour, True, f"{len(inside)} nodes of the kernel inside")
 
-    def _mark(self, owner: QGraphicsItem, colour: QColor, current: bool, tip: str) -> None:
+    def _mark(self, owner: BoxItem, colour: QColor, current: bool, tip: str) -> None:
         pen, alpha = (4.0, 60) if current else (2.0, 0)
         self.items.append(outline_on(owner, colour, 4, pen, alpha, tip))

@@ -149,12 +149,12 @@ class GraphScene(QGraphicsScene):
         bad = doc.shape_problem or ("", "")  # (node, error) an edit left
         for name, box in layout.nodes.items():
             op, target, shape = plan.labels[name]
-            item = NodeItem(name, op, target, shape, box, bad[1] if bad[0] == name else None)
+            node = NodeItem(name, op, target, shape, box, bad[1] if bad[0] == name else None)
             if name in doc.positions:  # the user put it there
-                item.setPos(*doc.positions[name])
-            self.nodes[name] = item
-            self._add(item, 2)
-            overview.add(item)
+                node.setPos(*doc.positions[name])
+            self.nodes[name] = node
+            self._add(node, 2)
+            overview.add(node)
             made += 1
             if made & 63 == 0 and clock() > deadline:
                 self.index_now()
@@ -178,9 +178,9 @@ class GraphScene(QGraphicsScene):
                 deadline = clock() + budget_s
         self._bounds = QRectF(0, 0, layout.width, layout.height)
         for key in doc.positions:
-            item = self.item_by_key(key)
-            if item is not None:
-                self._bounds = self._bounds.united(item.sceneBoundingRect())
+            placed = self.item_by_key(key)
+            if placed is not None:
+                self._bounds = self._bounds.united(placed.sceneBoundingRect())
         self._dirty = {self.parent_of[k] for k in doc.positions if k in self.parent_of}
         self.refit_frames()
         overview.refresh_frames()
@@ -284,12 +284,12 @@ class GraphScene(QGraphicsScene):
                             text
                         )
         targets = set()
-        for (a, b, label, _stub), labels in keys.items():
+        for (a, b, one_use, _stub), labels in keys.items():
             sa, sb = self.item(a), self.item(b)
             if sa is None or sb is None or sa is sb:
                 continue
             stub = a if a in layout.shared and a in self.nodes else None
-            self._add_edge(sa, sb, labels, 0, 1, stub, label)
+            self._add_edge(sa, sb, labels, 0, 1, stub, one_use)
             targets.add(b)
         for b in targets:  # inputs enter side by side in argument order
             self._reslot(doc, layout, b)
@@ -417,7 +417,7 @@ class GraphScene(QGraphicsScene):
             group = self.tree.get(path)
             if frame is None or frame.collapsed or group is None:
                 continue
-            inside = [self.nodes[n] for n in group.nodes if n in self.nodes]
+            inside: list[BoxItem] = [self.nodes[n] for n in group.nodes if n in self.nodes]
             inside += [self.groups[c] for c in group.children if c in self.groups]
             if not inside:
                 continue

@@ -4,7 +4,7 @@ either it writes the heat's shares (:mod:`~fxstudio.qt.canvas.heat`) at the scre
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
 
@@ -97,7 +97,7 @@ class CanvasView(QGraphicsView):
             heat.paint_tags(painter, self)
         painter.end()
 
-    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802
+    def drawForeground(self, painter: QPainter, rect: QRectF | QRect) -> None:  # noqa: N802
         """The heat's shares, written at the screen's size over the items."""
         heat = getattr(self.scene(), "heat", None)
         if heat is not None:

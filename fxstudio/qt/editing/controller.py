@@ -5,7 +5,6 @@ changes."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
@@ -15,6 +14,7 @@ from fxstudio.core.catalogue import Entry
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits import Edit, EditError, parse_arguments
 from fxstudio.qt.editing.commands import EditCommand
+from fxstudio.qt.seams import Session
 from fxstudio.qt.selection import SelectionModel
 
 
@@ -28,7 +28,7 @@ class EditController(QObject):
 
     def __init__(
         self,
-        session: Any,  # a DocumentSession
+        session: Session,  # the window's DocumentSession
         selection: SelectionModel,
         selected_edge: Callable[[], tuple[str, str] | None],
         parent: QObject | None = None,
@@ -42,7 +42,7 @@ class EditController(QObject):
 
     @property
     def document(self) -> GraphDocument | None:
-        return self.session.document  # type: ignore[no-any-return]
+        return self.session.document
 
     def apply(self, make: Callable[[GraphDocument], Edit]) -> Edit | None:
         """Make one edit and push it as one undo step; report a refusal instead."""

@@ -46,8 +46,9 @@ class EditDialogs:
             else "Select a node or an edge first to feed the new node."
         )
         palette = InsertPalette(catalogue(self.document), where, self.parent)
-        if palette.exec() and palette.chosen() is not None:
-            self.edits.insert(palette.chosen(), palette.arguments())
+        entry = palette.chosen() if palette.exec() else None
+        if entry is not None:
+            self.edits.insert(entry, palette.arguments())
 
     def add_input(self) -> None:
         if self.document is None:

@@ -33,6 +33,9 @@ from PySide6.QtWidgets import QDockWidget, QWidget
 from fxstudio.core.document import DocumentEvent, GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.wording import for_window
+from fxstudio.qt.canvas.controller import CanvasController
+from fxstudio.qt.seams import Session
+from fxstudio.qt.selection import SelectionModel
 
 
 def in_words(exc: BaseException) -> str:
@@ -47,9 +50,9 @@ class PanelContext:
     canvas controller, and the panels made before them (by id)."""
 
     window: QWidget
-    session: Any  # fxstudio.qt.window.session.DocumentSession
-    selection: Any  # fxstudio.qt.selection.SelectionModel
-    canvas: Any  # fxstudio.qt.canvas.controller.CanvasController
+    session: Session  # the window's DocumentSession
+    selection: SelectionModel
+    canvas: CanvasController
     panels: dict[str, DocumentPanel]
 
 
@@ -82,7 +85,7 @@ class DocumentPanel(QObject):
 
     @property
     def document(self) -> GraphDocument | None:
-        return self.session.document  # type: ignore[no-any-return]
+        return self.session.document
 
     def panel(self, panel_id: str) -> Any:
         """A panel this one ``requires``."""

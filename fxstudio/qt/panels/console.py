@@ -11,7 +11,7 @@ import rlcompleter
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QFontDatabase, QTextCursor
+from PySide6.QtGui import QFontDatabase, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -130,9 +130,9 @@ class ConsolePanel(DocumentPanel):
         return found
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
-        if event.type() != QEvent.Type.KeyPress:
+        if event.type() != QEvent.Type.KeyPress or not isinstance(event, QKeyEvent):
             return False
-        key = event.key()  # type: ignore[attr-defined]
+        key = event.key()
         if key in (Qt.Key.Key_Up, Qt.Key.Key_Down) and self.history:
             self._at = max(
                 0, min(len(self.history), self._at + (-1 if key == Qt.Key.Key_Up else 1))

@@ -33,14 +33,14 @@ from fxstudio.qt import theme
 from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import lesson_form
 from fxstudio.qt.panels.base import DocumentPanel
-from fxstudio.qt.panels.lesson_form import button
+from fxstudio.qt.panels.lesson_form import Widget, button
 from fxstudio.qt.workers import Task
 
 FADED = 0.12  # the canvas during the trace replay: nodes not created yet
 REPLAY_SPEEDS = (600, 300, 120, 40, 10)  # ms a node, the speed slider's positions
 
 
-class LessonPanel(DocumentPanel):
+class LessonPanel(DocumentPanel, lesson_form.LessonForm):
     """The lesson's controller; it works with the Step, Run, Patterns and code docks."""
 
     id, title = "lesson", "Learn FX"
@@ -77,7 +77,7 @@ class LessonPanel(DocumentPanel):
 
     def _not_started(self) -> None:
         """What the dock says before the lesson starts (the Learn layout shows it so)."""
-        self.title.setText(f"Learn FX — {len(STEPS)} checked steps on this window")
+        self.heading.setText(f"Learn FX — {len(STEPS)} checked steps on this window")
         doc = self.document
         spec = doc.request.spec if doc is not None else None
         self.text.setMarkdown(lesson_form.not_started_text(spec, self.state.model))
@@ -131,7 +131,7 @@ class LessonPanel(DocumentPanel):
             b.setChecked(i == self.state.step)
             done = STEPS[i].id in self.state.done
             b.setText(f"✓{i + 1}" if done else str(i + 1))
-        self.title.setText(f"Step {self.state.step + 1} of {len(STEPS)} — {step.title}")
+        self.heading.setText(f"Step {self.state.step + 1} of {len(STEPS)} — {step.title}")
         lesson_form.show_markdown(self.text, step.intro(doc, self.state))
         self.task.setText("Your turn: " + step.task(doc, self.state))
         lesson_form.clear(self.extra_layout)
@@ -210,7 +210,7 @@ class LessonPanel(DocumentPanel):
 
     # -- the steps' own widgets ----------------------------------------------------------------
 
-    def _add(self, widget: QWidget) -> QWidget:
+    def _add(self, widget: Widget) -> Widget:
         self.extra_layout.addWidget(widget)
         return widget
 
@@ -415,8 +415,8 @@ class LessonPanel(DocumentPanel):
         self.diagnosis_view.setObjectName("lessonDiagnosis")
         self.diagnosis_view.setMinimumHeight(180)
         self.fix_row = QWidget(self.extra)
-        self.fix_row.setLayout(QHBoxLayout())
-        self.fix_row.layout().setContentsMargins(0, 0, 0, 0)
+        self.fix_layout = QHBoxLayout(self.fix_row)
+        self.fix_layout.setContentsMargins(0, 0, 0, 0)
         self._add(self.fix_row)
         if self.diagnosis is not None:
             self._show_diagnosis(self.diagnosis)
@@ -451,7 +451,7 @@ class LessonPanel(DocumentPanel):
         lesson_form.show_markdown(
             self.diagnosis_view, f"**{d.title}** at `{where}`{line}\n\n{d.explanation}"
         )
-        lesson_form.clear(self.fix_row.layout())
+        lesson_form.clear(self.fix_layout)
         for i, fix in enumerate(d.fixes):
             b = button(
                 self.fix_row,
@@ -460,9 +460,9 @@ class LessonPanel(DocumentPanel):
                 lambda _=False, f=fix: self.open(f.request),
             )
             b.setToolTip(fix.explanation)
-            self.fix_row.layout().addWidget(b)
+            self.fix_layout.addWidget(b)
         if not d.fixes:
-            self.fix_row.layout().addWidget(
+            self.fix_layout.addWidget(
                 QLabel(
                     "fxstudio cannot fix this one itself: change the code as above.", self.fix_row
                 )

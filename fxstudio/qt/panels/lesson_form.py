@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from PySide6.QtWidgets import (
     QBoxLayout,
     QButtonGroup,
     QGroupBox,
     QHBoxLayout,
+    QLabel,
     QPushButton,
     QRadioButton,
     QTextBrowser,
@@ -21,8 +23,29 @@ from fxstudio.core.lesson.demos import Question
 from fxstudio.core.lesson.steps import STEPS
 from fxstudio.qt.forms import FlowLayout, text_label, wrap_code_blocks
 
+#: A widget handed in and given back as itself (the panel's ``_add``).
+Widget = TypeVar("Widget", bound=QWidget)
 
-def build(panel: Any) -> QWidget:
+
+class LessonForm:
+    """The Learn FX dock's widgets, as :func:`build` makes them on the panel."""
+
+    step_buttons: list[QToolButton]
+    heading: QLabel
+    text: QTextBrowser
+    task: QLabel
+    extra: QWidget
+    extra_layout: QVBoxLayout
+    verdict: QLabel
+    back_button: QPushButton
+    check_button: QPushButton
+    next_button: QPushButton
+    parts_layout: QBoxLayout
+    parts: tuple[QWidget, QWidget]
+    go: Callable[[int], None]  # the panel's: show step i
+
+
+def build(panel: LessonForm) -> QWidget:
     """Make the dock's widgets on ``panel``; returns its body: the step buttons over two
     parts, the step's text (title and explanation) and the learner's part (the task, the
     step's own widgets, the verdict, Back / Check / Next), which :func:`arrange` stacks or
@@ -46,12 +69,12 @@ def build(panel: Any) -> QWidget:
     reading = QWidget(body)
     reading_layout = QVBoxLayout(reading)
     reading_layout.setContentsMargins(0, 0, 0, 0)
-    panel.title = text_label(body, "lessonTitle")
-    font = panel.title.font()
+    panel.heading = text_label(body, "lessonTitle")
+    font = panel.heading.font()
     font.setBold(True)
     font.setPointSizeF(font.pointSizeF() * 1.2)
-    panel.title.setFont(font)
-    reading_layout.addWidget(panel.title)
+    panel.heading.setFont(font)
+    reading_layout.addWidget(panel.heading)
     panel.text = QTextBrowser(body)
     panel.text.setObjectName("lessonText")
     panel.text.setOpenExternalLinks(True)
@@ -76,13 +99,13 @@ def build(panel: Any) -> QWidget:
     panel.back_button = QPushButton("◀ Back", body)
     panel.check_button = QPushButton("Check", body)
     panel.next_button = QPushButton("Next ▶", body)
-    for b, name in (
+    for pb, name in (
         (panel.back_button, "lessonBack"),
         (panel.check_button, "lessonCheck"),
         (panel.next_button, "lessonNext"),
     ):
-        b.setObjectName(name)
-        buttons.addWidget(b)
+        pb.setObjectName(name)
+        buttons.addWidget(pb)
     doing_layout.addLayout(buttons)
     panel.parts_layout = QBoxLayout(QBoxLayout.Direction.TopToBottom)
     panel.parts_layout.addWidget(reading, 1)
@@ -92,7 +115,7 @@ def build(panel: Any) -> QWidget:
     return body
 
 
-def arrange(panel: Any, wide: bool) -> None:
+def arrange(panel: LessonForm, wide: bool) -> None:
     """Wide and short: the text on the left, the learner's part beside it; narrow and tall:
     the text above, taking what the learner's part leaves (no empty gap under it)."""
     direction = QBoxLayout.Direction

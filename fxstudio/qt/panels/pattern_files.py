@@ -4,27 +4,16 @@ prints."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtWidgets import QFileDialog
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.patterns.files import read_pattern_file, write_pattern_file
+from fxstudio.qt.panels.patterns_form import PatternsForm
 
 
-class PatternFilesMixin:
+class PatternFilesMixin(PatternsForm):
     """For :class:`~fxstudio.qt.panels.patterns.PatternsPanel`."""
 
-    dock: Any
-    report: Any
-    message: Any
-    status: Any
-    name: Any
-    pattern: Any
-    pattern_code: Any
-    replacement_code: Any
-    replacement_choice: Any
-    default_rules: Any
     opened: tuple[str, str, str] | None
 
     def save_report(self, path: str | None = None) -> bool:

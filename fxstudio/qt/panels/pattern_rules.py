@@ -7,19 +7,16 @@ from dataclasses import replace
 from typing import Any
 
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, Pattern, Rules
-from fxstudio.qt.panels.patterns_form import RULE_BOXES
+from fxstudio.qt.panels.patterns_form import RULE_BOXES, PatternsForm
 
 
-class RulesMixin:
+class RulesMixin(PatternsForm):
     """The rules half of :class:`~fxstudio.qt.panels.patterns.PatternsPanel` (its widgets
     are ``rule_boxes``, ``attrs`` and ``scope``, made by the form)."""
 
     default_rules: Rules
     node_rules: dict[str, Rules]
     _setting: bool
-    rule_boxes: Any
-    attrs: Any
-    scope: Any
 
     def rules(self) -> Rules:
         """The rules the checkboxes show (for every node, or for the node in ``scope``)."""

@@ -28,7 +28,7 @@ from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, Pattern, Rules
 from fxstudio.core.patterns.reasons import Failure
 from fxstudio.core.patterns.replacements import graph_replacement
-from fxstudio.core.snapshots import detached, propagated, snapshot, views
+from fxstudio.core.snapshots import Snapshot, detached, propagated, snapshot, views
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.marks import PatternMarks
 from fxstudio.qt.panels.base import DocumentPanel, in_words
@@ -228,7 +228,7 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
         self.summary.setText("Not done.")
         self.message.emit(text)
 
-    def find(self, then: Callable[[Found], None] | None = None) -> bool:
+    def find(self, then: Callable[[Found], object] | None = None) -> bool:
         """Find the pattern's matches (in a worker); ``found`` tells when they are shown."""
         pattern, doc = self.current_pattern(), self.document
         if pattern is None or doc is None:
@@ -381,7 +381,7 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
                 spec = RewriteSpec()
             else:
                 spec = self._spec()
-        taken: list[Any] = []  # the snapshot, read once the click's turn has shown it began
+        taken: list[Snapshot] = []  # the snapshot, read once the click's turn has shown it began
 
         def work() -> tuple[GraphDocument, Report, dict[str, Any]]:
             copy = detached(taken[0])

@@ -11,14 +11,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QPoint, QTimer
-from PySide6.QtWidgets import QScrollArea
+from PySide6.QtWidgets import QScrollArea, QWidget
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import Report
-from fxstudio.core.snapshots import adopt
+from fxstudio.core.snapshots import Snapshot, adopt
 from fxstudio.qt import theme
 from fxstudio.qt.editing.commands import EditCommand
+from fxstudio.qt.panels.patterns_form import PatternsForm
 
 # the check label's states: passed (or meant to differ), withheld, kept knowingly
 PASSED, WITHHELD, KEPT = "passed", "withheld", "kept"
@@ -28,29 +29,20 @@ PASSED, WITHHELD, KEPT = "passed", "withheld", "kept"
 class Withheld:
     """A rewrite made on a copy whose check failed: what *Apply anyway* adopts."""
 
-    snap: Any
+    snap: Snapshot
     copy: GraphDocument
     report: Report
-    known: Any
+    known: dict[str, Any]  # the copy's views (snapshots.views)
 
 
-class CheckMixin:
+class CheckMixin(PatternsForm):
     """For :class:`~fxstudio.qt.panels.patterns.PatternsPanel`."""
 
     document: GraphDocument | None
-    undo_stack: Any
-    summary: Any
-    check_label: Any
-    undo_button: Any
-    apply_button: Any
-    report_button: Any
-    message: Any
-    status: Any
-    rewritten: Any
-    withheld: Any
-    report: Report | None
 
-    def rewritten_on_copy(self, snap: Any, copy: GraphDocument, report: Report, known: Any) -> None:
+    def rewritten_on_copy(
+        self, snap: Snapshot, copy: GraphDocument, report: Report, known: dict[str, Any]
+    ) -> None:
         """The worker's replacement is back: apply it (one undo step), or -- its check failed
         -- hold it back and say why."""
         doc = self.document
@@ -59,7 +51,7 @@ class CheckMixin:
         if result.edit is None or doc is None:
             reasons = report.verdict or "; ".join(why for _, why in result.skipped[:3])
             if not result.found.matches and report.explanation is not None:
-                self._show_explanation(report.explanation, None)  # type: ignore[attr-defined]
+                self._show_explanation(report.explanation, None)
             self.summary.setText("Nothing was replaced.")
             self.message.emit(f"Nothing was replaced{': ' + reasons if reasons else '.'}")
             return
@@ -89,7 +81,9 @@ class CheckMixin:
         held.report.intended = True  # the user means it to change the values
         return self._apply(held.snap, held.copy, held.report, held.known, KEPT)
 
-    def _apply(self, snap: Any, copy: GraphDocument, report: Report, known: Any, how: str) -> bool:
+    def _apply(
+        self, snap: Snapshot, copy: GraphDocument, report: Report, known: dict[str, Any], how: str
+    ) -> bool:
         doc, result = self.document, report.result
         assert doc is not None and result.edit is not None
         try:
@@ -135,7 +129,7 @@ class CheckMixin:
             shown = self.apply_button if state == WITHHELD else self.check_label
             QTimer.singleShot(0, lambda: self.bring_into_view(shown))
 
-    def bring_into_view(self, shown: Any, top: bool = False) -> None:
+    def bring_into_view(self, shown: QWidget, top: bool = False) -> None:
         """Scroll the dock to ``shown`` (its body is in a scroll area); ``top``: with its
         top at the top, as much of it in sight as the dock has room for."""
         area = shown.parentWidget()
@@ -143,10 +137,10 @@ class CheckMixin:
             area = area.parentWidget()
         if area is None or not shown.isVisible():
             return
-        if top:
-            y = shown.mapTo(area.widget(), QPoint(0, 0)).y()
-            area.verticalScrollBar().setValue(y - 8)
-        else:
+        content, bar = area.widget(), area.verticalScrollBar()
+        if top and content is not None and bar is not None:
+            bar.setValue(shown.mapTo(content, QPoint(0, 0)).y() - 8)
+        elif not top:
             area.ensureWidgetVisible(shown, 0, 8)
 
     def drop_withheld(self, why: str) -> None:

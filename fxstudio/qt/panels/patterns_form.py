@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
+from PySide6.QtCore import Qt, SignalInstance
+from PySide6.QtGui import QFont, QUndoStack
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QDockWidget,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -22,9 +24,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fxstudio.core.flows import Report
 from fxstudio.core.patterns.builtins import BUILTINS
-from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
+from fxstudio.core.patterns.explain import Explanation
+from fxstudio.core.patterns.found import Found
+from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES, Pattern, Rules
+from fxstudio.qt.canvas.marks import PatternMarks
 from fxstudio.qt.fitting import FittingScrollArea, rows_height
+from fxstudio.qt.panels.base import PanelContext
+from fxstudio.qt.seams import Session
+from fxstudio.qt.selection import SelectionModel
 
 BOX = "__box__"  # the replacement-choice entry for a replacement box
 MINE = ""  # the rewrite list's entry for the user's own pattern
@@ -79,7 +88,89 @@ RULE_BOXES = (  # (rule, label, value when ticked, value when not, what it means
 )
 
 
-def build(panel: Any) -> QWidget:
+class PatternsForm:
+    """The Patterns dock's widgets, as :func:`build` makes them on the panel, and the panel's
+    methods their signals go to (declared for the type checker only)."""
+
+    rewrite_list: QListWidget
+    rewrite_about: QLabel
+    argument_row: QWidget
+    rewrite_argument: QLineEdit
+    pattern_area: QWidget
+    name: QLineEdit
+    make_button: QPushButton
+    open_button: QPushButton
+    save_button: QPushButton
+    pattern_code: QPlainTextEdit
+    scope: QComboBox
+    rule_boxes: dict[str, QCheckBox]
+    attrs: QLineEdit
+    find_button: QPushButton
+    fx_button: QPushButton
+    why_button: QPushButton
+    prev_button: QPushButton
+    next_button: QPushButton
+    summary: QLabel
+    match_list: QListWidget
+    explanation: QPlainTextEdit
+    replacement_choice: QComboBox
+    replace_button: QPushButton
+    box_button: QPushButton
+    replacement_code: QPlainTextEdit
+    check_label: QLabel
+    undo_button: QPushButton
+    apply_button: QPushButton
+    report_button: QPushButton
+    replacement_area: QWidget
+
+    if TYPE_CHECKING:  # the panel's (and its mixins'): build connects them, the mixins call them
+        message: SignalInstance  # (str)
+        status: SignalInstance  # (str, int)
+        found: SignalInstance  # (Found)
+        rewritten: SignalInstance  # (Report)
+        withheld: SignalInstance  # (Report)
+        ctx: PanelContext
+        dock: QDockWidget
+        session: Session
+        selection: SelectionModel
+        undo_stack: QUndoStack
+        marks: PatternMarks
+        pattern: Pattern | None
+        default_rules: Rules
+        report: Report | None
+
+        def apply_anyway(self) -> bool: ...
+        def busy(self) -> bool: ...
+        def redraw(self) -> None: ...
+        def set_check(self, text: str, state: str | None) -> None: ...
+        def _show_explanation(self, why: Explanation, at: str | None) -> None: ...
+        def _start(
+            self,
+            text: str,
+            work: Callable[[], Any],
+            done: Callable[[Any], None],
+            failed: Callable[[BaseException], None] | None = None,
+            read: Callable[[], None] | None = None,
+        ) -> bool: ...
+        def find(self, then: Callable[[Found], object] | None = None) -> bool: ...
+        def make_from_selection(self) -> Pattern | None: ...
+        def open_file(self, path: str | None = None) -> bool: ...
+        def preview(self) -> bool: ...
+        def replace_accepted(self) -> bool: ...
+        def rules_edited(self, *_: Any) -> None: ...
+        def save_file(self, path: str | None = None) -> bool: ...
+        def save_report(self, path: str | None = None) -> bool: ...
+        def scope_changed(self, index: int) -> None: ...
+        def set_rules(self, rules: Rules) -> None: ...
+        def show_match(self, row: int) -> None: ...
+        def step(self, delta: int) -> None: ...
+        def undo_rewrite(self) -> None: ...
+        def update_replace(self) -> None: ...
+        def use_selection_as_replacement(self) -> None: ...
+        def why_not_here(self) -> None: ...
+
+
+def build(panel: PatternsForm) -> QWidget:
     """Make the dock's widgets on ``panel`` (``panel.find_button``, …); returns its body."""
     body = QWidget()
     layout = QVBoxLayout(body)
@@ -89,10 +180,10 @@ def build(panel: Any) -> QWidget:
     panel.rewrite_list.addItem(MINE_TITLE)
     panel.rewrite_list.item(0).setData(Qt.ItemDataRole.UserRole, MINE)
     panel.rewrite_list.item(0).setToolTip(MINE_ABOUT)
-    for name, b in BUILTINS.items():
-        item = QListWidgetItem(b.title or name)
+    for name, builtin in BUILTINS.items():
+        item = QListWidgetItem(builtin.title or name)
         item.setData(Qt.ItemDataRole.UserRole, name)
-        item.setToolTip(f"{name}: {b.summary}")
+        item.setToolTip(f"{name}: {builtin.summary}")
         panel.rewrite_list.addItem(item)
     shown = rows_height(panel.rewrite_list, min(panel.rewrite_list.count(), 8))  # all, whole
     panel.rewrite_list.setFixedHeight(shown)
@@ -158,7 +249,7 @@ def build(panel: Any) -> QWidget:
     panel.scope.addItem("Rules for every node", None)
     panel.scope.currentIndexChanged.connect(panel.scope_changed)
     rules.addWidget(panel.scope, 0, 0, 1, 2)
-    panel.rule_boxes: dict[str, QCheckBox] = {}
+    panel.rule_boxes = {}
     for i, (key, text, on, _off, meaning) in enumerate(RULE_BOXES):
         box = QCheckBox(text, body)
         box.setToolTip(meaning)

@@ -8,8 +8,6 @@ menu, and so of the command palette ("Fold conv + BatchNorm").
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QListWidgetItem
@@ -20,7 +18,7 @@ from fxstudio.core.patterns.builtins import BUILTINS
 from fxstudio.core.patterns.found import Found
 from fxstudio.core.wording import for_window
 from fxstudio.qt.panels.base import in_words
-from fxstudio.qt.panels.patterns_form import MINE, MINE_ABOUT
+from fxstudio.qt.panels.patterns_form import MINE, MINE_ABOUT, PatternsForm
 
 RETRY_MS = 200  # how soon a preview the dock could not start yet is tried again
 
@@ -34,28 +32,11 @@ def skipped_item(text: str) -> QListWidgetItem:
     return item
 
 
-class RewriteListMixin:
+class RewriteListMixin(PatternsForm):
     """For :class:`~fxstudio.qt.panels.patterns.PatternsPanel`: the rewrite chosen, its
     preview, its commands."""
 
-    rewrite_list: Any
-    rewrite_about: Any
-    rewrite_argument: Any
-    argument_row: Any
-    pattern_area: Any
-    replacement_area: Any
-    replace_button: Any
-    match_list: Any
-    explanation: Any
-    summary: Any
-    marks: Any
-    dock: Any
     result: Found | None
-    message: Any
-    status: Any
-    found: Any
-    selection: Any
-    ctx: Any
     document: GraphDocument | None
 
     def connect_rewrite_list(self) -> None:
@@ -102,8 +83,8 @@ class RewriteListMixin:
             MINE_ABOUT if builtin is None else f"{builtin.summary}  ({builtin.name})"
         )
         self.replace_button.setText("Replace accepted" if builtin is None else "Replace")
-        self.set_check("", None)  # type: ignore[attr-defined]  # (of the rewrite chosen before)
-        self.update_replace()  # type: ignore[attr-defined]
+        self.set_check("", None)  # (of the rewrite chosen before)
+        self.update_replace()
         self.forget_matches("")
         if builtin is not None:
             self.preview()
@@ -118,7 +99,7 @@ class RewriteListMixin:
         if self.placed:  # the status bar's "Place 3 of 15" is of those matches
             self.placed = False
             self.status.emit("", 0)
-        self.redraw()  # type: ignore[attr-defined]
+        self.redraw()
 
     # --- the preview ---------------------------------------------------------------------------
 
@@ -133,7 +114,7 @@ class RewriteListMixin:
             return rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin=spec), dry_run=True))
 
         return bool(
-            self._start(  # type: ignore[attr-defined]
+            self._start(
                 "Previewing… (on a copy: nothing changes until Replace)",
                 work,
                 lambda report: self._previewed(spec, report),
@@ -170,7 +151,7 @@ class RewriteListMixin:
         self.summary.setText(text + "".join(f"\n⚠ {w}" for w in r.found.warnings))
         self.marks.matches = [m.graph_nodes for m in r.replaced]
         self.marks.current = 0 if r.replaced else None
-        self.redraw()  # type: ignore[attr-defined]
+        self.redraw()
         if r.replaced:
             self.match_list.setCurrentRow(0)
         self.found.emit(self.result)
@@ -197,7 +178,7 @@ class RewriteListMixin:
     def _preview_again(self) -> None:
         if not self.chosen_builtin() or self.previewed is not None or self.document is None:
             return
-        if self.busy() or self.session.locked:  # type: ignore[attr-defined]
+        if self.busy() or self.session.locked:
             # a preview or an edit under way (two changes in a row, a big graph's catch-up):
             # after it, not a refusal in a message box
             QTimer.singleShot(RETRY_MS, self._preview_again)

@@ -51,7 +51,7 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3f} ms"
 
 
-class RunPanel(DocumentPanel):
+class RunPanel(DocumentPanel, run_form.RunForm):
     """The dock's controller.  ``finished(result)``: a run ended with a
     :class:`~fxstudio.core.runtime.profiling.Profile` or the exception that stopped it."""
 
@@ -90,14 +90,17 @@ class RunPanel(DocumentPanel):
         self.export_trace_action.triggered.connect(lambda: self._export("trace"))
         self.export_csv_action.triggered.connect(lambda: self._export("csv"))
         self.export_json_action.triggered.connect(lambda: self._export("json"))
-        self.node_table.cellDoubleClicked.connect(
-            lambda row, _col: self._choose(self.node_table.item(row, 0).text())
-        )
+        self.node_table.cellDoubleClicked.connect(self._row_chosen)
         self.node_chart.barClicked.connect(self._choose)
         self.ctx.canvas.layoutDone.connect(lambda _layout: self._redraw())
         self.session.profileChanged.connect(self._profile_changed)
         self.session.graphStateChanged.connect(self._show_age)
         return body
+
+    def _row_chosen(self, row: int, _column: int) -> None:
+        item = self.node_table.item(row, 0)
+        if item is not None:
+            self._choose(item.text())
 
     def show_options(self, shown: bool) -> None:
         """Unfold the options (or fold them to their one line, leaving the room to results)."""

@@ -3,10 +3,9 @@ lays them out again when the dock turns from a column into a strip along the win
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QBoxLayout,
     QCheckBox,
@@ -59,6 +58,44 @@ class SortItem(QTableWidgetItem):
         return self.key < theirs
 
 
+class RunForm:
+    """The Run dock's widgets, as :func:`build` makes them on the panel (declared here so
+    the panel's uses of them are type-checked)."""
+
+    device: QComboBox
+    threads: QSpinBox
+    dtype: QComboBox
+    batch: QSpinBox
+    min_time: QDoubleSpinBox
+    compile: QComboBox
+    per_node: QCheckBox
+    heat: QCheckBox
+    options_box: QWidget
+    run_button: QPushButton
+    cancel_button: QPushButton
+    export_button: QToolButton
+    export_trace_action: QAction
+    export_csv_action: QAction
+    export_json_action: QAction
+    pin_button: QPushButton
+    compare_button: QPushButton
+    graphs_button: QPushButton
+    options_button: QToolButton
+    options_line: QLabel
+    baseline_label: QLabel
+    status_label: QLabel
+    controls: FitScrollArea
+    result: QTextBrowser
+    tabs: QTabWidget
+    node_table: QTableWidget
+    node_chart: BarChart
+    module_chart: BarChart
+    top_page: QScrollArea
+    compare_table: QTableWidget
+    results: QSplitter
+    body_layout: QBoxLayout
+
+
 def table(columns: tuple[str, ...], name: str, parent: QWidget) -> QTableWidget:
     t = QTableWidget(0, len(columns), parent)
     t.setObjectName(name)
@@ -73,7 +110,7 @@ def table(columns: tuple[str, ...], name: str, parent: QWidget) -> QTableWidget:
     return t
 
 
-def build(panel: Any) -> QWidget:
+def build(panel: RunForm) -> QWidget:
     """Make the widgets on ``panel`` (``panel.device``, ``panel.run_button``…); returns the
     dock's body."""
     body = QWidget()
@@ -262,7 +299,7 @@ def build(panel: Any) -> QWidget:
 CONTROLS_WIDTH = 300  # the controls' column when the dock is a strip along the bottom
 
 
-def arrange(panel: Any, shape: str) -> None:
+def arrange(panel: RunForm, shape: str) -> None:
     """``wide`` (the dock along the window's bottom): the controls in a column on the left,
     the summary and the tabs side by side.  ``tall`` (a column): the controls on top, the
     summary above the tabs.  ``small`` (a short column): the summary is the tabs' first
@@ -291,7 +328,7 @@ def arrange(panel: Any, shape: str) -> None:
         split.setSizes([4000, 6000] if wide else [3000, 7000])
 
 
-def options_text(panel: Any) -> str:
+def options_text(panel: RunForm) -> str:
     """The options in one line (shown while they are folded away)."""
     device = str(panel.device.currentData())
     parts = [device]

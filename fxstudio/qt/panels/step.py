@@ -34,7 +34,7 @@ from fxstudio.qt.panels.base import DocumentPanel, in_words
 from fxstudio.qt.workers import Task
 
 
-class StepPanel(DocumentPanel):
+class StepPanel(DocumentPanel, step_form.StepForm):
     """The dock's controller; its actions also fill the window's *Step* menu."""
 
     id, title, menu = "step", "Step", "&Step"
@@ -279,7 +279,7 @@ class StepPanel(DocumentPanel):
                 )
             self.where.setText(where)
         if s is None or name is None:
-            self.title.setText("")
+            self.heading.setText("")
             step_form.show_summary(self, None)
             for label in (self.eager, self.code_line, self.source_line, self.picture_caption):
                 label.setText("")
@@ -287,7 +287,7 @@ class StepPanel(DocumentPanel):
             self.first_difference.hide()
             return
         node = s.order[s.index[name]]
-        self.title.setText(f"{name}   ({node.op} {format_target(node)})")
+        self.heading.setText(f"{name}   ({node.op} {format_target(node)})")
         summary = s.summary(name)
         step_form.show_summary(self, summary)
         pic = picture(s.value(name)) if s.kept(name) else None

@@ -3,8 +3,6 @@ a histogram, a picture of the tensor, the eager comparison, the user's source li
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QAction, QImage, QKeySequence, QPainter, QPaintEvent, QPixmap
@@ -99,6 +97,38 @@ def picture_pixmap(pic: Picture, side: int = PICTURE_SIDE) -> QPixmap:
 STATS = ("value", "min", "max", "mean", "std", "NaN / Inf", "device")
 
 
+class StepForm:
+    """The Step dock's widgets and actions, as :func:`build` makes them on the panel."""
+
+    actions: list[QAction]
+    restart_action: QAction
+    back_action: QAction
+    into_action: QAction
+    over_action: QAction
+    out_action: QAction
+    to_selected_action: QAction
+    continue_action: QAction
+    breakpoint_action: QAction
+    slider: QSlider
+    where: QLabel
+    status_label: QLabel
+    controls: QWidget
+    card_layout: QBoxLayout
+    heading: QLabel
+    eager: QLabel
+    first_difference: QToolButton
+    code_line: QLabel
+    source_line: QLabel
+    breakpoints: QLabel
+    stats: dict[str, QLabel]
+    histogram: Histogram
+    picture: QLabel
+    picture_caption: QLabel
+    card_parts: tuple[QWidget, QWidget, QWidget]
+    card_scroll: QScrollArea
+    body_layout: QBoxLayout
+
+
 def _form(parent: QWidget) -> QFormLayout:
     form = QFormLayout(parent)
     form.setContentsMargins(0, 0, 0, 0)
@@ -107,7 +137,7 @@ def _form(parent: QWidget) -> QFormLayout:
     return form
 
 
-def build(panel: Any, parent: QWidget) -> QWidget:
+def build(panel: StepForm, parent: QWidget) -> QWidget:
     """Make the dock's widgets and actions (parented to ``parent``, the window) on ``panel``;
     returns the dock's body.  The card has three parts -- what the node is and whether it
     agrees with eager (first: the verdict is what a stepper looks for), its numbers, its
@@ -148,11 +178,11 @@ def build(panel: Any, parent: QWidget) -> QWidget:
     panel.card_layout.setContentsMargins(6, 6, 6, 6)
     facts = QWidget(card)
     form = _form(facts)
-    panel.title = text_label(card, "stepTitle")
-    font = panel.title.font()
+    panel.heading = text_label(card, "stepTitle")
+    font = panel.heading.font()
     font.setBold(True)
-    panel.title.setFont(font)
-    form.addRow(panel.title)
+    panel.heading.setFont(font)
+    form.addRow(panel.heading)
     panel.eager = text_label(card, "stepEager")
     form.addRow("eager", panel.eager)
     panel.first_difference = QToolButton(card)
@@ -206,7 +236,7 @@ def build(panel: Any, parent: QWidget) -> QWidget:
 CONTROLS_WIDTH = 300  # the controls' column when the dock is a strip along the bottom
 
 
-def arrange(panel: Any, wide: bool) -> None:
+def arrange(panel: StepForm, wide: bool) -> None:
     """Wide and short: the controls in a column on the left, the card's three parts side by
     side.  Narrow and tall: the controls on top, the card's parts stacked, verdict first."""
     direction = QBoxLayout.Direction
@@ -222,7 +252,7 @@ def arrange(panel: Any, wide: bool) -> None:
         panel.card_layout.setAlignment(part, align if wide else Qt.AlignmentFlag(0))
 
 
-def show_summary(panel: Any, summary: ValueSummary | None) -> None:
+def show_summary(panel: StepForm, summary: ValueSummary | None) -> None:
     """Fill the card's numbers and histogram from a summary (None: blank)."""
 
     def num(x: float | None) -> str:

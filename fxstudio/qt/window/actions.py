@@ -12,7 +12,7 @@ collapsed module to expand).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +52,7 @@ class Action:
     id: str  # its objectName (actionOpen)
     text: str
     menu: str
-    run: Callable[[Any], None]  # called with the window
+    run: Callable[[Any], object]  # called with the window (what it returns is dropped)
     keys: str | QKeySequence.StandardKey | None = None
     tip: str = ""
     icon: str = ""  # a file in resources/icons
@@ -470,7 +470,7 @@ def fill_toolbar(toolbar: QToolBar, actions: dict[str, QAction]) -> None:
             toolbar.addAction(actions[name])
 
 
-def place(menu: QMenu, marker: str, actions: list[QAction | QMenu]) -> None:
+def place(menu: QMenu, marker: str, actions: Sequence[QAction | QMenu]) -> None:
     """Put ``actions`` (or submenus) where the marker ``marker`` is in ``menu``."""
     where = next(a for a in menu.actions() if a.objectName() == marker)
     for item in actions:

@@ -112,7 +112,8 @@ class CommandPalette(QDialog):
         item = self.list.currentItem()
         if item is None or not item.flags() & Qt.ItemFlag.ItemIsEnabled:
             return None
-        return item.data(ROLE)  # type: ignore[no-any-return]
+        action = item.data(ROLE)
+        return action if isinstance(action, QAction) else None
 
     def run_current(self) -> None:
         action = self.current_action()

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, QFileSystemWatcher, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -59,7 +59,7 @@ def typed_keys(action: QAction) -> list[str]:
     *Save*, *Find*, *Open* keys of some keyboards -- are left out, as they are not typed."""
     out: list[str] = []
     for seq in action.shortcuts():
-        keys = [seq[i].key() for i in range(seq.count())]
+        keys = [seq[i].key() for i in range(seq.count())]  # type: ignore[index]  # (no stub)
         if keys and all(k.value <= Qt.Key.Key_F35.value for k in keys):
             text = seq.toString(QKeySequence.SequenceFormat.NativeText)
             if text not in out:
@@ -138,22 +138,24 @@ class DropOpener(QObject):
         window.installEventFilter(self)
 
     @staticmethod
-    def _paths(event: Any) -> list[str]:
+    def _paths(event: QDropEvent) -> list[str]:
         mime = event.mimeData()
         if mime is None or not mime.hasUrls():
             return []
         return [u.toLocalFile() for u in mime.urls() if u.isLocalFile()]
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if not isinstance(event, QDropEvent):  # (a drag's enter and move events are too)
+            return False
         kind = event.type()
         if kind in (QEvent.Type.DragEnter, QEvent.Type.DragMove):
             if any(Path(p).suffix in DROPPABLE for p in self._paths(event)):
-                event.acceptProposedAction()  # type: ignore[attr-defined]
+                event.acceptProposedAction()
                 return True
         elif kind == QEvent.Type.Drop:
             paths = self._paths(event)
             if paths:
-                event.acceptProposedAction()  # type: ignore[attr-defined]
+                event.acceptProposedAction()
                 self.open(paths[0])
                 return True
         return False

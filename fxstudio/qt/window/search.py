@@ -63,7 +63,7 @@ class SearchController(QObject):
         doc = self._document()
         self.matches = doc.find(text) if doc is not None else []
         current = self.selection.current
-        if current in self.matches:
+        if current is not None and current in self.matches:
             self.index = self.matches.index(current)
         elif move and self.matches:
             self.index = 0
