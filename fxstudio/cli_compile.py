@@ -68,6 +68,12 @@ def cmd_compile(ns: argparse.Namespace) -> int:
         min_time=ns.min_time,
         freezing=ns.freezing,
     )
+    if not ns.explain:  # torch.compile's first compile takes seconds to minutes: say so first
+        print(
+            f"Finding graph breaks, then compiling with torch.compile (backend={ns.backend}, "
+            f"mode={ns.mode}) and timing it against eager…",
+            file=sys.stderr,
+        )
     result = compile_flow(request)
     print(result.describe(), file=data_out())
     if ns.json:
