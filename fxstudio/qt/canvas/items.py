@@ -22,6 +22,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QGraphicsItem,
     QGraphicsPathItem,
+    QGraphicsSceneHoverEvent,
     QStyleOptionGraphicsItem,
 )
 
@@ -295,7 +296,7 @@ class GroupItem(BoxItem):
     def in_title(self, pos: QPointF) -> bool:
         return pos.y() <= GROUP_PAD + GROUP_TITLE
 
-    def hoverMoveEvent(self, event) -> None:  # noqa: N802
+    def hoverMoveEvent(self, event: QGraphicsSceneHoverEvent) -> None:  # noqa: N802
         title = self.in_title(event.pos())
         self.setCursor(Qt.CursorShape.OpenHandCursor if title else Qt.CursorShape.ArrowCursor)
         super().hoverMoveEvent(event)

@@ -14,7 +14,7 @@ corner of the view -- or out of sight -- rather than cover a selected node.
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer
-from PySide6.QtGui import QColor, QImage, QPainter, QPen
+from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QWidget
 
 from fxstudio.qt import theme
@@ -199,7 +199,7 @@ class Minimap(QWidget):
             self._draw_band(max(int(self.offset) - (self.BAND - self.height()) // 2, 0))
         self.update()
 
-    def paintEvent(self, event) -> None:  # noqa: N802
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         if self.image is None:
             return
         painter = QPainter(self)
@@ -221,11 +221,11 @@ class Minimap(QWidget):
             (pos.y() + self.offset) / self.sy + self.origin.y(),
         )
 
-    def mousePressEvent(self, event) -> None:  # noqa: N802
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         self.view.centerOn(self.scene_point(event.position()))
         event.accept()
 
-    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         if event.buttons() & Qt.MouseButton.LeftButton:
             self.view.centerOn(self.scene_point(event.position()))
         event.accept()

@@ -12,12 +12,11 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 import torch.fx as fx
 from PySide6.QtCore import QPointF, QRectF, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent
 
 from fxstudio.core.document import GraphDocument
 from fxstudio.core.drawing import Drawing, drawing
@@ -42,13 +41,13 @@ class Tool:
     def __init__(self, scene: GraphScene) -> None:
         self.scene = scene
 
-    def press(self, event: Any) -> bool:
+    def press(self, event: QGraphicsSceneMouseEvent) -> bool:
         return False
 
-    def move(self, event: Any) -> None:
+    def move(self, event: QGraphicsSceneMouseEvent) -> None:
         pass
 
-    def release(self, event: Any) -> None:
+    def release(self, event: QGraphicsSceneMouseEvent) -> None:
         pass
 
 
@@ -457,18 +456,18 @@ class GraphScene(QGraphicsScene):
 
     # --- the mouse: the first tool that takes a press has the drag until the release --------
 
-    def mousePressEvent(self, event) -> None:  # noqa: N802
+    def mousePressEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
         self._active = next((tool for tool in self.tools if tool.press(event)), None)
         if self._active is None:
             super().mousePressEvent(event)
 
-    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+    def mouseMoveEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
         if self._active is not None:
             self._active.move(event)
         else:
             super().mouseMoveEvent(event)
 
-    def mouseReleaseEvent(self, event) -> None:  # noqa: N802
+    def mouseReleaseEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
         tool, self._active = self._active, None
         if tool is not None:
             tool.release(event)
@@ -486,7 +485,7 @@ class GraphScene(QGraphicsScene):
     def default_release(self, event) -> None:
         super().mouseReleaseEvent(event)
 
-    def mouseDoubleClickEvent(self, event) -> None:  # noqa: N802
+    def mouseDoubleClickEvent(self, event: QGraphicsSceneMouseEvent) -> None:  # noqa: N802
         for item in self.items(event.scenePos()):
             if isinstance(item, GroupItem):
                 self.groupToggled.emit(item.path)

@@ -10,10 +10,9 @@ document.
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsView
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QGraphicsLineItem, QGraphicsSceneMouseEvent, QGraphicsView
 
 from fxstudio.qt.canvas.items import BoxItem, EdgeItem, GroupItem, NodeItem, wire_pen
 from fxstudio.qt.canvas.scene import GraphScene, Tool
@@ -40,7 +39,7 @@ class WireTool(Tool):
                     return item
         return None
 
-    def press(self, event: Any) -> bool:
+    def press(self, event: QGraphicsSceneMouseEvent) -> bool:
         source = self.port_at(event.scenePos()) if event.button() == LEFT else None
         if source is None:
             return False
@@ -50,11 +49,11 @@ class WireTool(Tool):
         event.accept()
         return True
 
-    def move(self, event: Any) -> None:
+    def move(self, event: QGraphicsSceneMouseEvent) -> None:
         if self.source is not None and self.line is not None:
             self.line.setLine(QLineF(self.source.bottom(), event.scenePos()))
 
-    def release(self, event: Any) -> None:
+    def release(self, event: QGraphicsSceneMouseEvent) -> None:
         source, line = self.source, self.line
         self.source = self.line = None
         if line is not None:
@@ -77,7 +76,7 @@ class WireTool(Tool):
 class StubTool(Tool):
     """Click a shared value's stub (a short labelled arrow) to select that value."""
 
-    def press(self, event: Any) -> bool:
+    def press(self, event: QGraphicsSceneMouseEvent) -> bool:
         if event.button() != LEFT:
             return False
         for item in self.scene.items(event.scenePos()):
@@ -129,7 +128,7 @@ class GroupDragTool(_Moves):
         self.origin = QPointF()
         self.items: dict[BoxItem, QPointF] = {}
 
-    def press(self, event: Any) -> bool:
+    def press(self, event: QGraphicsSceneMouseEvent) -> bool:
         if event.button() != LEFT:
             return False
         pos = event.scenePos()
@@ -150,13 +149,13 @@ class GroupDragTool(_Moves):
         event.accept()
         return True
 
-    def move(self, event: Any) -> None:
+    def move(self, event: QGraphicsSceneMouseEvent) -> None:
         delta = event.scenePos() - self.origin
         for item, origin in self.items.items():
             item.setPos(origin + delta)
         self.follow()
 
-    def release(self, event: Any) -> None:
+    def release(self, event: QGraphicsSceneMouseEvent) -> None:
         self.items = {}
         self.finish()
 
@@ -166,16 +165,16 @@ class NodeDragTool(_Moves):
     their edges and frames following; the last tool, it takes every press the others left
     (a press on the background stays unaccepted, and the view pans or draws a box)."""
 
-    def press(self, event: Any) -> bool:
+    def press(self, event: QGraphicsSceneMouseEvent) -> bool:
         self.scene.default_press(event)
         self.track(self.scene.movable_selection())
         return True
 
-    def move(self, event: Any) -> None:
+    def move(self, event: QGraphicsSceneMouseEvent) -> None:
         self.scene.default_move(event)
         self.follow()
 
-    def release(self, event: Any) -> None:
+    def release(self, event: QGraphicsSceneMouseEvent) -> None:
         self.scene.default_release(event)
         self.finish()
 
@@ -196,13 +195,13 @@ class RubberBandTool:
         self.view = view
         view.setRubberBandSelectionMode(Qt.ItemSelectionMode.IntersectsItemShape)
 
-    def press(self, event: Any) -> None:
+    def press(self, event: QMouseEvent) -> None:
         if event.button() != LEFT or not event.modifiers() & self.MODIFIERS:
             return
         item = self.view.itemAt(event.position().toPoint())
         if item is None or (isinstance(item, GroupItem) and not item.collapsed):
             self.view.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
 
-    def release(self, event: Any) -> None:
+    def release(self, event: QMouseEvent) -> None:
         if self.view.dragMode() == QGraphicsView.DragMode.RubberBandDrag:
             self.view.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)

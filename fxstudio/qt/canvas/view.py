@@ -4,8 +4,8 @@ either it writes the heat's shares (:mod:`~fxstudio.qt.canvas.heat`) at the scre
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QPainter
+from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtGui import QMouseEvent, QPainter, QPaintEvent, QResizeEvent, QWheelEvent
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
 
 from fxstudio.qt.canvas.scene import GraphScene
@@ -32,7 +32,7 @@ class CanvasView(QGraphicsView):
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState)
-        self._pan_from = None
+        self._pan_from: QPointF | None = None
         self._settling = False  # resized, or showing a new graph: not scrolled by anyone
         self.band = RubberBandTool(self)
 
@@ -80,7 +80,7 @@ class CanvasView(QGraphicsView):
             self.centerOn(rect.center().x(), rect.top() + self.viewport().height() / 2 / 0.85)
             self.viewChanged.emit()
 
-    def paintEvent(self, event) -> None:  # noqa: N802
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         scene = self.scene()
         if not isinstance(scene, GraphScene) or self.transform().m11() >= self.OVERVIEW_SCALE:
             super().paintEvent(event)
@@ -115,7 +115,7 @@ class CanvasView(QGraphicsView):
         if not self._settling:
             self.scrolled.emit()
 
-    def resizeEvent(self, event) -> None:  # noqa: N802
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         self._settling = True
         try:
             super().resizeEvent(event)
@@ -132,13 +132,13 @@ class CanvasView(QGraphicsView):
         finally:
             self._settling = False
 
-    def wheelEvent(self, event) -> None:  # noqa: N802
+    def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
         delta = event.angleDelta().y()
         if delta:
             self.zoom(self.ZOOM_STEP if delta > 0 else 1 / self.ZOOM_STEP)
         event.accept()
 
-    def mousePressEvent(self, event) -> None:  # noqa: N802
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         if event.button() == Qt.MouseButton.MiddleButton:
             self._pan_from = event.position()
             event.accept()
@@ -146,7 +146,7 @@ class CanvasView(QGraphicsView):
         self.band.press(event)
         super().mousePressEvent(event)
 
-    def mouseMoveEvent(self, event) -> None:  # noqa: N802
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         if self._pan_from is not None:
             delta = event.position() - self._pan_from
             self._pan_from = event.position()
@@ -156,7 +156,7 @@ class CanvasView(QGraphicsView):
             return
         super().mouseMoveEvent(event)
 
-    def mouseReleaseEvent(self, event) -> None:  # noqa: N802
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         if event.button() == Qt.MouseButton.MiddleButton:
             self._pan_from = None
             event.accept()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
@@ -11,7 +10,7 @@ from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
 from fxstudio.core.attributes import submodule_at
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.graphviews import describe_module
-from fxstudio.core.runtime.breakdown import format_rate
+from fxstudio.core.runtime.breakdown import NodeProfile, NodeTime, format_rate
 from fxstudio.qt.forms import child, load_form
 from fxstudio.qt.panels.base import DocumentPanel
 from fxstudio.qt.wrapped_text import wrap_column
@@ -50,7 +49,7 @@ class InspectorPanel(DocumentPanel):
         return body
 
     @property
-    def profile(self) -> Any:
+    def profile(self) -> NodeProfile | None:
         """The last per-node profile (a NodeProfile) of this document, or None (it may be
         stale: ``session.profile_current``)."""
         return self.session.profile
@@ -144,7 +143,7 @@ class InspectorPanel(DocumentPanel):
         self.refresh()  # shows the document: the edit, or the old value after a refusal
 
 
-def _timing_rows(n: Any) -> list[tuple[str, str]]:
+def _timing_rows(n: NodeTime) -> list[tuple[str, str]]:
     """The profiled time, FLOPs and roofline place of one node, for the inspector."""
     rows = [
         (

@@ -17,7 +17,7 @@ from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.fixes import Diagnosis, diagnose_failure, diagnose_graph
 from fxstudio.core.flows import Profile
-from fxstudio.core.lesson import demos
+from fxstudio.core.lesson import demos, steps
 from fxstudio.core.lesson.steps import (
     PASS_MODEL,
     STEPS,
@@ -98,7 +98,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
     # -- starting, moving -----------------------------------------------------------------
 
     @property
-    def step(self) -> Any:
+    def step(self) -> steps.Step:
         return STEPS[self.state.step]
 
     def start(self, state: LessonState | None = None) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from PySide6.QtWidgets import (
     QBoxLayout,
@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QPushButton,
     QRadioButton,
     QTextBrowser,
@@ -131,19 +132,23 @@ def show_markdown(view: QTextBrowser, text: str) -> None:
     wrap_code_blocks(view.document())
 
 
-def clear(layout: Any) -> None:
+def clear(layout: QLayout) -> None:
     while layout.count():
         item = layout.takeAt(0)
+        if item is None:
+            break
         widget = item.widget()
         if widget is not None:
             widget.hide()
             widget.setParent(None)  # out of the tree now: findChild no longer sees it
             widget.deleteLater()
-        elif item.layout() is not None:
-            clear(item.layout())
+        elif (inner := item.layout()) is not None:
+            clear(inner)
 
 
-def quiz_box(parent: QWidget, question: Question, chosen: str | None, on_answer: Any) -> QGroupBox:
+def quiz_box(
+    parent: QWidget, question: Question, chosen: str | None, on_answer: Callable[[str, str], object]
+) -> QGroupBox:
     box = QGroupBox(question.text, parent)
     box.setObjectName(f"lessonQuiz_{question.id}")
     box.setStyleSheet("QGroupBox { font-weight: bold; } QRadioButton { font-weight: normal; }")
@@ -159,7 +164,7 @@ def quiz_box(parent: QWidget, question: Question, chosen: str | None, on_answer:
     return box
 
 
-def button(parent: QWidget, text: str, name: str, slot: Any) -> QPushButton:
+def button(parent: QWidget, text: str, name: str, slot: Callable[..., object]) -> QPushButton:
     b = QPushButton(text, parent)
     b.setObjectName(name)
     b.clicked.connect(slot)

@@ -19,6 +19,7 @@ are marked stale; undoing back to that graph makes them current again.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ from fxstudio.qt.panels import run_form
 from fxstudio.qt.panels.base import DocumentPanel, in_words
 from fxstudio.qt.panels.run_form import SortItem
 from fxstudio.qt.panels.run_summary import summary_html
-from fxstudio.qt.windows.compare import compare_snapshot
+from fxstudio.qt.windows.compare import CompareWindow, compare_snapshot
 from fxstudio.qt.workers import Task
 
 #: What the dock adds to a result's line once the graph is no longer the one it ran.
@@ -61,8 +62,8 @@ class RunPanel(DocumentPanel, run_form.RunForm):
     def build(self) -> QWidget:
         self.task: Task | None = None
         self.last: Profile | None = None  # the last run's
-        self.last_state: Any = None  # the graph state it ran on (DocumentSession.graph_state)
-        self._started_state: Any = None  # that of the run under way
+        self.last_state: object = None  # the graph state it ran on (DocumentSession.graph_state)
+        self._started_state: object = None  # that of the run under way
         self._started_on: GraphDocument | None = None  # and its document
         self._verdict = ""  # what the status line says of the last result
         self.baseline: Snapshot | None = None
@@ -195,7 +196,7 @@ class RunPanel(DocumentPanel, run_form.RunForm):
             batch=self.batch.value() or None,  # 0: as captured
         )
 
-    def _start(self, fn: Any, text: str) -> None:
+    def _start(self, fn: Callable[[Callable[[str], None]], object], text: str) -> None:
         """Run ``fn(say)`` in a worker; ``say(text)`` shows what it does now."""
         task = Task(lambda: fn(task.say), self)  # (task is bound before the thread starts)
         self.task = task
@@ -239,7 +240,7 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         self.compare_button.setEnabled(not self.busy())
         self.graphs_button.setEnabled(True)
 
-    def compare_graphs(self) -> Any:
+    def compare_graphs(self) -> CompareWindow | None:
         """The baseline and the graph now side by side (the Compare window)."""
         if self.document is None or self.baseline is None:
             return None

@@ -18,10 +18,11 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QWidget
 
 from fxstudio.core import turns
-from fxstudio.core.document import ChangeKind, GraphDocument
+from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.drawn import drawn_tree
 from fxstudio.core.graphviews import format_target
 from fxstudio.core.snapshots import detached, snapshot
@@ -46,7 +47,7 @@ class StepPanel(DocumentPanel, step_form.StepForm):
         self.task: Task | None = None
         self.breakpoint_names: set[str] = set()  # kept when the stepper starts again
         self._filling = False
-        self._state: Any = None  # the graph state the move under way started at
+        self._state: object = None  # the graph state the move under way started at
         self._moving_doc: GraphDocument | None = None  # and its document
         body = step_form.build(self, self.ctx.window)
         self.shape = ShapeWatcher(body, lambda shape: step_form.arrange(self, shape == "wide"))
@@ -65,7 +66,7 @@ class StepPanel(DocumentPanel, step_form.StepForm):
         self._enable()
         return body
 
-    def menu_actions(self) -> list[Any]:
+    def menu_actions(self) -> list[QAction]:
         return list(self.actions)
 
     # -- the document -----------------------------------------------------------------
@@ -76,7 +77,7 @@ class StepPanel(DocumentPanel, step_form.StepForm):
         self._show()
         self.status_label.setText("")  # (what it said was of the graph before)
 
-    def on_change(self, event: Any) -> None:
+    def on_change(self, event: DocumentEvent) -> None:
         """The graph changed (shapes worked out again after an edit change no node): the
         stepping ends, and the card and the count are of the edited graph."""
         if event.kind in (ChangeKind.VIEW_CHANGED, ChangeKind.SHAPES_CHANGED):

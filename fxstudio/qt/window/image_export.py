@@ -44,6 +44,6 @@ def export_image(scene: QGraphicsScene, path: str | Path, source: QRectF | None 
             painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
             scene.render(painter, QRectF(image.rect()), rect, Qt.AspectRatioMode.KeepAspectRatio)
             painter.end()
-            if not image.save(str(tmp), b"PNG"):
+            if not image.save(str(tmp), "PNG"):  # type: ignore[call-overload]  # (takes str)
                 raise WriteError(f"Could not encode the picture for {out}.")
     return out

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMainWindow, QStatusBar, QToolBar, QWidget
+from PySide6.QtGui import QAction, QCloseEvent
+from PySide6.QtWidgets import QDialog, QMainWindow, QStatusBar, QToolBar, QWidget
 
 from fxstudio.core.crashlog import LastCrash
-from fxstudio.core.document import ChangeKind, DocumentEvent
+from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.edits import Edit
 from fxstudio.qt.canvas.controller import CanvasController
 from fxstudio.qt.canvas.view import CanvasView
 from fxstudio.qt.canvas.zoom import ZoomWidget
@@ -145,7 +146,7 @@ class MainWindow(QMainWindow):
         self.status.show("Open a model with File ▸ Open model… (Ctrl+O)")
 
     @property
-    def document(self) -> Any:
+    def document(self) -> GraphDocument | None:
         """The open document (the session's), or None."""
         return self.session.document
 
@@ -245,7 +246,7 @@ class MainWindow(QMainWindow):
         if self.interactive:
             messages.show_refusal(self, message)
 
-    def _edit_applied(self, edit: Any) -> None:
+    def _edit_applied(self, edit: Edit) -> None:
         problem = self.document.shape_problem if self.document is not None else None
         if problem:
             text = f"{edit.label}. The shapes no longer fit at {problem[0]}: {problem[1]}"
@@ -296,7 +297,7 @@ class MainWindow(QMainWindow):
     def show_command_palette(self) -> None:
         modal(CommandPalette(self))
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         if not self.saving.maybe_save_changes():
             event.ignore()
             return
@@ -309,7 +310,7 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
 
-def modal(dialog: Any) -> int:
+def modal(dialog: QDialog) -> int:
     """Run ``dialog`` modally and delete it after (each use left one more hidden dialog
     under the window); what exec() returned."""
     try:
