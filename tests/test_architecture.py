@@ -1,10 +1,12 @@
 """The shape of the code, checked: the layers go one way (import-linter's contracts in
-pyproject.toml), no import cycles (imports inside functions count), no module past 500
-lines, no private name used across modules, torch's private APIs only in core/fxcompat.py."""
+pyproject.toml), no import cycles (imports inside functions count), no module past 800
+lines (one past 500 is reported), no private name used across modules, torch's private APIs
+only in core/fxcompat.py."""
 
 import ast
 import shutil
 import subprocess
+import warnings
 
 import grimp
 import networkx as nx
@@ -13,7 +15,11 @@ import pytest
 from tests.conftest import ROOT
 
 PACKAGE = ROOT / "fxstudio"
-MAX_LINES = 500
+#: A module past REPORT_LINES is reported (a warning in pytest's summary): see whether it holds
+#: two ideas.  Past MAX_LINES it fails.  Split by idea, never by count: moving logic elsewhere
+#: only to get under a number is the wrong split.
+REPORT_LINES = 500
+MAX_LINES = 800
 #: The longest chain of core modules importing core modules (see the test below).
 MAX_CORE_CHAIN = 13
 LINT_IMPORTS = shutil.which("lint-imports", path=str(ROOT / ".venv" / "bin")) or shutil.which(
@@ -72,12 +78,17 @@ def test_the_domain_is_on_the_ground_floor():
 
 
 def test_no_module_holds_two_ideas():
-    long = {
-        str(p.relative_to(ROOT)): n
+    sizes = {
+        str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines())
         for p in _modules()
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
-    assert long == {}, f"modules over {MAX_LINES} lines: split them by idea"
+    long = {path: n for path, n in sizes.items() if n > REPORT_LINES}
+    if long:
+        warnings.warn(
+            f"modules over {REPORT_LINES} lines (do they hold two ideas?): {long}", stacklevel=1
+        )
+    too_long = {path: n for path, n in long.items() if n > MAX_LINES}
+    assert too_long == {}, f"modules over {MAX_LINES} lines: split them by idea"
 
 
 def _names_defined(tree: ast.AST) -> set[str]:
