@@ -26,6 +26,7 @@ from PySide6.QtGui import QCursor, QGuiApplication
 
 from fxstudio.core import collector
 from fxstudio.qt import workers
+from fxstudio.qt.window.session import DocumentSession
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ class IdleCollector(QObject):
     :data:`YOUNG_MS`, see :func:`fxstudio.core.collector.on_this_thread`), and collects the
     rest when ``session`` has been idle a while."""
 
-    def __init__(self, session: Any, parent: QObject | None = None) -> None:
+    def __init__(self, session: DocumentSession, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.quiet_s = 0.0  # since the last input, change or worker
         self.pointer = QPoint()

@@ -16,6 +16,7 @@ from fxstudio.core.errors import UserError
 from fxstudio.core.request import OpenRequest
 from fxstudio.core.wording import for_window
 from fxstudio.qt.window.autosave import find_recoveries
+from fxstudio.qt.window.session import DocumentSession
 
 
 def show_error(
@@ -63,7 +64,7 @@ def ask_restore(parent: QWidget, recovery: Path, crash: LastCrash | None = None)
     return answer == QMessageBox.StandardButton.Yes
 
 
-def offer_recovery(window: Any, session: Any, crash: LastCrash | None) -> bool:
+def offer_recovery(window: Any, session: DocumentSession, crash: LastCrash | None) -> bool:
     """At start: say that the last run crashed (``crash``) and where its log is, and offer
     the work a crashed fxstudio left, if any; True if it is being restored."""
     found = find_recoveries(session.autosaver.directory)

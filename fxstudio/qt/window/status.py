@@ -17,6 +17,8 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWi
 
 from fxstudio.core.document import ChangeKind, DocumentEvent
 from fxstudio.core.wording import for_window
+from fxstudio.qt.canvas.controller import CanvasController
+from fxstudio.qt.window.session import DocumentSession
 
 WHERE_AFTER_S = 2.0  # opening takes this long: the status bar says where the model's code is
 
@@ -25,7 +27,9 @@ class StatusArea(QObject):
     """Shows ``session``'s status and busy state, and ``canvas``'s layout progress, in
     ``bar``; the window's title follows the document and whether it is modified."""
 
-    def __init__(self, bar: QStatusBar, session: Any, canvas: Any, window: Any) -> None:
+    def __init__(
+        self, bar: QStatusBar, session: DocumentSession, canvas: CanvasController, window: Any
+    ) -> None:
         super().__init__(window)
         self.bar, self.session, self.window = bar, session, window
         self._modules = 0

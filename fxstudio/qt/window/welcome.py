@@ -9,22 +9,25 @@ from __future__ import annotations
 
 import importlib.resources
 import math
-from typing import Any
+from collections.abc import Callable
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
+from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap, QResizeEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
+    QMainWindow,
     QPushButton,
     QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
+from fxstudio.core.document import GraphDocument
 from fxstudio.core.modelspec import list_examples
+from fxstudio.core.recent import RecentModels
 from fxstudio.core.request import OpenRequest
 from fxstudio.qt import theme
 
@@ -114,7 +117,7 @@ class FittedList(QListWidget):
             height = sum(self.sizeHintForRow(i) for i in range(rows))
         self.setFixedHeight(height + 2 * self.frameWidth())
 
-    def resizeEvent(self, event: Any) -> None:  # noqa: N802
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
         self.fit()
 
@@ -169,7 +172,7 @@ class WelcomePage(QWidget):
         layout.addWidget(self.recent)
         layout.addStretch(1)  # a tall window: the page stays at the top
 
-    def set_recent(self, requests: list[Any]) -> None:
+    def set_recent(self, requests: list[OpenRequest]) -> None:
         self.recent.clear()
         for request in requests:
             extra = f" ({request.frontend})" if request.frontend not in ("auto", "fx") else ""
@@ -188,7 +191,9 @@ class WelcomePage(QWidget):
             self.openRequested.emit(request)
 
 
-def install(window: Any, canvas: Any, recent: Any) -> tuple[WelcomePage, Any]:
+def install(
+    window: QMainWindow, canvas: QWidget, recent: RecentModels
+) -> tuple[WelcomePage, Callable[[GraphDocument | None], None]]:
     """Put the welcome page and ``canvas`` in one stack where the canvas was; returns the
     page and a function ``show_for(document)``: the page while nothing is open, the canvas
     otherwise.  The window connects the page's signals."""
@@ -207,7 +212,7 @@ def install(window: Any, canvas: Any, recent: Any) -> tuple[WelcomePage, Any]:
     page.set_recent(recent.existing())
     stack.setCurrentIndex(0)  # until a model is open
 
-    def show_for(document: Any) -> None:
+    def show_for(document: GraphDocument | None) -> None:
         if document is None:
             page.set_recent(recent.existing())
             stack.setCurrentIndex(0)
