@@ -8,8 +8,8 @@ palette (or, for light, their style's standard one).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from PySide6.QtCore import QObject, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor, QGuiApplication, QPalette
@@ -138,7 +138,7 @@ DARK = Colors(
 )
 
 _current = LIGHT
-_listeners: list[Any] = []
+_listeners: list[Callable[[], object]] = []
 
 
 def colors() -> Colors:
@@ -146,7 +146,7 @@ def colors() -> Colors:
     return _current
 
 
-def on_change(callback: Any) -> None:
+def on_change(callback: Callable[[], object]) -> None:
     """Call ``callback()`` after every switch (caches of pens and pictures drop theirs)."""
     _listeners.append(callback)
 
@@ -227,7 +227,7 @@ class ThemeController(QObject):
         self.settings.setValue("view/theme", mode)
         self.apply()
 
-    def _system_changed(self, _scheme: Any) -> None:
+    def _system_changed(self, _scheme: Qt.ColorScheme) -> None:
         if self.mode == "system":
             self.apply()
 

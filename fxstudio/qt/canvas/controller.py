@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QTimer, Signal
 from PySide6.QtGui import QCursor
+from PySide6.QtWidgets import QGraphicsItem
 
 from fxstudio.core import collector
 from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
@@ -375,7 +375,7 @@ def _teardown(scene: GraphScene, budget_s: float = BUILD_BUDGET_S) -> Iterator[N
     # one piece; taking items out of it costs ~20 microseconds each, paused between.)
     # The scene's own lists, not scene.items() (which sorts every item by stacking order):
     # groups last, edges first (popped from the end).
-    items: list[Any] = [*scene.groups.values(), *scene.nodes.values(), *scene.edges]
+    items: list[QGraphicsItem] = [*scene.groups.values(), *scene.nodes.values(), *scene.edges]
     scene.nodes, scene.groups, scene.edges = {}, {}, []
     clock = time.perf_counter
     deadline = clock() + budget_s

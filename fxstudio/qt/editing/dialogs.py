@@ -3,11 +3,10 @@ a node's target.  Each asks, then hands the answer to the edit controller (one u
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtWidgets import QInputDialog, QWidget
 
 from fxstudio.core.catalogue import catalogue
+from fxstudio.core.document import GraphDocument
 from fxstudio.core.graphviews import format_target
 from fxstudio.qt.editing.controller import EditController
 from fxstudio.qt.editing.palette import InsertPalette
@@ -28,7 +27,7 @@ class EditDialogs:
         self.edits = edits
 
     @property
-    def document(self) -> Any:
+    def document(self) -> GraphDocument | None:
         return self.edits.document
 
     def insert(self) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDialog, QLineEdit, QListWidget, QListWidgetItem, QVBoxLayout
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import QDialog, QLineEdit, QListWidget, QListWidgetItem, QMenu, QVBoxLayout
 
 from fxstudio.qt.window.desktop import menu_actions
 
@@ -100,8 +100,10 @@ class CommandPalette(QDialog):
         if first is not None:
             self.list.setCurrentRow(first)
 
-    def eventFilter(self, watched: Any, event: Any) -> bool:  # noqa: N802
-        if event.type() == event.Type.KeyPress and event.key() in (Qt.Key.Key_Up, Qt.Key.Key_Down):
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if not isinstance(event, QKeyEvent) or event.type() != QEvent.Type.KeyPress:
+            return False
+        if event.key() in (Qt.Key.Key_Up, Qt.Key.Key_Down):
             row = self.list.currentRow() + (1 if event.key() == Qt.Key.Key_Down else -1)
             if 0 <= row < self.list.count():
                 self.list.setCurrentRow(row)
@@ -123,11 +125,15 @@ class CommandPalette(QDialog):
         action.trigger()
 
 
-def install(window: Any, view_menu: Any) -> QAction:
+def install(window: Any, view_menu: QMenu) -> QAction:
     action = QAction("Command &palette…", window)
     action.setObjectName("actionCommandPalette")
     action.setShortcut(QKeySequence("Ctrl+Shift+P"))
     action.setStatusTip("Find any command by name")
     action.triggered.connect(window.show_command_palette)
-    view_menu.insertAction(view_menu.actions()[0] if view_menu.actions() else None, action)
+    first = view_menu.actions()
+    if first:
+        view_menu.insertAction(first[0], action)
+    else:
+        view_menu.addAction(action)
     return action
