@@ -8,7 +8,6 @@ the console says why.  Up/Down walk the history; Tab completes names.
 from __future__ import annotations
 
 import rlcompleter
-from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QFontDatabase, QKeyEvent, QTextCursor
@@ -21,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core.console import ConsoleSession
+from fxstudio.core.console import ConsoleSession, Result
 from fxstudio.core.document import GraphDocument
 from fxstudio.qt.editing.commands import EditCommand
 from fxstudio.qt.fitting import lines_height
@@ -81,7 +80,7 @@ class ConsolePanel(DocumentPanel):
             f"Waiting: {locked}" if locked else "Python, run on the open model"
         )
 
-    def run(self, line: str) -> Any:
+    def run(self, line: str) -> Result | None:
         """Run one line as if typed; returns the core Result (None without a document, or
         while edits wait -- the console then says why and runs nothing)."""
         if self.console is None:

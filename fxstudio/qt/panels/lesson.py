@@ -13,7 +13,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QTextBrowser, QWidget
 
-from fxstudio.core.document import ChangeKind, GraphDocument
+from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.fixes import Diagnosis, diagnose_failure, diagnose_graph
 from fxstudio.core.flows import Profile
@@ -171,7 +171,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
         if self.active and self.step.id == "interpret":
             self.recheck()
 
-    def _run_finished(self, result: Any) -> None:
+    def _run_finished(self, result: object) -> None:  # a Profile, or what stopped the run
         if isinstance(result, Profile) and result.comparison is not None:
             record_comparison(self.state, result.comparison)
             if self.active:
@@ -199,7 +199,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
             self._diagnose(lambda: diagnose_graph(doc), trap[1])
         self.render()
 
-    def on_change(self, event: Any) -> None:
+    def on_change(self, event: DocumentEvent) -> None:
         if self.active and event.kind is not ChangeKind.VIEW_CHANGED:
             self.recheck()
 

@@ -50,7 +50,7 @@ class RulesMixin(PatternsForm):
             self.node_rules.get(name, self.default_rules) if name else self.default_rules
         )
 
-    def rules_edited(self, *_: Any) -> None:
+    def rules_edited(self, *_: object) -> None:
         if self._setting:
             return
         name = self.scope.currentData()

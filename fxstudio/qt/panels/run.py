@@ -21,7 +21,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette
@@ -31,7 +30,7 @@ from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import Profile, ProfileOptions, profile
 from fxstudio.core.runtime.breakdown import NodeProfile, format_rate
-from fxstudio.core.runtime.compare import Comparison, by_change
+from fxstudio.core.runtime.compare import Comparison, Speedup, by_change
 from fxstudio.core.snapshots import Snapshot, detached, snapshot
 from fxstudio.qt import theme
 from fxstudio.qt.canvas.heat import HeatMarks
@@ -113,7 +112,7 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         )
         self.controls.updateGeometry()
 
-    def _options_changed(self, *_: Any) -> None:
+    def _options_changed(self, *_: object) -> None:
         self.options_line.setText(run_form.options_text(self))
 
     # -- the document and the canvas ------------------------------------------------
@@ -392,7 +391,7 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         t = self.compare_table
         t.setSortingEnabled(False)
         t.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # as listed
-        rows: list[tuple[str, Any]] = [("whole model (interleaved)", c.whole)]
+        rows: list[tuple[str, Speedup | None]] = [("whole model (interleaved)", c.whole)]
         rows += [(d.label, d.change) for d in by_change(c.nodes)]
         rows += [(f"module {d.label}", d.change) for d in by_change(c.modules)]
         rows = [r for r in rows if r[0] != "module (whole model)"]

@@ -19,7 +19,6 @@ window vanished, "Garbage-collecting" on the main thread -- #20's crash).
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from PySide6.QtCore import QObject, QPoint, QTimer
 from PySide6.QtGui import QCursor, QGuiApplication
@@ -59,7 +58,7 @@ class IdleCollector(QObject):
         self.young.timeout.connect(collector.young)
         self.young.start()
 
-    def _busy(self, *_args: Any) -> None:
+    def _busy(self, *_args: object) -> None:
         self.quiet_s = 0.0
 
     def _look(self) -> None:

@@ -119,7 +119,7 @@ class StatusArea(QObject):
         self.bar.showMessage(text, ms)
         self._passing = text if passing else ""
 
-    def _moved_on(self, *_args: Any) -> None:
+    def _moved_on(self, *_args: object) -> None:
         if self._passing and self.bar.currentMessage() == self._passing:
             self.bar.clearMessage()
         self._passing = ""
@@ -175,7 +175,7 @@ class StatusArea(QObject):
         self.layout_progress.setRange(0, max(total, 1))
         self.layout_progress.setValue(done)
 
-    def _layout_finished(self, *_args: Any) -> None:
+    def _layout_finished(self, *_args: object) -> None:
         self._layout_timer.stop()
         self.layout_progress.hide()
         self.layout_stop.hide()
