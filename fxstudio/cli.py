@@ -51,7 +51,7 @@ from fxstudio.cli_common import (
     request_from,
     user_output_to_stderr,
 )
-from fxstudio.core import progress
+from fxstudio.core.process import progress
 
 DEFAULT_MODEL = "examples:resnet"
 COMMANDS = ("show", "export", "layout", "edit", "rewrite", "profile", "step", "diff", "compile")
@@ -159,11 +159,11 @@ def _edit_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
-    from fxstudio.core.guard import install_interrupt_handler
+    from fxstudio.core.process.guard import install_interrupt_handler
 
     install_interrupt_handler()  # Ctrl+C while the model's code runs: say where it was
     if not debug and not {"-h", "--help", "--version"} & set(args):
-        from fxstudio.core.noise import quiet_libraries
+        from fxstudio.core.process.noise import quiet_libraries
 
         quiet_libraries()
     told = progress.StderrProgress() if "--progress" in args else None
@@ -261,15 +261,15 @@ def cmd_show(ns: argparse.Namespace) -> int:
         json.dump(doc.to_json(), out, indent=2)
         out.write("\n")
     else:
-        from fxstudio.core.graphviews import NodeRow
+        from fxstudio.core.graph.graphviews import NodeRow
 
         out.write(format_table(NodeRow.COLUMNS, [r.values() for r in doc.rows()]))
     return EXIT_OK
 
 
 def cmd_export(ns: argparse.Namespace) -> int:
-    from fxstudio.core.export import format_for, verify_standalone
     from fxstudio.core.flows import export, open_document
+    from fxstudio.core.saving.export import format_for, verify_standalone
 
     fmt = format_for(ns.output, ns.format)  # a bad name fails before the model is built
     doc = open_document(request_from(ns))
@@ -295,8 +295,8 @@ def cmd_export(ns: argparse.Namespace) -> int:
 
 
 def cmd_layout(ns: argparse.Namespace) -> int:
-    from fxstudio.core.files import check_writable
     from fxstudio.core.flows import LayoutRequest, layout_flow, open_document
+    from fxstudio.core.saving.files import check_writable
 
     if ns.json:
         check_writable(ns.json, ns.force)
@@ -313,10 +313,10 @@ def cmd_layout(ns: argparse.Namespace) -> int:
 
 def cmd_edit(ns: argparse.Namespace) -> int:
     from fxstudio.core.edits import EditError, run_command
-    from fxstudio.core.files import check_writable
     from fxstudio.core.flows import open_document
-    from fxstudio.core.request import SESSION_SUFFIX
-    from fxstudio.core.sessionfile import save_session
+    from fxstudio.core.model.request import SESSION_SUFFIX
+    from fxstudio.core.saving.files import check_writable
+    from fxstudio.core.saving.sessionfile import save_session
 
     if ns.output:
         if not ns.output.endswith(SESSION_SUFFIX):

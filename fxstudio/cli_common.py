@@ -1,6 +1,6 @@
 """What every ``fxstudio`` command shares: the model options and the request they make,
 numbers checked where they are parsed, exit statuses and how errors are printed
-(:func:`fxstudio.core.guard.report_error`).
+(:func:`fxstudio.core.process.guard.report_error`).
 
 Only :mod:`fxstudio.cli` and its subcommands (``cli_profile``, ``cli_rewrite``, ``cli_step``)
 import this module; it imports ``fxstudio.core`` only.
@@ -16,8 +16,14 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
-from fxstudio.core.guard import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, report_error
-from fxstudio.core.request import OpenRequest
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.process.guard import (
+    EXIT_BUG,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    report_error,
+)
 
 __all__ = [
     "EXIT_BUG",

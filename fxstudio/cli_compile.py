@@ -53,8 +53,8 @@ def compile_parser() -> argparse.ArgumentParser:
 
 
 def cmd_compile(ns: argparse.Namespace) -> int:
-    from fxstudio.core.files import check_writable
     from fxstudio.core.flows import CompileRequest, compile_flow
+    from fxstudio.core.saving.files import check_writable
 
     if ns.json:
         check_writable(ns.json, ns.force)

@@ -66,8 +66,8 @@ def diff_parser() -> argparse.ArgumentParser:
 
 
 def cmd_diff(ns: argparse.Namespace) -> int:
-    from fxstudio.core.files import check_writable
     from fxstudio.core.flows import DiffRequest, diff_flow
+    from fxstudio.core.saving.files import check_writable
 
     stdout = data_out()  # the command's data; the model's prints go to stderr
     if ns.right is None and not ns.rewrite and ns.left_frontend == ns.right_frontend:

@@ -43,9 +43,9 @@ def _number(x: float | None) -> str:
 
 
 def cmd_step(ns: argparse.Namespace) -> int:
-    from fxstudio.core.files import check_writable
     from fxstudio.core.flows import open_document, step_through
-    from fxstudio.core.nodedata import Overlay
+    from fxstudio.core.graph.nodedata import Overlay
+    from fxstudio.core.saving.files import check_writable
 
     stdout = data_out()  # the command's data; the model's prints go to stderr
     for out in overlay_outputs(ns):

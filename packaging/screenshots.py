@@ -26,7 +26,7 @@ os.environ["XDG_DATA_HOME"] = str(HOME / "data")  # the recent models: not the u
 from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from fxstudio.core.request import OpenRequest  # noqa: E402
+from fxstudio.core.model.request import OpenRequest  # noqa: E402
 from fxstudio.qt.window.layouts import BY_ID, LAYOUTS  # noqa: E402
 from fxstudio.qt.window.main_window import MainWindow  # noqa: E402
 
@@ -389,7 +389,7 @@ def long_names(window: MainWindow) -> None:
 def editing(window: MainWindow) -> None:
     """A Dropout inserted after the selected ReLU (its users rewired to it), then an edit
     that cannot work -- add retargeted to torch.relu -- refused, its reason in the status bar."""
-    from fxstudio.core.catalogue import catalogue
+    from fxstudio.core.graph.catalogue import catalogue
 
     open_model(window, "examples:resnet")
     entries = {e.text: e for e in catalogue(window.document)}

@@ -36,7 +36,7 @@ def test_wheel_contains_forms_and_resources_and_they_load(tmp_path):
         "fxstudio/resources/examples/resnet.py",
         "fxstudio/resources/examples/branchy.py",
         "fxstudio/resources/examples/thumbs/resnet.png",
-        "fxstudio/core/loading.py",
+        "fxstudio/core/model/loading.py",
         "fxstudio/qt/window/main_window.py",
     ]:
         assert required in names, required
@@ -66,8 +66,8 @@ def test_wheel_contains_forms_and_resources_and_they_load(tmp_path):
         "import importlib.resources as r, fxstudio\n"
         "assert fxstudio.__file__.startswith(TARGET), fxstudio.__file__\n"
         "assert r.files('fxstudio.ui').joinpath('main_window.ui').is_file()\n"
-        "from fxstudio.core.loading import load_model\n"
-        "from fxstudio.core.modelspec import list_examples\n"
+        "from fxstudio.core.model.loading import load_model\n"
+        "from fxstudio.core.model.modelspec import list_examples\n"
         "assert 'resnet' in list_examples()\n"
         "print(type(load_model('examples:resnet').module).__name__)\n"
     )

@@ -1,5 +1,17 @@
-"""The Qt-free core of fxstudio: loading, capture, the document and its edits.
+"""The Qt-free core of fxstudio, in rooms by what they do.
 
 Nothing under ``fxstudio.core`` may import PySide6 (a test enforces it), so every part of
 it runs headless, from scripts and from the command line.
+
+- ``flows`` -- the front door: one function per user flow (open, layout, rewrite, explain,
+  profile, step, diff, compile, export), one request in, one result out;
+- ``model`` -- from what the user names to a captured graph; ``graph`` -- the document and
+  what is read off a graph; ``layout`` -- the canvas's plan; ``saving`` -- what is written
+  and read back; ``process`` -- the user's code inside fxstudio's process;
+- the features: ``edits`` (every change, undoable), ``patterns`` (find, explain, replace,
+  check), ``runtime`` (run and time), ``stepping`` (node by node), ``compare`` (two graphs),
+  ``compiling`` (torch.compile insight), ``lesson`` (Learn FX), ``console`` (the Python
+  console's session);
+- on their own: ``errors`` (what a user can act on), ``fxcompat`` (torch's private APIs, the
+  one module that touches them), ``wording`` (core's messages worded for the window).
 """

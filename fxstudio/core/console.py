@@ -12,7 +12,7 @@ recorded (a session replays the statement); invalid, the graph is put back and t
 says why.  The console never leaves a second source of truth behind.
 
 Example:
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> doc = open_document("examples:negrelu")
     >>> c = ConsoleSession(doc)
     >>> c.push("[n.name for n in graph.nodes][:3]").output
@@ -41,11 +41,11 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core import edits as core_edits
-from fxstudio.core.document import ChangeKind, DocumentSnapshot, GraphDocument
 from fxstudio.core.edits import EDIT_KINDS, Edit, commit
 from fxstudio.core.edits.engine import validate
 from fxstudio.core.edits.steps import Step
 from fxstudio.core.errors import EditError
+from fxstudio.core.graph.document import ChangeKind, DocumentSnapshot, GraphDocument
 
 #: The edits the console's ``edits`` offers: the user-level edits of ``fxstudio.core.edits``
 #: (each takes the document first, as in core).

@@ -8,4 +8,5 @@ pieces: ``workers`` (slow work off the GUI thread), ``turns`` (a big change's vi
 turn of the event loop), ``selection`` (the one selection), ``theme``, ``forms`` (Designer
 forms and small widget makers), ``fitting`` (result areas sized in rows and lines),
 ``screen`` (windows fitted to the screen), ``wrapped_text`` (long values wrapped, never cut),
-``resources`` (icons and files shipped in the package)."""
+``resources`` (icons and files shipped in the package), ``seams`` (the window's own objects
+as the lower layers see them, typed as Protocols)."""

@@ -8,10 +8,10 @@ import sys
 from PySide6.QtCore import QTimer, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
-from fxstudio.core.crashlog import CrashLog
 from fxstudio.core.errors import UserError
-from fxstudio.core.guard import EXIT_OK, EXIT_USAGE, report_error
-from fxstudio.core.request import OpenRequest
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.process.crashlog import CrashLog
+from fxstudio.core.process.guard import EXIT_OK, EXIT_USAGE, report_error
 from fxstudio.qt.window.autosave import DEFAULT_INTERVAL_S, recovery_dir
 
 _QUIET = ("This plugin does not support propagateSizeHints()",)
@@ -48,7 +48,7 @@ def run_gui(
     """Open the window on ``request`` (None: the welcome page); with ``screenshot``, write a
     PNG once shown and exit.
 
-    Unless taking a screenshot, the window keeps a crash log (:mod:`fxstudio.core.crashlog`,
+    Unless taking a screenshot, the window keeps a crash log (:mod:`fxstudio.core.process.crashlog`,
     beside the recovery folder), says so when the last run crashed, and offers a recovery
     file left by a crashed fxstudio first.
     """

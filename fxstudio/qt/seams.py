@@ -13,8 +13,8 @@ from typing import Protocol
 from PySide6.QtCore import SignalInstance
 from PySide6.QtGui import QUndoStack
 
-from fxstudio.core.document import GraphDocument
-from fxstudio.core.request import OpenRequest
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.runtime.breakdown import NodeProfile
 
 

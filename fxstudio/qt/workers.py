@@ -26,9 +26,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from fxstudio.core import progress
 from fxstudio.core.errors import SourceLocation
-from fxstudio.core.guard import (
+from fxstudio.core.process import progress
+from fxstudio.core.process.guard import (
     Stopped,
     clear_stop,
     set_cancel_check,
@@ -49,7 +49,7 @@ class Task(QObject):
     and ``finished()``, all on the GUI thread.
 
     ``fn`` reports through :meth:`report` (``progress(done, total)``) and :meth:`say`
-    (``stage(text)``), or as core code does, through :func:`fxstudio.core.progress.tell`
+    (``stage(text)``), or as core code does, through :func:`fxstudio.core.process.progress.tell`
     (``stage`` with the count in words, ``progress`` with the count: ``(0, 0)`` while the
     total is not known).  A task cannot stop torch mid-call: :meth:`cancel` makes it drop its
     result instead (and what it reports meanwhile).  It deletes itself once finished.
@@ -107,7 +107,7 @@ class Task(QObject):
         self._stage = text
 
     def _hear(self, stage: str, done: int, total: int | None) -> None:
-        """What the core code ``fn`` runs tells (:mod:`fxstudio.core.progress`)."""
+        """What the core code ``fn`` runs tells (:mod:`fxstudio.core.process.progress`)."""
         self._stage = progress.describe(stage, done, total)
         self._progress = (done, total) if total else (0, 0)
 
@@ -155,7 +155,7 @@ STOPPED = object()  # the outcome of user code that was stopped: neither result 
 
 class UserCodeTask(Task):
     """A :class:`Task` that runs the user's code, so it can be stopped: :meth:`stop` raises
-    :class:`~fxstudio.core.guard.Stopped` into the thread at the next Python line it runs
+    :class:`~fxstudio.core.process.guard.Stopped` into the thread at the next Python line it runs
     (a ``while True:`` in a model file, a trace that never ends).  Code blocked in one long
     C call cannot be stopped so; it is abandoned and its result dropped.  :meth:`where`
     tells which line of the user's code the thread is on now.  ``succeeded`` is emitted
@@ -220,7 +220,7 @@ STOP_EVERY_S = 0.01
 
 
 def _stop_when_safe(thread: threading.Thread, ident: int, give_up_s: float = 600.0) -> None:
-    """Ask :func:`~fxstudio.core.guard.stop_thread` until it sends or the thread ends.  (It
+    """Ask :func:`~fxstudio.core.process.guard.stop_thread` until it sends or the thread ends.  (It
     looks and sends right after this thread wakes and takes the interpreter: the worker
     cannot move on between the look and the send.)"""
     waited = 0.0

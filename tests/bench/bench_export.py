@@ -7,9 +7,9 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from fxstudio.core.export import export
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.sessions import open_document
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.saving.export import export
+from fxstudio.core.saving.sessions import open_document
 
 SYNTHETIC = Path(__file__).resolve().parent / "synthetic.py"
 

@@ -13,7 +13,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxstudio.core.document import GraphDocument
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.patterns.making import from_function
 from fxstudio.core.patterns.matcher import find
 from fxstudio.core.patterns.pattern import FX_RULES

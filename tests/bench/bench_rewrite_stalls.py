@@ -21,9 +21,9 @@ def bench_rewrite_stalls(emit) -> None:
     from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QApplication
 
-    from fxstudio.core import collector
+    from fxstudio.core.model.request import OpenRequest
     from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
-    from fxstudio.core.request import OpenRequest
+    from fxstudio.core.process import collector
     from fxstudio.qt.editing.commands import EditCommand
     from fxstudio.qt.window.main_window import MainWindow
     from tests.bench.stalls import StallMeter

@@ -23,9 +23,9 @@ import torch.fx as fx
 import torch.utils.benchmark as tb
 from torch import nn
 
-from fxstudio.core.request import OpenRequest
+from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.runtime.run import profile_whole
-from fxstudio.core.sessions import open_document
+from fxstudio.core.saving.sessions import open_document
 
 MODELS = [("examples:resnet", ()), ("examples:transformer", ())]
 if importlib.util.find_spec("torchvision") is not None:
@@ -88,7 +88,7 @@ def agreement(doc: Any, threads: int, emit: Callable[..., None], **labels: Any) 
 
 
 def bench_runtime(emit: Callable[..., None], timed: Callable[..., list[float]]) -> None:
-    from fxstudio.core.document import GraphDocument
+    from fxstudio.core.graph.document import GraphDocument
 
     for threads in (1, 2):
         for depth, width, batch in SIZES:
@@ -125,7 +125,7 @@ def bench_profile(emit: Callable[..., None], timed: Callable[..., list[float]]) 
     """The per-node run against the clean one: overhead, attribution, sum of parts, the top-10
     ranking over 3 runs; the A/A rate of the comparison; a fold's speed-up with its CI."""
     from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
-    from fxstudio.core.runtime.compare import compare
+    from fxstudio.core.runtime.speedup import compare
 
     threads = torch.get_num_threads()
     for spec, inputs in MODELS:

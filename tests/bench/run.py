@@ -19,10 +19,10 @@ import torch  # noqa: E402
 import torch.fx as fx  # noqa: E402
 from torch.fx.passes.shape_prop import ShapeProp  # noqa: E402
 
-from fxstudio.core.capture import trace_fx  # noqa: E402
-from fxstudio.core.loading import load_model  # noqa: E402
-from fxstudio.core.propagation import propagate_shapes  # noqa: E402
-from fxstudio.core.sessions import open_document  # noqa: E402
+from fxstudio.core.graph.propagation import propagate_shapes  # noqa: E402
+from fxstudio.core.model.capture import trace_fx  # noqa: E402
+from fxstudio.core.model.loading import load_model  # noqa: E402
+from fxstudio.core.saving.sessions import open_document  # noqa: E402
 
 SYNTHETIC = ROOT / "tests" / "bench" / "synthetic.py"
 

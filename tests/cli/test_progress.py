@@ -2,8 +2,8 @@
 tracing, shapes with their count, layout with its groups); without it stderr stays quiet."""
 
 from fxstudio import cli
-from fxstudio.core import progress
-from fxstudio.core.sessions import open_document
+from fxstudio.core.process import progress
+from fxstudio.core.saving.sessions import open_document
 from tests.bench.bench_layout import ROOT
 
 NESTED = f"{ROOT / 'tests' / 'bench' / 'synthetic.py'}:Nested(stages=2, blocks=60)"

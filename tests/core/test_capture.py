@@ -2,10 +2,10 @@ import pytest
 import torch
 import torch.fx as fx
 
-from fxstudio.core.capture import CaptureOptions, capture
 from fxstudio.core.errors import CaptureError
-from fxstudio.core.loading import load_model
-from fxstudio.core.shapes import format_shape, node_dtype, node_shape
+from fxstudio.core.graph.shapes import format_shape, node_dtype, node_shape
+from fxstudio.core.model.capture import CaptureOptions, capture
+from fxstudio.core.model.loading import load_model
 from tests.conftest import EXAMPLES
 
 TRACEABLE = ["simple", "negrelu", "resnet", "transformer"]
@@ -131,8 +131,8 @@ def test_shape_propagation_uses_no_real_compute_for_big_layers():
 
 @pytest.mark.parametrize("name", TRACEABLE)
 def test_fake_and_real_shape_propagation_agree(name):
-    from fxstudio.core.capture import trace_fx
-    from fxstudio.core.propagation import propagate_shapes
+    from fxstudio.core.graph.propagation import propagate_shapes
+    from fxstudio.core.model.capture import trace_fx
 
     loaded = load_model(f"examples:{name}")
     shapes = {}

@@ -1,5 +1,5 @@
 """Code, rows and shapes of a big graph brought up to date from a snapshot, off the editing
-thread (fxstudio.core.catchup)."""
+thread (fxstudio.core.graph.catchup)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import threading
 
 import pytest
 
-from fxstudio.core import catchup, edits, snapshots
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.sessions import open_document
+from fxstudio.core import edits
+from fxstudio.core.graph import catchup, snapshots
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.saving.sessions import open_document
 
 
 def deferred(spec: str, frontend: str = "fx"):
@@ -135,7 +136,7 @@ def test_edits_while_a_worker_computes_never_land_half_done():
 def test_a_view_made_while_an_edit_lands_is_not_kept_for_the_new_graph():
     """A layout worker reads rows and the module tree while the user edits: what it made
     from the old graph must not be cached as the new graph's."""
-    from fxstudio.core.graphviews import make_row
+    from fxstudio.core.graph.graphviews import make_row
 
     doc = open_document("examples:negrelu")
 

@@ -5,7 +5,7 @@ automatic collection back as it was once released -- pauses nested inside or aro
 import gc
 import weakref
 
-from fxstudio.core import collector
+from fxstudio.core.process import collector
 
 
 def _cycle():

@@ -19,10 +19,10 @@ from fxstudio.core.compare.overlay import (
 )
 from fxstudio.core.compare.values import compare_values
 from fxstudio.core.edits import splice
-from fxstudio.core.nodedata import Overlay
+from fxstudio.core.graph.nodedata import Overlay
+from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.sessions import open_document
+from fxstudio.core.saving.sessions import open_document
 
 
 @pytest.fixture

@@ -7,13 +7,13 @@ import subprocess
 import sys
 import textwrap
 
-from fxstudio.core.crashlog import KEEP, CrashLog
+from fxstudio.core.process.crashlog import KEEP, CrashLog
 
 RUN = textwrap.dedent(
     """
     import sys, threading, time
     from pathlib import Path
-    from fxstudio.core.crashlog import CrashLog
+    from fxstudio.core.process.crashlog import CrashLog
     log = CrashLog(Path(sys.argv[1]))
     log.start()
     how = sys.argv[2]

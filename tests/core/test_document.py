@@ -3,10 +3,10 @@ import operator
 import pytest
 import torch
 
-from fxstudio.core.document import ChangeKind, GraphDocument
-from fxstudio.core.graphviews import NodeRow
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.sessions import open_document
+from fxstudio.core.graph.document import ChangeKind, GraphDocument
+from fxstudio.core.graph.graphviews import NodeRow
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.saving.sessions import open_document
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +158,7 @@ def test_from_capture_keeps_the_source():
 
 
 def test_positions_of_nodes_and_groups_and_nothing_else():
-    from fxstudio.core.document import group_key
+    from fxstudio.core.graph.document import group_key
 
     doc = open_document("examples:resnet")
     doc.set_positions({"fc": (1, 2), group_key("layer1"): (3, 4)})

@@ -4,11 +4,11 @@ graphviz never routes it around that block's nodes -- the drawing does."""
 
 import pytest
 
-from fxstudio.core.drawing import drawing
-from fxstudio.core.layout import Box, LayoutEngine
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.routes import crosses, detour, edge_ends, edge_path, points_along
-from fxstudio.core.sessions import open_document
+from fxstudio.core.layout.drawing import drawing
+from fxstudio.core.layout.engine import Box, LayoutEngine
+from fxstudio.core.layout.routes import crosses, detour, edge_ends, edge_path, points_along
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.saving.sessions import open_document
 
 
 def drawn_crossings(doc, collapsed):
@@ -61,7 +61,7 @@ def test_a_detour_keeps_off_the_frames_borders_and_turns_down_into_its_user():
     source, target = Box(0, 0, 80, 40), Box(0, 300, 80, 40)
     column = [Box(0, 80, 80, 40), Box(0, 160, 80, 40)]
     frame = Box(-14, 50, 108, 140)  # the block's frame around the column
-    from fxstudio.core.routes import Index
+    from fxstudio.core.layout.routes import Index
 
     ends = edge_ends(source, target, 0, 1)
     route = detour(ends, source, target, Index(column), Index([frame]), Index([]))

@@ -7,10 +7,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from fxstudio.core import catchup, edits, snapshots
+from fxstudio.core import edits
 from fxstudio.core.edits import EditError, Ref
-from fxstudio.core.graphviews import make_row, tidy_code
-from fxstudio.core.sessions import open_document
+from fxstudio.core.graph import catchup, snapshots
+from fxstudio.core.graph.graphviews import make_row, tidy_code
+from fxstudio.core.saving.sessions import open_document
 
 UNARY = ["torch.relu", "torch.tanh", "torch.sigmoid", "torch.nn.functional.gelu"]
 MODULES = ["nn.Identity()", "nn.ReLU()", "nn.Dropout(0.0)"]
@@ -139,8 +140,8 @@ class TransformerEdits(EditMachine):
 
 
 class DeferredEdits(EditMachine):
-    """A big graph's way: edits leave code and shapes to fxstudio.core.catchup, whose snapshots
-    are worked on and applied (or dropped, when the graph moved on) between the edits."""
+    """A big graph's way: edits leave code and shapes to fxstudio.core.graph.catchup, whose
+    snapshots are worked on and applied (or dropped, when the graph moved on) between the edits."""
 
     def __init__(self):
         super().__init__()

@@ -6,9 +6,12 @@ import pytest
 import torch
 import torch.utils._pytree as pytree
 
-from fxstudio.core.codegen import constructor_expr
 from fxstudio.core.errors import UserError
-from fxstudio.core.export import (
+from fxstudio.core.graph.modes import eval_mode
+from fxstudio.core.model.loading import load_model
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.saving.codegen import constructor_expr
+from fxstudio.core.saving.export import (
     ExportError,
     export,
     one_thread,
@@ -16,11 +19,8 @@ from fxstudio.core.export import (
     run_standalone,
     verify_standalone,
 )
-from fxstudio.core.files import WriteError
-from fxstudio.core.loading import load_model
-from fxstudio.core.modes import eval_mode
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.sessions import open_document
+from fxstudio.core.saving.files import WriteError
+from fxstudio.core.saving.sessions import open_document
 
 EXAMPLES = ["simple", "negrelu", "resnet", "transformer"]
 
@@ -162,7 +162,7 @@ def test_onnx(tmp_path):
 
 
 def test_onnx_missing_packages_say_what_to_install(tmp_path, monkeypatch):
-    import fxstudio.core.export as ex
+    import fxstudio.core.saving.export as ex
 
     monkeypatch.setattr(ex, "onnx_available", lambda: False)
     with pytest.raises(ExportError, match="pip install onnx onnxscript"):
@@ -200,7 +200,7 @@ def test_read_only_folder_leaves_old_file(tmp_path):
 
 def test_failed_write_leaves_old_files_intact(tmp_path, monkeypatch):
     """A write that fails half-way (a full disk) leaves the old files as they were."""
-    import fxstudio.core.export as ex
+    import fxstudio.core.saving.export as ex
 
     doc = open_document("examples:simple")
     out = tmp_path / "simple.py"
@@ -306,7 +306,7 @@ def test_the_check_reads_its_inputs_as_aligned_tensors(tmp_path):
 def test_read_tensors_copies_out_of_the_file(tmp_path):
     from safetensors.torch import save_file
 
-    from fxstudio.core.export import read_tensors
+    from fxstudio.core.saving.export import read_tensors
 
     path = tmp_path / "t.safetensors"
     tensors = {"a": torch.randn(3, 5), "b": torch.arange(7)}
@@ -318,7 +318,7 @@ def test_read_tensors_copies_out_of_the_file(tmp_path):
 
 
 def test_comparison_reports_differences_against_the_dtype_tolerance():
-    from fxstudio.core.export import compare_outputs, tolerance
+    from fxstudio.core.saving.export import compare_outputs, tolerance
 
     x = torch.linspace(-2, 2, 50)
     assert compare_outputs([x], [x.clone()]).describe() == "1 output(s) equal bit for bit"
@@ -356,7 +356,7 @@ def test_verification_on_all_threads_is_reported_against_the_tolerance(tmp_path)
 
 
 def _outputs(doc, n):
-    from fxstudio.core.export import reference_outputs
+    from fxstudio.core.saving.export import reference_outputs
 
     return reference_outputs(doc, n)
 
@@ -484,7 +484,7 @@ def test_a_saved_module_imports_what_registers_its_custom_operators(
 
 
 def test_an_operator_the_model_file_registers_cannot_be_imported(tmp_path, write_model):
-    from fxstudio.core.codegen import CodegenError
+    from fxstudio.core.saving.codegen import CodegenError
 
     path = write_model(
         "import torch\n"

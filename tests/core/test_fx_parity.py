@@ -14,16 +14,16 @@ import torch.nn.functional as F
 from torch import nn
 from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
 
-from fxstudio.core.capture import export_module
-from fxstudio.core.document import GraphDocument
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.model.capture import export_module
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.making import from_function
 from fxstudio.core.patterns.matcher import find
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
 from fxstudio.core.patterns.replace import rewrite
 from fxstudio.core.patterns.replacements import function_replacement, replacement_module
-from fxstudio.core.sessionfile import save_session
-from fxstudio.core.sessions import open_document
+from fxstudio.core.saving.sessionfile import save_session
+from fxstudio.core.saving.sessions import open_document
 
 aten = torch.ops.aten
 

@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from fxstudio.core.errors import LoadError, UserError
-from fxstudio.core.guard import OutOfMemory, Stopped, format_bytes, stop_thread, where_is
-from fxstudio.core.loading import load_model
-from fxstudio.core.modelspec import make_inputs
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.sessions import open_document
+from fxstudio.core.model.loading import load_model
+from fxstudio.core.model.modelspec import make_inputs
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.process.guard import OutOfMemory, Stopped, format_bytes, stop_thread, where_is
+from fxstudio.core.saving.sessions import open_document
 
 NET = (
     "class Net(torch.nn.Module):\n"
@@ -189,7 +189,7 @@ def test_a_forward_that_loops_forever_is_stopped(write_model):
     )
     import builtins
 
-    from fxstudio.core.guard import set_cancel_check
+    from fxstudio.core.process.guard import set_cancel_check
 
     builtins._fxstudio_started = threading.Event()
     unwanted = threading.Event()
@@ -244,7 +244,7 @@ def test_a_model_is_loaded_only_when_no_other_model_code_runs(write_model):
     before it loads (here another thread holds it, as a capture under way does)."""
     import builtins
 
-    from fxstudio.core import turns
+    from fxstudio.core.process import modelcode
 
     path = write_model(
         "import builtins, torch\n"
@@ -258,7 +258,7 @@ def test_a_model_is_loaded_only_when_no_other_model_code_runs(write_model):
     holding, release = threading.Event(), threading.Event()
 
     def hold():
-        with turns.one_turn():
+        with modelcode.one_turn():
             holding.set()
             release.wait(60)
 

@@ -3,10 +3,10 @@ import json
 import pytest
 
 from fxstudio import cli
-from fxstudio.core.drawn import all_groups, drawn_tree, top_level_groups
-from fxstudio.core.layout import GROUP_TITLE, LayoutEngine
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.sessions import open_document
+from fxstudio.core.layout.engine import GROUP_TITLE, LayoutEngine
+from fxstudio.core.layout.groups import all_groups, drawn_tree, top_level_groups
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.saving.sessions import open_document
 
 
 def overlaps(a, b):
@@ -135,7 +135,7 @@ def test_dot_runs_outside_the_gil_on_linux():
 
     import pygraphviz
 
-    from fxstudio.core import dot
+    from fxstudio.core.layout import dot
 
     graph = pygraphviz.AGraph(directed=True)
     for i in range(30):
@@ -156,7 +156,7 @@ def test_dot_runs_outside_the_gil_on_linux():
 def test_node_boxes_are_as_wide_as_their_text_in_the_metrics_given():
     """The window gives the layout its fonts' widths: a box fits its widest line (the name,
     bold), within the limits, and the layout places the boxes at those widths."""
-    from fxstudio.core.labels import MAX_NODE_WIDTH, MIN_NODE_WIDTH, TEXT_MARGIN, TextMetrics
+    from fxstudio.core.layout.labels import MAX_NODE_WIDTH, MIN_NODE_WIDTH, TEXT_MARGIN, TextMetrics
 
     doc = open_document(OpenRequest("tests/models/long_names.py:Model"))
     wide = TextMetrics({"": 9.0}, {"": 5.0})  # bold characters 9 wide, the others 5
@@ -182,7 +182,7 @@ def test_the_first_picture_of_a_llama_leads_with_its_main_path():
     """The attention mask's plumbing (arange, unsqueeze, index …, top-level nodes off the main
     path) is one group beside it; input_ids -> embed_tokens -> layers -> norm -> output are
     the top level, one under the other."""
-    from fxstudio.core.drawn import ASIDE, first_picture
+    from fxstudio.core.layout.groups import ASIDE, first_picture
 
     doc = open_document(LLAMA_8)
     tree = drawn_tree(doc)
@@ -200,7 +200,7 @@ def test_the_first_picture_of_a_llama_leads_with_its_main_path():
 
 
 def test_a_graph_without_plumbing_gets_no_aside_group():
-    from fxstudio.core.drawn import ASIDE
+    from fxstudio.core.layout.groups import ASIDE
 
     for name in ("examples:resnet", "examples:negrelu", "examples:simple"):
         assert ASIDE not in all_groups(open_document(name)), name

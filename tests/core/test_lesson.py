@@ -8,7 +8,6 @@ import torch
 
 from fxstudio.core import edits
 from fxstudio.core.errors import CaptureError
-from fxstudio.core.fixes import diagnose_failure, diagnose_graph
 from fxstudio.core.lesson import demos
 from fxstudio.core.lesson.steps import (
     DEFAULT_MODEL,
@@ -22,15 +21,16 @@ from fxstudio.core.lesson.steps import (
     record_trap,
     step_index,
 )
+from fxstudio.core.model.fixes import diagnose_failure, diagnose_graph
+from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.explain import explain
 from fxstudio.core.patterns.making import compile_function, from_function
 from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.pattern import DEFAULT_RULES
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.runtime.compare import compare
-from fxstudio.core.sessionfile import read_session, save_session
-from fxstudio.core.sessions import open_document
+from fxstudio.core.runtime.speedup import compare
+from fxstudio.core.saving.sessionfile import read_session, save_session
+from fxstudio.core.saving.sessions import open_document
 from fxstudio.core.stepping.stepper import for_document
 
 

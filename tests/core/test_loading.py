@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from fxstudio.core.errors import InputSpecError, LoadError
-from fxstudio.core.loading import load_model
-from fxstudio.core.modelspec import (
+from fxstudio.core.model.loading import load_model
+from fxstudio.core.model.modelspec import (
     InputSpec,
     list_examples,
     make_inputs,
@@ -81,7 +81,7 @@ def _weights_digest(module) -> str:
 def test_same_seed_same_weights_in_another_process():
     code = (
         "import hashlib, torch\n"
-        "from fxstudio.core.loading import load_model\n"
+        "from fxstudio.core.model.loading import load_model\n"
         "m = load_model('examples:simple', seed=7).module\n"
         "h = hashlib.sha256()\n"
         "for name, p in m.state_dict().items():\n"

@@ -5,8 +5,8 @@ import pytest
 
 from fxstudio import cli
 from fxstudio.core.errors import InputSpecError, LoadError
-from fxstudio.core.loading import check_spec, load_model, model_names_in
-from fxstudio.core.modelfiles import file_models
+from fxstudio.core.model.loading import check_spec, load_model, model_names_in
+from fxstudio.core.model.modelfiles import file_models
 
 NET_AND_BLOCK = """\
 import torch

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
 
+from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.builtins import run_builtin
 from fxstudio.core.patterns.check import check, reference
@@ -21,8 +22,7 @@ from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES, PatternError
 from fxstudio.core.patterns.reasons import Why
 from fxstudio.core.patterns.replace import rewrite
 from fxstudio.core.patterns.replacements import function_replacement
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.sessions import open_document
+from fxstudio.core.saving.sessions import open_document
 
 
 def _fx_sets(gm: fx.GraphModule, pattern_gm: fx.GraphModule) -> list[frozenset[str]]:
@@ -283,7 +283,7 @@ def test_back_to_back_matches_follow_the_replacement() -> None:
         return torch.cat([y, x])
 
     gm = fx.symbolic_trace(graph)
-    from fxstudio.core.document import GraphDocument
+    from fxstudio.core.graph.document import GraphDocument
 
     a, b, c = torch.randn(1, 2), torch.randn(2, 2), torch.randn(3, 2)
     doc = GraphDocument(gm, example_inputs=(a, b, c))
@@ -301,7 +301,7 @@ def test_identity_replacement_and_adjacent_matches() -> None:
     def pattern(x):
         return torch.neg(x)
 
-    from fxstudio.core.document import GraphDocument
+    from fxstudio.core.graph.document import GraphDocument
 
     x = torch.randn(3)
     doc = GraphDocument(fx.symbolic_trace(graph), example_inputs=(x,))
@@ -365,7 +365,7 @@ class _Shared(nn.Module):
 
 
 def test_fold_skips_a_shared_conv_and_a_conv_with_other_users() -> None:
-    from fxstudio.core.document import GraphDocument
+    from fxstudio.core.graph.document import GraphDocument
 
     model = _Shared().eval()
     with torch.no_grad():
@@ -393,8 +393,8 @@ def test_other_builtins_on_real_graphs() -> None:
             unused = torch.sigmoid(y)  # noqa: F841
             return self.act(F.relu(y.contiguous()))
 
-    from fxstudio.core.document import GraphDocument
-    from fxstudio.core.propagation import propagate_shapes
+    from fxstudio.core.graph.document import GraphDocument
+    from fxstudio.core.graph.propagation import propagate_shapes
 
     x = torch.randn(2, 3)
     gm = fx.symbolic_trace(Net().eval())
@@ -414,7 +414,7 @@ def test_other_builtins_on_real_graphs() -> None:
 
 
 def test_session_replays_a_rewrite(tmp_path) -> None:
-    from fxstudio.core.sessionfile import save_session
+    from fxstudio.core.saving.sessionfile import save_session
 
     doc = open_document("examples:resnet")
     rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
@@ -455,8 +455,8 @@ class _Attention(nn.Module):
 
 @pytest.mark.parametrize("style", [0, 1])
 def test_fuse_attention_into_sdpa(style: int) -> None:
-    from fxstudio.core.document import GraphDocument
-    from fxstudio.core.propagation import propagate_shapes
+    from fxstudio.core.graph.document import GraphDocument
+    from fxstudio.core.graph.propagation import propagate_shapes
 
     gen = torch.Generator().manual_seed(0)
     x = tuple(torch.randn(2, 4, 8, 16, generator=gen) for _ in range(3))
@@ -499,7 +499,7 @@ def test_modules_by_type_and_attributes() -> None:
 
 
 def test_fold_linear_bn() -> None:
-    from fxstudio.core.document import GraphDocument
+    from fxstudio.core.graph.document import GraphDocument
 
     model = nn.Sequential(
         nn.Linear(6, 5), nn.BatchNorm1d(5), nn.ReLU(), nn.Linear(5, 3), nn.BatchNorm1d(3)
@@ -589,7 +589,7 @@ def test_a_replacement_with_its_own_tensors_brings_them_into_the_model_and_undo_
 
 
 def test_fold_conv_bn_folds_an_export_graphs_aten_calls_and_undo_puts_them_back(tmp_path):
-    from fxstudio.core.export import export, run_standalone
+    from fxstudio.core.saving.export import export, run_standalone
 
     doc = open_document(OpenRequest("examples:resnet", "export"))
     before = doc.graph_module.code

@@ -17,15 +17,15 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
 
-from fxstudio.core.document import GraphDocument
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.runtime.breakdown import breakdown
-from fxstudio.core.runtime.compare import compare, mann_whitney, speedup
 from fxstudio.core.runtime.flops import node_work
 from fxstudio.core.runtime.nodes import annotated, profile_calls
 from fxstudio.core.runtime.roofline import Peaks
 from fxstudio.core.runtime.run import RunError, batched, profile_whole
-from fxstudio.core.sessions import open_document
+from fxstudio.core.runtime.speedup import compare, mann_whitney, speedup
+from fxstudio.core.saving.sessions import open_document
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
 

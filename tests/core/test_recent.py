@@ -1,7 +1,7 @@
 """RecentModels: the list of lately opened models, and which of them still exist."""
 
-from fxstudio.core.recent import RecentModels
-from fxstudio.core.request import OpenRequest
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.saving.recent import RecentModels
 
 
 def test_a_deleted_file_leaves_the_list_whatever_its_spec_form(tmp_path):

@@ -11,10 +11,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from fxstudio import cli
-from fxstudio.core.document import GraphDocument
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.softcap import FLEX
-from fxstudio.core.sessions import open_document
+from fxstudio.core.saving.sessions import open_document
 from tests.core.test_attention import _open
 
 needs_flex = pytest.mark.skipif(FLEX is None, reason="this torch has no flex_attention")
@@ -104,7 +104,7 @@ def test_flex_leaves_a_mask_before_the_cap_with_the_reason():
 
 @needs_flex
 def test_flex_rewrite_replays_from_a_session(tmp_path):
-    from fxstudio.core.sessionfile import save_session
+    from fxstudio.core.saving.sessionfile import save_session
 
     doc = _open("SoftCapped", "export")
     rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention-flex")))
@@ -116,7 +116,7 @@ def test_flex_rewrite_replays_from_a_session(tmp_path):
 
 @needs_flex
 def test_a_flex_fused_model_saves_as_a_module_that_runs(tmp_path):
-    from fxstudio.core.export import export, verify_standalone
+    from fxstudio.core.saving.export import export, verify_standalone
 
     doc = _open("SoftCapped", "export")
     rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention-flex")))
@@ -138,7 +138,7 @@ def test_the_command_line_says_why_nothing_was_fused(capsys):
 
 
 def _doc(fn, *shapes) -> GraphDocument:
-    from fxstudio.core.propagation import propagate_shapes
+    from fxstudio.core.graph.propagation import propagate_shapes
 
     gm = fx.symbolic_trace(fn)
     x = tuple(torch.randn(*s) for s in shapes)
@@ -204,7 +204,7 @@ def test_fold_conv_bn_says_a_batchnorm_has_no_conv_before_it():
 
 
 def _exported(model: nn.Module) -> fx.GraphModule:
-    from fxstudio.core.capture import export_module
+    from fxstudio.core.model.capture import export_module
 
     return export_module(model, (torch.randn(1, 3, 4, 4),))
 

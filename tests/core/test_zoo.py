@@ -7,12 +7,12 @@ import pytest
 import torch
 
 from fxstudio.core.errors import CaptureError, LoadError
-from fxstudio.core.export import export, verify_standalone
-from fxstudio.core.guard import OutOfMemory
-from fxstudio.core.loading import load_model
-from fxstudio.core.modelspec import parse_spec
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.sessions import open_document
+from fxstudio.core.model.loading import load_model
+from fxstudio.core.model.modelspec import parse_spec
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.process.guard import OutOfMemory
+from fxstudio.core.saving.export import export, verify_standalone
+from fxstudio.core.saving.sessions import open_document
 from tests.conftest import SIZE_BRANCH
 
 needs_transformers = pytest.mark.skipif(
@@ -177,7 +177,7 @@ def test_timm_same_padding_branch_offers_export():
 
 
 def test_timm_missing_or_broken_says_what_to_install(monkeypatch):
-    import fxstudio.core.zoo as zoo
+    import fxstudio.core.model.zoo as zoo
 
     real = zoo.importlib.import_module
 

@@ -9,12 +9,12 @@ import importlib.util
 import pytest
 import torch
 
-from fxstudio.core.export import export, verify_standalone
-from fxstudio.core.graphviews import module_path
+from fxstudio.core.graph.graphviews import module_path
+from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.softcap import FLEX
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.sessions import open_document
+from fxstudio.core.saving.export import export, verify_standalone
+from fxstudio.core.saving.sessions import open_document
 from tests.models.test_real_models import HF_MODELS, needs_transformers
 
 SDPA = torch.ops.aten.scaled_dot_product_attention.default

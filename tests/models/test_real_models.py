@@ -6,12 +6,12 @@ import pytest
 import torch
 
 from fxstudio import cli
-from fxstudio.core.capture import CaptureOptions, capture
-from fxstudio.core.export import export, run_standalone
-from fxstudio.core.loading import load_model
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.sessions import open_document
-from fxstudio.core.shapes import node_shape
+from fxstudio.core.graph.shapes import node_shape
+from fxstudio.core.model.capture import CaptureOptions, capture
+from fxstudio.core.model.loading import load_model
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.saving.export import export, run_standalone
+from fxstudio.core.saving.sessions import open_document
 from tests.core.test_export import original_outputs
 
 HF_MODELS = "tests/models/hf_models.py"

@@ -6,8 +6,8 @@ import importlib.util
 
 import pytest
 
-from fxstudio.core.export import export, verify_standalone
-from fxstudio.core.sessions import open_document
+from fxstudio.core.saving.export import export, verify_standalone
+from fxstudio.core.saving.sessions import open_document
 from tests.conftest import run_fxstudio
 
 pytestmark = pytest.mark.skipif(

@@ -26,18 +26,18 @@ import sys
 import pytest
 import torch
 
-from fxstudio.core.export import (
+from fxstudio.core.fxcompat import tree_leaves
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.model.zoo import example_input
+from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
+from fxstudio.core.saving.export import (
     compare_outputs,
     export,
     one_thread,
     reference_outputs,
     verify_standalone,
 )
-from fxstudio.core.fxcompat import tree_leaves
-from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.sessions import open_document
-from fxstudio.core.zoo import example_input
+from fxstudio.core.saving.sessions import open_document
 from tests.models.zoo_families import FAMILIES, Family
 
 needs = {

@@ -1,6 +1,6 @@
 import pytest
 
-from fxstudio.core.request import OpenRequest
+from fxstudio.core.model.request import OpenRequest
 from fxstudio.qt.window.main_window import MainWindow
 
 

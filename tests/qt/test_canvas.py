@@ -60,7 +60,7 @@ def test_double_click_collapses_and_expands_a_group(qtbot, window):
 
 
 def test_big_graphs_open_collapsed(qtbot, window, monkeypatch):
-    import fxstudio.core.drawn as drawn
+    import fxstudio.core.layout.groups as drawn
 
     monkeypatch.setattr(drawn, "COLLAPSE_ABOVE", 20)
     lay = open_and_draw(qtbot, window, "examples:resnet")
@@ -461,7 +461,7 @@ def test_node_boxes_fit_their_labels_and_too_long_ones_are_elided(qtbot, window)
     and the tooltip has it whole."""
     from PySide6.QtGui import QFont, QFontMetricsF
 
-    from fxstudio.core.labels import MAX_NODE_WIDTH, TEXT_MARGIN
+    from fxstudio.core.layout.labels import MAX_NODE_WIDTH, TEXT_MARGIN
     from fxstudio.qt.canvas.items import DETAIL_FONT, NAME_FONT, elided
 
     def font(size, bold):  # the canvas's fonts, made again here to measure what is drawn
@@ -537,7 +537,7 @@ def _dark_pixels(item, scale):
 def test_at_44_percent_a_node_still_shows_its_name_legibly(qapp):
     """Level of detail: at 44 % a node is no blank box -- its name is drawn, in a font big
     enough to read; a collapsed module's box likewise; far out (20 %) no text at all."""
-    from fxstudio.core.layout import Box
+    from fxstudio.core.layout.engine import Box
 
     node = NodeItem(
         "layer1_0_conv1", "call_module", "layer1.0.conv1", "1x16x32x32", Box(0, 0, 120, 44)

@@ -106,7 +106,7 @@ def test_times_measured_and_shown_as_heat(qtbot, window):
 
 
 def test_compare_with_another_model_and_a_side_that_cannot_open(qtbot, window, write_model):
-    from fxstudio.core.request import OpenRequest
+    from fxstudio.core.model.request import OpenRequest
 
     open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
     task = compare_flow.compare_with_request(window, OpenRequest("examples:simple"))
@@ -131,7 +131,7 @@ def test_node_data_from_a_file_is_drawn_with_a_legend(qtbot, window, tmp_path, m
     from PySide6.QtWidgets import QFileDialog
 
     from fxstudio.core.compare.overlay import write_model_explorer
-    from fxstudio.core.nodedata import Overlay
+    from fxstudio.core.graph.nodedata import Overlay
     from fxstudio.qt.window.node_data import node_data_of
 
     open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
@@ -231,7 +231,7 @@ def test_a_closed_compare_window_is_gone_and_leaves_nothing_connected(qtbot, win
 
 
 def test_escape_closes_the_compare_window(qtbot, window):
-    from fxstudio.core.request import OpenRequest
+    from fxstudio.core.model.request import OpenRequest
 
     open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
     task = compare_flow.compare_with_request(window, OpenRequest("examples:simple"))
@@ -300,7 +300,7 @@ def in_sight(side, name) -> bool:
 def test_stepping_to_an_added_node_centres_the_left_on_its_paired_neighbour(
     qtbot, window, write_model
 ):
-    from fxstudio.core.request import OpenRequest
+    from fxstudio.core.model.request import OpenRequest
 
     body = "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
     deep = "".join(f"        x = torch.sin(x) + {i}\n" for i in range(12))

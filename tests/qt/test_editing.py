@@ -3,7 +3,7 @@
 import pytest
 from PySide6.QtGui import QAction
 
-from fxstudio.core.catalogue import Entry, catalogue
+from fxstudio.core.graph.catalogue import Entry, catalogue
 from tests.qt.conftest import open_and_wait
 
 
@@ -333,9 +333,9 @@ def test_a_big_graph_catches_up_in_a_worker_thread_whatever_the_edits_in_between
     import threading
 
     import fxstudio.qt.window.session as mw
-    from fxstudio.core import catchup
     from fxstudio.core.edits import Ref, insert, rename, set_target
-    from fxstudio.core.sessions import open_document
+    from fxstudio.core.graph import catchup
+    from fxstudio.core.saving.sessions import open_document
 
     monkeypatch.setattr(mw, "DEFER_ABOVE", 3)
     threads = []
@@ -497,7 +497,7 @@ def test_many_quick_edits_leave_every_view_matching_the_document(qtbot, window, 
 
     import fxstudio.qt.window.session as mw
     from fxstudio.core.edits import rename
-    from fxstudio.core.graphviews import tidy_code
+    from fxstudio.core.graph.graphviews import tidy_code
 
     monkeypatch.setattr(mw, "DEFER_ABOVE", 3 if big else 2000)
     draw(qtbot, window, "examples:resnet")

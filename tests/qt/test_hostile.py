@@ -7,8 +7,8 @@ from PySide6.QtWidgets import QMessageBox
 
 import fxstudio.qt.window.status as status
 from fxstudio.core.errors import LoadError
-from fxstudio.core.guard import OutOfMemory
-from fxstudio.core.request import OpenRequest
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.process.guard import OutOfMemory
 from tests.conftest import run_fxstudio
 from tests.qt.conftest import open_and_wait
 
@@ -96,7 +96,7 @@ def test_a_crash_leaves_a_log_and_the_next_start_says_where(qtbot, write_model, 
     import subprocess
     import sys
 
-    from fxstudio.core.crashlog import CrashLog
+    from fxstudio.core.process.crashlog import CrashLog
     from fxstudio.qt.window.main_window import MainWindow
     from tests.conftest import ROOT
 

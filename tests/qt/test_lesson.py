@@ -5,7 +5,7 @@ state comes back with the session."""
 from PySide6.QtGui import QAction, QTextCursor
 from PySide6.QtWidgets import QLabel, QPushButton, QRadioButton, QSlider
 
-from fxstudio.core.catalogue import Entry
+from fxstudio.core.graph.catalogue import Entry
 from fxstudio.core.lesson.steps import STEPS
 from tests.qt.conftest import open_and_wait
 
@@ -116,7 +116,7 @@ def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, t
     assert window.saving.save_session(path)
     lesson.active = False
     lesson.state = type(lesson.state)()
-    from fxstudio.core.request import OpenRequest
+    from fxstudio.core.model.request import OpenRequest
 
     with qtbot.waitSignal(window.session.loaded, timeout=120000):
         window.session.open(OpenRequest(str(path)))
@@ -165,7 +165,7 @@ def test_start_says_it_works_on_the_open_model_and_the_facts_stay_with_their_mod
     node picked) is not saved with another; a saved lesson resumes in the Learn layout."""
     import json
 
-    from fxstudio.core.request import OpenRequest
+    from fxstudio.core.model.request import OpenRequest
 
     open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
     lesson = window.panels["lesson"]

@@ -16,8 +16,8 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.errors import CaptureError
-from fxstudio.core.recent import RecentModels
-from fxstudio.core.request import OpenRequest
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.saving.recent import RecentModels
 from fxstudio.qt.window import open_dialog
 from fxstudio.qt.window.open_dialog import OpenDialog
 from tests.conftest import SIZE_BRANCH

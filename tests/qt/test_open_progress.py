@@ -5,7 +5,7 @@ import threading
 
 from PySide6.QtWidgets import QApplication
 
-from fxstudio.core.request import OpenRequest
+from fxstudio.core.model.request import OpenRequest
 
 GATE = threading.Event()  # the model's forward waits on it while it is traced
 

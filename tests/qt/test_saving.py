@@ -11,10 +11,10 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMessageBox
 
 from fxstudio.core.edits import rename
-from fxstudio.core.export import onnx_available, run_standalone
 from fxstudio.core.patterns.builtins import run_builtin
-from fxstudio.core.sessionfile import save_session
-from fxstudio.core.sessions import open_document
+from fxstudio.core.saving.export import onnx_available, run_standalone
+from fxstudio.core.saving.sessionfile import save_session
+from fxstudio.core.saving.sessions import open_document
 from fxstudio.qt.window.autosave import find_recoveries
 from fxstudio.qt.window.main_window import MainWindow
 from tests.conftest import ROOT
@@ -72,7 +72,7 @@ def test_other_formats_from_the_window(qtbot, window, tmp_path, fmt, name):
 
 
 def test_a_failed_export_says_so_and_writes_nothing(qtbot, window, tmp_path, monkeypatch):
-    import fxstudio.core.export as ex
+    import fxstudio.core.saving.export as ex
 
     open_and_wait(qtbot, window, "examples:simple")
     monkeypatch.setattr(ex, "onnx_available", lambda: False)

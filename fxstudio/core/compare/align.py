@@ -18,7 +18,7 @@ What is left is *removed* (left only) or *added* (right only).  A pair is *chang
 rewrite made it, its op kind or shape differs, or its inputs are not each other's partners.
 
 Example (a conv + BatchNorm fold: the BatchNorms go, the convs are paired, changed):
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
     >>> before, after = open_document("examples:resnet"), open_document("examples:resnet")
     >>> _ = rewrite_flow(after, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
@@ -38,10 +38,10 @@ from typing import Any
 
 import torch.fx as fx
 
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.fxcompat import is_op_overload
-from fxstudio.core.graphviews import module_path
-from fxstudio.core.shapes import node_shape
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.graphviews import module_path
+from fxstudio.core.graph.shapes import node_shape
 
 CALLS = ("call_module", "call_function", "call_method")
 

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from fxstudio.core.errors import UserError
-from fxstudio.core.files import atomic_write
-from fxstudio.core.nodedata import Overlay
+from fxstudio.core.graph.nodedata import Overlay
+from fxstudio.core.saving.files import atomic_write
 
 #: The graph id Model Explorer's PyTorch adapter gives the graph of an exported program.
 GRAPH_ID = "graph"

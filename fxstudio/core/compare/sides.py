@@ -2,7 +2,7 @@
 its last rewrite (captured again, the edits before that rewrite replayed).
 
 Example:
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
     >>> doc = open_document("examples:resnet")
     >>> _ = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
@@ -12,10 +12,10 @@ Example:
 
 from __future__ import annotations
 
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
-from fxstudio.core.opening import open_model
-from fxstudio.core.replay import replay
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.model.opening import open_model
+from fxstudio.core.saving.replay import replay
 
 
 def last_rewrite(doc: GraphDocument) -> int | None:

@@ -1,12 +1,12 @@
 """Time deltas of two aligned graphs: both profiled node by node in one session, their calls
-interleaved (:func:`fxstudio.core.runtime.compare.compare`), then for each aligned pair the
+interleaved (:func:`fxstudio.core.runtime.speedup.compare`), then for each aligned pair the
 summed time of its nodes on each side, the speed-up and its confidence interval as the Run
 dock computes them, tested at ALPHA ÷ pairs (Bonferroni); and the modules both models still
 have, rolled up.
 
 Example:
     >>> from fxstudio.core.compare.align import align
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
     >>> before, after = open_document("examples:negrelu"), open_document("examples:negrelu")
     >>> _ = rewrite_flow(after, RewriteRequest(RewriteSpec(builtin="negrelu")))
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxstudio.core.compare.align import Alignment
-from fxstudio.core.document import GraphDocument
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.runtime.breakdown import NodeProfile
-from fxstudio.core.runtime.compare import (
+from fxstudio.core.runtime.speedup import (
     ALPHA,
     MIN_REPLICATES,
     Comparison,

@@ -12,7 +12,7 @@ sample of :data:`SAMPLED` of them (said in ``compared``).
 Example (an op inserted: the first difference is that op's first user):
     >>> from fxstudio.core.compare.align import align
     >>> from fxstudio.core.edits import splice
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> before, after = open_document("examples:resnet"), open_document("examples:resnet")
     >>> _ = splice(after, "layer2_0_relu", "layer2_0_conv2", "call_function", "operator.mul",
     ...            (2.0,))
@@ -29,11 +29,11 @@ import torch
 import torch.fx as fx
 
 from fxstudio.core.compare.align import Alignment
-from fxstudio.core.document import GraphDocument
-from fxstudio.core.export import largest_difference
 from fxstudio.core.fxcompat import tree_leaves
-from fxstudio.core.runtime.compare import check_same_inputs
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.runtime.run import RunError, prepared
+from fxstudio.core.runtime.speedup import check_same_inputs
+from fxstudio.core.saving.export import largest_difference
 from fxstudio.core.stepping.eager import tolerance
 
 FULL = 1 << 20  # elements compared in full up to this many

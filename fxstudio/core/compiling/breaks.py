@@ -6,7 +6,7 @@ of break it is and what to change.
 A model Dynamo captures whole has no breaks, and says so.
 
 Example:
-    >>> from fxstudio.core.loading import load_model
+    >>> from fxstudio.core.model.loading import load_model
     >>> explained = explain_breaks(load_model("examples:resnet"))
     >>> explained.graphs, explained.breaks, explained.describe().splitlines()[0]
     (1, [], 'One graph: Dynamo captures the whole forward (no graph breaks).')
@@ -19,10 +19,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxstudio.core import turns
 from fxstudio.core.compiling.quiet import muted_stdout
 from fxstudio.core.errors import UserError, is_library_file
 from fxstudio.core.fxcompat import dynamo_explain, reset_dynamo
+from fxstudio.core.process import modelcode
 
 #: Kinds of break: (words in Dynamo's reason, a title, what to change).
 KINDS = (
@@ -180,7 +180,7 @@ def _frames(stack: Any) -> tuple[Frame, ...]:
 
 
 def explain_breaks(loaded: Any, train: bool = False) -> Explained:
-    """``loaded``: a :class:`~fxstudio.core.loading.LoadedModel` (the eager module and its
+    """``loaded``: a :class:`~fxstudio.core.model.loading.LoadedModel` (the eager module and its
     example inputs), run in eval mode unless ``train``.  Runs Dynamo's explain once;
     nothing is compiled to code."""
     import torch
@@ -188,8 +188,8 @@ def explain_breaks(loaded: Any, train: bool = False) -> Explained:
     module, inputs = loaded.module.train(train), tuple(loaded.example_inputs)
     t0 = time.perf_counter()
     # Dynamo traces the model's code (and imports torch's lazy modules the first time): one
-    # thread at a time with the other captures (:mod:`fxstudio.core.turns`)
-    with turns.one_turn():
+    # thread at a time with the other captures (:mod:`fxstudio.core.process.modelcode`)
+    with modelcode.one_turn():
         reset_dynamo()  # a fresh cache: every break is seen again
         try:
             with torch.no_grad(), muted_stdout():  # a print in forward: not our report's

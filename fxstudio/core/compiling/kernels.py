@@ -15,7 +15,7 @@ middle half of the profiled calls (:func:`~fxstudio.core.runtime.breakdown.middl
 
 The speed-up of the compiled model over the eager graph comes from the clean timer, eager
 and compiled interleaved (:func:`~fxstudio.core.runtime.timer.time_interleaved`), with the
-bootstrap CI and test of :func:`~fxstudio.core.runtime.compare.speedup`.
+bootstrap CI and test of :func:`~fxstudio.core.runtime.speedup.speedup`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import statistics
 
 import torch
 
-from fxstudio.core import turns
 from fxstudio.core.compiling.located import node_lines
 from fxstudio.core.compiling.result import Compiled, Kernel, Lines, ModuleSpeed
 from fxstudio.core.compiling.running import (
@@ -37,11 +36,12 @@ from fxstudio.core.compiling.running import (
     notes_on,
     timed_kernels,
 )
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.fxcompat import reset_dynamo
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.process import modelcode
 from fxstudio.core.runtime.breakdown import NodeProfile
-from fxstudio.core.runtime.compare import ALPHA, speedup, summed_calls
 from fxstudio.core.runtime.run import prepared, profile_nodes
+from fxstudio.core.runtime.speedup import ALPHA, speedup, summed_calls
 from fxstudio.core.runtime.timer import threads
 
 __all__ = [
@@ -92,7 +92,7 @@ def compile_graph(
     # again on a later call, and compiling traces (make_fx patches nn.Module.__call__ for
     # the whole process) -- never beside another thread's capture.
     with (
-        turns.one_turn(),
+        modelcode.one_turn(),
         prepared(doc, device, dtype) as p,
         torch.no_grad(),
         threads(n_threads) as used,

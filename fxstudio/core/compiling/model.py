@@ -35,7 +35,6 @@ from collections.abc import Callable
 
 import torch
 
-from fxstudio.core import progress, turns
 from fxstudio.core.compiling.breaks import Explained, Frame, explain_breaks
 from fxstudio.core.compiling.kernels import compile_graph
 from fxstudio.core.compiling.located import made_at_any
@@ -49,10 +48,11 @@ from fxstudio.core.compiling.running import (
     notes_on,
     timed_kernels,
 )
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import reset_dynamo, tree_map
-from fxstudio.core.modelspec import LoadedModel
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.model.modelspec import LoadedModel
+from fxstudio.core.process import modelcode, progress
 from fxstudio.core.runtime.devices import resolve
 from fxstudio.core.runtime.environment import environment
 from fxstudio.core.runtime.timer import threads
@@ -149,7 +149,7 @@ def compile_eager(
         module = copy.deepcopy(module).to(target)
     inputs = tuple(tree_map(lambda x: _on(x, target), loaded.example_inputs))
     # the turn to the end: a compiled model may compile again on a later call (kernels.py)
-    with turns.one_turn(), torch.no_grad(), threads(n_threads) as used:
+    with modelcode.one_turn(), torch.no_grad(), threads(n_threads) as used:
         m = measure(module, inputs, target, backend, mode, freezing, used, min_time, calls)
         dtype = next((p.dtype for p in module.parameters()), torch.float32)
         env = environment(target, dtype, used)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fxstudio.core.compiling.breaks import Explained
-from fxstudio.core.runtime.compare import Speedup
+from fxstudio.core.runtime.speedup import Speedup
 from fxstudio.core.runtime.timer import Timing
 
 Lines = tuple[tuple[str, int], ...]

@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from fxstudio.core.compiling.provenance import (
+from fxstudio.core.compiling.origins import (
     Recorded,
     attribute,
     cache_said,
@@ -39,8 +39,8 @@ from fxstudio.core.compiling.result import Compiled, Kernel, Lines
 from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import inductor_provenance, reset_dynamo
 from fxstudio.core.runtime.breakdown import middle_calls
-from fxstudio.core.runtime.compare import speedup
 from fxstudio.core.runtime.run import default_calls
+from fxstudio.core.runtime.speedup import speedup
 from fxstudio.core.runtime.timer import Timing, sync_for, time_interleaved
 
 BACKENDS = ("inductor", "aot_eager", "eager")

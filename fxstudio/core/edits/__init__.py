@@ -15,11 +15,11 @@ The modules: ``steps`` (the reversible steps, :class:`Ref`), ``engine`` (:func:`
 undo and redo), ``calls`` (whether a changed call can work), ``naming`` (names, targets,
 submodules for new nodes), ``user`` (the edits users make), ``language`` (edits written as
 text), ``registry`` (the edit set declared once: each edit's function, record and text form,
-:data:`EDIT_KINDS`), ``records`` (records as JSON; :mod:`fxstudio.core.replay` makes them
+:data:`EDIT_KINDS`), ``records`` (records as JSON; :mod:`fxstudio.core.saving.replay` makes them
 again).
 
 Example:
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> doc = open_document("examples:negrelu")
     >>> e = set_target(doc, "relu", "torch.nn.functional.gelu")
     >>> "gelu" in doc.code(), e.label

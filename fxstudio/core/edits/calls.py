@@ -12,7 +12,7 @@ Two checks, each refusing with :class:`EditError` (what was wrong, what to do):
   -- the shape propagation after the edit marks it.
 
 Example:
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> from fxstudio.core.edits import set_target
     >>> doc = open_document("examples:negrelu")
     >>> set_target(doc, "add", "torch.relu")  # doctest: +ELLIPSIS
@@ -30,15 +30,15 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from fxstudio.core.attributes import submodule_at
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import EditError
 from fxstudio.core.fxcompat import fake_tensor_mode, tree_leaves, tree_map
-from fxstudio.core.graphviews import format_target
-from fxstudio.core.modes import eval_mode
-from fxstudio.core.noise import quiet_torch_logs
-from fxstudio.core.shapes import format_shape
-from fxstudio.core.signatures import schemas, signature
+from fxstudio.core.graph.attributes import submodule_at
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.graphviews import format_target
+from fxstudio.core.graph.modes import eval_mode
+from fxstudio.core.graph.shapes import format_shape
+from fxstudio.core.graph.signatures import schemas, signature
+from fxstudio.core.process.noise import quiet_torch_logs
 
 #: An edit that changes more calls than this (a rewrite of every match, a console statement
 #: that made the graph again) is not run call by call: the propagation after it tells.

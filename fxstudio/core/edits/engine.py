@@ -8,13 +8,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxstudio.core import collector
-from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.edits.calls import check_call, check_shapes
 from fxstudio.core.edits.steps import CreateNode, SetInputs, SetTarget, Step
 from fxstudio.core.errors import EditError, UserError
 from fxstudio.core.fxcompat import release_name
-from fxstudio.core.propagation import repropagate
+from fxstudio.core.graph.document import ChangeKind, GraphDocument
+from fxstudio.core.graph.propagation import repropagate
+from fxstudio.core.process import collector
 
 # --- edits ---------------------------------------------------------------------------------------
 
@@ -76,7 +76,7 @@ def commit(
     ``steps`` may be a generator: each step is made after the ones before it are applied, so
     it can read the graph as they left it (a rewrite places each replacement that way).
     ``known``: views of the new graph made elsewhere (a worker's, see
-    :mod:`fxstudio.core.snapshots`); ``shapes_fresh``: its nodes' shapes are already right."""
+    :mod:`fxstudio.core.graph.snapshots`); ``shapes_fresh``: its nodes' shapes are already right."""
     steps = _run(doc, steps, label)
     names = set().union(*(s.touched() for s in steps)) if steps else set()
     edit = Edit(doc, label, steps, kind, names, record or {})
@@ -151,7 +151,8 @@ def validate(doc: GraphDocument, touched: set[str], calls: Iterable[str] = ()) -
 
 def _recompile(doc: GraphDocument) -> None:
     if doc.defer_heavy:
-        doc.compiled = False  # the code comes from fxstudio.core.catchup; run: ensure_compiled
+        # the code comes from fxstudio.core.graph.catchup; run: ensure_compiled
+        doc.compiled = False
     else:
         doc.graph_module.recompile()
         doc.compiled = True
@@ -168,7 +169,7 @@ def _finish(
     if shapes_fresh:
         doc.shapes_stale = False
     elif doc.defer_heavy:
-        doc.shapes_stale = True  # see fxstudio.core.catchup
+        doc.shapes_stale = True  # see fxstudio.core.graph.catchup
     else:
         old = doc.shape_problem
         reshaped = recheck_shapes(doc)

@@ -11,8 +11,6 @@ from typing import Any
 
 import torch
 
-from fxstudio.core.attributes import attribute
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.engine import Edit
 from fxstudio.core.edits.registry import TEXT_FORMS, text_form, usage
 from fxstudio.core.edits.steps import Ref
@@ -30,6 +28,8 @@ from fxstudio.core.edits.user import (
     splice,
 )
 from fxstudio.core.errors import EditError
+from fxstudio.core.graph.attributes import attribute
+from fxstudio.core.graph.document import GraphDocument
 
 
 def parse_arguments(doc: GraphDocument, text: str) -> tuple[tuple[Any, ...], dict[str, Any]]:

@@ -14,11 +14,11 @@ import torch
 from torch import nn
 from torch.nn import functional as F  # noqa: N812
 
-from fxstudio.core.attributes import attribute
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.steps import NodeSpec, check_name, node_of, refs_in, reserved
 from fxstudio.core.errors import EditError
 from fxstudio.core.fxcompat import used_names
+from fxstudio.core.graph.attributes import attribute
+from fxstudio.core.graph.document import GraphDocument
 
 # --- names and targets ---------------------------------------------------------------------------
 

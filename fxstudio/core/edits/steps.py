@@ -17,10 +17,10 @@ import torch.fx as fx
 from torch import nn
 from torch.fx.node import map_aggregate
 
-from fxstudio.core.attributes import submodule_at
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import EditError
 from fxstudio.core.fxcompat import release_name, rename_node
+from fxstudio.core.graph.attributes import submodule_at
+from fxstudio.core.graph.document import GraphDocument
 
 
 @dataclass(frozen=True)
@@ -306,7 +306,7 @@ class SetAttribute(Step):
     else a plain attribute; the inverse keeps the object (undo brings back the very tensor).
 
         >>> import torch
-        >>> from fxstudio.core.sessions import open_document
+        >>> from fxstudio.core.saving.sessions import open_document
         >>> doc = open_document("examples:negrelu")
         >>> step = SetAttribute("scale", torch.ones(2))
         >>> step.apply(doc); "scale" in dict(doc.graph_module.named_buffers())

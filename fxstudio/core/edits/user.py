@@ -13,7 +13,6 @@ import torch
 import torch.fx as fx
 from torch.fx.node import map_aggregate
 
-from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.edits.engine import Edit, commit
 from fxstudio.core.edits.naming import (
     attribute,
@@ -43,6 +42,7 @@ from fxstudio.core.edits.steps import (
     spec_of,
     to_refs,
 )
+from fxstudio.core.graph.document import ChangeKind, GraphDocument
 
 # --- the edits users make ------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """The front door to the core: one function per user flow, one request in, one result out.
 
 The window (``fxstudio.qt``) and the command line (``fxstudio.cli*``) call these -- plus the
-document (:mod:`fxstudio.core.document`), the errors (:mod:`fxstudio.core.errors`) and a
+document (:mod:`fxstudio.core.graph.document`), the errors (:mod:`fxstudio.core.errors`) and a
 short list of helpers named in ``tests/test_architecture.py`` -- so that what either of them
 shows or saves is worked out once.  Each result says itself in words (``describe()``), as
 JSON (``to_json()``) and, where it saves, to a file (``write(path)``).
@@ -9,7 +9,7 @@ JSON (``to_json()``) and, where it saves, to a file (``write(path)``).
 The flows, in the order a user meets them:
 
 - **open** -- :func:`open_document` (:class:`OpenRequest`: a MODEL spec or a ``.fxstudio``
-  session) -> a :class:`~fxstudio.core.document.GraphDocument`
+  session) -> a :class:`~fxstudio.core.graph.document.GraphDocument`
 - **layout** -- :func:`layout_flow` (:class:`LayoutRequest`) -> :class:`LayoutResult`: the
   canvas's placement and its counts (``fxstudio layout``)
 - **rewrite** -- :func:`rewrite_flow` (the document, a :class:`RewriteRequest` holding a
@@ -30,6 +30,9 @@ The flows, in the order a user meets them:
 - **export** -- :func:`export` (the document, a path, a format) -> :class:`ExportResult`
   (``fxstudio export``, *File ▸ Export*)
 
+The flows written here (the others live beside their feature and are re-exported): ``layout``
+(:func:`layout_flow`), ``diff`` (:func:`diff_flow`), ``compile`` (:func:`compile_flow`).
+
 Example:
     >>> from fxstudio.core.flows import DiffRequest, RewriteRequest, RewriteSpec
     >>> doc = open_document("examples:negrelu")
@@ -41,15 +44,15 @@ Example:
 """
 
 from fxstudio.core.compiling.result import Compiled
-from fxstudio.core.export import ExportResult, export
 from fxstudio.core.flows.compile import CompileRequest, CompileResult, compile_flow
 from fxstudio.core.flows.diff import DiffRequest, DiffResult, diff_flow
 from fxstudio.core.flows.layout import LayoutRequest, LayoutResult, layout_flow
+from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.patterns.apply import Report, RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.explain import Explanation, explain
-from fxstudio.core.request import OpenRequest
 from fxstudio.core.runtime.profiling import Profile, ProfileOptions, profile
-from fxstudio.core.sessions import open_document
+from fxstudio.core.saving.export import ExportResult, export
+from fxstudio.core.saving.sessions import open_document
 from fxstudio.core.stepping.stepper import Stepper
 from fxstudio.core.stepping.stepper import for_document as step_through
 

@@ -5,10 +5,10 @@ flow behind ``fxstudio compile`` and the Compile dock (its *Find graph breaks* a
 *Kernels* tab).
 
 The model's code runs here -- built again from the request, one thread at a time
-(:mod:`fxstudio.core.turns`) -- so call it from a worker that can be stopped.
+(:mod:`fxstudio.core.process.modelcode`) -- so call it from a worker that can be stopped.
 
 Example:
-    >>> from fxstudio.core.request import OpenRequest
+    >>> from fxstudio.core.model.request import OpenRequest
     >>> result = compile_flow(CompileRequest(OpenRequest("examples:simple"), explain_only=True))
     >>> result.explained.graphs, result.compiled is None
     (1, True)
@@ -21,20 +21,20 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from fxstudio.core import turns
 from fxstudio.core.compiling.breaks import Explained, explain_breaks
 from fxstudio.core.compiling.kernels import BACKENDS, MODES
 from fxstudio.core.compiling.model import compile_model
 from fxstudio.core.compiling.quiet import muted_stdout
 from fxstudio.core.compiling.result import Compiled
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
-from fxstudio.core.files import atomic_write
-from fxstudio.core.loading import load_model
-from fxstudio.core.modelspec import LoadedModel
-from fxstudio.core.opening import capture_loaded
-from fxstudio.core.request import OpenRequest
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.model.loading import load_model
+from fxstudio.core.model.modelspec import LoadedModel
+from fxstudio.core.model.opening import capture_loaded
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.process import modelcode
 from fxstudio.core.runtime.devices import resolve
+from fxstudio.core.saving.files import atomic_write
 
 __all__ = [
     "BACKENDS",
@@ -108,14 +108,14 @@ def compile_flow(request: CompileRequest) -> CompileResult:
     if request.explain_only:
         explained = request.explained
         if explained is None:
-            with turns.one_turn():  # the model's code: one thread at a time
+            with modelcode.one_turn():  # the model's code: one thread at a time
                 explained = explain_breaks(_load(model), train=model.train)
         return CompileResult(model.spec, explained)
     resolve(request.device)  # a missing device is said before the model is built
     if request.document is not None:  # the model built again only if it is needed
         compiled = _compiled(request, lambda: _loaded_alone(model), request.document)
         return CompileResult(model.spec, compiled.explained, compiled)
-    with turns.one_turn():
+    with modelcode.one_turn():
         loaded = _load(model)
         explained = request.explained or explain_breaks(loaded, train=model.train)
     doc, why = _captured(model, loaded)
@@ -130,7 +130,7 @@ def _load(model: OpenRequest) -> LoadedModel:
 
 
 def _loaded_alone(model: OpenRequest) -> LoadedModel:
-    with turns.one_turn():
+    with modelcode.one_turn():
         return _load(model)
 
 

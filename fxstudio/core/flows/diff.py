@@ -21,13 +21,13 @@ from typing import Any
 from fxstudio.core.compare.align import Alignment, align
 from fxstudio.core.compare.times import Times, time_both
 from fxstudio.core.compare.values import Values, compare_values
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
-from fxstudio.core.files import atomic_write
-from fxstudio.core.nodedata import Overlay
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.nodedata import Overlay
+from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.patterns.apply import Report, RewriteRequest, RewriteSpec, rewrite_flow
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.sessions import open_document
+from fxstudio.core.saving.files import atomic_write
+from fxstudio.core.saving.sessions import open_document
 
 __all__ = [
     "Alignment",

@@ -2,7 +2,7 @@
 module), with the counts ``fxstudio layout`` prints.
 
 Example:
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> result = layout_flow(LayoutRequest(open_document("examples:resnet")))
     >>> result.summary()["nodes"] > result.summary()["visible_nodes"]  # modules collapsed
     True
@@ -15,10 +15,10 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from fxstudio.core.document import GraphDocument
-from fxstudio.core.drawn import top_level_groups
-from fxstudio.core.files import atomic_write
-from fxstudio.core.layout import Layout, LayoutEngine
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.layout.engine import Layout, LayoutEngine
+from fxstudio.core.layout.groups import top_level_groups
+from fxstudio.core.saving.files import atomic_write
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.fxcompat import BatchNormBase
-from fxstudio.core.graphviews import format_target
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.graphviews import format_target
 from fxstudio.core.lesson import demos
 from fxstudio.core.lesson.state import PASS_MODEL, RELUS, TRAPS, LessonState, Verdict
 
@@ -319,7 +319,7 @@ def pattern_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
 def case_fixed(doc: GraphDocument | None, spec: str) -> bool:
     """Whether ``doc`` is a capture of trap ``spec`` without the trap (a failure that now
     traces, or a silent trap gone)."""
-    from fxstudio.core.fixes import diagnose_graph
+    from fxstudio.core.model.fixes import diagnose_graph
 
     return doc is not None and doc.request.spec == spec and not diagnose_graph(doc, try_fixes=False)
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from fxstudio.core.document import GraphDocument
+from fxstudio.core.graph.document import GraphDocument
 
 STEP_COUNT = 10  # (steps.STEPS has them)
 DEFAULT_MODEL = "examples:fxdocs"

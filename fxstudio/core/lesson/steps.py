@@ -7,7 +7,7 @@ a pattern that missed, the traps fixed, a measured speed-up).  Every check is a 
 function of (document, state) -> :class:`Verdict`, run in the test suite without Qt.
 
 Example:
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> doc = open_document(DEFAULT_MODEL)
     >>> state = LessonState()
     >>> STEPS[0].check(doc, state).ok
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fxstudio.core.document import GraphDocument
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.lesson import checks
 from fxstudio.core.lesson.checks import case_fixed, code_target
 from fxstudio.core.lesson.state import (

@@ -3,7 +3,7 @@ numerical check against the model before it -- and the same rewrite again from i
 (sessions replay it).
 
 Example:
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> doc = open_document("examples:resnet")
     >>> report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
     >>> len(report.result.replaced), report.check.ok
@@ -20,10 +20,10 @@ import os
 from dataclasses import dataclass, replace
 from typing import Any
 
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.engine import Edit
 from fxstudio.core.errors import EditError
-from fxstudio.core.files import atomic_write
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.snapshots import detached, snapshot
 from fxstudio.core.patterns.builtins import builtin_for, run_builtin
 from fxstudio.core.patterns.check import Check, check, reference
 from fxstudio.core.patterns.explain import Explanation, explain
@@ -33,7 +33,7 @@ from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, Pattern, PatternError, Rules
 from fxstudio.core.patterns.replace import Rewritten, rewrite
 from fxstudio.core.patterns.replacements import Replacement, function_replacement, signature_problem
-from fxstudio.core.snapshots import detached, snapshot
+from fxstudio.core.saving.files import atomic_write
 
 
 @dataclass(frozen=True)

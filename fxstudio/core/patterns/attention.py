@@ -17,8 +17,8 @@ casts and pass-through dropouts to the matmul with v.  What real models put ther
 
 Example:
     >>> import torch
-    >>> from fxstudio.core.propagation import propagate_shapes
-    >>> from fxstudio.core.document import GraphDocument
+    >>> from fxstudio.core.graph.propagation import propagate_shapes
+    >>> from fxstudio.core.graph.document import GraphDocument
     >>> class Attention(torch.nn.Module):
     ...     def forward(self, q, k, v):
     ...         return (q @ k.transpose(-2, -1) / 4.0).softmax(-1) @ v
@@ -38,8 +38,9 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.fxcompat import op_schema_arguments
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.shapes import node_shape
 from fxstudio.core.patterns.constants import UNKNOWN, reads_metadata, value_of
 from fxstudio.core.patterns.ops import (
     argument,
@@ -50,7 +51,6 @@ from fxstudio.core.patterns.ops import (
     submodule,
 )
 from fxstudio.core.patterns.reasons import Reason
-from fxstudio.core.shapes import node_shape
 
 GQA = any(
     a.name == "enable_gqa"

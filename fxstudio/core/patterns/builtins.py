@@ -19,8 +19,9 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.naming import resolve_function
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.shapes import node_dtype, node_shape
 from fxstudio.core.patterns.folds import CONVS, LINEARS, either, fold_jobs, fuse_conv, fuse_linear
 from fxstudio.core.patterns.found import Found, Match, Skipped
 from fxstudio.core.patterns.fuse_attention import attention_jobs, flex_attention_jobs
@@ -44,7 +45,6 @@ from fxstudio.core.patterns.replacements import (
     ReplacementGraph,
     function_replacement,
 )
-from fxstudio.core.shapes import node_dtype, node_shape
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ fewer) must agree to 1e-5 absolute in float32, a fold (new weights, another roun
 1e-4 relative to the output's largest magnitude; both scale with the dtype's epsilon.
 
 Example:
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> doc = open_document("examples:simple")
     >>> before = reference(doc)
     >>> result = check(doc, before, exact=True)
@@ -25,11 +25,11 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from fxstudio.core import turns
-from fxstudio.core.document import GraphDocument
-from fxstudio.core.export import largest_difference
 from fxstudio.core.fxcompat import tree_leaves
-from fxstudio.core.modes import eval_mode
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.modes import eval_mode
+from fxstudio.core.process import modelcode
+from fxstudio.core.saving.export import largest_difference
 
 EXACT_ATOL = 1e-5  # float32; scaled by the dtype's epsilon
 FOLD_RTOL = 1e-4
@@ -104,8 +104,8 @@ def run_graph(doc: GraphDocument, inputs: tuple[Any, ...]) -> Any:
     gm = doc.graph_module
     # A GraphModule that raises prints its generated code to stderr first; the check's
     # message says what failed instead.
-    # (the turn: a trace in another thread would catch this run's module calls; core.turns)
-    with turns.one_turn(), torch.no_grad(), eval_mode(gm), redirect_stderr(io.StringIO()):
+    # (the turn: a trace in another thread would catch this run's module calls; modelcode)
+    with modelcode.one_turn(), torch.no_grad(), eval_mode(gm), redirect_stderr(io.StringIO()):
         if doc.compiled:
             return gm(*inputs)
         return fx.Interpreter(gm, graph=doc.graph).run(*inputs)

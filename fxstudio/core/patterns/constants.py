@@ -6,7 +6,7 @@ is never one.
 
 Example:
     >>> import torch
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> doc = open_document("examples:negrelu")
     >>> [constant(n, doc.graph_module) for n in doc.graph.nodes][:4]  # inputs vary
     [None, None, None, None]
@@ -23,8 +23,8 @@ import torch.fx as fx
 from torch import nn
 from torch.fx.node import map_aggregate
 
-from fxstudio.core.attributes import attribute
-from fxstudio.core.shapes import node_shape
+from fxstudio.core.graph.attributes import attribute
+from fxstudio.core.graph.shapes import node_shape
 
 _METADATA = frozenset({"dtype", "device", "shape", "ndim"})
 

@@ -188,7 +188,7 @@ def _here(
 def side_by_side(gm: fx.GraphModule, pattern: Pattern, match: Match) -> str:
     """The pattern's table beside the matched region's (the ``print_tabular`` comparison),
     one row per pattern node: opcode, name, target, args."""
-    from fxstudio.core.graphviews import make_row
+    from fxstudio.core.graph.graphviews import make_row
 
     index = {n.name: n for n in gm.graph.nodes}
     rows = []

@@ -18,8 +18,8 @@ import ast
 import re
 from pathlib import Path
 
-from fxstudio.core.files import atomic_write
 from fxstudio.core.patterns.pattern import PatternError, Rules
+from fxstudio.core.saving.files import atomic_write
 
 HEADER = '''"""An fxstudio pattern: rewrite with
     fxstudio rewrite MODEL --pattern {name}:pattern --replacement {name}:replacement

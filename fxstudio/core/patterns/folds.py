@@ -13,8 +13,8 @@ A BatchNorm in training mode or without running statistics, a layer called elsew
 users, and weights that are not the model's own tensors are skipped, each with the reason.
 
 Example:
-    >>> from fxstudio.core.request import OpenRequest
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.model.request import OpenRequest
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> doc = open_document(OpenRequest("examples:resnet", "export"))
     >>> from fxstudio.core.patterns.builtins import BUILTINS
     >>> jobs = BUILTINS["fold-conv-bn"].jobs(doc, "")
@@ -37,10 +37,10 @@ from torch.nn.utils.fusion import (
     fuse_linear_bn_weights,
 )
 
-from fxstudio.core.attributes import attribute
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits.naming import name_base
 from fxstudio.core.fxcompat import BatchNormBase, op_name
+from fxstudio.core.graph.attributes import attribute
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.patterns.found import Found, Match, Skipped
 from fxstudio.core.patterns.making import from_function, one_node_pattern
 from fxstudio.core.patterns.matcher import Matcher

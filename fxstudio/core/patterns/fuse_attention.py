@@ -13,7 +13,7 @@ the weights used elsewhere, a scale computed at run time, a dropout in training 
 as it is, with the reason.
 
 Example (the built-in transformer calls SDPA already):
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> [job] = attention_jobs(open_document("examples:transformer"), "")
     >>> len(job.found.matches), job.found.warnings[0][:35]
     (0, '2 attention calls are already fused')
@@ -31,7 +31,8 @@ import torch.nn.functional as F
 from torch import nn
 from torch.fx.node import map_aggregate
 
-from fxstudio.core.document import GraphDocument
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.shapes import node_dtype, node_shape
 from fxstudio.core.patterns.attention import CASTS, SAME, Attention, kind, survey
 from fxstudio.core.patterns.constants import constant, value_of
 from fxstudio.core.patterns.found import Found, Match, Skipped
@@ -47,7 +48,6 @@ from fxstudio.core.patterns.replacements import (
     Skip,
 )
 from fxstudio.core.patterns.softcap import FLEX, PARTIAL, SoftCap, find_softcap, score_mod
-from fxstudio.core.shapes import node_dtype, node_shape
 
 aten = torch.ops.aten
 _SDPA = (F.scaled_dot_product_attention, aten.scaled_dot_product_attention.default)  # fx, ATen

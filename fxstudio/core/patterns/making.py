@@ -23,10 +23,9 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxstudio.core import turns
-from fxstudio.core.attributes import attribute
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
+from fxstudio.core.graph.attributes import attribute
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.patterns.ops import dialect_of
 from fxstudio.core.patterns.pattern import (
     DEFAULT_RULES,
@@ -36,6 +35,7 @@ from fxstudio.core.patterns.pattern import (
     Rules,
     identifier,
 )
+from fxstudio.core.process import modelcode
 
 # --- patterns from a document's nodes --------------------------------------------------------
 
@@ -121,11 +121,11 @@ def from_function(
     label = str(name or getattr(fn, "__name__", type(fn).__name__))
     try:
         # tracing patches nn.Module.__call__ for the whole process: a model run in another
-        # thread meanwhile would go through this tracer (core.turns)
-        with turns.one_turn():
+        # thread meanwhile would go through this tracer (core.process.modelcode)
+        with modelcode.one_turn():
             if dialect == "export":
                 inputs = example_inputs or _example_inputs(fn, target)
-                from fxstudio.core.capture import export_module
+                from fxstudio.core.model.capture import export_module
 
                 gm = export_module(
                     _Wrap(target) if not isinstance(target, nn.Module) else target, inputs
@@ -192,8 +192,8 @@ def _drop_export_guards(gm: fx.GraphModule) -> fx.GraphModule:
 def load_function(text: str) -> tuple[Any, str]:
     """``"file.py:fn"`` or ``"pkg.module:fn"`` -> (the object, its source text)."""
     from fxstudio.core.errors import LoadError
-    from fxstudio.core.loading import import_namespace
-    from fxstudio.core.modelspec import parse_spec
+    from fxstudio.core.model.loading import import_namespace
+    from fxstudio.core.model.modelspec import parse_spec
 
     try:
         spec = parse_spec(text)

@@ -35,6 +35,7 @@ from typing import Any
 import torch.fx as fx
 from torch.fx.node import Node
 
+from fxstudio.core.patterns.attempt import MatchState
 from fxstudio.core.patterns.found import Found, Match, Skipped
 from fxstudio.core.patterns.ops import (
     dialect_of,
@@ -42,7 +43,6 @@ from fxstudio.core.patterns.ops import (
 )
 from fxstudio.core.patterns.pattern import Pattern, Rules
 from fxstudio.core.patterns.reasons import Failure, Why
-from fxstudio.core.patterns.state import MatchState
 from fxstudio.core.patterns.walk import Walk
 
 

@@ -20,9 +20,9 @@ from typing import Any
 import torch.fx as fx
 from torch import nn
 
-from fxstudio.core.attributes import submodule_at
-from fxstudio.core.families import function_family, method_family
 from fxstudio.core.fxcompat import DropoutBase, is_op_overload, op_schema_arguments
+from fxstudio.core.graph.attributes import submodule_at
+from fxstudio.core.graph.families import function_family, method_family
 
 # Modules that are one elementwise function of their input, whatever their settings (the
 # settings listed must have these values for the module to be that function).

@@ -33,8 +33,8 @@ from typing import Any
 import torch.fx as fx
 from torch import nn
 
-from fxstudio.core.attributes import attribute
 from fxstudio.core.errors import UserError
+from fxstudio.core.graph.attributes import attribute
 
 
 class PatternError(UserError):

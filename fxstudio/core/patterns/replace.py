@@ -14,7 +14,7 @@ New nodes keep the replaced anchor's ``stack_trace`` and ``nn_module_stack`` and
 
 Example:
     >>> import torch
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> from fxstudio.core.patterns.making import from_function
     >>> from fxstudio.core.patterns.replacements import function_replacement
     >>> doc = open_document("examples:negrelu")
@@ -44,8 +44,6 @@ import torch
 import torch.fx as fx
 from torch.fx.node import Node, map_aggregate
 
-from fxstudio.core.attributes import attribute
-from fxstudio.core.document import ChangeKind, GraphDocument
 from fxstudio.core.edits.engine import Edit, commit
 from fxstudio.core.edits.naming import name_base
 from fxstudio.core.edits.steps import (
@@ -63,7 +61,9 @@ from fxstudio.core.edits.steps import (
     to_refs,
 )
 from fxstudio.core.fxcompat import used_names
-from fxstudio.core.graphviews import module_path
+from fxstudio.core.graph.attributes import attribute
+from fxstudio.core.graph.document import ChangeKind, GraphDocument
+from fxstudio.core.graph.graphviews import module_path
 from fxstudio.core.patterns.found import Found, Match
 from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.pattern import Pattern, PatternError

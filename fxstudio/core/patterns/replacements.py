@@ -33,11 +33,11 @@ import torch.fx as fx
 from torch import nn
 from torch.fx.node import Node
 
-from fxstudio.core import turns
-from fxstudio.core.document import GraphDocument
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.patterns.found import Found, Match
 from fxstudio.core.patterns.pattern import Pattern, PatternError
 from fxstudio.core.patterns.reasons import Reason
+from fxstudio.core.process import modelcode
 
 #: the seed a replacement module class is built with (its weights, made again on replay)
 SEED = 0
@@ -118,7 +118,7 @@ def function_replacement(
     """A replacement written as a function of the pattern's inputs, traced once."""
     label = str(name or getattr(fn, "__name__", type(fn).__name__))
     try:
-        with turns.one_turn():  # the tracer patches nn.Module.__call__ (core.turns)
+        with modelcode.one_turn():  # the tracer patches nn.Module.__call__ (core.process.modelcode)
             gm = fx.symbolic_trace(replacement_module(fn))
     except Exception as exc:
         raise PatternError(

@@ -11,10 +11,10 @@ from typing import Any
 
 from torch.fx.node import Node
 
-from fxstudio.core.patterns.compare import NodeComparison
+from fxstudio.core.patterns.attempt import ARG_LABELS, ORDER, MatchState, same_literal
+from fxstudio.core.patterns.nodematch import NodeComparison
 from fxstudio.core.patterns.ops import COMMUTATIVE
 from fxstudio.core.patterns.reasons import Failure, Why
-from fxstudio.core.patterns.state import ARG_LABELS, ORDER, MatchState, same_literal
 
 
 class Walk(NodeComparison):

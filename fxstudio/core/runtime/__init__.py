@@ -6,7 +6,7 @@ negligible, synchronised, median and spread; A/B interleaved; cold L2), ``enviro
 stamp every result carries), ``nodes`` (the separate profiled run: a range per node, kernels
 attributed to the node that launched them), ``flops`` (FLOPs and ideal bytes per node),
 ``roofline`` (device peaks and a node's place under them), ``breakdown`` (node and module
-rows that add up to the profiled whole), ``compare`` (before vs after: speed-up, confidence
+rows that add up to the profiled whole), ``speedup`` (before vs after: speed-up, confidence
 interval, significance), ``run`` (the model on a device, outputs checked, then timed --
 what the Run dock and ``fxstudio profile`` run), ``profiling`` (the one profiling flow: one
 function, one result).

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch.fx as fx
 
-from fxstudio.core.graphviews import ModuleGroup, format_target, module_path
+from fxstudio.core.graph.graphviews import ModuleGroup, format_target, module_path
 from fxstudio.core.runtime.flops import Work
 from fxstudio.core.runtime.nodes import RawProfile
 from fxstudio.core.runtime.roofline import Peaks

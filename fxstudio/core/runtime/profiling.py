@@ -1,13 +1,13 @@
 """Profiling as the Run dock and ``fxstudio profile`` run it: one function, one result.
 
 :func:`profile` times the document's model (:func:`~fxstudio.core.runtime.run.profile_whole`),
-or -- given a baseline -- both interleaved (:func:`~fxstudio.core.runtime.compare.compare`),
+or -- given a baseline -- both interleaved (:func:`~fxstudio.core.runtime.speedup.compare`),
 and returns a :class:`Profile` whose :meth:`~Profile.to_json` is what either saves: the JSON
 a user exports from the window is the one ``fxstudio profile --json`` writes for the same
 model and options.
 
 Example:
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> doc = open_document("examples:simple")
     >>> result = profile(doc, ProfileOptions(min_time=0.05))
     >>> sorted(result.to_json())[:4], result.ok
@@ -22,10 +22,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fxstudio.core.document import GraphDocument
-from fxstudio.core.files import atomic_path, atomic_write
-from fxstudio.core.runtime.compare import Comparison, compare
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.runtime.run import RunError, WholeModel, profile_whole
+from fxstudio.core.runtime.speedup import Comparison, compare
+from fxstudio.core.saving.files import atomic_path, atomic_write
 
 __all__ = ["Profile", "ProfileOptions", "profile"]
 
@@ -91,7 +91,7 @@ class Profile:
     def node_times(self) -> Any:
         """Each node's time (ms) as per-node data (a per-node run only): an
         :class:`~fxstudio.core.compare.overlay.Overlay`."""
-        from fxstudio.core.nodedata import Overlay
+        from fxstudio.core.graph.nodedata import Overlay
 
         return Overlay("time", {n.name: n.time_s * 1e3 for n in self._nodes().nodes}, "ms")
 

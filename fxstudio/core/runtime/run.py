@@ -5,7 +5,7 @@ copied there), and a failure -- a missing device, a wrong input, out of memory -
 saying what to do.
 
 Example:
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> result = profile_whole(open_document("examples:simple"), min_time=0.05)
     >>> result.check.ok, result.timing.median_s > 0, result.items
     (True, True, 2)
@@ -25,13 +25,12 @@ from typing import Any
 
 import torch
 
-from fxstudio.core import turns
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
-from fxstudio.core.export import largest_difference
 from fxstudio.core.fxcompat import compiled_graph_count, reset_dynamo, tree_leaves, tree_map
-from fxstudio.core.guard import allocation_failure, format_bytes, out_of_memory
-from fxstudio.core.modes import eval_mode
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.modes import eval_mode
+from fxstudio.core.process import modelcode
+from fxstudio.core.process.guard import allocation_failure, format_bytes, out_of_memory
 from fxstudio.core.runtime.breakdown import NodeProfile, breakdown
 from fxstudio.core.runtime.devices import resolve
 from fxstudio.core.runtime.environment import environment
@@ -40,6 +39,7 @@ from fxstudio.core.runtime.nodes import profile_interleaved
 from fxstudio.core.runtime.roofline import peaks_for
 from fxstudio.core.runtime.timer import Timing, sync_for, time_calls, time_cold_calls
 from fxstudio.core.runtime.timer import threads as using_threads
+from fxstudio.core.saving.export import largest_difference
 
 DTYPES = {
     "float32": torch.float32,
@@ -250,7 +250,8 @@ def batched(inputs: tuple[Any, ...], batch: int) -> tuple[Any, ...]:
 def prepared(
     doc: GraphDocument, device: str, dtype: str | None, batch: int | None = None
 ) -> Iterator[Prepared]:
-    """The model prepared for a run, the model-code turn held (:mod:`fxstudio.core.turns`);
+    """The model prepared for a run, the model-code turn held
+    (:mod:`fxstudio.core.process.modelcode`);
     a failure inside becomes a :class:`RunError` (or the out-of-memory message) and device
     memory is given back at the end.
 
@@ -272,8 +273,8 @@ def prepared(
     items = int(first.shape[0]) if first is not None and first.dim() > 0 else 1
     try:
         # the model's code runs in one thread at a time: a trace elsewhere (a pattern's
-        # preview, an open) patches nn.Module.__call__ for the whole process (core.turns)
-        with turns.one_turn(), eval_mode(gm):
+        # preview, an open) patches nn.Module.__call__ for the whole process (modelcode)
+        with modelcode.one_turn(), eval_mode(gm):
             with torch.autocast("cpu", enabled=False):  # the reference: plain float32
                 reference = None if same else outputs_of(gm, example)
             module = gm if same else copy.deepcopy(gm).to(target)
@@ -371,12 +372,12 @@ def profile_whole(
         )
     if cold_l2 and resolve(device).type != "cuda":
         raise RunError("A cold L2 is a CUDA mode (the CPU's caches cannot be flushed apart).")
-    # The model-code turn (core.turns) for the whole run: a capture or a pattern traced in
+    # The model-code turn (modelcode) for the whole run: a capture or a pattern traced in
     # another thread meanwhile patches nn.Module.__call__ for the whole process, and the
     # model's calls would go through that tracer ("module is not installed as a submodule":
     # the Run dock's compare beside the Patterns dock's previews); a compiled model also
     # traces, on its first call and on a recompile
-    with turns.one_turn(), prepared(doc, device, dtype, batch) as p:
+    with modelcode.one_turn(), prepared(doc, device, dtype, batch) as p:
         target = p.target
         if target.type == "cuda":
             torch.cuda.reset_peak_memory_stats(target)

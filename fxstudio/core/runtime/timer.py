@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from fxstudio.core import collector
+from fxstudio.core.process import collector
 
 OVERHEAD_SHARE = 1e-4  # the clock (and sync) may cost at most this share of a block
 NOISY = 0.10  # IQR / median above this: the machine was busy, say so

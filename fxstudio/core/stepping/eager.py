@@ -11,8 +11,8 @@ for float32, 3.1e-2 for float16), in this one process.
 
 Example:
     >>> import torch
-    >>> from fxstudio.core.sessions import open_document
-    >>> from fxstudio.core.loading import load_model
+    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.model.loading import load_model
     >>> doc = open_document("examples:simple")
     >>> ref = EagerReference(load_model("examples:simple").module.eval(), doc.example_inputs,
     ...                      doc.graph)
@@ -30,7 +30,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core.fxcompat import tree_leaves
-from fxstudio.core.graphviews import module_path, module_tree_of
+from fxstudio.core.graph.graphviews import module_path, module_tree_of
 
 SAMPLE = 4096
 

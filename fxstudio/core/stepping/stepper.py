@@ -11,7 +11,7 @@ restored before a rerun, so a graph that draws random numbers gives the same val
 
 Example:
     >>> import torch
-    >>> from fxstudio.core.sessions import open_document
+    >>> from fxstudio.core.saving.sessions import open_document
     >>> doc = open_document("examples:simple")
     >>> s = Stepper(doc.graph_module, doc.example_inputs)
     >>> s.step().name, s.step().name, s.position
@@ -35,7 +35,7 @@ import torch.fx as fx
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import set_interpreter_inputs
-from fxstudio.core.graphviews import module_tree_of
+from fxstudio.core.graph.graphviews import module_tree_of
 from fxstudio.core.stepping.eager import Agreement, EagerReference
 from fxstudio.core.stepping.values import ValueSummary, summarize
 
@@ -299,7 +299,7 @@ def eager_reference(doc: Any) -> EagerReference | None:
     """The eager model of a document, built again from its source (the same spec, inputs and
     seed give the same weights), run once on the document's inputs; None when the document
     has no source to build it from."""
-    from fxstudio.core.loading import load_model
+    from fxstudio.core.model.loading import load_model
 
     src = doc.request
     if not src.spec or not doc.example_inputs:

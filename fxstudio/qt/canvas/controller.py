@@ -9,11 +9,11 @@ from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QTimer, Signal
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QGraphicsItem
 
-from fxstudio.core import collector
-from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
-from fxstudio.core.drawing import Drawing, drawing
-from fxstudio.core.drawn import top_level_groups
-from fxstudio.core.layout import Layout, LayoutCancelled, LayoutEngine
+from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.layout.drawing import Drawing, drawing
+from fxstudio.core.layout.engine import Layout, LayoutCancelled, LayoutEngine
+from fxstudio.core.layout.groups import top_level_groups
+from fxstudio.core.process import collector
 from fxstudio.qt.canvas import tools
 from fxstudio.qt.canvas.items import BoxItem, EdgeItem, GroupItem, NodeItem, text_metrics
 from fxstudio.qt.canvas.minimap import Minimap

@@ -26,10 +26,10 @@ from PySide6.QtWidgets import (
     QStyleOptionGraphicsItem,
 )
 
-from fxstudio.core.document import group_key
-from fxstudio.core.labels import TEXT_MARGIN, TextMetrics
-from fxstudio.core.layout import GROUP_PAD, GROUP_TITLE, Box
-from fxstudio.core.routes import edge_path
+from fxstudio.core.graph.document import group_key
+from fxstudio.core.layout.engine import GROUP_PAD, GROUP_TITLE, Box
+from fxstudio.core.layout.labels import TEXT_MARGIN, TextMetrics
+from fxstudio.core.layout.routes import edge_path
 from fxstudio.qt import theme
 
 DETAIL_SCALE = 0.45  # below this zoom, boxes show their name only, in a font kept legible
@@ -205,7 +205,7 @@ class NodeItem(BoxItem):
 
     def shown_lines(self) -> list[str]:
         """The name, target and shape as drawn: each whole, or elided in the middle with "…"
-        where the box (at most :data:`~fxstudio.core.labels.MAX_NODE_WIDTH`) is narrower --
+        where the box (at most :data:`~fxstudio.core.layout.labels.MAX_NODE_WIDTH`) is narrower --
         the tooltip has them whole."""
         if self._shown is None:
             width = self.rect.width() - 2 * TEXT_MARGIN

@@ -18,12 +18,12 @@ from PySide6.QtCore import QPointF, QRectF, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent
 
-from fxstudio.core.document import GraphDocument
-from fxstudio.core.drawing import Drawing, drawing
-from fxstudio.core.drawn import group_label, node_label
-from fxstudio.core.graphviews import ModuleGroup
-from fxstudio.core.layout import GROUP_PAD, GROUP_TITLE, Box, Layout, node_size
-from fxstudio.core.repeats import fold_label
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.graphviews import ModuleGroup
+from fxstudio.core.layout.drawing import Drawing, drawing
+from fxstudio.core.layout.engine import GROUP_PAD, GROUP_TITLE, Box, Layout, node_size
+from fxstudio.core.layout.groups import group_label, node_label
+from fxstudio.core.layout.repeats import fold_label
 from fxstudio.qt import theme
 from fxstudio.qt.canvas.items import BoxItem, EdgeItem, GroupItem, NodeItem, text_metrics
 from fxstudio.qt.canvas.overview import Overview

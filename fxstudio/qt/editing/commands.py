@@ -6,8 +6,8 @@ import itertools
 
 from PySide6.QtGui import QUndoCommand
 
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits import Edit
+from fxstudio.core.graph.document import GraphDocument
 
 Positions = dict[str, tuple[float, float] | None]
 _SERIALS = itertools.count(1)

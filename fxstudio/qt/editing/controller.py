@@ -10,9 +10,9 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
 from fxstudio.core import edits
-from fxstudio.core.catalogue import Entry
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.edits import Edit, EditError, parse_arguments
+from fxstudio.core.graph.catalogue import Entry
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.qt.editing.commands import EditCommand
 from fxstudio.qt.seams import Session
 from fxstudio.qt.selection import SelectionModel

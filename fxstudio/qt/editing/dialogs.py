@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QInputDialog, QWidget
 
-from fxstudio.core.catalogue import catalogue
-from fxstudio.core.document import GraphDocument
-from fxstudio.core.graphviews import format_target
+from fxstudio.core.graph.catalogue import catalogue
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.graphviews import format_target
 from fxstudio.qt.editing.controller import EditController
 from fxstudio.qt.editing.palette import InsertPalette
 

@@ -30,8 +30,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QWidget
 
-from fxstudio.core.document import DocumentEvent, GraphDocument
 from fxstudio.core.errors import UserError
+from fxstudio.core.graph.document import DocumentEvent, GraphDocument
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.controller import CanvasController
 from fxstudio.qt.seams import Session

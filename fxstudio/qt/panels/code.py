@@ -20,7 +20,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QWidget
 from shiboken6 import isValid
 
-from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.qt import theme
 from fxstudio.qt.forms import child, load_form
 from fxstudio.qt.panels.base import DocumentPanel
@@ -136,7 +136,7 @@ class CodePanel(DocumentPanel):
     def refresh(self) -> None:
         """Show the document's code.  Only the lines that differ from what is shown are
         replaced (setting all 10,000 lines of a big graph's code takes a quarter second);
-        code still being generated for a big graph (:mod:`fxstudio.core.catchup`) is shown
+        code still being generated for a big graph (:mod:`fxstudio.core.graph.catchup`) is shown
         when it is ready, and the old text stays until then."""
         self._refresh_due = False
         doc = self.document

@@ -32,9 +32,9 @@ from PySide6.QtWidgets import (
 
 from fxstudio.core.compiling.breaks import GraphBreak
 from fxstudio.core.compiling.located import break_place, graph_nodes
-from fxstudio.core.document import DocumentEvent, GraphDocument
 from fxstudio.core.flows import CompileRequest, compile_flow
 from fxstudio.core.flows.compile import Explained
+from fxstudio.core.graph.document import DocumentEvent, GraphDocument
 from fxstudio.qt.canvas.marks import take_off
 from fxstudio.qt.panels.base import DocumentPanel, in_words
 from fxstudio.qt.panels.compile_kernels import KernelsTab

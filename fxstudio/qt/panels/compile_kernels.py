@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from fxstudio.core.compiling.result import Compiled, Kernel, where
 from fxstudio.core.flows import CompileRequest, CompileResult, compile_flow
-from fxstudio.core.snapshots import detached, snapshot
+from fxstudio.core.graph.snapshots import detached, snapshot
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.marks import KernelMarks
 from fxstudio.qt.fitting import rows_height

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.console import ConsoleSession, Result
-from fxstudio.core.document import GraphDocument
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.qt.editing.commands import EditCommand
 from fxstudio.qt.fitting import lines_height
 from fxstudio.qt.panels.base import DocumentPanel

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
 
-from fxstudio.core.attributes import submodule_at
-from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
-from fxstudio.core.graphviews import describe_module
+from fxstudio.core.graph.attributes import submodule_at
+from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.graph.graphviews import describe_module
 from fxstudio.core.runtime.breakdown import NodeProfile, NodeTime, format_rate
 from fxstudio.qt.forms import child, load_form
 from fxstudio.qt.panels.base import DocumentPanel

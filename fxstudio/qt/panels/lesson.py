@@ -13,10 +13,9 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QTextBrowser, QWidget
 
-from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.errors import CaptureError
-from fxstudio.core.fixes import Diagnosis, diagnose_failure, diagnose_graph
 from fxstudio.core.flows import Profile
+from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.lesson import demos, steps
 from fxstudio.core.lesson.steps import (
     PASS_MODEL,
@@ -28,7 +27,8 @@ from fxstudio.core.lesson.steps import (
     record_stepper,
     record_trap,
 )
-from fxstudio.core.request import OpenRequest
+from fxstudio.core.model.fixes import Diagnosis, diagnose_failure, diagnose_graph
+from fxstudio.core.model.request import OpenRequest
 from fxstudio.qt import theme
 from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import lesson_form

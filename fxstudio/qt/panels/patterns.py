@@ -6,7 +6,7 @@ Everything it does is a call into :mod:`fxstudio.core.patterns`, and nothing slo
 the GUI thread: finding and explaining read the graph in a worker while edits wait;
 replacing runs :func:`~fxstudio.core.patterns.apply.rewrite_flow` -- what ``fxstudio
 rewrite`` runs -- on a detached copy in a worker, and the rewritten graph is adopted as one
-edit (:mod:`fxstudio.core.snapshots`).  *Save report…* writes the JSON ``fxstudio rewrite
+edit (:mod:`fxstudio.core.graph.snapshots`).  *Save report…* writes the JSON ``fxstudio rewrite
 --json`` prints.
 """
 
@@ -18,9 +18,10 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QListWidgetItem, QPlainTextEdit, QWidget
 
-from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import Report, RewriteRequest, RewriteSpec, rewrite_flow
+from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.graph.snapshots import Snapshot, detached, propagated, snapshot, views
 from fxstudio.core.patterns.explain import Explanation, explain, side_by_side
 from fxstudio.core.patterns.found import Found, Match
 from fxstudio.core.patterns.making import compile_function, from_function, from_nodes
@@ -28,7 +29,6 @@ from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, Pattern, Rules
 from fxstudio.core.patterns.reasons import Failure
 from fxstudio.core.patterns.replacements import graph_replacement
-from fxstudio.core.snapshots import Snapshot, detached, propagated, snapshot, views
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.marks import PatternMarks
 from fxstudio.qt.panels.base import DocumentPanel, in_words

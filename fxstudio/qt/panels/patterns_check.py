@@ -13,10 +13,10 @@ from typing import Any
 from PySide6.QtCore import QPoint, QTimer
 from PySide6.QtWidgets import QScrollArea, QWidget
 
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import Report
-from fxstudio.core.snapshots import Snapshot, adopt
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.snapshots import Snapshot, adopt
 from fxstudio.qt import theme
 from fxstudio.qt.editing.commands import EditCommand
 from fxstudio.qt.panels.patterns_form import PatternsForm

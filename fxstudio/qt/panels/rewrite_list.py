@@ -12,8 +12,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QListWidgetItem
 
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.flows import Report, RewriteRequest, RewriteSpec, rewrite_flow
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.patterns.builtins import BUILTINS
 from fxstudio.core.patterns.found import Found
 from fxstudio.core.wording import for_window

@@ -26,12 +26,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
 
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import Profile, ProfileOptions, profile
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.snapshots import Snapshot, detached, snapshot
 from fxstudio.core.runtime.breakdown import NodeProfile, format_rate
-from fxstudio.core.runtime.compare import Comparison, Speedup, by_change
-from fxstudio.core.snapshots import Snapshot, detached, snapshot
+from fxstudio.core.runtime.speedup import Comparison, Speedup, by_change
 from fxstudio.qt import theme
 from fxstudio.qt.canvas.heat import HeatMarks
 from fxstudio.qt.forms import ShapeWatcher

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core.guard import format_bytes
+from fxstudio.core.process.guard import format_bytes
 from fxstudio.core.runtime.devices import available, cpu_threads
 from fxstudio.core.runtime.run import DTYPES
 from fxstudio.qt.forms import FitScrollArea, FlowLayout, text_label

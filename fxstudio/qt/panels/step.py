@@ -21,11 +21,11 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QWidget
 
-from fxstudio.core import turns
-from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
-from fxstudio.core.drawn import drawn_tree
-from fxstudio.core.graphviews import format_target
-from fxstudio.core.snapshots import detached, snapshot
+from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.graph.graphviews import format_target
+from fxstudio.core.graph.snapshots import detached, snapshot
+from fxstudio.core.layout.groups import drawn_tree
+from fxstudio.core.process import modelcode
 from fxstudio.core.stepping.stepper import Stepper, for_document
 from fxstudio.core.stepping.values import picture
 from fxstudio.qt import theme
@@ -135,8 +135,8 @@ class StepPanel(DocumentPanel, step_form.StepForm):
         def work() -> Stepper:
             s = stepper
             # the model's code, in one thread at a time (a trace elsewhere would catch its
-            # module calls: core.turns)
-            with turns.one_turn():
+            # module calls: core.process.modelcode)
+            with modelcode.one_turn():
                 if s is None:
                     assert snap is not None
                     task.say("building the eager model to compare with…")

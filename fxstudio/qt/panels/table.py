@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt
 from PySide6.QtWidgets import QHeaderView, QLineEdit, QTableView, QWidget
 
-from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.qt.forms import child, load_form
 from fxstudio.qt.panels.base import DocumentPanel
 from fxstudio.qt.panels.table_model import NAME_ROLE, NodeFilterProxy, NodeTableModel

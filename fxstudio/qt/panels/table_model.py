@@ -16,8 +16,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor
 
-from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
-from fxstudio.core.graphviews import NodeRow
+from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.graph.graphviews import NodeRow
 
 HEADERS = {
     "opcode": "Op",

@@ -16,11 +16,11 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
-from fxstudio.core.crashlog import pid_alive
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
-from fxstudio.core.request import SESSION_SUFFIX
-from fxstudio.core.sessionfile import save_session
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.model.request import SESSION_SUFFIX
+from fxstudio.core.process.crashlog import pid_alive
+from fxstudio.core.saving.sessionfile import save_session
 
 log = logging.getLogger("fxstudio.autosave")
 

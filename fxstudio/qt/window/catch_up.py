@@ -1,4 +1,4 @@
-"""Runs :mod:`fxstudio.core.catchup` for the window's document in a worker thread."""
+"""Runs :mod:`fxstudio.core.graph.catchup` for the window's document in a worker thread."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from fxstudio.core import catchup, snapshots
-from fxstudio.core.document import GraphDocument
+from fxstudio.core.graph import catchup, snapshots
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.qt.workers import Task
 
 log = logging.getLogger(__name__)

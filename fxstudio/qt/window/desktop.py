@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from fxstudio.core.loading import model_names_in
-from fxstudio.core.request import SESSION_SUFFIX, OpenRequest
+from fxstudio.core.model.loading import model_names_in
+from fxstudio.core.model.request import SESSION_SUFFIX, OpenRequest
 
 DROPPABLE = (".py", ".pt2", SESSION_SUFFIX)
 

@@ -26,7 +26,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 from shiboken6 import isValid
 
-from fxstudio.core.document import ChangeKind, DocumentEvent
+from fxstudio.core.graph.document import ChangeKind, DocumentEvent
 
 State = tuple[int, int, int]
 #: Changes that leave the graph as it was: the view, and shapes worked out again after edits.

@@ -1,14 +1,14 @@
 """Python's cycle collector runs on the GUI thread only while the window is up: the young
-generations on a timer (:func:`fxstudio.core.collector.young`), so that no worker's
+generations on a timer (:func:`fxstudio.core.process.collector.young`), so that no worker's
 allocations set off a collection that finalizes Qt objects in the worker's thread (#20's
 other crash: the main thread faulted in the event loop while an open's worker was in
 torch.export).
 
 The garbage a big document leaves behind is collected when the window is idle: after
 :data:`IDLE_S` seconds with the pointer still and no button held, no change of the document
-and no worker running, one full collection (:func:`fxstudio.core.collector.collect`) -- a
+and no worker running, one full collection (:func:`fxstudio.core.process.collector.collect`) -- a
 pause nobody is waiting on, instead of many during the work (see
-:mod:`fxstudio.core.collector`).
+:mod:`fxstudio.core.process.collector`).
 
 The pointer is looked at on a timer, not heard through an event filter on the application:
 such a filter hands every event's receiver to Python, and PySide6 crashes making a wrapper
@@ -23,7 +23,7 @@ import logging
 from PySide6.QtCore import QObject, QPoint, QTimer
 from PySide6.QtGui import QCursor, QGuiApplication
 
-from fxstudio.core import collector
+from fxstudio.core.process import collector
 from fxstudio.qt import workers
 from fxstudio.qt.window.session import DocumentSession
 
@@ -38,7 +38,7 @@ WORTH = 200_000
 
 class IdleCollector(QObject):
     """Keeps the collector on the GUI thread while the window is up (young generations every
-    :data:`YOUNG_MS`, see :func:`fxstudio.core.collector.on_this_thread`), and collects the
+    :data:`YOUNG_MS`, see :func:`fxstudio.core.process.collector.on_this_thread`), and collects the
     rest when ``session`` has been idle a while."""
 
     def __init__(self, session: DocumentSession, parent: QObject | None = None) -> None:

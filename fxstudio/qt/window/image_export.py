@@ -9,7 +9,7 @@ from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsScene
 
-from fxstudio.core.files import WriteError, atomic_path
+from fxstudio.core.saving.files import WriteError, atomic_path
 
 MAX_PNG_SIDE = 16000  # pixels; a bigger picture is scaled down to fit
 

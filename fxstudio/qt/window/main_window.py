@@ -18,9 +18,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import QDialog, QMainWindow, QStatusBar, QToolBar, QWidget
 
-from fxstudio.core.crashlog import LastCrash
-from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.edits import Edit
+from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.process.crashlog import LastCrash
 from fxstudio.qt.canvas.controller import CanvasController
 from fxstudio.qt.canvas.view import CanvasView
 from fxstudio.qt.canvas.zoom import ZoomWidget

@@ -31,10 +31,10 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.errors import InputSpecError, LoadError
-from fxstudio.core.loading import check_spec
-from fxstudio.core.modelfiles import FileModels, file_models
-from fxstudio.core.modelspec import list_examples
-from fxstudio.core.request import SESSION_SUFFIX, Frontend, OpenRequest
+from fxstudio.core.model.loading import check_spec
+from fxstudio.core.model.modelfiles import FileModels, file_models
+from fxstudio.core.model.modelspec import list_examples
+from fxstudio.core.model.request import SESSION_SUFFIX, Frontend, OpenRequest
 from fxstudio.qt.forms import child, load_form
 from fxstudio.qt.workers import UserCodeTask
 
@@ -52,7 +52,7 @@ def completion_specs(recent: list[OpenRequest], zoo: list[str]) -> list[str]:
 def zoo_specs() -> list[str]:
     """``hf:`` model types and ``timm:`` names of the installed packages (importing timm
     and transformers takes seconds: call it off the GUI thread)."""
-    from fxstudio.core.zoo import hf_model_types, timm_names
+    from fxstudio.core.model.zoo import hf_model_types, timm_names
 
     return [f"hf:{t}" for t in hf_model_types()] + [f"timm:{n}" for n in timm_names()]
 

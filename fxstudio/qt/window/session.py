@@ -17,15 +17,15 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 
-from fxstudio.core import collector
-from fxstudio.core.document import ChangeKind, DocumentEvent, GraphDocument
-from fxstudio.core.drawn import first_picture
 from fxstudio.core.errors import SourceLocation, UserError
-from fxstudio.core.modelspec import model_file
-from fxstudio.core.recent import RecentModels
-from fxstudio.core.request import OpenRequest
-from fxstudio.core.sessionfile import save_session
-from fxstudio.core.sessions import open_document
+from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
+from fxstudio.core.layout.groups import first_picture
+from fxstudio.core.model.modelspec import model_file
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.process import collector
+from fxstudio.core.saving.recent import RecentModels
+from fxstudio.core.saving.sessionfile import save_session
+from fxstudio.core.saving.sessions import open_document
 from fxstudio.qt.editing.commands import EditCommand
 from fxstudio.qt.turns import Turns
 from fxstudio.qt.window.autosave import Autosaver
@@ -34,7 +34,7 @@ from fxstudio.qt.window.graph_state import GraphStates
 from fxstudio.qt.workers import UserCodeTask
 
 #: Graphs with more nodes than this show an edit at once and get its code and shapes from a
-#: worker thread, starting DEFER_MS after the last edit (fxstudio.core.catchup).
+#: worker thread, starting DEFER_MS after the last edit (fxstudio.core.graph.catchup).
 DEFER_ABOVE = 2000
 DEFER_MS = 30
 

@@ -15,7 +15,7 @@ from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
 
-from fxstudio.core.document import ChangeKind, DocumentEvent
+from fxstudio.core.graph.document import ChangeKind, DocumentEvent
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.controller import CanvasController
 from fxstudio.qt.window.session import DocumentSession

@@ -25,10 +25,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core.document import GraphDocument
-from fxstudio.core.modelspec import list_examples
-from fxstudio.core.recent import RecentModels
-from fxstudio.core.request import OpenRequest
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.model.modelspec import list_examples
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.saving.recent import RecentModels
 from fxstudio.qt import theme
 
 THUMB = QSize(240, 160)  # a thumbnail at its largest (drawn at 480x320: sharp at 200 %)

@@ -45,11 +45,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core.document import GraphDocument
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import DiffRequest, DiffResult, diff_flow
 from fxstudio.core.flows.diff import Alignment, Times, Values
-from fxstudio.core.snapshots import Snapshot, detached, snapshot
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.snapshots import Snapshot, detached, snapshot
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.controller import CanvasController
 from fxstudio.qt.canvas.heat import HeatMarks

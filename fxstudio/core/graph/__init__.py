@@ -1,0 +1,10 @@
+"""The document and what is read off a graph: ``document`` (``GraphDocument``, the one
+source of truth, and its change events), ``graphviews`` (table rows, targets and arguments as
+a user reads them, the module tree), ``shapes`` (a node's recorded shape and dtype, as the
+views show them), ``propagation`` (shapes propagated on fake tensors or one real run),
+``modes`` (eval mode for a while), ``attributes`` (submodules and attributes by dotted path),
+``signatures`` (a callable's signature, or torch's schemas for a builtin), ``families`` (what
+op a call is, whatever its spelling), ``nodedata`` (a number per node and what it means),
+``snapshots`` (a copy at a version for a worker, adopted back as one edit), ``catchup`` (a
+big graph's code, rows and shapes after edits, off the GUI thread), ``catalogue`` (what can
+be inserted)."""

@@ -1,0 +1,6 @@
+"""Placing a graph on the canvas: ``engine`` (graphviz, hierarchically by module, cached
+per structure), ``dot`` (running graphviz's dot without the GIL, and the plain layered
+layout), ``groups`` (which modules are drawn as groups, what the first picture shows),
+``repeats`` (identical blocks found by a structural hash, folded ×N), ``drawing`` (what the
+canvas draws for a layout: texts, frames, edges, stubs), ``labels`` (how wide the canvas's
+labels are), ``routes`` (edges drawn around the boxes they bypass)."""

@@ -1,0 +1,8 @@
+"""From what the user names to a captured graph: ``request`` (what the user asked to open:
+one record, kept on the document), ``modelspec`` (MODEL and ``--input`` specs parsed),
+``modelfiles`` (what a model file offers, read with ast), ``loading`` (a spec to a module and
+its example inputs) and ``zoo`` (``timm:`` and ``hf:`` models by name), ``capture``
+(symbolic_trace or torch.export, shapes recorded) with ``tracer`` (fxstudio's tracer: the
+user's leaf modules, a stop taken at the next node), ``failures`` (what a failed capture
+says) and ``fixes`` (tracing traps explained, with fixes that re-trace), ``opening`` (all of
+it in one call: a model into a document)."""

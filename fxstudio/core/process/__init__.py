@@ -1,0 +1,5 @@
+"""Running the user's code inside fxstudio's process: ``guard`` (however it fails, one
+message; stopping it), ``noise`` (libraries' chatter kept away), ``modelcode`` (model code
+one thread at a time: loading, capture and runs take turns), ``collector`` (Python's cycle
+collector kept out of big graphs' way), ``crashlog`` (what a crash left, for the next start),
+``progress`` (what a long job is doing now, told to whoever listens)."""

@@ -1,0 +1,90 @@
+"""Model code takes turns: loading a model (its file, the packages it imports) and capturing
+it run in one thread at a time (:func:`one_turn`; an open holds it from load to capture).
+Captures must: torch.fx's tracer patches ``nn.Module.__call__`` (and the functions
+it wraps) for the whole process while it traces, so a model run or traced in another thread
+meanwhile goes through that tracer ("module is not installed as a submodule").  And the
+first capture of a process is made on a tiny model, one thread at a time: it imports some
+1,200 modules torch loads lazily (sympy, torch._dynamo, torch.export, ...), and two threads
+importing them at once -- a user opening a model before the last one finished -- can each be
+handed the other's half-made modules (Python's way out of an import deadlock between
+threads: "module 'sympy' has no attribute 'core'").  Loading must too: a model's imports
+(timm, transformers, the example's ``torch.nn``) pull in the same lazy modules, and a window
+closed while its first open was warming up let the next window's open load its model beside
+it ("module 'torch._dynamo' has no attribute 'guards'", for every capture after).
+
+Example::
+
+    >>> made = []  # the first captures made, by frontend (here a made-up one)
+    >>> with one_capture_at_a_time("example", made.append):
+    ...     with one_capture_at_a_time("example", made.append):  # the same thread, again
+    ...         made
+    ['example']
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+
+from torch import Tensor, nn
+
+from fxstudio.core.errors import CaptureError
+from fxstudio.core.process.guard import Stopped, cancel_requested
+
+__all__ = ["WAIT_FOR_CAPTURE_S", "Tiny", "one_capture_at_a_time", "one_turn"]
+
+_CAPTURING = threading.RLock()
+WAIT_FOR_CAPTURE_S = 300.0
+_WARMING = threading.Lock()
+_warm: set[str] = set()
+
+
+class Tiny(nn.Module):
+    """The model of the first capture."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.relu() + 1
+
+
+@contextlib.contextmanager
+def one_capture_at_a_time(frontend: str, first_capture: Callable[[str], None]) -> Iterator[None]:
+    """Hold the turn (:func:`one_turn`), ``first_capture(frontend)`` made once per process
+    first."""
+    with one_turn():
+        _warm_up(frontend, first_capture)
+        if cancel_requested():
+            raise Stopped()
+        yield
+
+
+@contextlib.contextmanager
+def one_turn() -> Iterator[None]:
+    """Hold the turn to run model code (again in the same thread: at once); while waiting, a
+    thread whose work is no longer wanted (:func:`~fxstudio.core.process.guard.cancel_requested`)
+    gives up with ``Stopped``."""
+    waited = 0.0
+    while not _CAPTURING.acquire(timeout=0.05):
+        waited += 0.05
+        if cancel_requested():
+            raise Stopped()
+        if waited > WAIT_FOR_CAPTURE_S:
+            raise CaptureError(
+                f"Another model has been capturing for over {WAIT_FOR_CAPTURE_S:.0f} s (code "
+                "that could not be stopped, or a very large model), and torch.fx traces one "
+                "model at a time. Wait for it and open again, or restart fxstudio."
+            )
+    try:
+        yield
+    finally:
+        _CAPTURING.release()
+
+
+def _warm_up(frontend: str, first_capture: Callable[[str], None]) -> None:
+    """Run ``first_capture(frontend)`` once per process and frontend, one thread at a time."""
+    if frontend in _warm:
+        return
+    with _WARMING:
+        if frontend not in _warm:
+            first_capture(frontend)
+            _warm.add(frontend)

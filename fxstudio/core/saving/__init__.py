@@ -1,0 +1,8 @@
+"""What fxstudio writes and reads back: ``export`` (a standalone ``.py`` with its
+safetensors, code, TorchScript, ``.pt2``, ONNX; checked), ``codegen`` (forward code with a
+node -> line map, the standalone module), ``codeimports`` (the import lines generated code
+needs), ``constructors`` (the call that rebuilds an ``nn`` module), ``tensorfiles`` (tensors
+in safetensors files), ``files`` (atomic writes, no silent overwrite), ``sessionfile``
+(``.fxstudio`` sessions as JSON), ``sessions`` (reopening one: the model captured again, its
+edits made again), ``replay`` (recorded work made again), ``recent`` (the models opened
+lately)."""
