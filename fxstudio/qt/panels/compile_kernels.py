@@ -31,13 +31,13 @@ from PySide6.QtWidgets import (
 
 from fxstudio.core.compiling.result import Compiled, Kernel, where
 from fxstudio.core.flows import CompileRequest, CompileResult, compile_flow
-from fxstudio.core.graph.snapshots import detached, snapshot
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.marks import KernelMarks
+from fxstudio.qt.copies import run_on_copy
 from fxstudio.qt.fitting import rows_height
 from fxstudio.qt.panels.base import in_words
 from fxstudio.qt.panels.run_form import SortItem, table
-from fxstudio.qt.workers import UserCodeTask
+from fxstudio.qt.workers import Task, UserCodeTask
 
 ASK = "What does torch.compile make of this graph, and where does the time go?"
 OUTSIDE = -1  # the row of the time outside every kernel (no kernel's index)
@@ -65,7 +65,7 @@ class KernelsTab(QWidget):
         self.result: Compiled | None = None
         self.version = -1  # the graph's version compiled
         self.stale = False
-        self.task: UserCodeTask | None = None
+        self.task: Task | None = None
         self.marks = KernelMarks()
         box = QVBoxLayout(self)
         self.button = QPushButton("Compile and time", self)
@@ -108,7 +108,7 @@ class KernelsTab(QWidget):
             return
         run = self.panel.panel("run")
         options = run.options(compare=True)
-        snap, self.version = snapshot(doc), doc.version
+        self.version = doc.version
         device, threads, min_time = options.device, options.threads, options.min_time
         freezing = self.freezing.isChecked()
         model = doc.request  # the eager model, built again if needed (it runs the model's code)
@@ -118,11 +118,12 @@ class KernelsTab(QWidget):
         self.summary.setText(
             f"Compiling on {device} (the first compile of a graph can take a minute)…"
         )
-        task = UserCodeTask(
-            lambda: compile_flow(
+        job = run_on_copy(
+            self.panel,
+            lambda copy: compile_flow(
                 CompileRequest(
                     model,
-                    document=detached(snap),
+                    document=copy.detached(),
                     explained=explained,
                     device=device,
                     threads=threads,
@@ -130,29 +131,32 @@ class KernelsTab(QWidget):
                     freezing=freezing,
                 )
             ),
-            self,
+            lambda flow: self._shown(flow, stale=False),
+            # edited meanwhile, or another model open: shown, of the graph as it was
+            stale=lambda flow: self._shown(flow, stale=True),
+            gone=lambda flow: self._shown(flow, stale=True),
+            failed=self._failed,
+            kind=UserCodeTask,
+            parent=self,
         )
-        task.succeeded.connect(self._shown)
-        task.failed.connect(self._failed)
+        task = job.task
         task.finished.connect(lambda: self._ended(task))
         self.task = task
-        task.start()
 
     def _failed(self, exc: BaseException) -> None:
         text = f"Could not compile the graph: {in_words(exc)}"
         self.summary.setText(text)
         self.failed.emit(text)
 
-    def _ended(self, task: UserCodeTask) -> None:
+    def _ended(self, task: Task) -> None:
         if self.task is task:
             self.task = None
         self.button.setEnabled(self.panel.document is not None)
 
-    def _shown(self, flow: CompileResult) -> None:
+    def _shown(self, flow: CompileResult, stale: bool) -> None:
         result = flow.compiled
         assert result is not None  # (compiled: not only explained)
-        doc = self.panel.document
-        self.result, self.stale = result, doc is None or doc.version != self.version
+        self.result, self.stale = result, stale
         if result.explained is not None and result.explained is not self.panel.result:
             self.panel.show_explained(result.explained)  # its breaks marked, graphs listed
         self._summarise()

@@ -13,7 +13,7 @@ edit (:mod:`fxstudio.core.graph.snapshots`).  *Save report…* writes the JSON `
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QListWidgetItem, QPlainTextEdit, QWidget
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QListWidgetItem, QPlainTextEdit, QWidget
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import Report, RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
-from fxstudio.core.graph.snapshots import Snapshot, detached, propagated, snapshot, views
+from fxstudio.core.graph.snapshots import Snapshot, propagated, views
 from fxstudio.core.patterns.explain import Explanation, explain, side_by_side
 from fxstudio.core.patterns.found import Found, Match
 from fxstudio.core.patterns.making import compile_function, from_function, from_nodes
@@ -31,6 +31,7 @@ from fxstudio.core.patterns.reasons import Failure
 from fxstudio.core.patterns.replacements import graph_replacement
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.marks import PatternMarks
+from fxstudio.qt.copies import Copy, run_on_copy
 from fxstudio.qt.panels.base import DocumentPanel, in_words
 from fxstudio.qt.panels.pattern_files import PatternFilesMixin
 from fxstudio.qt.panels.pattern_rules import RulesMixin
@@ -38,6 +39,8 @@ from fxstudio.qt.panels.patterns_check import CheckMixin, Withheld
 from fxstudio.qt.panels.patterns_form import BOX, NO_REPLACEMENT, build
 from fxstudio.qt.panels.rewrite_list import RewriteListMixin, skipped_item
 from fxstudio.qt.workers import Task
+
+R = TypeVar("R")
 
 
 class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin, DocumentPanel):
@@ -174,17 +177,9 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
     def busy(self) -> bool:
         return self.task is not None
 
-    def _start(
-        self,
-        text: str,
-        work: Callable[[], Any],
-        done: Callable[[Any], None],
-        failed: Callable[[BaseException], None] | None = None,
-        read: Callable[[], None] | None = None,
-    ) -> bool:
-        """Run ``work()`` in a worker, editing locked meanwhile; ``done(result)`` after it
-        (``failed(error)`` if it raised).  ``read()`` (the graph's snapshot) runs first -- on a
-        big graph in a turn of its own (``session.soon``): the click's only shows it began."""
+    def _begin(self, text: str) -> bool:
+        """Editing locked, the buttons off, ``text`` said -- unless the dock works already or
+        edits wait for another (then it says so: False)."""
         if self.busy() or self.session.locked:
             self.message.emit(self.session.locked or "The Patterns dock is still working.")
             return False
@@ -192,25 +187,51 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
         for b in (self.find_button, self.replace_button, self.why_button, self.make_button):
             b.setEnabled(False)
         self.summary.setText(text)
+        return True
+
+    def _start(
+        self,
+        text: str,
+        work: Callable[[], Any],
+        done: Callable[[Any], None],
+        failed: Callable[[BaseException], None] | None = None,
+    ) -> bool:
+        """Run ``work()`` in a worker, editing locked meanwhile (it reads the graph itself);
+        ``done(result)`` after it (``failed(error)`` if it raised)."""
+        if not self._begin(text):
+            return False
         task = Task(work, self)
         task.succeeded.connect(lambda result: self._finish(task, done, result))
         task.failed.connect(lambda exc: self._finish(task, failed or self._failed, exc))
         self.task = task
-        if read is None:
-            task.start()
-        else:
-            self.session.soon(lambda: self._read_then_start(task, read))
+        task.start()
         return True
 
-    def _read_then_start(self, task: Task, read: Callable[[], None]) -> None:
-        if task is not self.task:
-            return
-        try:
-            read()
-        except Exception as exc:  # noqa: BLE001 -- told as the work's own failure
-            task.failed.emit(exc)
-            return
-        task.start()
+    def _start_on_copy(
+        self, text: str, work: Callable[[Copy], R], done: Callable[[Snapshot, R], None]
+    ) -> bool:
+        """Run ``work(copy)`` on a copy of the graph in a worker, editing locked meanwhile;
+        ``done(snapshot, result)`` after it, whatever the graph did meanwhile (adopting the
+        result checks that).  The graph is read in a turn of its own (``session.soon``): on a
+        big graph the click's turn only shows that it began."""
+        if not self._begin(text):
+            return False
+
+        def finish(result: R) -> None:
+            self._finish(job.task, lambda r: done(job.snapshot, r), result)
+
+        job = run_on_copy(
+            self,
+            work,
+            finish,
+            stale=finish,
+            gone=finish,
+            failed=lambda exc: self._finish(job.task, self._failed, exc),
+            later=self.session.soon,
+            parent=self,
+        )
+        self.task = job.task
+        return True
 
     def _finish(self, task: Task, then: Callable[[Any], None], value: Any) -> None:
         if task is not self.task:
@@ -381,20 +402,18 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
                 spec = RewriteSpec()
             else:
                 spec = self._spec()
-        taken: list[Snapshot] = []  # the snapshot, read once the click's turn has shown it began
 
-        def work() -> tuple[GraphDocument, Report, dict[str, Any]]:
-            copy = detached(taken[0])
-            report = rewrite_flow(copy, RewriteRequest(spec, **kwargs))
+        def work(copy: Copy) -> tuple[GraphDocument, Report, dict[str, Any]]:
+            rewritten = copy.detached()
+            report = rewrite_flow(rewritten, RewriteRequest(spec, **kwargs))
             if report.result.edit is None:
-                return copy, report, {}
-            return propagated(copy), report, views(copy)
+                return rewritten, report, {}
+            return propagated(rewritten), report, views(rewritten)
 
-        return self._start(
+        return self._start_on_copy(
             "Replacing… (on a copy of the graph; it becomes one undo step)",
             work,
-            lambda done: self.rewritten_on_copy(taken[0], *done),
-            read=lambda: taken.append(snapshot(doc)),
+            lambda snap, done: self.rewritten_on_copy(snap, *done),
         )
 
     def update_replace(self) -> None:

@@ -34,6 +34,7 @@ from fxstudio.core.runtime.breakdown import NodeProfile, format_rate
 from fxstudio.core.runtime.speedup import Comparison, Speedup, by_change
 from fxstudio.qt import theme
 from fxstudio.qt.canvas.heat import HeatMarks
+from fxstudio.qt.copies import Copy, run_on_copy
 from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import run_form
 from fxstudio.qt.panels.base import DocumentPanel, in_words
@@ -63,7 +64,6 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         self.last: Profile | None = None  # the last run's
         self.last_state: object = None  # the graph state it ran on (DocumentSession.graph_state)
         self._started_state: object = None  # that of the run under way
-        self._started_on: GraphDocument | None = None  # and its document
         self._verdict = ""  # what the status line says of the last result
         self.baseline: Snapshot | None = None
         self.marks = HeatMarks()
@@ -195,19 +195,21 @@ class RunPanel(DocumentPanel, run_form.RunForm):
             batch=self.batch.value() or None,  # 0: as captured
         )
 
-    def _start(self, fn: Callable[[Callable[[str], None]], object], text: str) -> None:
-        """Run ``fn(say)`` in a worker; ``say(text)`` shows what it does now."""
-        task = Task(lambda: fn(task.say), self)  # (task is bound before the thread starts)
-        self.task = task
+    def _start(self, work: Callable[[Copy], Profile], text: str) -> None:
+        """Run ``work(copy)`` on a copy of the graph as it is now, in a worker;
+        ``copy.say(text)`` shows what it does now.  Its result is shown -- stale if the graph
+        changed meanwhile -- unless another model is open by then."""
+        self._started_state = self.session.graph_state()
+        job = run_on_copy(
+            self, work, self._done, stale=self._done, failed=self._failed, parent=self
+        )
+        task = self.task = job.task
         task.stage.connect(lambda line: self.status_label.setText(f"{text} {line}"))
-        self.task.succeeded.connect(self._done)
-        self.task.failed.connect(self._failed)
         task.finished.connect(lambda: self._ended(task))
         for b in (self.run_button, self.compare_button, self.pin_button):
             b.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.status_label.setText(f"{text} starting…")
-        self.task.start()
 
     def busy(self) -> bool:
         return self.task is not None
@@ -222,10 +224,10 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         """Run and time the graph as it is now (a copy, made in the worker)."""
         if self.document is None or self.busy():
             return
-        snap, options = snapshot(self.document), self.options()
-        self._started_state, self._started_on = self.session.graph_state(), self.document
+        options = self.options()
         self._start(
-            lambda say: profile(detached(snap), options, stage=say), f"On {options.device}:"
+            lambda copy: profile(copy.detached(), options, stage=copy.say),
+            f"On {options.device}:",
         )
 
     def pin(self) -> None:
@@ -250,10 +252,9 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         """Time the baseline and the graph now interleaved (A/B/A/B)."""
         if self.document is None or self.baseline is None or self.busy():
             return
-        before, after, options = self.baseline, snapshot(self.document), self.options(True)
-        self._started_state, self._started_on = self.session.graph_state(), self.document
+        before, options = self.baseline, self.options(True)
         self._start(
-            lambda say: profile(detached(after), options, detached(before), stage=say),
+            lambda copy: profile(copy.detached(), options, detached(before), stage=copy.say),
             f"Baseline vs the graph now, on {options.device}:",
         )
 
@@ -275,9 +276,6 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         self.cancel_button.setEnabled(False)
 
     def _done(self, result: Profile) -> None:
-        if self._started_on is not self.document:  # of a model no longer open: dropped
-            self._idle()
-            return
         self.last, self.last_state = result, self._started_state
         c = result.comparison
         if c is not None:

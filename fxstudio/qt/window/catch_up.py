@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from fxstudio.core.graph import catchup, snapshots
+from fxstudio.core.graph import catchup
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.qt.workers import Task
+from fxstudio.qt.copies import OnCopy, run_on_copy
 
 log = logging.getLogger(__name__)
 
@@ -28,12 +28,17 @@ class CatchUpRunner(QObject):
     def __init__(self, delay_ms: int, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._document: GraphDocument | None = None
-        self._task: Task | None = None
+        self._task: OnCopy[catchup.CatchUp] | None = None
         self._waiting: list[Callable[[], None]] = []
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(delay_ms)
         self._timer.timeout.connect(self._start)
+
+    @property
+    def document(self) -> GraphDocument | None:
+        """The document it keeps up to date."""
+        return self._document
 
     def set_document(self, document: GraphDocument | None) -> None:
         self._document = document
@@ -65,30 +70,44 @@ class CatchUpRunner(QObject):
         if doc is None or not catchup.needed(doc):
             self._release()
             return
-        snap = snapshots.snapshot(doc)
-        task = Task(lambda: catchup.compute(snap), self)
-        task.succeeded.connect(lambda result, t=task: self._done(t, doc, result))
-        task.failed.connect(lambda exc, t=task: self._failed(t, doc, snap.version, exc))
-        self._task = task
-        task.start()
+        job: OnCopy[catchup.CatchUp] = run_on_copy(
+            self,
+            lambda copy: catchup.compute(copy.snapshot),
+            lambda result: self._done(job, doc, result),
+            stale=lambda _result: self._moved_on(job),  # edited in the meantime: once more
+            failed=lambda exc: self._failed(job, exc),
+            parent=self,
+        )
+        self._task = job
 
-    def _done(self, task: Task, doc: GraphDocument, result: catchup.CatchUp) -> None:
-        if task is not self._task:
+    def _done(
+        self, job: OnCopy[catchup.CatchUp], doc: GraphDocument, result: catchup.CatchUp
+    ) -> None:
+        if job is not self._task:
             return
         self._task = None
-        if not catchup.apply(doc, result):  # edited in the meantime: once more
-            if not self._timer.isActive():
-                self._start()
+        if not catchup.apply(doc, result):  # (at the version read: taken)
+            self._again()
             return
         if not self._timer.isActive():
             self.caughtUp.emit()
             self._release()
 
-    def _failed(self, task: Task, doc: GraphDocument, version: int, exc: BaseException) -> None:
-        if task is not self._task:
+    def _moved_on(self, job: OnCopy[catchup.CatchUp]) -> None:
+        if job is not self._task:
             return
         self._task = None
-        if doc.version != version:  # read while it changed: start again
+        self._again()
+
+    def _again(self) -> None:
+        if not self._timer.isActive():
+            self._start()
+
+    def _failed(self, job: OnCopy[catchup.CatchUp], exc: BaseException) -> None:
+        if job is not self._task:
+            return
+        self._task = None
+        if not job.current():  # read while it changed: start again
             self._start()
             return
         log.error("could not bring the code and shapes up to date", exc_info=exc)
