@@ -23,14 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from fxstudio.core.edits.engine import Edit
 from fxstudio.core.graph.document import GraphDocument
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: How a text form makes its edit: ``parse(doc, text, rest)``, ``rest`` the words after the
-#: verb (at most three, the last one holding the rest of the line).
-Parse = Callable[[GraphDocument, str, list[str]], Edit]
+#: verb (at most three, the last one holding the rest of the line); it returns the
+#: :class:`~fxstudio.core.edits.engine.Edit` made.  The registry only declares the edit set
+#: (names, records, text forms) and calls nothing of the engine, so it sits below it.
+Parse = Callable[[GraphDocument, str, list[str]], Any]
 
 #: The width of the syntax column in the list of edits.
 SYNTAX_WIDTH = 34
@@ -60,7 +61,7 @@ class EditKind:
     """One kind of edit: its function, the record a session stores of it, its text form."""
 
     name: str  # the record's "edit"
-    function: Callable[..., Edit]
+    function: Callable[..., Any]  # (doc, ...) -> the Edit made
     #: the function's parameters (after the document) and the record's keys for them
     stored: tuple[tuple[str, str], ...]
     text: TextForm | None = field(default=None)
@@ -78,7 +79,7 @@ class EditKind:
             raise TypeError(f"A '{self.name}' record has no {', '.join(sorted(unknown))}.")
         return {"edit": self.name, **values}
 
-    def make_again(self, doc: GraphDocument, record: dict[str, Any]) -> Edit:
+    def make_again(self, doc: GraphDocument, record: dict[str, Any]) -> Any:
         """The edit a record describes, made again on ``doc`` (a field it leaves out takes
         the function's default)."""
         kwargs = {param: record[key] for param, key in self.stored if key in record}
