@@ -40,10 +40,10 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxstudio.core import edits as core_edits
-from fxstudio.core.edits import EDIT_KINDS, Edit, commit
-from fxstudio.core.edits.engine import validate
-from fxstudio.core.edits.steps import Step
+from fxstudio.core.edits.engine import Edit, commit, validate
+from fxstudio.core.edits.language import run_command
+from fxstudio.core.edits.registry import EDIT_KINDS
+from fxstudio.core.edits.steps import Ref, Step
 from fxstudio.core.errors import EditError
 from fxstudio.core.graph.document import ChangeKind, DocumentSnapshot, GraphDocument
 
@@ -107,13 +107,13 @@ class _Edits:
 
     def __init__(self, session: ConsoleSession) -> None:
         self._session = session
-        self.Ref = core_edits.Ref
+        self.Ref = Ref
 
     def __getattr__(self, name: str) -> Callable[..., Edit]:
         if name not in EDIT_FUNCTIONS and name != "run":
             raise AttributeError(f"edits has no {name!r}; it has: {', '.join(EDIT_FUNCTIONS)}, run")
         session = self._session
-        fn = core_edits.run_command if name == "run" else EDIT_KINDS[name].function
+        fn = run_command if name == "run" else EDIT_KINDS[name].function
 
         def call(*args: Any, **kwargs: Any) -> Edit:
             session.catch_up()  # a direct change made earlier in the statement first
