@@ -1,6 +1,6 @@
 """A rewrite as the window and the command line run it: match, replace as one edit, then the
-numerical check against the model before it -- and the same rewrite again from its record
-(sessions replay it).
+numerical check against the model before it (a rewrite's record is read back by
+:mod:`fxstudio.core.saving.replay`).
 
 Example:
     >>> from fxstudio.core.saving.sessions import open_document
@@ -20,8 +20,6 @@ import os
 from dataclasses import dataclass, replace
 from typing import Any
 
-from fxstudio.core.edits.engine import Edit
-from fxstudio.core.errors import EditError
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.snapshots import detached, snapshot
 from fxstudio.core.patterns.builtins import builtin_for, run_builtin
@@ -231,33 +229,3 @@ def _replacement_of(spec: RewriteSpec, pattern: Pattern) -> Replacement:
     if problem:
         raise PatternError(problem)
     return function_replacement(fn, getattr(fn, "__name__", None), source)
-
-
-def replay_rewrite(doc: GraphDocument, record: dict[str, Any]) -> Edit | None:
-    """Apply a recorded rewrite again (opening a session); returns its edit."""
-    if record.get("builtin"):
-        return run_builtin(doc, record["builtin"]).edit
-    pat = record.get("pattern") or {}
-    rep = record.get("replacement") or {}
-    if not rep.get("code"):
-        raise EditError(
-            "The session has a rewrite whose replacement was not given as code; it cannot "
-            "be replayed."
-        )
-    fn, source = compile_function(pat["code"], None)
-    rules = Rules.from_json(pat.get("rules", {}))
-    pattern = from_function(
-        fn, pat.get("name"), pat.get("dialect", "fx"), rules=rules, source=source
-    )
-    pattern.node_rules = {k: Rules.from_json(v) for k, v in pat.get("node_rules", {}).items()}
-    repl_fn, repl_source = compile_function(rep["code"], rep.get("name"))
-    accepted = None
-    if record.get("accepted") is not None:
-        anchors = set(record["accepted"])
-        found = Matcher(pattern).find(doc.graph_module)
-        accepted = {m.index for m in found.matches if m.anchor in anchors}
-    replacement = function_replacement(repl_fn, rep.get("name"), repl_source)
-    result = rewrite(doc, pattern, replacement, accepted)
-    if result.edit is None:
-        raise EditError(f"The recorded rewrite {pattern.name} no longer matches anything.")
-    return result.edit
