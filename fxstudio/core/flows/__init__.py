@@ -1,6 +1,6 @@
 """The front door to the core: one function per user flow, one request in, one result out.
 
-The window (``fxstudio.qt``) and the command line (``fxstudio.cli*``) call these -- plus the
+The window (``fxstudio.qt``) and the command line (``fxstudio.cli``) call these -- plus the
 document (:mod:`fxstudio.core.graph.document`), the errors (:mod:`fxstudio.core.errors`) and a
 short list of helpers named in ``tests/test_architecture.py`` -- so that what either of them
 shows or saves is worked out once.  Each result says itself in words (``describe()``), as
@@ -19,8 +19,11 @@ The flows, in the order a user meets them:
   :class:`Explanation`: why a pattern does or does not match there
 - **profile** -- :func:`profile` (the document, :class:`ProfileOptions`, a baseline) ->
   :class:`Profile` (``fxstudio profile``, the Run dock)
-- **step** -- :func:`step_through` (the document) -> a :class:`Stepper`: the Interpreter node
-  by node, against the eager model (``fxstudio step``, the Step dock)
+- **step** -- :func:`step_flow` (:class:`StepRequest`: a model, session or document, how far
+  to run, compared with the eager model or not) -> :class:`StepResult`: each node's value,
+  the first difference from the eager model (``fxstudio step``); :func:`step_through` (the
+  document) -> a :class:`Stepper`: the Interpreter node by node, moved one step at a time
+  (the Step dock)
 - **diff** -- :func:`diff_flow` (:class:`DiffRequest`: two models, sessions or documents) ->
   :class:`DiffResult`: aligned, values and times compared (``fxstudio diff``, the Compare
   window)
@@ -31,7 +34,8 @@ The flows, in the order a user meets them:
   (``fxstudio export``, *File ▸ Export*)
 
 The flows written here (the others live beside their feature and are re-exported): ``layout``
-(:func:`layout_flow`), ``diff`` (:func:`diff_flow`), ``compile`` (:func:`compile_flow`).
+(:func:`layout_flow`), ``step`` (:func:`step_flow`), ``diff`` (:func:`diff_flow`),
+``compile`` (:func:`compile_flow`).
 
 Example:
     >>> from fxstudio.core.flows import DiffRequest, RewriteRequest, RewriteSpec
@@ -47,6 +51,7 @@ from fxstudio.core.compiling.result import Compiled
 from fxstudio.core.flows.compile import CompileRequest, CompileResult, compile_flow
 from fxstudio.core.flows.diff import DiffRequest, DiffResult, diff_flow
 from fxstudio.core.flows.layout import LayoutRequest, LayoutResult, layout_flow
+from fxstudio.core.flows.step import StepRequest, StepResult, UnknownNode, step_flow, step_through
 from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.patterns.apply import Report, RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.explain import Explanation, explain
@@ -54,7 +59,6 @@ from fxstudio.core.runtime.profiling import Profile, ProfileOptions, profile
 from fxstudio.core.saving.export import ExportResult, export
 from fxstudio.core.saving.sessions import open_document
 from fxstudio.core.stepping.stepper import Stepper
-from fxstudio.core.stepping.stepper import for_document as step_through
 
 __all__ = [
     "CompileRequest",
@@ -72,7 +76,10 @@ __all__ = [
     "Report",
     "RewriteRequest",
     "RewriteSpec",
+    "StepRequest",
+    "StepResult",
     "Stepper",
+    "UnknownNode",
     "compile_flow",
     "diff_flow",
     "explain",
@@ -81,5 +88,6 @@ __all__ = [
     "open_document",
     "profile",
     "rewrite_flow",
+    "step_flow",
     "step_through",
 ]

@@ -10,21 +10,26 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fxstudio.cli_common import (
+from fxstudio.cli.common import (
     EXIT_OK,
     MODEL_HELP,
-    add_model_options,
-    add_run_options,
+    AddParser,
     data_out,
+    model_options,
     request_from,
+    run_options,
 )
 
 
-def compile_parser() -> argparse.ArgumentParser:
+def add_parser(add: AddParser) -> argparse.ArgumentParser:
     from fxstudio.core.flows.compile import BACKENDS, MODES
 
-    p = argparse.ArgumentParser(
-        prog="fxstudio compile",
+    p = add(
+        "compile",
+        parents=[
+            run_options("seconds spent timing eager and compiled, interleaved (default 1)"),
+            model_options(),
+        ],
         description="Run Dynamo (torch.compile's graph capture) over the model on its example "
         "inputs and report every graph break: the user's file and line, Dynamo's reason, what "
         "kind of break it is and what to change. Without --explain, also compile the model, "
@@ -45,10 +50,9 @@ def compile_parser() -> argparse.ArgumentParser:
         help="inductor folds the weights as constants (inference): what is computed from "
         "weights alone, such as their layout copies, runs once at compile time",
     )
-    add_run_options(p, "seconds spent timing eager and compiled, interleaved (default 1)")
     p.add_argument("--json", metavar="OUT", help="write the result as JSON here")
     p.add_argument("--force", action="store_true", help="replace an existing --json file")
-    add_model_options(p)
+    p.set_defaults(command=cmd_compile)
     return p
 
 

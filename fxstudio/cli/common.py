@@ -1,9 +1,9 @@
-"""What every ``fxstudio`` command shares: the model options and the request they make,
-numbers checked where they are parsed, exit statuses and how errors are printed
+"""What every ``fxstudio`` command shares: the model options and the run options (parent
+parsers each command's parser names in ``parents=[...]``) and the request they make, numbers
+checked where they are parsed, exit statuses and how errors are printed
 (:func:`fxstudio.core.process.guard.report_error`).
 
-Only :mod:`fxstudio.cli` and its subcommands (``cli_profile``, ``cli_rewrite``, ``cli_step``)
-import this module; it imports ``fxstudio.core`` only.
+Only the modules of :mod:`fxstudio.cli` import this module; it imports ``fxstudio.core`` only.
 """
 
 from __future__ import annotations
@@ -26,19 +26,29 @@ from fxstudio.core.process.guard import (
 )
 
 __all__ = [
+    "COMMANDS",
     "EXIT_BUG",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
     "MODEL_HELP",
+    "AddParser",
     "add_overlay_outputs",
-    "add_model_options",
     "data_out",
     "format_table",
+    "model_options",
     "number",
     "report_error",
     "request_from",
+    "run_options",
 ]
+
+#: How a command adds its parser to the ``fxstudio`` parser's subcommands: the subparsers'
+#: ``add_parser`` (its name, then ArgumentParser's keywords).
+AddParser = Callable[..., argparse.ArgumentParser]
+
+#: The subcommands, as ``fxstudio COMMAND`` names them (one module of :mod:`fxstudio.cli` each).
+COMMANDS = ("show", "export", "layout", "edit", "rewrite", "profile", "step", "diff", "compile")
 
 MODEL_HELP = (
     "the model: FILE.py:Name (a class or zero-argument factory), package.module:Name, either "
@@ -170,10 +180,13 @@ def number(
     return parse
 
 
-def add_run_options(p: argparse.ArgumentParser, min_time_help: str) -> None:
-    """``--device``, ``--threads`` and ``--min-time``: where and how long a model is timed."""
+def run_options(min_time_help: str) -> argparse.ArgumentParser:
+    """A parent parser of the run options, ``--device``, ``--threads`` and ``--min-time``:
+    where and how long a model is timed (``min_time_help`` says it for the command)."""
     from fxstudio.core.runtime.devices import cpu_threads
 
+    parent = argparse.ArgumentParser(add_help=False)
+    p = parent.add_argument_group("run options")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or mps (default cpu)")
     p.add_argument(
         "--threads",
@@ -188,10 +201,14 @@ def add_run_options(p: argparse.ArgumentParser, min_time_help: str) -> None:
         metavar="S",
         help=min_time_help,
     )
+    return parent
 
 
-def add_model_options(p: argparse.ArgumentParser) -> None:
-    """``--frontend``, ``--input``, ``--seed``, ``--leaf``, ``--train``, ``--debug``."""
+def model_options() -> argparse.ArgumentParser:
+    """A parent parser of the model options: ``--frontend``, ``--input``, ``--seed``,
+    ``--leaf``, ``--train`` (what :func:`request_from` reads), ``--debug``, ``--progress``."""
+    parent = argparse.ArgumentParser(add_help=False)
+    p = parent.add_argument_group("model options")
     p.add_argument(
         "--frontend",
         choices=("auto", "fx", "export"),
@@ -231,6 +248,7 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="say on stderr what runs (loading, tracing, shapes, layout) and how far it is",
     )
+    return parent
 
 
 def request_from(ns: argparse.Namespace) -> OpenRequest:

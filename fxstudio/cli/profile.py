@@ -5,24 +5,31 @@ from __future__ import annotations
 import argparse
 import sys
 
-from fxstudio.cli_common import (
+from fxstudio.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     MODEL_HELP,
-    add_model_options,
+    AddParser,
     add_overlay_outputs,
-    add_run_options,
     data_out,
+    model_options,
     number,
     overlay_outputs,
     request_from,
+    run_options,
     write_overlays,
 )
 
 
-def profile_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="fxstudio profile",
+def add_parser(add: AddParser) -> argparse.ArgumentParser:
+    p = add(
+        "profile",
+        parents=[
+            run_options(
+                "seconds of timed blocks at least (default 1; with --against, for both sides)"
+            ),
+            model_options(),
+        ],
         description="Run the model on a device and time it: outputs checked first, warm-up "
         "apart, blocks synchronised, median and spread, an environment stamp; --per-node adds "
         "a separate profiled run (node and module times that add up, FLOPs, roofline); "
@@ -30,9 +37,6 @@ def profile_parser() -> argparse.ArgumentParser:
         "MODEL may be a session (a rewritten graph).",
     )
     p.add_argument("model", nargs="?", help=MODEL_HELP + " (or a .fxstudio session)")
-    add_run_options(
-        p, "seconds of timed blocks at least (default 1; with --against, for both sides)"
-    )
     p.add_argument(
         "--dtype",
         choices=(
@@ -96,7 +100,7 @@ def profile_parser() -> argparse.ArgumentParser:
     add_overlay_outputs(p, "each node's time in ms (--per-node)")
     p.add_argument("--force", action="store_true", help="replace existing output files")
     p.add_argument("--list-devices", action="store_true", help="list the devices and exit")
-    add_model_options(p)
+    p.set_defaults(command=cmd_profile)
     return p
 
 

@@ -8,12 +8,13 @@ import sys
 from dataclasses import replace
 from typing import Any
 
-from fxstudio.cli_common import (
+from fxstudio.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     MODEL_HELP,
-    add_model_options,
+    AddParser,
     data_out,
+    model_options,
     request_from,
 )
 
@@ -32,9 +33,10 @@ class _Rewrites(argparse.Action):
         namespace.rewrites = steps
 
 
-def rewrite_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="fxstudio rewrite",
+def add_parser(add: AddParser) -> argparse.ArgumentParser:
+    p = add(
+        "rewrite",
+        parents=[model_options()],
         description="Find a pattern everywhere and replace it, or run a built-in rewrite; each "
         "is one edit, checked numerically against the model before it. Several run in "
         "order. No match: exit 2 with the nearest misses and why they failed.",
@@ -67,7 +69,7 @@ def rewrite_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="OUT.py|OUT.fxstudio", help="save the result")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.set_defaults(rewrites=[])
-    add_model_options(p)
+    p.set_defaults(command=cmd_rewrite)
     return p
 
 

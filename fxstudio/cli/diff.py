@@ -7,13 +7,14 @@ import argparse
 import sys
 from dataclasses import replace
 
-from fxstudio.cli_common import (
+from fxstudio.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     MODEL_HELP,
-    add_model_options,
+    AddParser,
     add_overlay_outputs,
     data_out,
+    model_options,
     number,
     overlay_outputs,
     request_from,
@@ -23,9 +24,10 @@ from fxstudio.cli_common import (
 FRONTENDS = ("auto", "fx", "export")
 
 
-def diff_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="fxstudio diff",
+def add_parser(add: AddParser) -> argparse.ArgumentParser:
+    p = add(
+        "diff",
+        parents=[model_options()],
         description="Compare two graphs: which node is which (by rewrite provenance, "
         "torch.export's from_node, name, source line and module, then structure), what was "
         "removed, added and changed, and -- both run on the same inputs -- the largest value "
@@ -61,7 +63,7 @@ def diff_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="OUT", help="write pairs, removed, added and values here")
     add_overlay_outputs(p, "each right node's relative value difference")
     p.add_argument("--force", action="store_true", help="replace existing output files")
-    add_model_options(p)
+    p.set_defaults(command=cmd_diff)
     return p
 
 

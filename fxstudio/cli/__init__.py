@@ -1,0 +1,152 @@
+"""fxstudio's command line: the GUI, and headless commands over ``fxstudio.core``.
+
+    fxstudio [MODEL] [--screenshot OUT.png]        open the window (on the welcome page without
+                                                   a MODEL)
+    fxstudio show MODEL [--format table|code|json]  print the captured graph
+    fxstudio export MODEL -o OUT [--format F]       save it as .py, forward code, TorchScript,
+                                                   .pt2 or ONNX
+    fxstudio layout MODEL [--expanded] [--json F]   lay it out as the canvas does
+    fxstudio edit MODEL -e EDIT... [-o S.fxstudio]  edit the graph headless, print its code,
+                                                   save the edits as a session
+    fxstudio rewrite MODEL --builtin NAME...        rewrite by pattern
+    fxstudio profile MODEL [--per-node] [--against BASE]
+                                                   run and time it
+    fxstudio step MODEL [--until NODE] [--format table|json]
+                                                   each node's value, against the eager model
+    fxstudio diff LEFT [RIGHT] [--rewrite NAME] [--json OUT]
+                                                   align two graphs, compare their values
+                                                   node by node
+    fxstudio compile [--explain] MODEL [--json OUT]
+                                                   where Dynamo breaks the model's graph and
+                                                   why; the graph compiled, its kernels timed
+                                                   and attributed to nodes
+
+Exit status: 0 on success, 2 for bad input (the message says what to do), 1 for an
+fxstudio bug.
+
+The modules: ``common`` (exit codes, the model and run options as parent parsers, numbers
+checked where parsed, error reports), ``gui`` (the window's start), and one module a
+subcommand, each adding its parser to the subcommands and calling one flow of
+``fxstudio.core.flows``: ``show``, ``export``, ``layout``, ``edit``, ``rewrite``, ``profile``,
+``step``, ``diff``, ``compile``.  This module dispatches: :func:`main` (and :func:`run`, the
+console scripts' entry point).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import sys
+import threading
+from collections.abc import Sequence
+
+from fxstudio.cli.common import (
+    COMMANDS,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    AddParser,
+    report_error,
+    user_output_to_stderr,
+)
+from fxstudio.core.process import progress
+
+__all__ = ["COMMANDS", "main", "run"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    from fxstudio.core.process.guard import install_interrupt_handler
+
+    install_interrupt_handler()  # Ctrl+C while the model's code runs: say where it was
+    if not debug and not {"-h", "--help", "--version"} & set(args):
+        from fxstudio.core.process.noise import quiet_libraries
+
+        quiet_libraries()
+    told = progress.StderrProgress() if "--progress" in args else None
+    try:
+        with progress.listening(told) if told is not None else contextlib.nullcontext():
+            return _command(args)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+        return int(exc.code or 0) if isinstance(exc.code, int) else EXIT_USAGE
+    except KeyboardInterrupt:  # Ctrl+C outside the model's code
+        print("fxstudio: stopped (Ctrl+C)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `fxstudio show ... | head`: the reader left, which is fine
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except Exception as exc:
+        return report_error(exc, debug)
+    finally:
+        if told is not None:
+            told.finish()
+
+
+def _command(args: list[str]) -> int:
+    """Run the subcommand ``args`` name (the window when none is named). A subcommand's
+    stdout carries only its data: what the model's code prints goes to stderr."""
+    if not args or args[0] not in COMMANDS:
+        from fxstudio.cli.gui import cmd_gui, gui_parser
+
+        return cmd_gui(gui_parser().parse_args(args))
+    ns = parse_command(args)  # --help goes to stdout
+    with user_output_to_stderr():
+        return int(ns.command(ns))
+
+
+def parse_command(args: list[str]) -> argparse.Namespace:
+    """``args`` (a subcommand's name, then its arguments) parsed by the ``fxstudio`` parser
+    with that subcommand's parser added (only that one: each imports what its options list);
+    the namespace's ``command`` is the function that runs it."""
+    top = argparse.ArgumentParser(prog="fxstudio")
+    commands = top.add_subparsers(dest="subcommand", required=True)
+    parser = _add_subcommand(args[0], commands.add_parser)
+    ns, extra = top.parse_known_args(args)
+    if extra:  # said by the subcommand's parser, as its own parse_args would
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return ns
+
+
+def _add_subcommand(name: str, add: AddParser) -> argparse.ArgumentParser:
+    """Add the parser of the subcommand ``name`` (one of COMMANDS) with ``add``."""
+    if name == "show":
+        from fxstudio.cli import show as module
+    elif name == "export":
+        from fxstudio.cli import export as module
+    elif name == "layout":
+        from fxstudio.cli import layout as module
+    elif name == "edit":
+        from fxstudio.cli import edit as module
+    elif name == "rewrite":
+        from fxstudio.cli import rewrite as module
+    elif name == "profile":
+        from fxstudio.cli import profile as module
+    elif name == "step":
+        from fxstudio.cli import step as module
+    elif name == "diff":
+        from fxstudio.cli import diff as module
+    else:
+        assert name == "compile", name
+        from fxstudio.cli import compile as module
+    return module.add_parser(add)
+
+
+def run() -> int:
+    """The console scripts' entry point: :func:`main`, then the process ends even when the
+    model's code left a thread running (Python would otherwise wait for it forever)."""
+    code = main()
+    lingering = [
+        t
+        for t in threading.enumerate()
+        if t is not threading.main_thread() and t.is_alive() and not t.daemon
+    ]
+    if lingering:
+        names = ", ".join(t.name for t in lingering[:3])
+        logging.getLogger("fxstudio").info("not waiting for threads left running: %s", names)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
