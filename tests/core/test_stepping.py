@@ -168,3 +168,27 @@ def test_a_model_without_inputs_says_how_to_give_them() -> None:
     doc.example_inputs = ()
     with pytest.raises(StepError, match="--input"):
         for_document(doc)
+
+
+def test_the_step_flow_runs_to_a_node_and_says_it_as_the_command_does(tmp_path) -> None:
+    import json
+
+    from fxstudio.core.flows import StepRequest, UnknownNode, step_flow
+
+    doc = open_document("examples:simple")
+    code = doc.code()
+    result = step_flow(StepRequest(doc, until="act"))
+    assert [s.name for s in result.steps] == ["x", "fc1", "act"] and doc.code() == code
+    assert result.compared and result.first_difference is None
+    lines = result.describe()
+    assert lines[0].split()[:4] == ["#", "node", "op", "value"] and lines[-2] == ""
+    assert lines[-1].startswith("The graph matches the eager model at all")
+    assert result.overlay().values.keys() == {"x", "fc1", "act"}
+    result.write(tmp_path / "steps.json")
+    assert json.loads((tmp_path / "steps.json").read_text()) == result.to_json()
+    alone = step_flow(StepRequest("examples:simple", eager=False))
+    assert alone.describe()[-1] == "(not compared with the eager model)"
+    assert alone.to_json()["eager"] is False and len(alone.steps) == len(doc)
+    with pytest.raises(UnknownNode) as refused:
+        step_flow(StepRequest(doc, until="nope", eager=False))
+    assert refused.value.names[:2] == ["x", "fc1"]

@@ -1,7 +1,8 @@
-"""The Step dock: run the document's graph node by node (``fxstudio.core.stepping``) and
-show each node's value; the canvas, the node table and the code follow the node last run
-(selecting it there), and the card shows its generated line and the user's source line --
-the three-way link.
+"""The Step dock: run the document's graph node by node (the step flow's stepper,
+:func:`fxstudio.core.flows.step_through`, moved one step at a time) and show each node's
+value; the canvas, the node table and the code follow the node last run (selecting it
+there), and the card shows its generated line and the user's source line -- the three-way
+link.
 
 Every move runs in a worker thread on a copy of the graph (the window stays live; the
 document is never changed by stepping).  An edit of the graph ends the stepping (the card is
@@ -21,12 +22,12 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QWidget
 
+from fxstudio.core.flows import Stepper, step_through
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.graph.graphviews import format_target
 from fxstudio.core.graph.snapshots import detached, snapshot
 from fxstudio.core.layout.groups import drawn_tree
 from fxstudio.core.process import modelcode
-from fxstudio.core.stepping.stepper import Stepper, for_document
 from fxstudio.core.stepping.values import picture
 from fxstudio.qt import theme
 from fxstudio.qt.forms import ShapeWatcher
@@ -140,7 +141,7 @@ class StepPanel(DocumentPanel, step_form.StepForm):
                 if s is None:
                     assert snap is not None
                     task.say("building the eager model to compare with…")
-                    s = for_document(detached(snap))
+                    s = step_through(detached(snap))
                     s.set_breakpoints(breakpoints & set(s.index))
                 fn(s)
             return s
