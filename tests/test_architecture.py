@@ -164,17 +164,16 @@ FRONT_DOOR = ("fxstudio.core.flows", "fxstudio.core.errors", "fxstudio.core.grap
 CLI_ALLOWED = (
     "fxstudio.core.compare.overlay",
     "fxstudio.core.edits",
-    "fxstudio.core.saving.export",
-    "fxstudio.core.saving.files",
     "fxstudio.core.graph.graphviews",
-    "fxstudio.core.process.guard",
-    "fxstudio.core.graph.nodedata",
-    "fxstudio.core.process.noise",
+    "fxstudio.core.model.request",
     "fxstudio.core.patterns.builtins",
     "fxstudio.core.patterns.pattern",
+    "fxstudio.core.process.guard",
+    "fxstudio.core.process.noise",
     "fxstudio.core.process.progress",
-    "fxstudio.core.model.request",
     "fxstudio.core.runtime.devices",
+    "fxstudio.core.saving.export",
+    "fxstudio.core.saving.files",
     "fxstudio.core.saving.sessionfile",
 )
 
@@ -182,33 +181,33 @@ CLI_ALLOWED = (
 #: may only shrink: a flow the window needs goes through ``fxstudio.core.flows`` (a new
 #: import outside this list fails the test below).
 QT_ALLOWED = (
-    "fxstudio.core.graph.attributes",
-    "fxstudio.core.graph.catalogue",
-    "fxstudio.core.graph.catchup",
-    "fxstudio.core.process.collector",
     "fxstudio.core.compare.overlay",
     "fxstudio.core.compare.sides",
     "fxstudio.core.compiling.breaks",
     "fxstudio.core.compiling.located",
     "fxstudio.core.compiling.result",
     "fxstudio.core.console",
-    "fxstudio.core.process.crashlog",
-    "fxstudio.core.layout.drawing",
-    "fxstudio.core.layout.groups",
     "fxstudio.core.edits",
-    "fxstudio.core.saving.export",
-    "fxstudio.core.saving.files",
-    "fxstudio.core.model.fixes",
+    "fxstudio.core.graph.attributes",
+    "fxstudio.core.graph.catalogue",
+    "fxstudio.core.graph.catchup",
     "fxstudio.core.graph.graphviews",
-    "fxstudio.core.process.guard",
-    "fxstudio.core.layout.labels",
+    "fxstudio.core.graph.nodedata",
+    "fxstudio.core.graph.snapshots",
+    "fxstudio.core.layout.drawing",
     "fxstudio.core.layout.engine",
+    "fxstudio.core.layout.groups",
+    "fxstudio.core.layout.labels",
+    "fxstudio.core.layout.repeats",
+    "fxstudio.core.layout.routes",
     "fxstudio.core.lesson.demos",
     "fxstudio.core.lesson.steps",
+    "fxstudio.core.model.fixes",
     "fxstudio.core.model.loading",
     "fxstudio.core.model.modelfiles",
     "fxstudio.core.model.modelspec",
-    "fxstudio.core.graph.nodedata",
+    "fxstudio.core.model.request",
+    "fxstudio.core.model.zoo",
     "fxstudio.core.patterns.builtins",
     "fxstudio.core.patterns.explain",
     "fxstudio.core.patterns.files",
@@ -218,23 +217,22 @@ QT_ALLOWED = (
     "fxstudio.core.patterns.pattern",
     "fxstudio.core.patterns.reasons",
     "fxstudio.core.patterns.replacements",
+    "fxstudio.core.process.collector",
+    "fxstudio.core.process.crashlog",
+    "fxstudio.core.process.guard",
+    "fxstudio.core.process.modelcode",
     "fxstudio.core.process.progress",
-    "fxstudio.core.saving.recent",
-    "fxstudio.core.layout.repeats",
-    "fxstudio.core.model.request",
-    "fxstudio.core.layout.routes",
     "fxstudio.core.runtime.breakdown",
-    "fxstudio.core.runtime.speedup",
     "fxstudio.core.runtime.devices",
     "fxstudio.core.runtime.run",
+    "fxstudio.core.runtime.speedup",
+    "fxstudio.core.saving.export",
+    "fxstudio.core.saving.files",
+    "fxstudio.core.saving.recent",
     "fxstudio.core.saving.sessionfile",
     "fxstudio.core.saving.sessions",
-    "fxstudio.core.graph.snapshots",
-    "fxstudio.core.stepping.stepper",
     "fxstudio.core.stepping.values",
-    "fxstudio.core.process.modelcode",
     "fxstudio.core.wording",
-    "fxstudio.core.model.zoo",
 )
 
 
@@ -275,9 +273,12 @@ def test_the_cli_and_the_window_come_in_by_the_front_door(who, prefixes, allowed
     if prefixes == ("fxstudio.cli",):
         graph = grimp.build_graph("fxstudio", include_external_packages=False)
         prefixes = tuple(m for m in graph.modules if m.startswith("fxstudio.cli"))
-    outside = _outside(core_imported_by(prefixes), allowed)
+    imported = core_imported_by(prefixes)
+    outside = _outside(imported, allowed)
     print(f"{who} imports, besides the front door and its list: {outside}")
     assert outside == [], (
         f"{who} imports core modules outside fxstudio.core.flows and its list: {outside} "
         "(call the flow, or add what it needs to the flows)"
     )
+    unused = sorted(set(allowed) - imported)
+    assert unused == [], f"{who} no longer imports {unused}: take them off its list"
