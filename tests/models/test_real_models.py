@@ -6,11 +6,13 @@ import pytest
 import torch
 
 from fxstudio import cli
+from fxstudio.core.fxcompat import tree_leaves
+from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.graph.shapes import node_shape
 from fxstudio.core.model.capture import CaptureOptions, capture
 from fxstudio.core.model.loading import load_model
 from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.saving.export import export, run_standalone
+from fxstudio.core.saving.export import export, one_thread, run_standalone
 from fxstudio.core.saving.sessions import open_document
 from tests.core.test_export import original_outputs
 
@@ -34,28 +36,37 @@ needs_torchvision = pytest.mark.skipif(not TORCHVISION, reason="torchvision is n
 @needs_torchvision
 @pytest.mark.slow
 @pytest.mark.parametrize("name", TORCHVISION or ["none"])
-def test_torchvision_classifier(name, capsys):
-    import torchvision.models as tvm
-
+def test_torchvision_classifier_opens_and_saves_as_python(tmp_path, name):
+    """Every torchvision classifier that symbolic tracing accepts opens as ``fxstudio show``
+    opens it (a shape on every module call, 1000 classes out) and saves as a standalone
+    ``.py`` that computes the model's own outputs bit for bit -- the reference is the model as
+    torchvision builds it, run eagerly in eval mode (each model built twice, captured once)."""
     size = {"inception_v3": 299}.get(name, 224)
-    torch.manual_seed(0)
-    reference = tvm.get_model(name, weights=None).eval()
+    spec, inputs = f"torchvision.models:{name}", [f"1x3x{size}x{size}"]
+    reference = load_model(spec, inputs, 0)  # in train mode, as built
     try:
-        torch.fx.symbolic_trace(reference)
+        torch.fx.symbolic_trace(reference.module)
     except Exception as exc:
         pytest.skip(f"torch.fx.symbolic_trace does not accept {name}: {type(exc).__name__}")
-    spec = f"torchvision.models:{name}"
-    loaded = load_model(spec, inputs=[f"1x3x{size}x{size}"])  # in train mode, as built
-    cap = capture(loaded)
-    nodes = list(cap.graph_module.graph.nodes)
-    output = nodes[-1]
-    produced = output.args[0]
+    with eval_mode(reference.module), torch.no_grad(), one_thread():
+        out = reference.module(*reference.example_inputs)
+    expected = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
+    example = reference.example_inputs
+    del reference, out
+
+    doc = open_document(OpenRequest(spec, inputs=tuple(inputs)))
+    nodes = list(doc.graph_module.graph.nodes)
+    produced = nodes[-1].args[0]
     produced = produced if isinstance(produced, torch.fx.Node) else produced[0]
     shape = node_shape(produced)
     assert (shape[-1] if isinstance(shape, tuple) else shape[0][-1]) == 1000
     assert all(node_shape(n) is not None for n in nodes if n.op == "call_module")
-    assert cli.main(["show", spec, "--input", f"1x3x{size}x{size}"]) == 0
-    assert len(capsys.readouterr().out.splitlines()) == len(nodes) + 2
+    assert len(doc.rows()) == len(nodes)  # what fxstudio show prints, a row a node
+
+    out_py = tmp_path / f"{name}.py"
+    export(doc, out_py)
+    check = run_standalone(out_py, example, expected)
+    assert check.bitwise_equal, check
 
 
 needs_transformers = pytest.mark.skipif(
@@ -99,26 +110,6 @@ def test_transformers_model_saved_as_python_round_trips(tmp_path, factory):
     assert any("returns a dict" in n for n in result.notes)
     inputs, expected = original_outputs(spec)
     check = run_standalone(out, inputs, expected)
-    assert check.bitwise_equal, check
-
-
-@needs_torchvision
-@pytest.mark.slow
-@pytest.mark.parametrize("name", TORCHVISION or ["none"])
-def test_torchvision_classifier_saved_as_python_round_trips(tmp_path, name):
-    import torchvision.models as tvm
-
-    size = {"inception_v3": 299}.get(name, 224)
-    try:
-        torch.fx.symbolic_trace(tvm.get_model(name, weights=None))
-    except Exception as exc:
-        pytest.skip(f"torch.fx.symbolic_trace does not accept {name}: {type(exc).__name__}")
-    spec, inputs = f"torchvision.models:{name}", [f"1x3x{size}x{size}"]
-    doc = open_document(OpenRequest(spec, inputs=tuple(inputs)))
-    out = tmp_path / f"{name}.py"
-    export(doc, out)
-    example, expected = original_outputs(spec, inputs=inputs)
-    check = run_standalone(out, example, expected)
     assert check.bitwise_equal, check
 
 
