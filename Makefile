@@ -62,7 +62,7 @@ run: setup
 	fi
 
 test: setup
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n auto --dist worksteal
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n auto --dist worksteal --durations=15
 
 bench: setup
 	$(PY) tests/bench/run.py
