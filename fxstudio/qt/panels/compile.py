@@ -219,8 +219,8 @@ class CompilePanel(DocumentPanel):
         if not items or self.dock.isHidden():
             return
         rect = QRectF(items[0].sceneBoundingRect())
-        for item in items[1:]:
-            rect = rect.united(item.sceneBoundingRect())
+        for node in items[1:]:
+            rect = rect.united(node.sceneBoundingRect())
         y = rect.top() - 12 if place.nodes else rect.bottom() + 12
         line = QGraphicsRectItem(rect.left() - 30, y, rect.width() + 60, 2)
         line.setPen(QPen(BREAK, 2, Qt.PenStyle.DashLine))
@@ -230,7 +230,7 @@ class CompilePanel(DocumentPanel):
         label.setBrush(BREAK)
         label.setPos(rect.right() + 34, y - 8)
         label.setZValue(60)
-        for item in (line, label):
-            item.setToolTip(f"{b.reason}\n\n{b.advice}")
-            scene.addItem(item)
+        for mark in (line, label):
+            mark.setToolTip(f"{b.reason}\n\n{b.advice}")
+            scene.addItem(mark)
         self._marks = [line, label]
