@@ -17,6 +17,13 @@ back on the GUI thread hands the result to one of three callbacks:
 A failure goes to ``failed(exc)`` whatever the document did (:meth:`OnCopy.current` tells
 the handler whether it still matters).  A cancelled job hands nothing back.
 
+"As read" is the document's version by default: any change since, shapes worked out again
+included, makes the result stale.  Given ``states`` (the session: its ``graph_state`` and
+``is_current``, :mod:`fxstudio.qt.window.graph_state`) it is the graph instead: a result stays
+current while the graph is the one read (an edit undone makes it current again).  ``copy=False``
+reads no snapshot: for work that carries what it needs (the Step dock's stepper, made on an
+earlier copy).
+
 Example::
 
     job = run_on_copy(
@@ -48,13 +55,28 @@ class Opened(Protocol):
     def document(self) -> GraphDocument | None: ...
 
 
+class States(Protocol):
+    """Whoever says which graph the document holds (the session, over its
+    :class:`~fxstudio.qt.window.graph_state.GraphStates`)."""
+
+    def graph_state(self) -> object: ...
+
+    def is_current(self, state: object) -> bool: ...
+
+
 @dataclass(frozen=True)
 class Copy:
-    """What the worker is given: the snapshot, and a way to say what it does now (the
-    task's ``stage``).  Never the live document."""
+    """What the worker is given: the snapshot (none with ``copy=False``), and a way to say
+    what it does now (the task's ``stage``).  Never the live document."""
 
-    snapshot: Snapshot
+    read: Snapshot | None
     say: Callable[[str], None]
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The document as read."""
+        assert self.read is not None, "run with copy=False: no snapshot was read"
+        return self.read
 
     def detached(self) -> GraphDocument:
         """A document of its own over the snapshot (:func:`~fxstudio.core.graph.snapshots.
@@ -62,9 +84,20 @@ class Copy:
         return detached(self.snapshot)
 
 
+@dataclass(frozen=True)
+class Reading:
+    """How :func:`run_on_copy` reads the document: ``held`` (the snapshot keeps the nodes'
+    ``meta``), ``copy`` (a snapshot at all), ``states`` (staleness by graph state)."""
+
+    held: bool = False
+    copy: bool = True
+    states: States | None = None
+
+
 class OnCopy(Generic[R]):
     """One run of :func:`run_on_copy`: its :attr:`task` (for ``stage``, ``progress``,
-    ``finished``), the document read and, once read, its :attr:`snapshot`."""
+    ``finished``), the document read and, once read, its :attr:`version` and
+    :attr:`snapshot`."""
 
     def __init__(
         self,
@@ -75,13 +108,16 @@ class OnCopy(Generic[R]):
         failed: Callable[[BaseException], None],
         stale: Callable[[R], None] | None,
         gone: Callable[[R], None] | None,
-        held: bool,
+        reading: Reading,
         kind: type[Task],
         parent: QObject | None,
     ) -> None:
         self.opened = opened
         self.document = document
-        self.held = held
+        self.reading = reading
+        self._read = False
+        self._version = -1
+        self._state: object = None
         self._snapshot: Snapshot | None = None
         self._work = work
         self._then, self._stale, self._gone, self._failed = then, stale, gone, failed
@@ -97,35 +133,49 @@ class OnCopy(Generic[R]):
 
     @property
     def version(self) -> int:
-        return self.snapshot.version
+        """The document's version when read (once :meth:`read`)."""
+        assert self._read, "not read yet"
+        return self._version
+
+    @property
+    def started(self) -> bool:
+        """Read, and its worker started (not when reading failed, nor before a ``later``
+        read)."""
+        return self._read
 
     def read(self) -> None:
         """Read the document (GUI thread) and start the worker; a failure to read is told
         as the work's own.  Nothing once cancelled."""
         if self.task.cancelled:
             return
+        states = self.reading.states
         try:
-            self._snapshot = snapshot(self.document, held=self.held)
+            if self.reading.copy:
+                self._snapshot = snapshot(self.document, held=self.reading.held)
+            self._version = self.document.version
+            self._state = states.graph_state() if states is not None else None
         except Exception as exc:  # noqa: BLE001 -- told as the work's own failure
             self._failed(exc)
             return
+        self._read = True
         self.task.start()
 
     def current(self) -> bool:
-        """The document read is still open, at the version read."""
-        snap = self._snapshot
-        return (
-            snap is not None
-            and self.opened.document is self.document
-            and self.document.version == snap.version
-        )
+        """The document read is still open, at the version read (with ``states``: holding
+        the graph read)."""
+        if not self._read or self.opened.document is not self.document:
+            return False
+        states = self.reading.states
+        if states is not None:
+            return states.is_current(self._state)
+        return self.document.version == self._version
 
     def cancel(self) -> None:
         """Hand nothing back (the work itself runs on to its end)."""
         self.task.cancel()
 
     def _run(self) -> R:  # the worker thread
-        return self._work(Copy(self.snapshot, self.task.say))
+        return self._work(Copy(self._snapshot, self.task.say))
 
     def _succeeded(self, result: R) -> None:  # the GUI thread
         if self.current():
@@ -146,6 +196,8 @@ def run_on_copy(
     stale: Callable[[R], None] | None = None,
     gone: Callable[[R], None] | None = None,
     held: bool = False,
+    copy: bool = True,
+    states: States | None = None,
     kind: type[Task] = Task,
     later: Callable[[Callable[[], None]], object] | None = None,
     parent: QObject | None = None,
@@ -154,10 +206,13 @@ def run_on_copy(
     its own, so a click on a big graph shows first that it began), run ``work(copy)`` in a
     ``kind`` task (:class:`~fxstudio.qt.workers.UserCodeTask` for the model's code) under
     ``parent``, and hand the result back as the module says.  ``held``: the snapshot keeps
-    the nodes' ``meta`` as read (a baseline kept while the document goes on)."""
+    the nodes' ``meta`` as read (a baseline kept while the document goes on); ``copy=False``:
+    no snapshot (the work carries what it needs); ``states``: the result is current while the
+    graph is the one read, not only the version (the module's docstring)."""
     document = opened.document
     assert document is not None, "no document to copy"
-    job = OnCopy(opened, document, work, then, failed, stale, gone, held, kind, parent)
+    reading = Reading(held=held, copy=copy, states=states)
+    job = OnCopy(opened, document, work, then, failed, stale, gone, reading, kind, parent)
     if later is None:
         job.read()
     else:

@@ -1,6 +1,7 @@
 """run_on_copy: the worker works on a copy of the document read on the GUI thread; its result
 is taken only while the document is still as read, handed to ``stale`` (or dropped) once it
-changed, to ``gone`` (or dropped) once another is open; a failure is told."""
+changed, to ``gone`` (or dropped) once another is open; a failure is told.  Given ``states``,
+"as read" is the graph, not the version; ``copy=False`` reads no snapshot."""
 
 import threading
 from dataclasses import dataclass
@@ -109,3 +110,72 @@ def test_read_later_reads_the_document_as_it_is_then(qtbot, opened):
     pending.pop()()
     qtbot.waitUntil(lambda: bool(taken), timeout=10000)
     assert "tanh" in taken[0] and job.current()
+
+
+class States:
+    """A session's graph states, by hand: ``graph`` says which graph the document holds."""
+
+    def __init__(self) -> None:
+        self.graph = 0
+
+    def graph_state(self) -> object:
+        return self.graph
+
+    def is_current(self, state: object) -> bool:
+        return state == self.graph
+
+
+def test_with_states_the_graph_read_is_current_whatever_the_version(qtbot, opened):
+    """Given ``states``, a result is current while the graph is the one read (an edit
+    undone: the document's version moved on, the graph is the same) and stale once not."""
+    go = threading.Event()
+    seen = []
+    owner = QObject()
+    states = States()
+
+    def start():
+        return run_on_copy(
+            opened,
+            lambda copy: go.wait(10) and _names(copy),
+            lambda r: seen.append("then"),
+            stale=lambda r: seen.append("stale"),
+            failed=seen.append,
+            states=states,
+            parent=owner,
+        )
+
+    job = start()
+    edits.set_target(opened.document, "relu", "torch.tanh")  # and back: the same graph
+    edits.set_target(opened.document, "relu", "torch.relu")
+    assert opened.document.version != job.version
+    with qtbot.waitSignal(job.task.finished, timeout=10000):
+        go.set()
+    assert seen == ["then"] and job.current()
+    go.clear()
+    job = start()
+    states.graph += 1  # another graph, at the same version
+    assert opened.document.version == job.version
+    with qtbot.waitSignal(job.task.finished, timeout=10000):
+        go.set()
+    assert seen == ["then", "stale"] and not job.current()
+
+
+def test_copy_false_reads_no_snapshot(qtbot, opened):
+    """``copy=False``: the work gets no snapshot (it carries what it needs); the result is
+    still judged against the document as read."""
+    taken, failed = [], []
+    owner = QObject()
+    job = run_on_copy(
+        opened,
+        lambda copy: (copy.read, copy.say("working")),
+        taken.append,
+        failed=failed.append,
+        copy=False,
+        parent=owner,
+    )
+    assert job.started
+    qtbot.waitUntil(lambda: bool(taken or failed), timeout=10000)
+    assert failed == [] and taken == [(None, None)]
+    assert job.current() and job.version == opened.document.version
+    with pytest.raises(AssertionError):
+        job.snapshot  # noqa: B018 -- nothing was read

@@ -25,11 +25,11 @@ from PySide6.QtWidgets import QWidget
 from fxstudio.core.flows import Stepper, step_through
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.graph.graphviews import format_target
-from fxstudio.core.graph.snapshots import detached, snapshot
 from fxstudio.core.layout.groups import drawn_tree
 from fxstudio.core.process import modelcode
 from fxstudio.core.stepping.values import picture
 from fxstudio.qt import theme
+from fxstudio.qt.copies import Copy, run_on_copy
 from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import step_form
 from fxstudio.qt.panels.base import DocumentPanel, in_words
@@ -48,8 +48,6 @@ class StepPanel(DocumentPanel, step_form.StepForm):
         self.task: Task | None = None
         self.breakpoint_names: set[str] = set()  # kept when the stepper starts again
         self._filling = False
-        self._state: object = None  # the graph state the move under way started at
-        self._moving_doc: GraphDocument | None = None  # and its document
         body = step_form.build(self, self.ctx.window)
         self.shape = ShapeWatcher(body, lambda shape: step_form.arrange(self, shape == "wide"))
         self.restart_action.triggered.connect(lambda: self._move(lambda s: s.restart()))
@@ -123,36 +121,42 @@ class StepPanel(DocumentPanel, step_form.StepForm):
         return self.task is not None
 
     def _move(self, fn: Callable[[Stepper], Any], text: str = "Running…") -> None:
-        """Run ``fn(stepper)`` in a worker (the stepper is made first when there is none)."""
-        doc = self.document
-        if doc is None or self.busy:
+        """Run ``fn(stepper)`` in a worker (the stepper is made first, on a copy of the
+        graph, when there is none).  Its stepper is taken while the graph is the one it
+        started on (:mod:`fxstudio.qt.window.graph_state`: an edit undone is the same graph)."""
+        if self.document is None or self.busy:
             return
         stepper = self.stepper
-        snap = snapshot(doc) if stepper is None else None
         breakpoints = set(self.breakpoint_names)
-        self._state = self.session.graph_state()
-        self._moving_doc = doc
 
-        def work() -> Stepper:
+        def work(copy: Copy) -> Stepper:
             s = stepper
             # the model's code, in one thread at a time (a trace elsewhere would catch its
             # module calls: core.process.modelcode)
             with modelcode.one_turn():
                 if s is None:
-                    assert snap is not None
-                    task.say("building the eager model to compare with…")
-                    s = step_through(detached(snap))
+                    copy.say("building the eager model to compare with…")
+                    s = step_through(copy.detached())
                     s.set_breakpoints(breakpoints & set(s.index))
                 fn(s)
             return s
 
-        task = Task(work, self)
-        self.task = task
-        task.stage.connect(self.status_label.setText)
-        task.succeeded.connect(self._moved)
-        task.failed.connect(self._move_failed)
+        job = run_on_copy(
+            self,
+            work,
+            self._moved,
+            stale=self._moved_stale,
+            gone=self._moved_gone,
+            failed=self._move_failed,
+            copy=stepper is None,  # (a stepper carries its own copy)
+            states=self.session,
+            parent=self,
+        )
+        if not job.started:  # reading the graph failed: told (_move_failed)
+            return
+        self.task = job.task
+        self.task.stage.connect(self.status_label.setText)
         self.status_label.setText(text)
-        task.start()
         self._enable()
 
     def _finish_task(self) -> None:
@@ -161,17 +165,25 @@ class StepPanel(DocumentPanel, step_form.StepForm):
             task.wait()
         self._enable()
 
+    def _moved_stale(self, _stepper: Stepper) -> None:
+        """Stepped the graph before an edit: dropped, and said so."""
+        self._dropped(
+            "The graph changed while it ran: the next step starts again on the graph as it is."
+        )
+
+    def _moved_gone(self, _stepper: Stepper) -> None:
+        """Stepped a model no longer open: dropped."""
+        self._dropped()
+
+    def _dropped(self, why: str = "") -> None:
+        self._finish_task()
+        self._show()
+        if why:
+            self.status_label.setText(why)
+        self.moved.emit()
+
     def _moved(self, stepper: Stepper) -> None:
         self._finish_task()
-        if not self.session.is_current(self._state):  # stepped the graph before an edit
-            self._show()
-            if self._moving_doc is self.document:  # (not another model opened since)
-                self.status_label.setText(
-                    "The graph changed while it ran: "
-                    "the next step starts again on the graph as it is."
-                )
-            self.moved.emit()
-            return
         self.stepper = stepper
         stepper.set_breakpoints(self.breakpoint_names & set(stepper.index))  # (set while busy)
         self._show()
