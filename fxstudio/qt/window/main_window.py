@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent
-from PySide6.QtWidgets import QDialog, QMainWindow, QStatusBar, QToolBar, QWidget
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import QDialog, QMainWindow, QMenu, QStatusBar, QToolBar, QWidget
 
 from fxstudio.core.edits import Edit
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
@@ -85,6 +85,8 @@ class MainWindow(QMainWindow):
     actionStarted = Signal()  # noqa: N815 - a command of the menus starts (before it runs)
     canvas: CanvasView  # the form's canvas
     actions: dict[str, QAction]  # type: ignore[assignment]  # by objectName (over QWidget's)
+    menus: dict[str, QMenu]  # by title ("&File")
+    search: SearchController
 
     def __init__(
         self,
@@ -179,7 +181,7 @@ class MainWindow(QMainWindow):
             (redo, "actionRedo", actions.SK.Redo, "redo.svg"),
         ):
             action.setObjectName(name)
-            action.setShortcuts(actions.QKeySequence.keyBindings(key))
+            action.setShortcuts(QKeySequence.keyBindings(key))
             action.setIcon(icon(file))
             self.actions[name] = action
         actions.place(self.menus["&Edit"], "@undo", [undo, redo])

@@ -1,0 +1,25 @@
+"""The Help menu: the guided lesson, the keyboard shortcuts, About."""
+
+from __future__ import annotations
+
+from fxstudio.qt.window.actions.action import SK, Action, Entries
+
+MENU = "&Help"
+
+ENTRIES: Entries = (
+    Action(
+        id="actionLearnFx",
+        text="&Learn FX",
+        menu=MENU,
+        run=lambda w: w.learn(),
+        tip="A guided lesson in ten checked steps, on this window",
+    ),
+    Action(
+        id="actionHelp",
+        text="&Keyboard shortcuts",
+        menu=MENU,
+        run=lambda w: w.show_shortcuts(),
+        keys=SK.HelpContents,
+    ),
+    Action(id="actionAbout", text="&About fxstudio", menu=MENU, run=lambda w: w.show_about()),
+)
