@@ -32,7 +32,7 @@ from typing import Any
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.graph.nodedata import Overlay
-from fxstudio.core.saving.files import atomic_write
+from fxstudio.core.saving.files import write_json
 
 #: The graph id Model Explorer's PyTorch adapter gives the graph of an exported program.
 GRAPH_ID = "graph"
@@ -59,7 +59,7 @@ def to_model_explorer(overlay: Overlay, graph_id: str = GRAPH_ID) -> dict[str, A
 def write_model_explorer(overlay: Overlay, path: str | os.PathLike[str]) -> None:
     """Write ``overlay`` as Model Explorer node data (atomically: a failure leaves the file
     as it was)."""
-    atomic_write(path, json.dumps(to_model_explorer(overlay), indent=2) + "\n")
+    write_json(path, to_model_explorer(overlay), indent=2)
 
 
 def to_netron(overlay: Overlay) -> dict[str, Any]:
@@ -73,7 +73,7 @@ def to_netron(overlay: Overlay) -> dict[str, Any]:
 
 def write_netron(overlay: Overlay, path: str | os.PathLike[str]) -> None:
     """Write ``overlay`` as Netron metrics (atomically)."""
-    atomic_write(path, json.dumps(to_netron(overlay), indent=2) + "\n")
+    write_json(path, to_netron(overlay), indent=2)
 
 
 def read_overlay(path: str | os.PathLike[str]) -> Overlay:

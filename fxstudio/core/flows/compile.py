@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +33,7 @@ from fxstudio.core.model.opening import capture_loaded
 from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.process import modelcode
 from fxstudio.core.runtime.devices import resolve
-from fxstudio.core.saving.files import atomic_write
+from fxstudio.core.saving.files import write_json
 
 __all__ = [
     "BACKENDS",
@@ -88,7 +87,7 @@ class CompileResult:
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """:meth:`to_json`, written atomically."""
-        atomic_write(path, json.dumps(self.to_json(), indent=2) + "\n")
+        write_json(path, self.to_json(), indent=2)
 
     def describe(self) -> str:
         """The breaks, then what was compiled (``fxstudio compile`` prints it)."""

@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +25,7 @@ from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.nodedata import Overlay
 from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.patterns.apply import Report, RewriteRequest, RewriteSpec, rewrite_flow
-from fxstudio.core.saving.files import atomic_write
+from fxstudio.core.saving.files import write_json
 from fxstudio.core.saving.sessions import open_document
 
 __all__ = [
@@ -97,7 +96,7 @@ class DiffResult:
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """:meth:`to_json`, written atomically."""
-        atomic_write(path, json.dumps(self.to_json(), indent=2) + "\n")
+        write_json(path, self.to_json(), indent=2)
 
     def describe(self) -> list[str]:
         """In lines for a person (``fxstudio diff`` prints them)."""

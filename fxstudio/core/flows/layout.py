@@ -10,7 +10,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.layout.engine import Layout, LayoutEngine
 from fxstudio.core.layout.groups import top_level_groups
-from fxstudio.core.saving.files import atomic_write
+from fxstudio.core.saving.files import write_json
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ class LayoutResult:
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """:meth:`to_json`, written atomically."""
-        atomic_write(path, json.dumps(self.to_json(), indent=1) + "\n")
+        write_json(path, self.to_json(), indent=1)
 
 
 def layout_flow(request: LayoutRequest) -> LayoutResult:

@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.nodedata import Overlay
 from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.saving.files import atomic_write
+from fxstudio.core.saving.files import write_json
 from fxstudio.core.saving.sessions import open_document
 from fxstudio.core.stepping.eager import Agreement
 from fxstudio.core.stepping.stepper import DEFAULT_WINDOW, Step, StepError, Stepper
@@ -101,7 +100,7 @@ class StepResult:
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """:meth:`to_json`, written atomically."""
-        atomic_write(path, json.dumps(self.to_json(), indent=1) + "\n")
+        write_json(path, self.to_json(), indent=1)
 
     def rows(self) -> list[tuple[str, ...]]:
         """The table's cells, a row a node (see :data:`HEADER`)."""

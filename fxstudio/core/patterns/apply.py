@@ -15,7 +15,6 @@ Example:
 from __future__ import annotations
 
 import inspect
-import json
 import os
 from dataclasses import dataclass, replace
 from typing import Any
@@ -31,7 +30,7 @@ from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, Pattern, PatternError, Rules
 from fxstudio.core.patterns.replace import Rewritten, rewrite
 from fxstudio.core.patterns.replacements import Replacement, function_replacement, signature_problem
-from fxstudio.core.saving.files import atomic_write
+from fxstudio.core.saving.files import write_json
 
 
 @dataclass(frozen=True)
@@ -104,7 +103,7 @@ class Report:
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """The report as JSON, written atomically."""
-        atomic_write(path, json.dumps(self.to_json(), indent=2, default=repr) + "\n")
+        write_json(path, self.to_json(), indent=2, default=repr)
 
     def describe(self) -> list[str]:
         """The report as lines for a person (``fxstudio rewrite`` prints them)."""

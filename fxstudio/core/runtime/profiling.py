@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -25,7 +24,7 @@ from typing import Any
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.runtime.run import RunError, WholeModel, profile_whole
 from fxstudio.core.runtime.speedup import Comparison, compare
-from fxstudio.core.saving.files import atomic_path, atomic_write
+from fxstudio.core.saving.files import atomic_path, atomic_write, write_json
 
 __all__ = ["Profile", "ProfileOptions", "profile"]
 
@@ -82,7 +81,7 @@ class Profile:
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """The result as JSON, written atomically."""
-        atomic_write(path, json.dumps(self.to_json(), indent=2, default=str) + "\n")
+        write_json(path, self.to_json(), indent=2, default=str)
 
     def write_csv(self, path: str | os.PathLike[str]) -> None:
         """The per-node table as CSV (a per-node run only)."""

@@ -8,10 +8,12 @@ A failed write (read-only folder, full disk) leaves any old file as it was.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from fxstudio.core.errors import UserError
 
@@ -76,6 +78,17 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
             tmp.write_text(data, encoding="utf-8")
         else:
             tmp.write_bytes(data)
+
+
+def write_json(
+    path: str | os.PathLike[str],
+    data: object,
+    indent: int = 2,
+    default: Callable[[Any], Any] | None = None,
+) -> None:
+    """``data`` as JSON (indented, a newline at the end), written atomically: every result's
+    ``write(path)``."""
+    atomic_write(path, json.dumps(data, indent=indent, default=default) + "\n")
 
 
 def _explain(target: Path, exc: OSError) -> str:
