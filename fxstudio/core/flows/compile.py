@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,7 +136,7 @@ def _loaded_alone(model: OpenRequest) -> LoadedModel:
 
 def _compiled(
     request: CompileRequest,
-    load: Any,
+    load: Callable[[], LoadedModel],
     doc: GraphDocument | None,
     explained: Explained | None = None,
 ) -> Compiled:
