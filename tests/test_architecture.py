@@ -175,6 +175,7 @@ CLI_ALLOWED = (
     "fxstudio.core.saving.export",
     "fxstudio.core.saving.files",
     "fxstudio.core.saving.sessionfile",
+    "fxstudio.core.wording",
 )
 
 #: Besides the front door, the core modules the window imports today, sorted.  This list

@@ -13,7 +13,7 @@ import contextlib
 import io
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from fxstudio.core.model.request import OpenRequest
@@ -35,7 +35,6 @@ __all__ = [
     "AddParser",
     "add_overlay_outputs",
     "data_out",
-    "format_table",
     "model_options",
     "number",
     "report_error",
@@ -254,20 +253,6 @@ def model_options() -> argparse.ArgumentParser:
 def request_from(ns: argparse.Namespace) -> OpenRequest:
     """What the model options ask to open."""
     return OpenRequest(ns.model, ns.frontend, tuple(ns.input), ns.seed, tuple(ns.leaf), ns.train)
-
-
-def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], width: int = 60) -> str:
-    """A plain aligned text table; cells longer than ``width`` are cut with '...'."""
-
-    def cut(s: str) -> str:
-        s = s.replace("\n", " ")
-        return s if len(s) <= width else s[: width - 3] + "..."
-
-    cells = [list(header)] + [[cut(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines) + "\n"
 
 
 def add_overlay_outputs(p: argparse.ArgumentParser, what: str) -> None:

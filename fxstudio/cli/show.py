@@ -11,7 +11,6 @@ from fxstudio.cli.common import (
     MODEL_HELP,
     AddParser,
     data_out,
-    format_table,
     model_options,
     request_from,
 )
@@ -39,6 +38,7 @@ def cmd_show(ns: argparse.Namespace) -> int:
         out.write("\n")
     else:
         from fxstudio.core.graph.graphviews import NodeRow
+        from fxstudio.core.wording import text_table
 
-        out.write(format_table(NodeRow.COLUMNS, [r.values() for r in doc.rows()]))
+        out.write("\n".join(text_table(NodeRow.COLUMNS, [r.values() for r in doc.rows()])) + "\n")
     return EXIT_OK

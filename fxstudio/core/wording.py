@@ -13,11 +13,15 @@ Open it with the input shapes in the Open dialog's Inputs (one per forward argum
 Try the export frontend (Capture with, in the Open dialog).
 >>> print(for_window("Run on --device cpu, or on a machine with a GPU."))
 Run on cpu (the Run dock's Device), or on a machine with a GPU.
+
+Results said as text line up their columns with :func:`text_table` (``fxstudio show``'s node
+table, ``fxstudio step``'s values).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 INPUTS = "the Open dialog's Inputs"
 CAPTURE = "Capture with, in the Open dialog"
@@ -80,3 +84,32 @@ def for_window(text: str) -> str:
 def flags_in(text: str) -> list[str]:
     """The command-line options ``text`` names (``--input`` ...)."""
     return FLAG.findall(text)
+
+
+def text_table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    width: int | None = 60,
+    rule: bool = True,
+) -> list[str]:
+    """``rows`` under ``header`` as aligned lines (two spaces between columns), a line of
+    dashes under the header when ``rule``; a cell longer than ``width`` is cut with '...'.
+
+    >>> for line in text_table(("node", "op"), [("x", "placeholder"), ("relu", "call_module")]):
+    ...     print(line)
+    node  op
+    ----  -----------
+    x     placeholder
+    relu  call_module
+    """
+
+    def cut(s: str) -> str:
+        s = s.replace("\n", " ")
+        return s if width is None or len(s) <= width else s[: width - 3] + "..."
+
+    cells = [list(header)] + [[cut(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    if rule:
+        lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines

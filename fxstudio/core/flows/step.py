@@ -27,6 +27,7 @@ from fxstudio.core.saving.sessions import open_document
 from fxstudio.core.stepping.eager import Agreement
 from fxstudio.core.stepping.stepper import DEFAULT_WINDOW, Step, StepError, Stepper
 from fxstudio.core.stepping.stepper import for_document as step_through
+from fxstudio.core.wording import text_table
 
 __all__ = [
     "StepRequest",
@@ -136,12 +137,8 @@ class StepResult:
 
     def describe(self) -> list[str]:
         """In lines for a person: the table, a blank line, the verdict (``fxstudio step``)."""
-        rows = [HEADER, *self.rows()]
-        widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
-        lines = [
-            "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
-        ]
-        return [*lines, "", self.verdict()]
+        table = text_table(HEADER, self.rows(), width=None, rule=False)
+        return [*table, "", self.verdict()]
 
     def overlay(self) -> Overlay:
         """Each tensor node's largest |value|, as per-node data for other viewers."""
