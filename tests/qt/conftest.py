@@ -1,7 +1,31 @@
-import pytest
+"""Two ways to test the window's parts.
 
+- ``docks``: a dock (or a few) over a small panel context -- a plain ``QMainWindow`` holding
+  the real canvas, a real ``DocumentSession`` given a small document at once (opened on the
+  test's thread, no open worker), the ``SelectionModel``, the ``CanvasController`` and the
+  edit controller -- the way :class:`~fxstudio.qt.panels.base.PanelContext` gives them to a
+  panel, without the menus, status bar, welcome page, layouts and saved window state.
+- ``window``: the whole ``MainWindow``, for what is about the window itself (menus, saving,
+  the Open dialog, recovery) and the journeys across docks (``test_journeys.py``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMainWindow
+
+from fxstudio.core.flows import open_document
+from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.layout.groups import first_picture
 from fxstudio.core.model.request import OpenRequest
-from fxstudio.qt.window.main_window import MainWindow
+from fxstudio.qt.canvas.controller import CanvasController
+from fxstudio.qt.canvas.view import CanvasView
+from fxstudio.qt.editing.controller import EditController
+from fxstudio.qt.panels.base import DocumentPanel, PanelContext
+from fxstudio.qt.selection import SelectionModel
+from fxstudio.qt.window.main_window import PANELS, MainWindow
+from fxstudio.qt.window.session import DocumentSession
 
 
 def _window(qtbot, tmp_path, interactive):
@@ -22,6 +46,83 @@ def window(qtbot, tmp_path):
 def interactive(qtbot, tmp_path):
     """A window that shows its messages in message boxes, as a user's does."""
     return _window(qtbot, tmp_path, interactive=True)
+
+
+class Docks:
+    """Panels (by id, with those they ``require``) made from one :class:`PanelContext` over a
+    real session, selection and canvas, docked in a plain ``QMainWindow`` around the canvas.
+
+    ``open(spec)`` gives the session a document opened here and now (the first picture's
+    collapsed modules, as an open in the window makes it) and, with ``drawn=True``, waits
+    until the canvas shows it."""
+
+    def __init__(self, qtbot, tmp_path, ids: tuple[str, ...]) -> None:
+        self.qtbot = qtbot
+        self.window = QMainWindow()
+        qtbot.addWidget(self.window)
+        self.canvas = CanvasView(self.window)  # the view (MainWindow.canvas)
+        self.window.setCentralWidget(self.canvas)
+        self.session = DocumentSession(tmp_path / "recovery", 0, self.window)
+        self.selection = SelectionModel(self.window)
+        self.canvas_controller = CanvasController(
+            self.canvas, self.selection, self.session, self.window
+        )
+        self.edits = EditController(
+            self.session, self.selection, self.canvas_controller.selected_edge
+        )
+        self.edits.setParent(self.window)
+        self.canvas_controller.rewireRequested.connect(self.edits.connect_wire)
+        self.panels: dict[str, DocumentPanel] = {}
+        ctx = PanelContext(
+            self.window, self.session, self.selection, self.canvas_controller, self.panels
+        )
+        wanted = _with_required(ids)
+        for cls in PANELS:  # (in the window's order: a panel after those it requires)
+            if cls.id in wanted:
+                panel = cls(ctx)
+                self.panels[cls.id] = panel
+                self.window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, panel.dock)
+        if "inspector" in self.panels:
+            self.panels["inspector"].edit = self.edits.set_property  # as the window does
+        self.session.documentChanged.connect(self.canvas_controller.set_document)
+        self.window.resize(1200, 800)
+        self.window.show()
+
+    @property
+    def document(self) -> GraphDocument | None:
+        return self.session.document
+
+    def open(self, spec: str, drawn: bool = True, **kw) -> GraphDocument:
+        """``spec`` opened on this thread and shown (the session's ``loaded`` is not told)."""
+        request = OpenRequest(spec, **kw)
+        doc = open_document(request)
+        if not request.is_session:
+            first_picture(doc)
+        self.session.request = request
+        if not drawn:
+            self.session.set_document(doc)
+            return doc
+        with self.qtbot.waitSignal(self.canvas_controller.layoutDone, timeout=60000):
+            self.session.set_document(doc)
+        return doc
+
+
+def _with_required(ids: tuple[str, ...]) -> set[str]:
+    by_id = {cls.id: cls for cls in PANELS}
+    wanted, todo = set(), list(ids)
+    while todo:
+        panel_id = todo.pop()
+        if panel_id not in wanted:
+            wanted.add(panel_id)
+            todo.extend(by_id[panel_id].requires)
+    return wanted
+
+
+@pytest.fixture
+def docks(qtbot, tmp_path):
+    """``docks("run", "table")``: those panels (and the ones they require) over a small
+    panel context -- see :class:`Docks`."""
+    return lambda *ids: Docks(qtbot, tmp_path, ids)
 
 
 def open_and_wait(qtbot, window, spec, signal="loaded", **kw):

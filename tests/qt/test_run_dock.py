@@ -1,14 +1,14 @@
-"""The Run dock: the model runs in a worker on a snapshot; the window stays usable."""
+"""The Run dock (over a small panel context): the model runs in a worker on a snapshot; the
+window stays usable."""
 
 from PySide6.QtCore import Qt
 
-from tests.qt.conftest import open_and_wait
 
-
-def test_run_and_time_in_a_worker_without_changing_the_document(qtbot, window):
-    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.panels["run"]
-    code = window.document.code()
+def test_run_and_time_in_a_worker_without_changing_the_document(qtbot, docks):
+    ctx = docks("run")
+    ctx.open("examples:negrelu")
+    panel = ctx.panels["run"]
+    code = ctx.document.code()
     panel.min_time.setValue(0.05)
     panel.threads.setValue(1)
     with qtbot.waitSignal(panel.finished, timeout=60000) as done:
@@ -17,22 +17,24 @@ def test_run_and_time_in_a_worker_without_changing_the_document(qtbot, window):
     result = done.args[0].after
     assert result.timing.threads == 1 and result.check.ok
     assert "median" in panel.result.toPlainText() and "items/s" in panel.status_label.text()
-    assert window.document.code() == code and panel.run_button.isEnabled()
+    assert ctx.document.code() == code and panel.run_button.isEnabled()
 
 
-def test_a_run_that_fails_says_why(qtbot, window):
-    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.panels["run"]
-    window.document.example_inputs = ()
+def test_a_run_that_fails_says_why(qtbot, docks):
+    ctx = docks("run")
+    ctx.open("examples:negrelu")
+    panel = ctx.panels["run"]
+    ctx.document.example_inputs = ()
     with qtbot.waitSignal(panel.finished, timeout=60000):
         panel.run_button.click()
     assert "the Open dialog's Inputs" in panel.result.toPlainText()  # (not --input)
     assert panel.status_label.text() == "The run failed."
 
 
-def test_per_node_profile_shows_in_the_table_heat_inspector_and_chart(qtbot, window, tmp_path):
-    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
-    panel = window.panels["run"]
+def test_per_node_profile_shows_in_the_table_heat_inspector_and_chart(qtbot, docks, tmp_path):
+    ctx = docks("run", "table", "inspector")
+    ctx.open("examples:resnet")
+    panel = ctx.panels["run"]
     panel.min_time.setValue(0.05)
     panel.threads.setValue(1)
     assert panel.per_node.isChecked()
@@ -45,7 +47,7 @@ def test_per_node_profile_shows_in_the_table_heat_inspector_and_chart(qtbot, win
     assert table.rowCount() == len(profile.nodes) + 2
     assert table.item(0, 0).text() == profile.top(1)[0].name
     # the window's node table has a Time column, sortable by seconds
-    model = window.panels["table"].model
+    model = ctx.panels["table"].model
     last = model.columnCount() - 1
     assert model.headerData(last, Qt.Orientation.Horizontal) == "Time"
     row = model.row_of("layer1_0_conv1")
@@ -55,17 +57,17 @@ def test_per_node_profile_shows_in_the_table_heat_inspector_and_chart(qtbot, win
         == profile.node("layer1_0_conv1").time_s
     )
     # heat: one tint per profiled node drawn on the canvas, hottest reddest
-    scene = window.canvas.scene()
+    scene = ctx.canvas.scene()
     assert len(panel.marks.items) == (
         len(profile.nodes)
         + sum(1 for g in scene.groups.values() if g.collapsed and g.name in panel.marks.modules)
     )
     panel.heat.setChecked(False)
-    assert panel.marks.items == [] and panel.marks.tags_shown(window.canvas) == []
+    assert panel.marks.items == [] and panel.marks.tags_shown(ctx.canvas) == []
     panel.heat.setChecked(True)
     # the inspector shows time and FLOPs of the selected node
-    window.selection.select(["layer1_0_conv1"])
-    labels = dict(window.panels["inspector"].properties())
+    ctx.selection.select(["layer1_0_conv1"])
+    labels = dict(ctx.panels["inspector"].properties())
     assert "ms" in labels["time"] and "FLOPs" in labels["work"]
     assert panel.node_chart.bars and panel.module_chart.bars
     assert panel.node_chart.bars[0][0] == profile.top(1)[0].name
@@ -75,17 +77,18 @@ def test_per_node_profile_shows_in_the_table_heat_inspector_and_chart(qtbot, win
         assert (tmp_path / name).stat().st_size > 0
 
 
-def test_pin_rewrite_and_compare_fills_before_after(qtbot, window):
+def test_pin_rewrite_and_compare_fills_before_after(qtbot, docks):
     from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 
-    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
-    panel = window.panels["run"]
+    ctx = docks("run")
+    ctx.open("examples:resnet")
+    panel = ctx.panels["run"]
     panel.min_time.setValue(0.1)
     panel.threads.setValue(1)
     assert not panel.compare_button.isEnabled()
     panel.pin_button.click()
     assert panel.compare_button.isEnabled() and "Baseline" in panel.baseline_label.text()
-    report = rewrite_flow(window.document, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
+    report = rewrite_flow(ctx.document, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
     assert report.check.ok
     with qtbot.waitSignal(panel.finished, timeout=180000) as done:
         panel.compare_button.click()
@@ -98,18 +101,20 @@ def test_pin_rewrite_and_compare_fills_before_after(qtbot, window):
     assert "After vs baseline" in panel.status_label.text()
 
 
-def test_exporting_before_a_per_node_run_says_what_to_do(qtbot, window, tmp_path):
-    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.panels["run"]
+def test_exporting_before_a_per_node_run_says_what_to_do(qtbot, docks, tmp_path):
+    ctx = docks("run")
+    ctx.open("examples:negrelu")
+    panel = ctx.panels["run"]
     messages = []
     panel.message.connect(messages.append)
     assert not panel.export("trace", tmp_path / "t.json")
     assert "run the model first" in messages[-1] and not (tmp_path / "t.json").exists()
 
 
-def test_batch_and_autocast_from_the_dock(qtbot, window):
-    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.panels["run"]
+def test_batch_and_autocast_from_the_dock(qtbot, docks):
+    ctx = docks("run")
+    ctx.open("examples:negrelu")
+    panel = ctx.panels["run"]
     panel.min_time.setValue(0.05)
     panel.per_node.setChecked(False)
     panel.batch.setValue(3)
@@ -121,9 +126,10 @@ def test_batch_and_autocast_from_the_dock(qtbot, window):
     assert "batch 3" in panel.result.toPlainText()
 
 
-def test_a_compiled_run_reports_its_compile_time(qtbot, window):
-    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.panels["run"]
+def test_a_compiled_run_reports_its_compile_time(qtbot, docks):
+    ctx = docks("run")
+    ctx.open("examples:negrelu")
+    panel = ctx.panels["run"]
     panel.min_time.setValue(0.05)
     panel.compile.setCurrentIndex(panel.compile.findData("eager"))
     assert panel.per_node.isChecked()  # ticked, but a compiled run has no nodes to profile

@@ -1,22 +1,21 @@
 """The Step dock: node by node in a worker, the card, the three-way link, collapsed modules
 as a debugger treats calls, breakpoints, an edit ending the stepping."""
 
-from tests.qt.conftest import open_and_wait
-
 
 def _do(qtbot, panel, action):
     with qtbot.waitSignal(panel.moved, timeout=60000):
         action.trigger()
 
 
-def test_step_shows_values_and_links_canvas_table_and_code(qtbot, window):
-    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
-    panel = window.panels["step"]
-    window.document.collapsed.clear()
+def test_step_shows_values_and_links_canvas_table_and_code(qtbot, docks):
+    ctx = docks("step", "code")
+    ctx.open("examples:resnet")
+    panel = ctx.panels["step"]
+    ctx.document.collapsed.clear()
     _do(qtbot, panel, panel.into_action)  # x
-    assert panel.stepper.current == "x" and window.selection.current == "x"
+    assert panel.stepper.current == "x" and ctx.selection.current == "x"
     _do(qtbot, panel, panel.into_action)  # stem_0: a conv
-    assert window.selection.current == "stem_0"
+    assert ctx.selection.current == "stem_0"
     assert panel.stats["value"].text() == "[1, 16, 32, 32] float32"
     assert panel.picture.pixmap() is not None and not panel.picture.pixmap().isNull()
     assert panel.picture_caption.text() == "channels 0–15 of item 0"
@@ -25,19 +24,20 @@ def test_step_shows_values_and_links_canvas_table_and_code(qtbot, window):
     assert panel.code_line.text().startswith("line 2: stem_0 = getattr(self.stem")
     assert "resnet.py:" in panel.source_line.text() and "self.stem" in panel.source_line.text()
     # the code view's selection is the same node (the code controller follows the selection)
-    line = window.document.code_line_map()["stem_0"]
-    assert window.panels["code"].view.textCursor().blockNumber() == line - 1
-    assert window.panels["code"].view.extraSelections()[0].cursor.blockNumber() == line - 1
+    line = ctx.document.code_line_map()["stem_0"]
+    assert ctx.panels["code"].view.textCursor().blockNumber() == line - 1
+    assert ctx.panels["code"].view.extraSelections()[0].cursor.blockNumber() == line - 1
     _do(qtbot, panel, panel.back_action)
-    assert panel.stepper.current == "x" and window.selection.current == "x"
+    assert panel.stepper.current == "x" and ctx.selection.current == "x"
     _do(qtbot, panel, panel.continue_action)
     assert panel.stepper.finished and "at the end" in panel.where.text()
     assert panel.first_difference.isHidden()  # graph and eager agree everywhere
 
 
-def test_a_collapsed_module_is_stepped_over_or_entered(qtbot, window):
-    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
-    panel, doc = window.panels["step"], window.document
+def test_a_collapsed_module_is_stepped_over_or_entered(qtbot, docks):
+    ctx = docks("step")
+    ctx.open("examples:resnet")
+    panel, doc = ctx.panels["step"], ctx.document
     doc.collapsed = {"stem", "layer1"}
     _do(qtbot, panel, panel.over_action)  # x: not in a module
     _do(qtbot, panel, panel.over_action)  # the whole collapsed stem in one step
@@ -46,15 +46,16 @@ def test_a_collapsed_module_is_stepped_over_or_entered(qtbot, window):
     assert panel.stepper.current == "layer1_0_conv1" and "layer1" not in doc.collapsed
 
 
-def test_breakpoints_run_to_selected_and_the_slider(qtbot, window):
-    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
-    panel = window.panels["step"]
-    window.selection.select(["layer2_0_conv1"])
+def test_breakpoints_run_to_selected_and_the_slider(qtbot, docks):
+    ctx = docks("step")
+    ctx.open("examples:resnet")
+    panel = ctx.panels["step"]
+    ctx.selection.select(["layer2_0_conv1"])
     panel.breakpoint_action.trigger()
     assert "layer2_0_conv1" in panel.breakpoints.text()
     _do(qtbot, panel, panel.continue_action)
     assert panel.stepper.next_node == "layer2_0_conv1"
-    window.selection.select(["layer1_0_relu"])
+    ctx.selection.select(["layer1_0_relu"])
     _do(qtbot, panel, panel.to_selected_action)
     assert panel.stepper.current == "layer1_0_relu"
     with qtbot.waitSignal(panel.moved, timeout=60000):
@@ -62,21 +63,23 @@ def test_breakpoints_run_to_selected_and_the_slider(qtbot, window):
     assert panel.stepper.position == 3
 
 
-def test_an_edit_ends_the_stepping_and_the_next_step_runs_the_new_graph(qtbot, window):
-    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.panels["step"]
+def test_an_edit_ends_the_stepping_and_the_next_step_runs_the_new_graph(qtbot, docks):
+    ctx = docks("step")
+    ctx.open("examples:negrelu")
+    panel = ctx.panels["step"]
     _do(qtbot, panel, panel.continue_action)
-    window.selection.select(["relu"])
-    window.edits.delete_selection()
+    ctx.selection.select(["relu"])
+    ctx.edits.delete_selection()
     assert panel.stepper is None and "edited" in panel.status_label.text()
     _do(qtbot, panel, panel.continue_action)
     assert "relu" not in panel.stepper.index and panel.stepper.finished
 
 
-def test_a_failing_start_says_why(qtbot, window):
-    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.panels["step"]
-    window.document.example_inputs = ()
+def test_a_failing_start_says_why(qtbot, docks):
+    ctx = docks("step")
+    ctx.open("examples:negrelu")
+    panel = ctx.panels["step"]
+    ctx.document.example_inputs = ()
     with qtbot.waitSignal(panel.failed, timeout=60000) as failed:
         panel.into_action.trigger()
     said = panel.status_label.text()
@@ -84,16 +87,17 @@ def test_a_failing_start_says_why(qtbot, window):
     assert panel.into_action.isEnabled()
 
 
-def test_opening_another_model_does_not_say_the_graph_was_edited(qtbot, window):
+def test_opening_another_model_does_not_say_the_graph_was_edited(qtbot, docks):
     """Another model opened while stepping (even after an edit had ended the stepping):
     the card is the new model's, before its first node, and says nothing of an edit."""
-    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.panels["step"]
+    ctx = docks("step")
+    ctx.open("examples:negrelu")
+    panel = ctx.panels["step"]
     _do(qtbot, panel, panel.into_action)
-    window.selection.select(["relu"])
-    window.edits.delete_selection()
+    ctx.selection.select(["relu"])
+    ctx.edits.delete_selection()
     assert "edited" in panel.status_label.text()
-    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
+    ctx.open("examples:resnet")
     assert panel.stepper is None
     assert "edited" not in panel.status_label.text()
     assert panel.status_label.text() == ""
