@@ -37,10 +37,11 @@ GATED = textwrap.dedent("""
 """)
 
 
-def test_breaks_listed_and_marked_on_the_canvas(qtbot, window, write_model):
+def test_breaks_listed_and_marked_on_the_canvas(qtbot, docks, write_model):
+    ctx = docks("compile")
     path = write_model(GATED)
-    open_and_wait(qtbot, window, f"{path}:Gated", signal="layoutShown", leaf_modules=("Gate",))
-    dock = window.panels["compile"]
+    ctx.open(f"{path}:Gated", leaf_modules=("Gate",))
+    dock = ctx.panels["compile"]
     dock.dock.show()
     with qtbot.waitSignal(dock.explained, timeout=120000):
         dock.find_button.click()
@@ -50,11 +51,11 @@ def test_breaks_listed_and_marked_on_the_canvas(qtbot, window, write_model):
         "2. model.py:7 — A branch on a tensor's value",
     ]
     # the nodes made at the print's line: its h.shape read
-    assert window.selection.names == ["getattr_1"]
+    assert ctx.selection.names == ["getattr_1"]
     assert "is_compiling" in dock.detail.text() and len(dock._marks) == 2
     # the branch is inside Gate, kept as one node: the break falls at that node
     dock.breaks.setCurrentRow(1)
-    assert window.selection.names == ["gate"]
+    assert ctx.selection.names == ["gate"]
     assert "torch.where" in dock.detail.text()
     # the graphs Dynamo made, listed; picking one selects the nodes made where its ops were
     assert dock.graphs.count() == 4 and dock.graphs.isVisibleTo(dock.dock)
@@ -62,23 +63,25 @@ def test_breaks_listed_and_marked_on_the_canvas(qtbot, window, write_model):
     picked = []
     for row in range(4):
         dock.graphs.setCurrentRow(row)
-        picked.append(window.selection.names)
+        picked.append(ctx.selection.names)
     assert picked == [["fc"], ["gate"], ["gate"], ["relu"]]
 
 
-def test_a_model_without_breaks_says_so(qtbot, window):
-    open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
-    dock = window.panels["compile"]
+def test_a_model_without_breaks_says_so(qtbot, docks):
+    ctx = docks("compile")
+    ctx.open("examples:simple")
+    dock = ctx.panels["compile"]
     with qtbot.waitSignal(dock.explained, timeout=120000):
         dock.find_button.click()
     assert "no graph breaks" in dock.summary.text() and dock.breaks.count() == 0
     assert dock.graphs.count() == 1 and not dock.graphs.isVisibleTo(dock.dock)
 
 
-def test_compile_and_time_lists_the_kernels_and_outlines_a_fused_group(qtbot, window):
-    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    window.panels["run"].min_time.setValue(0.1)
-    tab = window.panels["compile"].kernels
+def test_compile_and_time_lists_the_kernels_and_outlines_a_fused_group(qtbot, docks):
+    ctx = docks("compile", "console")
+    ctx.open("examples:negrelu")
+    ctx.panels["run"].min_time.setValue(0.1)
+    tab = ctx.panels["compile"].kernels
     with qtbot.waitSignal(tab.shown, timeout=300000):
         tab.button.click()
     result = tab.result
@@ -95,29 +98,30 @@ def test_compile_and_time_lists_the_kernels_and_outlines_a_fused_group(qtbot, wi
     fused = next(k for k in result.kernels if len(k.nodes) > 1)
     assert set(fused.nodes) == {"neg", "relu", "add", "mul"}
     # the fused group on the canvas: each of its nodes outlined (a child of its node item)
-    scene = window.canvas.scene()
+    scene = ctx.canvas.scene()
     outlined = {item.parentItem() for item in tab.marks.items}
     assert outlined == {scene.nodes[n] for n in fused.nodes}
     # picking the kernel selects its nodes and draws it as the current one
     tab.pick(result.kernels.index(fused))
-    assert tab.current_kernel() is fused and set(window.selection.names) == set(fused.nodes)
+    assert tab.current_kernel() is fused and set(ctx.selection.names) == set(fused.nodes)
     assert max(item.pen().widthF() for item in tab.marks.items) == 4.0
     # an edit makes the result stale: said, and the outlines go
-    window.panels["console"].run("edits.set_target('relu', 'torch.sigmoid')")
+    ctx.panels["console"].run("edits.set_target('relu', 'torch.sigmoid')")
     assert "changed since" in tab.summary.text() and tab.marks.items == []
     # another model: the result is dropped
-    open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
+    ctx.open("examples:simple")
     assert tab.result is None and tab.table.rowCount() == 0
 
 
-def test_a_graph_that_cannot_run_says_why_and_keeps_the_result_empty(qtbot, window):
-    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    window.panels["run"].min_time.setValue(0.1)
+def test_a_graph_that_cannot_run_says_why_and_keeps_the_result_empty(qtbot, docks):
+    ctx = docks("compile", "console")
+    ctx.open("examples:negrelu")
+    ctx.panels["run"].min_time.setValue(0.1)
     # zeros(tensor): edits.set_target refuses it now; a raw statement on the graph is kept
-    window.panels["console"].run(
+    ctx.panels["console"].run(
         "next(n for n in graph.nodes if n.name == 'neg').target = torch.zeros"
     )
-    tab = window.panels["compile"].kernels
+    tab = ctx.panels["compile"].kernels
     with qtbot.waitSignal(tab.failed, timeout=300000) as failed:
         tab.button.click()
     assert failed.args[0].startswith("Could not compile the graph: ")
@@ -126,24 +130,26 @@ def test_a_graph_that_cannot_run_says_why_and_keeps_the_result_empty(qtbot, wind
     qtbot.waitUntil(lambda: tab.button.isEnabled())
 
 
-def test_freeze_weights_compiles_with_the_weights_folded(qtbot, window):
-    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    window.panels["run"].min_time.setValue(0.1)
-    tab = window.panels["compile"].kernels
+def test_freeze_weights_compiles_with_the_weights_folded(qtbot, docks):
+    ctx = docks("compile")
+    ctx.open("examples:negrelu")
+    ctx.panels["run"].min_time.setValue(0.1)
+    tab = ctx.panels["compile"].kernels
     tab.freezing.setChecked(True)
     with qtbot.waitSignal(tab.shown, timeout=300000):
         tab.button.click()
     assert tab.result.freezing and "weights frozen" in tab.summary.text()
 
 
-def test_a_model_opened_in_part_is_compiled_as_torch_compile_does(qtbot, window, write_model):
+def test_a_model_opened_in_part_is_compiled_as_torch_compile_does(qtbot, docks, write_model):
+    ctx = docks("compile")
     # Gate's branch on a tensor's value is kept inside a leaf module (the model opened in
     # part); Dynamo breaks there and at the print: the eager model is compiled, its kernels
     # shown by graph and line, each tied to the document's nodes made there
     path = write_model(GATED)
-    open_and_wait(qtbot, window, f"{path}:Gated", signal="layoutShown", leaf_modules=("Gate",))
-    window.panels["run"].min_time.setValue(0.05)
-    dock = window.panels["compile"]
+    ctx.open(f"{path}:Gated", leaf_modules=("Gate",))
+    ctx.panels["run"].min_time.setValue(0.05)
+    dock = ctx.panels["compile"]
     tab = dock.kernels
     with qtbot.waitSignal(tab.shown, timeout=300000):
         tab.button.click()
@@ -154,7 +160,7 @@ def test_a_model_opened_in_part_is_compiled_as_torch_compile_does(qtbot, window,
     assert dock.result is result.explained and dock.breaks.count() == 2
     assert dock.graphs.count() == 4 and dock.graphs.isVisibleTo(dock.dock)
     dock.graphs.setCurrentRow(3)
-    assert window.selection.names == ["relu"]
+    assert ctx.selection.names == ["relu"]
     # a row a kernel (and the time outside them), with its graph and the lines it computes
     rows = {
         tab.table.item(r, 0).data(Qt.ItemDataRole.UserRole): r for r in range(tab.table.rowCount())
@@ -166,10 +172,10 @@ def test_a_model_opened_in_part_is_compiled_as_torch_compile_does(qtbot, window,
     # the branch's kernels (graphs 2 and 3) are the Gate node's: picking one selects it
     gate = next(i for i, k in enumerate(result.kernels) if k.graph == 1)
     tab.pick(gate)
-    assert window.selection.names == ["gate"]
+    assert ctx.selection.names == ["gate"]
     first = next(i for i, k in enumerate(result.kernels) if k.graph == 0)
     tab.pick(first)
-    assert window.selection.names == ["fc"]
+    assert ctx.selection.names == ["fc"]
 
 
 PRINTY = textwrap.dedent("""
@@ -198,21 +204,22 @@ def _cuts(window):
     ]
 
 
-def test_a_print_that_makes_no_node_says_so_and_selects_nothing(qtbot, window, write_model):
+def test_a_print_that_makes_no_node_says_so_and_selects_nothing(qtbot, docks, write_model):
+    ctx = docks("compile")
     # the print's line makes no node: the break is marked after the nodes right before it
     # (fc), nothing is selected -- not the next line's relu
     path = write_model(PRINTY)
-    open_and_wait(qtbot, window, f"{path}:Printy", signal="layoutShown")
-    dock = window.panels["compile"]
+    ctx.open(f"{path}:Printy")
+    dock = ctx.panels["compile"]
     dock.dock.show()
-    window.selection.select(["x"])
+    ctx.selection.select(["x"])
     with qtbot.waitSignal(dock.explained, timeout=120000):
         dock.find_button.click()
     assert dock.breaks.item(0).text() == "1. model.py:12 — print or logging"
-    assert window.selection.names == []
+    assert ctx.selection.names == []
     assert "Line 12 makes no node of the graph" in dock.detail.text()
     assert "right after fc" in dock.detail.text()
-    assert _cuts(window) == ["✂ graph break after these (line 12 makes no node): print or logging"]
+    assert _cuts(ctx) == ["✂ graph break after these (line 12 makes no node): print or logging"]
 
 
 def test_break_marks_go_with_the_dock_and_with_the_model(qtbot, window, write_model):

@@ -4,7 +4,6 @@ lines -- not elided, not cut mid-word (a conv's constructor read '16, 16, ke…s
 from PySide6.QtCore import Qt
 
 from fxstudio.qt.wrapped_text import breakable
-from tests.qt.conftest import open_and_wait
 
 
 def _cut_mid_word(text: str, lines: list[str]) -> list[tuple[str, str]]:
@@ -22,12 +21,13 @@ def _shown(qtbot, panel, item) -> list[str]:
     return lines
 
 
-def test_a_long_value_wraps_at_word_boundaries_in_a_narrow_inspector(qtbot, window):
-    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
-    panel, tree = window.panels["inspector"], window.panels["inspector"].tree
-    window.resizeDocks([panel.dock], [240], Qt.Orientation.Horizontal)
+def test_a_long_value_wraps_at_word_boundaries_in_a_narrow_inspector(qtbot, docks):
+    ctx = docks("inspector")
+    ctx.open("examples:resnet")
+    panel, tree = ctx.panels["inspector"], ctx.panels["inspector"].tree
+    ctx.window.resizeDocks([panel.dock], [240], Qt.Orientation.Horizontal)
     qtbot.waitUntil(lambda: panel.dock.width() <= 260)
-    window.selection.select(["layer1_0_conv1"])
+    ctx.selection.select(["layer1_0_conv1"])
     rows = {
         tree.topLevelItem(i).text(0): tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
     }
@@ -38,7 +38,7 @@ def test_a_long_value_wraps_at_word_boundaries_in_a_narrow_inspector(qtbot, wind
         assert not _cut_mid_word(rows[label].text(1), lines), lines
 
     # a wider dock: the rows lay out again, in fewer lines
-    window.resizeDocks([panel.dock], [600], Qt.Orientation.Horizontal)
+    ctx.window.resizeDocks([panel.dock], [600], Qt.Orientation.Horizontal)
     constructor = rows["constructor"]
     qtbot.waitUntil(
         lambda: tree.visualItemRect(constructor).height() < 3 * tree.fontMetrics().lineSpacing()
