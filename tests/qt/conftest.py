@@ -72,6 +72,7 @@ class Docks:
         )
         self.edits.setParent(self.window)
         self.canvas_controller.rewireRequested.connect(self.edits.connect_wire)
+        self.layoutShown = self.canvas_controller.layoutDone  # as MainWindow.layoutShown
         self.panels: dict[str, DocumentPanel] = {}
         ctx = PanelContext(
             self.window, self.session, self.selection, self.canvas_controller, self.panels

@@ -123,13 +123,14 @@ def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, t
     assert lesson.active and lesson.step.id == "export" and len(lesson.state.done) == 10
 
 
-def test_the_trace_replay_goes_faster_skips_and_says_when_the_graph_was_edited(qtbot, window):
+def test_the_trace_replay_goes_faster_skips_and_says_when_the_graph_was_edited(qtbot, docks):
     """The lesson on the learner's own 54-node ResNet: at the slowest speed the replay would
     take half a minute; the slider speeds it up while it runs, Skip shows the end at once,
     and after an edit the replay says it shows the graph as it is now."""
-    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
-    lesson = window.panels["lesson"]
-    window.findChild(QAction, "actionLearnFx").trigger()
+    ctx = docks("lesson")
+    ctx.open("examples:resnet")
+    lesson = ctx.panels["lesson"]
+    lesson.start()  # what Help ▸ Learn FX starts (the Learn layout is the window's)
     _next(qtbot, lesson, "trace")
     speed = lesson.extra.findChild(QSlider, "lessonReplaySpeed")
     readout = lesson.extra.findChild(QLabel, "lessonReplaySpeedLabel")
@@ -139,14 +140,14 @@ def test_the_trace_replay_goes_faster_skips_and_says_when_the_graph_was_edited(q
     _click(lesson, "lessonReplay")
     assert "Node 1 of 54" in lesson.replay_label.text()
     assert note.isHidden()  # the graph as tracing made it: nothing to say
-    nodes = window.canvas.scene().nodes
+    nodes = ctx.canvas.scene().nodes
     assert nodes["fc"].opacity() < 0.5
     with qtbot.waitSignal(lesson.replayed, timeout=20000):  # 53 x 600 ms would be 32 s
         speed.setValue(speed.maximum())
     assert readout.text() == "10 ms a node" and "Node 54 of 54" in lesson.replay_label.text()
     assert lesson.recheck().ok and "in the order tracing created them" in lesson.verdict.text()
 
-    window.edits.rename("pool", "avgpool")  # the graph is no longer the trace
+    ctx.edits.rename("pool", "avgpool")  # the graph is no longer the trace
     speed.setValue(speed.minimum())
     _click(lesson, "lessonReplay")
     assert note.isVisible() and "edited since it was traced (1 edit)" in note.text()

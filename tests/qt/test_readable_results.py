@@ -8,8 +8,6 @@ from PySide6.QtCore import QEvent, QPoint, QRect
 from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QApplication, QToolButton
 
-from tests.qt.conftest import open_and_wait
-
 WIDE, TALL, SHORT = (1280, 320), (420, 700), (420, 320)
 
 
@@ -71,9 +69,10 @@ def _run(qtbot, panel, per_node):
         panel.run_button.click()
 
 
-def test_the_run_dock_reads_as_a_strip_and_as_a_column(qtbot, window):
-    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
-    panel = window.panels["run"]
+def test_the_run_dock_reads_as_a_strip_and_as_a_column(qtbot, docks):
+    ctx = docks("run")
+    ctx.open("examples:resnet")
+    panel = ctx.panels["run"]
     dock = panel.dock
     assert not panel.options_box.isVisible() or not dock.isVisible()  # folded at first
     assert "at least 1 s" in panel.options_line.text() and "per node" in panel.options_line.text()
@@ -123,10 +122,11 @@ def test_the_run_dock_reads_as_a_strip_and_as_a_column(qtbot, window):
     assert panel.tabs.indexOf(panel.result) == -1 and panel.result.isVisible()
 
 
-def test_the_step_card_shows_the_eager_verdict_without_scrolling(qtbot, window):
-    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
-    panel = window.panels["step"]
-    window.selection.select(["layer1_0_conv2"])
+def test_the_step_card_shows_the_eager_verdict_without_scrolling(qtbot, docks):
+    ctx = docks("step")
+    ctx.open("examples:resnet")
+    panel = ctx.panels["step"]
+    ctx.selection.select(["layer1_0_conv2"])
     with qtbot.waitSignal(panel.moved, timeout=60000):
         panel.run_to_selected()
     assert panel.eager.text().startswith("same as module layer1.0.conv2")
@@ -152,9 +152,10 @@ def test_the_step_card_shows_the_eager_verdict_without_scrolling(qtbot, window):
     assert _rect_in(panel.histogram, viewport).right() < _rect_in(panel.picture, viewport).left()
 
 
-def test_the_lesson_text_takes_the_height_and_wraps(qtbot, window):
-    lesson = window.panels["lesson"]
-    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+def test_the_lesson_text_takes_the_height_and_wraps(qtbot, docks):
+    ctx = docks("lesson")
+    lesson = ctx.panels["lesson"]
+    with qtbot.waitSignal(ctx.layoutShown, timeout=60000):
         lesson.start()
     _float(qtbot, lesson.dock, (380, 860))
     text = lesson.text
@@ -184,11 +185,12 @@ def test_the_lesson_text_takes_the_height_and_wraps(qtbot, window):
 
 
 @pytest.mark.parametrize("spec", ["examples:resnet"])
-def test_heat_shares_are_readable_with_the_graph_fitted(qtbot, window, spec):
-    open_and_wait(qtbot, window, spec, signal="layoutShown")
-    panel = window.panels["run"]
+def test_heat_shares_are_readable_with_the_graph_fitted(qtbot, docks, spec):
+    ctx = docks("run")
+    ctx.open(spec)
+    panel = ctx.panels["run"]
     _run(qtbot, panel, per_node=True)
-    view = window.canvas
+    view = ctx.canvas
     view.fit()
     assert view.transform().m11() < 0.5  # the names in the boxes are too small to read here
     shown = panel.marks.tags_shown(view)

@@ -31,15 +31,17 @@ def test_the_patterns_dock_shows_find_and_its_rewrites_at_1400x860(qtbot, window
     assert rewrites.viewport().height() >= shown * rewrites.sizeHintForRow(0)  # whole rows
 
 
-def test_console_and_kernels_keep_lines_and_rows(qtbot, window):
-    console = window.panels["console"].output
+def test_console_and_kernels_keep_lines_and_rows(qtbot, docks):
+    ctx = docks("console", "compile")
+    console = ctx.panels["console"].output
     assert console.minimumHeight() >= lines_height(console, 8) > 8 * console.fontMetrics().height()
-    kernels = window.panels["compile"].kernels.table
+    kernels = ctx.panels["compile"].kernels.table
     assert kernels.minimumHeight() >= rows_height(kernels, 6)
 
 
-def test_the_top_charts_fit_their_width(qtbot, window):
-    panel = window.panels["run"]
+def test_the_top_charts_fit_their_width(qtbot, docks):
+    ctx = docks("run")
+    panel = ctx.panels["run"]
     chart = panel.module_chart
     chart.set_bars(
         "Top modules", [("layer1", 0.000429, 0.312), ("layer2.0.downsample", 1e-4, 0.07)]
