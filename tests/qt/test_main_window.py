@@ -20,55 +20,59 @@ def test_window_shows_the_examples_nodes(qtbot, window):
     assert "examples:resnet" in window.windowTitle()
 
 
-def test_selection_is_shared_by_table_code_and_inspector(qtbot, window):
-    doc = open_and_wait(qtbot, window, "examples:resnet")
-    row = window.panels["table"].model.row_of("add")
-    window.panels["table"].view.selectRow(
-        window.panels["table"].proxy.mapFromSource(window.panels["table"].model.index(row, 0)).row()
+def test_selection_is_shared_by_table_code_and_inspector(qtbot, docks):
+    ctx = docks("table", "code", "inspector")
+    doc = ctx.open("examples:resnet")
+    row = ctx.panels["table"].model.row_of("add")
+    ctx.panels["table"].view.selectRow(
+        ctx.panels["table"].proxy.mapFromSource(ctx.panels["table"].model.index(row, 0)).row()
     )
-    assert window.selection.names == ["add"]
-    props = dict(window.panels["inspector"].properties())
+    assert ctx.selection.names == ["add"]
+    props = dict(ctx.panels["inspector"].properties())
     assert props["name"] == "add" and props["shape"] == "1x16x32x32"
     assert "out + identity" in props["source"]
-    assert window.panels["inspector"].tree.topLevelItemCount() == len(props)
+    assert ctx.panels["inspector"].tree.topLevelItemCount() == len(props)
     line = doc.code_line_map()["add"]
-    assert window.panels["code"].view.textCursor().blockNumber() + 1 == line
-    assert window.panels["code"].view.extraSelections()
+    assert ctx.panels["code"].view.textCursor().blockNumber() + 1 == line
+    assert ctx.panels["code"].view.extraSelections()
 
     # Clicking a line of code selects its node everywhere.
     fc_line = doc.code_line_map()["fc"]
-    cursor = QTextCursor(window.panels["code"].view.document().findBlockByNumber(fc_line - 1))
-    window.panels["code"].view.setTextCursor(cursor)
-    assert window.selection.names == ["fc"]
-    selected = window.panels["table"].view.selectionModel().selectedRows()
+    cursor = QTextCursor(ctx.panels["code"].view.document().findBlockByNumber(fc_line - 1))
+    ctx.panels["code"].view.setTextCursor(cursor)
+    assert ctx.selection.names == ["fc"]
+    selected = ctx.panels["table"].view.selectionModel().selectedRows()
     assert [i.data() for i in (s.siblingAtColumn(1) for s in selected)] == ["fc"]
 
 
-def test_filter_narrows_the_table(qtbot, window):
-    open_and_wait(qtbot, window, "examples:resnet")
-    qtbot.keyClicks(window.panels["table"].filter, "downsample")
-    model = window.panels["table"].view.model()
-    assert 0 < model.rowCount() < len(window.document.graph.nodes)
+def test_filter_narrows_the_table(qtbot, docks):
+    ctx = docks("table")
+    ctx.open("examples:resnet")
+    qtbot.keyClicks(ctx.panels["table"].filter, "downsample")
+    model = ctx.panels["table"].view.model()
+    assert 0 < model.rowCount() < len(ctx.document.graph.nodes)
     for r in range(model.rowCount()):
         cells = [model.index(r, c).data() for c in range(model.columnCount())]
         assert any("downsample" in c for c in cells), cells
 
 
-def test_a_failed_open_keeps_the_document(qtbot, window):
-    doc = open_and_wait(qtbot, window, "examples:simple")
-    with qtbot.waitSignal(window.session.loadFailed, timeout=60000) as blocker:
-        window.session.open(OpenRequest("examples:branchy"))
+def test_a_failed_open_keeps_the_document(qtbot, docks):
+    ctx = docks("table")
+    doc = ctx.open("examples:simple")
+    with qtbot.waitSignal(ctx.session.loadFailed, timeout=60000) as blocker:
+        ctx.session.open(OpenRequest("examples:branchy"))
     assert isinstance(blocker.args[0], CaptureError)
-    assert window.document is doc
-    assert window.panels["table"].view.model().rowCount() == len(doc.graph.nodes)
+    assert ctx.document is doc
+    assert ctx.panels["table"].view.model().rowCount() == len(doc.graph.nodes)
 
 
-def test_reload_and_export_frontend(qtbot, window):
-    open_and_wait(qtbot, window, "examples:negrelu", frontend="export")
-    assert window.document.request.frontend == "export"
-    with qtbot.waitSignal(window.session.loaded, timeout=60000):
-        window.session.reload()
-    assert window.document.request.spec == "examples:negrelu"
+def test_reload_and_export_frontend(qtbot, docks):
+    ctx = docks()
+    ctx.open("examples:negrelu", frontend="export")
+    assert ctx.document.request.frontend == "export"
+    with qtbot.waitSignal(ctx.session.loaded, timeout=60000):
+        ctx.session.reload()
+    assert ctx.document.request.spec == "examples:negrelu"
 
 
 def test_open_dialog_builds_a_request(qtbot):
@@ -114,12 +118,13 @@ def test_without_a_model_the_window_opens_on_the_welcome_page(tmp_path):
     assert not image.isNull() and image.width() >= 700  # (fitted to an 800x800 screen)
 
 
-def test_the_inspector_shows_a_modules_class_its_arguments_and_a_readable_source(qtbot, window):
+def test_the_inspector_shows_a_modules_class_its_arguments_and_a_readable_source(qtbot, docks):
+    ctx = docks("inspector")
     from PySide6.QtCore import Qt
 
-    doc = open_and_wait(qtbot, window, "examples:resnet")
-    inspector = window.panels["inspector"]
-    window.selection.select(["layer1_0_conv1"])
+    doc = ctx.open("examples:resnet")
+    inspector = ctx.panels["inspector"]
+    ctx.selection.select(["layer1_0_conv1"])
     tree = inspector.tree
     shown = {
         tree.topLevelItem(i).text(0): tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
@@ -135,7 +140,7 @@ def test_the_inspector_shows_a_modules_class_its_arguments_and_a_readable_source
     assert not source.startswith("/") and "self.conv1(x)" in source
     assert loc.filename in shown["source"].toolTip(1)  # the whole path, on hovering
     assert tree.textElideMode() == Qt.TextElideMode.ElideNone  # long values wrap, whole
-    window.selection.select(["add"])  # not a module call: no class row
+    ctx.selection.select(["add"])  # not a module call: no class row
     assert "class" not in dict(inspector.properties())
 
 

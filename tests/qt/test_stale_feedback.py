@@ -50,25 +50,26 @@ def inspector_time(window, name="neg"):
 # -- 1. results tied to the graph they were computed on ------------------------------------
 
 
-def test_an_edit_marks_heat_times_and_the_run_stale_and_undo_makes_them_current(qtbot, window):
-    draw(qtbot, window, "examples:negrelu")
-    run_per_node(qtbot, window)
-    panel = window.panels["run"]
-    labels = heat_labels(window)
+def test_an_edit_marks_heat_times_and_the_run_stale_and_undo_makes_them_current(qtbot, docks):
+    ctx = docks("run", "table", "inspector")
+    draw(qtbot, ctx, "examples:negrelu")
+    run_per_node(qtbot, ctx)
+    panel = ctx.panels["run"]
+    labels = heat_labels(ctx)
     assert labels["neg"].endswith("%") and "stale" not in labels["neg"]
-    header, text, tip, brush = time_column(window)
+    header, text, tip, brush = time_column(ctx)
     assert header == "Time" and text.endswith("%)") and brush is None
-    assert "stale" not in inspector_time(window) and "stale" not in panel.status_label.text()
+    assert "stale" not in inspector_time(ctx) and "stale" not in panel.status_label.text()
 
-    relaid(qtbot, window, lambda: window.edits.change_target("relu", "torch.tanh"))
-    labels = heat_labels(window)
+    relaid(qtbot, ctx, lambda: ctx.edits.change_target("relu", "torch.tanh"))
+    labels = heat_labels(ctx)
     assert labels["neg"].endswith("(stale)")  # greyed, and saying why on the canvas
-    box = next(c for c in window.canvas.scene().nodes["neg"].childItems() if "Run" in c.toolTip())
+    box = next(c for c in ctx.canvas.scene().nodes["neg"].childItems() if "Run" in c.toolTip())
     assert box.pen().color().name() == STALE.darker(115).name()
-    header, text, tip, brush = time_column(window)
+    header, text, tip, brush = time_column(ctx)
     assert header == "Time (stale)" and text.endswith("%)")
     assert "Run again" in tip and brush.color().name() == "#8c8c8c"
-    assert "stale" in inspector_time(window)
+    assert "stale" in inspector_time(ctx)
     assert "stale" in panel.status_label.text() and "Run again" in panel.status_label.text()
     assert "stale" in panel.node_chart.shown_title() and panel.module_chart.stale
     grey = QApplication.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
@@ -76,56 +77,59 @@ def test_an_edit_marks_heat_times_and_the_run_stale_and_undo_makes_them_current(
         assert table.palette().color(QPalette.ColorRole.Text) == grey
         assert "Run again" in table.toolTip() and table.isEnabled()
 
-    relaid(qtbot, window, window.session.undo_stack.undo)  # the graph the times are of
+    relaid(qtbot, ctx, ctx.session.undo_stack.undo)  # the graph the times are of
     ink = QApplication.palette().color(QPalette.ColorGroup.Active, QPalette.ColorRole.Text)
     assert panel.node_table.palette().color(QPalette.ColorRole.Text) == ink
     assert panel.node_table.toolTip() == ""
-    assert "stale" not in heat_labels(window)["neg"]
-    assert time_column(window)[0] == "Time" and time_column(window)[3] is None
-    assert "stale" not in inspector_time(window)
+    assert "stale" not in heat_labels(ctx)["neg"]
+    assert time_column(ctx)[0] == "Time" and time_column(ctx)[3] is None
+    assert "stale" not in inspector_time(ctx)
     assert "stale" not in panel.status_label.text()
     assert panel.node_chart.shown_title() == "Top nodes by time"
 
-    relaid(qtbot, window, window.session.undo_stack.redo)
-    assert heat_labels(window)["neg"].endswith("(stale)")
-    assert time_column(window)[0] == "Time (stale)"
+    relaid(qtbot, ctx, ctx.session.undo_stack.redo)
+    assert heat_labels(ctx)["neg"].endswith("(stale)")
+    assert time_column(ctx)[0] == "Time (stale)"
 
 
-def test_a_move_keeps_results_current_and_another_model_clears_them(qtbot, window):
-    draw(qtbot, window, "examples:negrelu")
-    run_per_node(qtbot, window)
-    move(window, {"neg": (40.0, 10.0)})  # the graph is the same: the times are still of it
-    assert time_column(window)[0] == "Time"
-    assert "stale" not in window.panels["run"].status_label.text()
-    draw(qtbot, window, "examples:simple")
-    assert time_column(window) is None and heat_labels(window) == {}
-    assert window.panels["run"].status_label.text() == "Not run yet."
+def test_a_move_keeps_results_current_and_another_model_clears_them(qtbot, docks):
+    ctx = docks("run", "table")
+    draw(qtbot, ctx, "examples:negrelu")
+    run_per_node(qtbot, ctx)
+    move(ctx, {"neg": (40.0, 10.0)})  # the graph is the same: the times are still of it
+    assert time_column(ctx)[0] == "Time"
+    assert "stale" not in ctx.panels["run"].status_label.text()
+    draw(qtbot, ctx, "examples:simple")
+    assert time_column(ctx) is None and heat_labels(ctx) == {}
+    assert ctx.panels["run"].status_label.text() == "Not run yet."
 
 
-def test_a_run_the_graph_was_edited_during_is_stale_when_it_ends(qtbot, window):
-    draw(qtbot, window, "examples:negrelu")
-    panel = window.panels["run"]
+def test_a_run_the_graph_was_edited_during_is_stale_when_it_ends(qtbot, docks):
+    ctx = docks("run", "table")
+    draw(qtbot, ctx, "examples:negrelu")
+    panel = ctx.panels["run"]
     panel.min_time.setValue(0.05)
     panel.threads.setValue(1)
     with qtbot.waitSignal(panel.finished, timeout=120000):
         panel.run_button.click()  # it times a copy of the graph as it is now...
-        window.edits.change_target("relu", "torch.tanh")  # ...which this edit leaves behind
+        ctx.edits.change_target("relu", "torch.tanh")  # ...which this edit leaves behind
     assert "stale" in panel.status_label.text()
-    assert time_column(window)[0] == "Time (stale)"
-    relaid(qtbot, window, window.session.undo_stack.undo)
-    assert "stale" not in panel.status_label.text() and time_column(window)[0] == "Time"
+    assert time_column(ctx)[0] == "Time (stale)"
+    relaid(qtbot, ctx, ctx.session.undo_stack.undo)
+    assert "stale" not in panel.status_label.text() and time_column(ctx)[0] == "Time"
 
 
-def test_a_change_made_straight_on_the_document_makes_results_stale(qtbot, window):
+def test_a_change_made_straight_on_the_document_makes_results_stale(qtbot, docks):
     """Not through the undo stack (a script, a console statement refused and put back): a
     graph of its own, which no earlier result is of, even after an undo."""
+    ctx = docks("run", "table")
     from fxstudio.core import edits
 
-    draw(qtbot, window, "examples:negrelu")
-    run_per_node(qtbot, window)
-    edits.set_target(window.document, "relu", "torch.tanh")  # not pushed on the undo stack
-    qtbot.waitUntil(lambda: time_column(window)[0] == "Time (stale)", timeout=10000)
-    assert "stale" in window.panels["run"].status_label.text()
+    draw(qtbot, ctx, "examples:negrelu")
+    run_per_node(qtbot, ctx)
+    edits.set_target(ctx.document, "relu", "torch.tanh")  # not pushed on the undo stack
+    qtbot.waitUntil(lambda: time_column(ctx)[0] == "Time (stale)", timeout=10000)
+    assert "stale" in ctx.panels["run"].status_label.text()
 
 
 # -- 2. the status bar -------------------------------------------------------------------------
@@ -175,14 +179,15 @@ def test_a_refusal_from_a_dock_goes_with_the_next_edit(qtbot, window, tmp_path):
 # -- 3. the Step dock counts the graph it will step ---------------------------------------------
 
 
-def test_the_step_dock_counts_the_graph_as_edited(qtbot, window):
-    draw(qtbot, window, "examples:resnet")
-    panel = window.panels["step"]
-    before = len(window.document)
+def test_the_step_dock_counts_the_graph_as_edited(qtbot, docks):
+    ctx = docks("step")
+    draw(qtbot, ctx, "examples:resnet")
+    panel = ctx.panels["step"]
+    before = len(ctx.document)
     assert panel.where.text() == f"Before the first node (0 of {before} run). Step (F11) to begin."
-    window.selection.select(["stem_1"])  # a BatchNorm: deleting it makes a shorter graph
-    relaid(qtbot, window, window.action("actionDelete").trigger)
-    after = len(window.document)
+    ctx.selection.select(["stem_1"])  # a BatchNorm: deleting it makes a shorter graph
+    relaid(qtbot, ctx, ctx.edits.delete_selection)  # (Edit ▸ Delete)
+    after = len(ctx.document)
     assert after == before - 1
     assert panel.where.text() == f"Before the first node (0 of {after} run). Step (F11) to begin."
     assert panel.slider.maximum() == after
@@ -191,23 +196,24 @@ def test_the_step_dock_counts_the_graph_as_edited(qtbot, window):
     assert panel.where.text().startswith(f"Node 1 of {after} run")
 
 
-def test_an_edit_clears_the_step_card_and_a_move_under_way_is_dropped(qtbot, window):
-    draw(qtbot, window, "examples:negrelu")
-    panel = window.panels["step"]
+def test_an_edit_clears_the_step_card_and_a_move_under_way_is_dropped(qtbot, docks):
+    ctx = docks("step")
+    draw(qtbot, ctx, "examples:negrelu")
+    panel = ctx.panels["step"]
     for _ in range(4):
         with qtbot.waitSignal(panel.moved, timeout=60000):
             panel.into_action.trigger()
     assert panel.heading.text().startswith("neg") and panel.stats["value"].text()
-    relaid(qtbot, window, lambda: window.edits.change_target("relu", "torch.tanh"))
+    relaid(qtbot, ctx, lambda: ctx.edits.change_target("relu", "torch.tanh"))
     assert panel.heading.text() == "" and panel.stats["value"].text() == "not run yet"
     assert "edited" in panel.status_label.text()
-    assert panel.where.text().startswith(f"Before the first node (0 of {len(window.document)}")
+    assert panel.where.text().startswith(f"Before the first node (0 of {len(ctx.document)}")
     with qtbot.waitSignal(panel.moved, timeout=60000):
         panel.continue_action.trigger()  # runs a copy of the graph in a worker...
-        window.selection.select(["relu"])
-        window.edits.delete_selection()  # ...which this edit leaves behind
+        ctx.selection.select(["relu"])
+        ctx.edits.delete_selection()  # ...which this edit leaves behind
     assert panel.stepper is None and "changed while it ran" in panel.status_label.text()
-    assert panel.where.text().startswith(f"Before the first node (0 of {len(window.document)}")
+    assert panel.where.text().startswith(f"Before the first node (0 of {len(ctx.document)}")
 
 
 # -- 4. commands enabled only when they can act ---------------------------------------------
