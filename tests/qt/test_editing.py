@@ -1,4 +1,7 @@
-"""Editing in the window: each action one undo step, refusals reported, the canvas redrawn."""
+"""Editing: each action one undo step, refusals reported, the canvas redrawn -- over the small
+panel context where the edit controller, canvas and docks are enough, on the window where the
+status bar, its actions, the save and the window's own bookkeeping (the selection of a removed
+node dropped) are part of it."""
 
 import pytest
 from PySide6.QtGui import QAction
@@ -45,41 +48,43 @@ def test_a_refused_edit_says_why_and_changes_nothing(qtbot, window):
     assert window.document.code() == code and window.session.undo_stack.count() == 0
 
 
-def test_insert_after_the_selected_node_and_on_the_selected_edge(qtbot, window):
-    draw(qtbot, window, "examples:negrelu")
-    entries = {e.text: e for e in catalogue(window.document)}
-    window.selection.select(["neg"])
-    scene = relaid(qtbot, window, lambda: window.edits.insert(entries["torch.sigmoid"]))
-    code = window.document.code()
+def test_insert_after_the_selected_node_and_on_the_selected_edge(qtbot, docks):
+    ctx = docks()
+    draw(qtbot, ctx, "examples:negrelu")
+    entries = {e.text: e for e in catalogue(ctx.document)}
+    ctx.selection.select(["neg"])
+    scene = relaid(qtbot, ctx, lambda: ctx.edits.insert(entries["torch.sigmoid"]))
+    code = ctx.document.code()
     assert "sigmoid = torch.sigmoid(neg)" in code
     assert "add = sigmoid + relu" in code  # neg's user now takes the new node: not dangling
-    assert "sigmoid" in scene.nodes and window.selection.names == ["sigmoid"]
+    assert "sigmoid" in scene.nodes and ctx.selection.names == ["sigmoid"]
     assert {(e.source_name, e.target_name) for e in scene.edges} >= {
         ("neg", "sigmoid"),
         ("sigmoid", "add"),
     }
     assert ("neg", "add") not in {(e.source_name, e.target_name) for e in scene.edges}
-    assert window.session.undo_stack.undoText() == "Insert sigmoid after neg"
+    assert ctx.session.undo_stack.undoText() == "Insert sigmoid after neg"
     edge = next(e for e in scene.edges if (e.source_name, e.target_name) == ("relu", "add"))
     scene.clearSelection()
     edge.setSelected(True)
-    assert window.canvas_controller.selected_edge() == ("relu", "add")
-    relaid(qtbot, window, lambda: window.edits.insert(entries["nn.LeakyReLU"], "0.2"))
-    code = window.document.code()
+    assert ctx.canvas_controller.selected_edge() == ("relu", "add")
+    relaid(qtbot, ctx, lambda: ctx.edits.insert(entries["nn.LeakyReLU"], "0.2"))
+    code = ctx.document.code()
     assert "leaky_re_lu = self.leaky_re_lu(relu)" in code and "add = sigmoid + leaky_re_lu" in code
-    assert window.document.graph_module.leaky_re_lu.negative_slope == 0.2
-    assert window.session.undo_stack.count() == 2
-    relaid(qtbot, window, window.session.undo_stack.undo)
-    relaid(qtbot, window, window.session.undo_stack.undo)  # one step undoes the whole insert
-    assert "add = neg + relu" in window.document.code() and "sigmoid" not in scene.nodes
+    assert ctx.document.graph_module.leaky_re_lu.negative_slope == 0.2
+    assert ctx.session.undo_stack.count() == 2
+    relaid(qtbot, ctx, ctx.session.undo_stack.undo)
+    relaid(qtbot, ctx, ctx.session.undo_stack.undo)  # one step undoes the whole insert
+    assert "add = neg + relu" in ctx.document.code() and "sigmoid" not in scene.nodes
 
 
-def test_insert_with_nothing_selected_makes_a_node_of_its_own(qtbot, window):
-    draw(qtbot, window, "examples:negrelu")
-    entries = {e.text: e for e in catalogue(window.document)}
-    window.selection.clear()
-    relaid(qtbot, window, lambda: window.edits.insert(entries["torch.sigmoid"], "x"))
-    code = window.document.code()
+def test_insert_with_nothing_selected_makes_a_node_of_its_own(qtbot, docks):
+    ctx = docks()
+    draw(qtbot, ctx, "examples:negrelu")
+    entries = {e.text: e for e in catalogue(ctx.document)}
+    ctx.selection.clear()
+    relaid(qtbot, ctx, lambda: ctx.edits.insert(entries["torch.sigmoid"], "x"))
+    code = ctx.document.code()
     assert "sigmoid = torch.sigmoid(x)" in code and "neg = torch.neg(x)" in code
 
 
@@ -148,11 +153,12 @@ def test_a_node_whose_shapes_no_longer_fit_is_marked(qtbot, window):
     assert scene.nodes["fc2"].problem is None
 
 
-def test_the_palette_searches_the_catalogue(qtbot, window):
+def test_the_palette_searches_the_catalogue(qtbot, docks):
+    ctx = docks()
     from fxstudio.qt.editing.palette import InsertPalette
 
-    draw(qtbot, window, "examples:resnet")
-    palette = InsertPalette(catalogue(window.document), "After x.", window)
+    draw(qtbot, ctx, "examples:resnet")
+    palette = InsertPalette(catalogue(ctx.document), "After x.", ctx.window)
     qtbot.addWidget(palette)
     qtbot.keyClicks(palette.filter_edit, "leaky")
     texts = [palette.list.item(i).text().split()[0] for i in range(palette.list.count())]
@@ -203,31 +209,32 @@ def test_the_inspector_edits_name_target_args_and_kwargs(qtbot, window):
     assert row("args").text(1) == "neg, z" and window.session.undo_stack.count() == 4
 
 
-def test_a_one_node_edit_updates_the_canvas_in_place(qtbot, window):
-    draw(qtbot, window, "examples:resnet")
-    scene = window.canvas.scene()
+def test_a_one_node_edit_updates_the_canvas_in_place(qtbot, docks):
+    ctx = docks()
+    draw(qtbot, ctx, "examples:resnet")
+    scene = ctx.canvas.scene()
     started = []
-    window.canvas_controller.layoutStarted.connect(lambda: started.append(1))
+    ctx.canvas_controller.layoutStarted.connect(lambda: started.append(1))
     conv = scene.nodes["layer1_0_conv1"]
-    window.selection.select(["layer1_0_conv1"])
-    entry = next(e for e in catalogue(window.document) if e.text == "torch.sigmoid")
-    window.edits.insert(entry)
-    assert window.canvas.scene() is scene and not started  # no new layout, same scene
+    ctx.selection.select(["layer1_0_conv1"])
+    entry = next(e for e in catalogue(ctx.document) if e.text == "torch.sigmoid")
+    ctx.edits.insert(entry)
+    assert ctx.canvas.scene() is scene and not started  # no new layout, same scene
     new = scene.nodes["sigmoid"]
     assert new.pos().x() > conv.pos().x() + conv.rect.width()  # beside its input
     edge = next(e for e in scene.edges if e.target_name == "sigmoid")
     assert edge.source is conv
     frame = scene.groups["layer1.0"]
     assert frame.sceneBoundingRect().contains(new.sceneBoundingRect())  # the frame grew
-    window.session.undo_stack.undo()
+    ctx.session.undo_stack.undo()
     assert "sigmoid" not in scene.nodes and not any(e.target_name == "sigmoid" for e in scene.edges)
-    window.selection.select(["layer1_0_relu"])
-    window.findChild(QAction, "actionDelete").trigger()  # bypassed: conv2 takes bn1
+    ctx.selection.select(["layer1_0_relu"])
+    ctx.edits.delete_selection()  # Edit ▸ Delete: bypassed: conv2 takes bn1
     assert "layer1_0_relu" not in scene.nodes
     assert any(
         (e.source_name, e.target_name) == ("layer1_0_bn1", "layer1_0_conv2") for e in scene.edges
     )
-    window.session.undo_stack.undo()  # back where the layout had it, with its edges
+    ctx.session.undo_stack.undo()  # back where the layout had it, with its edges
     assert "layer1_0_relu" in scene.nodes and not started
     pairs = {(e.source_name, e.target_name) for e in scene.edges}
     assert ("layer1_0_bn1", "layer1_0_relu") in pairs and (
@@ -235,38 +242,40 @@ def test_a_one_node_edit_updates_the_canvas_in_place(qtbot, window):
         "layer1_0_conv2",
     ) in pairs
     assert ("layer1_0_bn1", "layer1_0_conv2") not in pairs
-    assert len(scene.edges) == len(window.document.edges())
+    assert len(scene.edges) == len(ctx.document.edges())
 
 
-def test_a_big_graph_shows_the_edit_first_and_catches_up_after(qtbot, window, monkeypatch):
+def test_a_big_graph_shows_the_edit_first_and_catches_up_after(qtbot, docks, monkeypatch):
+    ctx = docks("code")
     import fxstudio.qt.window.session as mw
 
     monkeypatch.setattr(mw, "DEFER_ABOVE", 3)  # treat the small example as big
-    draw(qtbot, window, "examples:simple")
-    doc = window.document
+    draw(qtbot, ctx, "examples:simple")
+    doc = ctx.document
     assert doc.defer_heavy
     from fxstudio.core.edits import set_target
 
-    with qtbot.waitSignal(window.session.caughtUp, timeout=30000):
-        window.edits.apply(lambda d: set_target(d, "act", "fc2"))  # fc2, after it, breaks
+    with qtbot.waitSignal(ctx.session.caughtUp, timeout=30000):
+        ctx.edits.apply(lambda d: set_target(d, "act", "fc2"))  # fc2, after it, breaks
         # Drawn at once; recompile, shapes, code and table come a moment later.
-        assert "fc2" in window.canvas.scene().nodes and not doc.code_ready()
-        assert "act = self.fc2(fc1)" not in window.panels["code"].view.toPlainText()
+        assert "fc2" in ctx.canvas.scene().nodes and not doc.code_ready()
+        assert "act = self.fc2(fc1)" not in ctx.panels["code"].view.toPlainText()
     assert doc.code_ready() and not doc.shapes_stale
-    assert "act = self.fc2(fc1)" in window.panels["code"].view.toPlainText()
-    assert "shapes cannot be multiplied" in window.canvas.scene().nodes["fc2"].problem
-    with qtbot.waitSignal(window.session.caughtUp, timeout=30000):
-        window.session.undo_stack.undo()
-    assert window.canvas.scene().nodes["fc2"].problem is None
-    assert "act = self.act(fc1)" in window.panels["code"].view.toPlainText()
+    assert "act = self.fc2(fc1)" in ctx.panels["code"].view.toPlainText()
+    assert "shapes cannot be multiplied" in ctx.canvas.scene().nodes["fc2"].problem
+    with qtbot.waitSignal(ctx.session.caughtUp, timeout=30000):
+        ctx.session.undo_stack.undo()
+    assert ctx.canvas.scene().nodes["fc2"].problem is None
+    assert "act = self.act(fc1)" in ctx.panels["code"].view.toPlainText()
 
 
-def test_drag_a_wire_from_an_output_port_to_an_input(qtbot, window):
+def test_drag_a_wire_from_an_output_port_to_an_input(qtbot, docks):
+    ctx = docks()
     from PySide6.QtCore import QPointF, Qt
     from PySide6.QtTest import QTest
 
-    draw(qtbot, window, "examples:negrelu")
-    view, scene = window.canvas, window.canvas.scene()
+    draw(qtbot, ctx, "examples:negrelu")
+    view, scene = ctx.canvas, ctx.canvas.scene()
     view.actual_size()
     source, target = scene.nodes["x"], scene.nodes["add"]
     view.centerOn(QPointF((source.x() + target.x()) / 2, (source.y() + target.y()) / 2))
@@ -274,13 +283,13 @@ def test_drag_a_wire_from_an_output_port_to_an_input(qtbot, window):
     press = view.mapFromScene(source.bottom())
     drop = view.mapFromScene(target.mapToScene(QPointF(target.rect.width() * 0.85, 10)))
     vp = view.viewport()
-    with qtbot.waitSignal(window.layoutShown, timeout=30000):
+    with qtbot.waitSignal(ctx.layoutShown, timeout=30000):
         QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, press)
         QTest.mouseMove(vp, (press + drop) / 2)
         QTest.mouseMove(vp, drop)
         QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, drop)
-    assert "add = neg + x" in window.document.code()  # the right-hand input took x
-    assert window.session.undo_stack.undoText() == "Connect x to add.args[1]"
+    assert "add = neg + x" in ctx.document.code()  # the right-hand input took x
+    assert ctx.session.undo_stack.undoText() == "Connect x to add.args[1]"
     assert source.pos() == scene.nodes["x"].pos()  # the node itself did not move
     assert not any(type(i).__name__ == "QGraphicsLineItem" for i in scene.items())
 
@@ -300,36 +309,39 @@ def test_add_and_move_inputs(qtbot, window):
     assert window.session.undo_stack.count() == 2
 
 
-def test_a_node_without_inputs_goes_where_the_user_is_looking(qtbot, window):
-    draw(qtbot, window, "examples:resnet")
-    view = window.canvas
+def test_a_node_without_inputs_goes_where_the_user_is_looking(qtbot, docks):
+    ctx = docks()
+    draw(qtbot, ctx, "examples:resnet")
+    view = ctx.canvas
     view.actual_size()
-    view.centerOn(window.canvas.scene().nodes["layer3_0_conv1"])
-    weight = next(e for e in catalogue(window.document) if e.text == "fc.weight")
-    window.selection.clear()
-    relaid(qtbot, window, lambda: window.edits.insert(weight))
-    item = window.canvas.scene().nodes["fc_weight"]
+    view.centerOn(ctx.canvas.scene().nodes["layer3_0_conv1"])
+    weight = next(e for e in catalogue(ctx.document) if e.text == "fc.weight")
+    ctx.selection.clear()
+    relaid(qtbot, ctx, lambda: ctx.edits.insert(weight))
+    item = ctx.canvas.scene().nodes["fc_weight"]
     assert view.viewport().rect().contains(view.mapFromScene(item.pos()))
 
 
-def test_edits_in_quick_succession_on_a_big_graph_leave_the_table_right(qtbot, window, monkeypatch):
+def test_edits_in_quick_succession_on_a_big_graph_leave_the_table_right(qtbot, docks, monkeypatch):
+    ctx = docks("table")
     import fxstudio.qt.window.session as mw
     from fxstudio.core.edits import Ref, insert, set_target
 
     monkeypatch.setattr(mw, "DEFER_ABOVE", 3)
-    draw(qtbot, window, "examples:negrelu")
-    with qtbot.waitSignal(window.session.caughtUp, timeout=30000):
-        window.edits.apply(lambda d: insert(d, "call_function", "torch.sigmoid", [Ref("neg")]))
-        window.edits.apply(lambda d: set_target(d, "relu", "torch.tanh"))  # before the table
-    model = window.panels["table"].model
+    draw(qtbot, ctx, "examples:negrelu")
+    with qtbot.waitSignal(ctx.session.caughtUp, timeout=30000):
+        ctx.edits.apply(lambda d: insert(d, "call_function", "torch.sigmoid", [Ref("neg")]))
+        ctx.edits.apply(lambda d: set_target(d, "relu", "torch.tanh"))  # before the table
+    model = ctx.panels["table"].model
     names = [model.index(r, 1).data() for r in range(model.rowCount())]
-    assert names == window.document.node_names()
+    assert names == ctx.document.node_names()
     assert model.index(model.row_of("relu"), 2).data() == "torch.tanh"
 
 
 def test_a_big_graph_catches_up_in_a_worker_thread_whatever_the_edits_in_between(
-    qtbot, window, monkeypatch
+    qtbot, docks, monkeypatch
 ):
+    ctx = docks("code", "table")
     import threading
 
     import fxstudio.qt.window.session as mw
@@ -346,18 +358,18 @@ def test_a_big_graph_catches_up_in_a_worker_thread_whatever_the_edits_in_between
         return compute(snap)
 
     monkeypatch.setattr(catchup, "compute", compute_and_note)
-    draw(qtbot, window, "examples:resnet")
-    doc = window.document
-    code_view, table = window.panels["code"].view, window.panels["table"].model
-    window.panels["table"].view.selectRow(5)
-    picked = window.selection.names
+    draw(qtbot, ctx, "examples:resnet")
+    doc = ctx.document
+    code_view, table = ctx.panels["code"].view, ctx.panels["table"].model
+    ctx.panels["table"].view.selectRow(5)
+    picked = ctx.selection.names
     code_view.verticalScrollBar().setValue(code_view.verticalScrollBar().maximum() // 2)
     scrolled = code_view.verticalScrollBar().value()
-    window.edits.apply(lambda d: set_target(d, "add", "torch.sub"))
-    window.edits.apply(lambda d: insert(d, "call_function", "torch.tanh", [Ref("fc")]))
+    ctx.edits.apply(lambda d: set_target(d, "add", "torch.sub"))
+    ctx.edits.apply(lambda d: insert(d, "call_function", "torch.tanh", [Ref("fc")]))
     qtbot.waitUntil(lambda: bool(threads))  # a worker is on it: edit once more
-    with qtbot.waitSignal(window.session.caughtUp, timeout=30000):
-        window.edits.apply(lambda d: rename(d, "layer2_0_conv1", "first_conv"))
+    with qtbot.waitSignal(ctx.session.caughtUp, timeout=30000):
+        ctx.edits.apply(lambda d: rename(d, "layer2_0_conv1", "first_conv"))
     assert threads and all(t is not threading.main_thread() for t in threads)
     reference = open_document("examples:resnet")
     set_target(reference, "add", "torch.sub")
@@ -370,7 +382,7 @@ def test_a_big_graph_catches_up_in_a_worker_thread_whatever_the_edits_in_between
     ]
     assert rows == [r.values() for r in reference.rows()]
     assert code_view.verticalScrollBar().value() == scrolled  # the lines changed, not the view
-    assert window.selection.names == picked  # and the table kept its selection
+    assert ctx.selection.names == picked  # and the table kept its selection
     doc.ensure_compiled()  # what runs is what is shown
     assert doc.graph_module.code.strip() == code_view.toPlainText().strip()
 
@@ -397,27 +409,26 @@ def test_saving_waits_for_the_catch_up_and_edits_wait_for_the_save(
     assert window.edits.apply(lambda d: set_target(d, "neg", "torch.sigmoid")) is not None
 
 
-def test_shapes_that_change_downstream_are_relabelled_in_place(qtbot, window, monkeypatch):
+def test_shapes_that_change_downstream_are_relabelled_in_place(qtbot, docks, monkeypatch):
+    ctx = docks("table")
     import fxstudio.qt.window.session as mw
     from fxstudio.core.edits import splice
 
     for big in (False, True):
         monkeypatch.setattr(mw, "DEFER_ABOVE", 3 if big else 2000)
-        draw(qtbot, window, "examples:negrelu")
-        window.canvas_controller.show_minimap(True)
-        scene = window.canvas.scene()
+        draw(qtbot, ctx, "examples:negrelu")
+        ctx.canvas_controller.show_minimap(True)
+        scene = ctx.canvas.scene()
         assert scene.nodes["mul"].lines[2] == "4x8"
-        with qtbot.waitSignal(
-            window.session.caughtUp if big else window.layoutShown, timeout=30000
-        ):
-            window.edits.apply(
+        with qtbot.waitSignal(ctx.session.caughtUp if big else ctx.layoutShown, timeout=30000):
+            ctx.edits.apply(
                 lambda d: splice(d, "x", "neg", "call_function", "torch.unsqueeze", [0])
             )
-        assert window.canvas.scene() is scene  # no new layout
+        assert ctx.canvas.scene() is scene  # no new layout
         assert [scene.nodes[n].lines[2] for n in ("unsqueeze", "neg", "add", "mul")] == [
             "1x4x8"
         ] * 4
-        table = window.panels["table"].model
+        table = ctx.panels["table"].model
         assert table.index(table.row_of("mul"), 5).data() == "1x4x8"
         # the overview map and the far-out picture know the new node and no longer the old edge
         overview = scene.overview()
@@ -428,23 +439,24 @@ def test_shapes_that_change_downstream_are_relabelled_in_place(qtbot, window, mo
         }
 
 
-def test_long_code_changed_in_place_is_coloured_like_the_rest(qtbot, window, monkeypatch):
+def test_long_code_changed_in_place_is_coloured_like_the_rest(qtbot, docks, monkeypatch):
+    ctx = docks("code")
     import fxstudio.qt.panels.code as cv
     from fxstudio.core.edits import Ref, insert, rename
 
     monkeypatch.setattr(cv, "HIGHLIGHT_ALL_BELOW", 10)  # colour as the lines scroll into view
-    draw(qtbot, window, "examples:resnet")
-    view, highlighter = window.panels["code"].view, window.panels["code"]._highlighter
-    window.selection.select(["layer2_0_conv1"])
+    draw(qtbot, ctx, "examples:resnet")
+    view, highlighter = ctx.panels["code"].view, ctx.panels["code"]._highlighter
+    ctx.selection.select(["layer2_0_conv1"])
     doc = view.document()
     for edit in (
         lambda d: insert(d, "call_function", "torch.tanh", [Ref("layer2_0_conv1")]),  # a line in
         lambda d: rename(d, "layer2_0_conv1", "first_conv"),  # lines changed
     ):
-        with qtbot.waitSignal(window.layoutShown, timeout=30000):
-            window.edits.apply(edit)
-        assert view.toPlainText() == window.document.code()
-        line = window.document.code_line_map()["tanh"] - 1
+        with qtbot.waitSignal(ctx.layoutShown, timeout=30000):
+            ctx.edits.apply(edit)
+        assert view.toPlainText() == ctx.document.code()
+        line = ctx.document.code_line_map()["tanh"] - 1
         for number in range(line - 3, line + 4):  # on screen: the selected node is there
             block = doc.findBlockByNumber(number)
             got = [(r.start, r.length) for r in block.layout().formats()]
