@@ -61,6 +61,7 @@ class Docks:
         self.window = QMainWindow()
         qtbot.addWidget(self.window)
         self.canvas = CanvasView(self.window)  # the view (MainWindow.canvas)
+        self.canvas.setObjectName("canvas")  # (as the window's form names it)
         self.window.setCentralWidget(self.canvas)
         self.session = DocumentSession(tmp_path / "recovery", 0, self.window)
         self.selection = SelectionModel(self.window)

@@ -8,11 +8,12 @@ def open_and_draw(qtbot, window, spec, **kw):
     return open_and_wait(qtbot, window, spec, signal="layoutShown", **kw)
 
 
-def test_canvas_draws_every_node_and_edge(qtbot, window):
-    open_and_draw(qtbot, window, "examples:resnet")
-    scene = window.canvas.scene()
-    assert window.canvas.objectName() == "canvas"
-    doc = window.document
+def test_canvas_draws_every_node_and_edge(qtbot, docks):
+    ctx = docks()
+    open_and_draw(qtbot, ctx, "examples:resnet")
+    scene = ctx.canvas.scene()
+    assert ctx.canvas.objectName() == "canvas"
+    doc = ctx.document
     assert set(scene.nodes) == set(doc.node_names())
     assert all(isinstance(i, NodeItem) for i in scene.nodes.values())
     uses = doc.edges()  # one edge per use
@@ -21,42 +22,44 @@ def test_canvas_draws_every_node_and_edge(qtbot, window):
     assert "args[1]" in edge.toolTip()
 
 
-def test_selection_follows_between_canvas_and_table(qtbot, window):
-    open_and_draw(qtbot, window, "examples:resnet")
-    scene = window.canvas.scene()
+def test_selection_follows_between_canvas_and_table(qtbot, docks):
+    ctx = docks("table")
+    open_and_draw(qtbot, ctx, "examples:resnet")
+    scene = ctx.canvas.scene()
     scene.nodes["layer2_0_conv1"].setSelected(True)
-    assert window.selection.names == ["layer2_0_conv1"]
-    rows = window.panels["table"].view.selectionModel().selectedRows()
+    assert ctx.selection.names == ["layer2_0_conv1"]
+    rows = ctx.panels["table"].view.selectionModel().selectedRows()
     assert [r.siblingAtColumn(1).data() for r in rows] == ["layer2_0_conv1"]
-    window.panels["table"].view.selectRow(
-        window.panels["table"]
+    ctx.panels["table"].view.selectRow(
+        ctx.panels["table"]
         .proxy.mapFromSource(
-            window.panels["table"].model.index(window.panels["table"].model.row_of("fc"), 0)
+            ctx.panels["table"].model.index(ctx.panels["table"].model.row_of("fc"), 0)
         )
         .row()
     )
-    assert window.selection.names == ["fc"]
+    assert ctx.selection.names == ["fc"]
     # (the canvas follows the shared selection; under a loaded machine, give it its turn)
     qtbot.waitUntil(
         lambda: scene.nodes["fc"].isSelected() and not scene.nodes["layer2_0_conv1"].isSelected()
     )
 
 
-def test_double_click_collapses_and_expands_a_group(qtbot, window):
-    open_and_draw(qtbot, window, "examples:resnet")
-    scene = window.canvas.scene()
-    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+def test_double_click_collapses_and_expands_a_group(qtbot, docks):
+    ctx = docks()
+    open_and_draw(qtbot, ctx, "examples:resnet")
+    scene = ctx.canvas.scene()
+    with qtbot.waitSignal(ctx.layoutShown, timeout=60000):
         scene.groupToggled.emit("layer2")
-    scene = window.canvas.scene()
-    assert window.document.collapsed == {"layer2"}
+    scene = ctx.canvas.scene()
+    assert ctx.document.collapsed == {"layer2"}
     assert isinstance(scene.groups["layer2"], GroupItem) and scene.groups["layer2"].collapsed
     assert "layer2_0_conv1" not in scene.nodes
     # Selecting a hidden node selects the group that holds it.
-    window.selection.select(["layer2_0_conv1"])
+    ctx.selection.select(["layer2_0_conv1"])
     assert scene.groups["layer2"].isSelected()
-    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+    with qtbot.waitSignal(ctx.layoutShown, timeout=60000):
         scene.groupToggled.emit("layer2")
-    assert "layer2_0_conv1" in window.canvas.scene().nodes
+    assert "layer2_0_conv1" in ctx.canvas.scene().nodes
 
 
 def test_big_graphs_open_collapsed(qtbot, window, monkeypatch):
@@ -85,9 +88,10 @@ def test_fallback_layout_is_announced(qtbot, window, monkeypatch):
     assert set(window.canvas.scene().nodes) == set(window.document.node_names())
 
 
-def test_zoom_and_fit(qtbot, window):
-    open_and_draw(qtbot, window, "examples:transformer")
-    view = window.canvas
+def test_zoom_and_fit(qtbot, docks):
+    ctx = docks()
+    open_and_draw(qtbot, ctx, "examples:transformer")
+    view = ctx.canvas
     before = view.transform().m11()
     view.zoom_in()
     assert view.transform().m11() == pytest.approx(before * 1.2)
@@ -98,16 +102,17 @@ def test_zoom_and_fit(qtbot, window):
     assert view.viewport().rect().adjusted(-2, -2, 2, 2).contains(rect)
 
 
-def test_drag_is_one_undo_step_and_undo_restores_positions(qtbot, window):
+def test_drag_is_one_undo_step_and_undo_restores_positions(qtbot, docks):
+    ctx = docks()
     from PySide6.QtCore import QPoint, Qt
     from PySide6.QtTest import QTest
 
-    open_and_draw(qtbot, window, "examples:resnet")
-    view, scene = window.canvas, window.canvas.scene()
+    open_and_draw(qtbot, ctx, "examples:resnet")
+    view, scene = ctx.canvas, ctx.canvas.scene()
     view.actual_size()
     a, b = scene.nodes["layer1_0_conv1"], scene.nodes["layer1_0_bn1"]
     start = {n: (i.pos().x(), i.pos().y()) for n, i in (("layer1_0_conv1", a), ("layer1_0_bn1", b))}
-    window.selection.select(["layer1_0_conv1", "layer1_0_bn1"])
+    ctx.selection.select(["layer1_0_conv1", "layer1_0_bn1"])
     view.centerOn(a)
     press = view.mapFromScene(a.sceneBoundingRect().center())
     QTest.mousePress(
@@ -121,23 +126,23 @@ def test_drag_is_one_undo_step_and_undo_restores_positions(qtbot, window):
         Qt.KeyboardModifier.NoModifier,
         press + QPoint(60, 40),
     )
-    doc = window.document
-    assert window.session.undo_stack.count() == 1  # two nodes dragged: one step
-    assert window.session.undo_stack.undoText() == "Move 2 items"
+    doc = ctx.document
+    assert ctx.session.undo_stack.count() == 1  # two nodes dragged: one step
+    assert ctx.session.undo_stack.undoText() == "Move 2 items"
     moved = dict(doc.positions)
     assert set(moved) == set(start)
     for name, (x, y) in start.items():
         assert moved[name][0] == pytest.approx(x + 60) and moved[name][1] == pytest.approx(y + 40)
-    assert window.session.modified
+    assert ctx.session.modified
     edge = next(e for e in scene.edges if e.target_name == "layer1_0_conv1")
     assert edge.path().pointAtPercent(1).x() == pytest.approx(a.top().x())  # edges follow
 
-    window.session.undo_stack.undo()
+    ctx.session.undo_stack.undo()
     assert doc.positions == {}
     assert {
         n: (i.pos().x(), i.pos().y()) for n, i in (("layer1_0_conv1", a), ("layer1_0_bn1", b))
     } == start
-    window.session.undo_stack.redo()
+    ctx.session.undo_stack.redo()
     assert doc.positions == moved
     assert (a.pos().x(), a.pos().y()) == moved["layer1_0_conv1"]
 
@@ -201,9 +206,10 @@ def test_find_moves_to_the_first_match_as_you_type_and_steps_through(qtbot, wind
     assert search.count.text() == "No match" and window.selection.names == [matches[0]]
 
 
-def test_shared_values_are_drawn_as_stubs_that_select_the_value(qtbot, window):
-    open_and_draw(qtbot, window, "tests/models/shared_mask.py:Model")
-    scene = window.canvas.scene()
+def test_shared_values_are_drawn_as_stubs_that_select_the_value(qtbot, docks):
+    ctx = docks()
+    open_and_draw(qtbot, ctx, "tests/models/shared_mask.py:Model")
+    scene = ctx.canvas.scene()
     from_mask = [e for e in scene.edges if e.source_name == "float_1"]
     assert len(from_mask) == 6  # one use in each layer
     stubs = [e for e in from_mask if e.stub]
@@ -212,7 +218,7 @@ def test_shared_values_are_drawn_as_stubs_that_select_the_value(qtbot, window):
         assert e.path().length() == pytest.approx(e.STUB_LENGTH)
         assert e.path().pointAtPercent(1).y() == pytest.approx(e.target.top().y())
     scene.jumpRequested.emit(stubs[-1].stub)
-    assert window.selection.names == ["float_1"] and scene.nodes["float_1"].isSelected()
+    assert ctx.selection.names == ["float_1"] and scene.nodes["float_1"].isSelected()
 
 
 def drag(view, item, dx, dy, at=None):
@@ -231,38 +237,40 @@ def drag(view, item, dx, dy, at=None):
     )
 
 
-def test_dragging_a_group_title_moves_all_it_holds_as_one_step(qtbot, window):
+def test_dragging_a_group_title_moves_all_it_holds_as_one_step(qtbot, docks):
+    ctx = docks()
     from PySide6.QtCore import QPointF
 
-    open_and_draw(qtbot, window, "examples:resnet")
-    view, scene = window.canvas, window.canvas.scene()
+    open_and_draw(qtbot, ctx, "examples:resnet")
+    view, scene = ctx.canvas, ctx.canvas.scene()
     view.actual_size()
     frame = scene.groups["layer1"]
     inside = scene.members("layer1")
     assert {i.name for i in inside} == {
-        n for n in window.document.module_tree().children["layer1"].all_nodes()
+        n for n in ctx.document.module_tree().children["layer1"].all_nodes()
     }
     before = {i.key: (i.pos().x(), i.pos().y()) for i in inside}
     frame_before = frame.sceneBoundingRect()
     title = frame.mapToScene(QPointF(30, 8))  # the left of the title: no edge runs there
     drag(view, frame, 80, 40, at=title)
-    assert window.session.undo_stack.count() == 1
-    after = window.document.positions
+    assert ctx.session.undo_stack.count() == 1
+    after = ctx.document.positions
     assert set(after) == set(before)
     for key, (x, y) in before.items():
         assert after[key] == (pytest.approx(x + 80), pytest.approx(y + 40))
     moved = frame.sceneBoundingRect()
     assert moved.x() == pytest.approx(frame_before.x() + 80, abs=0.1)  # the frame follows
     assert moved.width() == pytest.approx(frame_before.width(), abs=0.1)
-    window.session.undo_stack.undo()
-    assert window.document.positions == {}
+    ctx.session.undo_stack.undo()
+    assert ctx.document.positions == {}
     assert {i.key: (i.pos().x(), i.pos().y()) for i in inside} == before
     assert frame.sceneBoundingRect().x() == pytest.approx(frame_before.x(), abs=0.1)
 
 
-def test_a_frame_grows_around_a_node_dragged_out_and_pressing_inside_pans(qtbot, window):
-    open_and_draw(qtbot, window, "examples:resnet")
-    view, scene = window.canvas, window.canvas.scene()
+def test_a_frame_grows_around_a_node_dragged_out_and_pressing_inside_pans(qtbot, docks):
+    ctx = docks()
+    open_and_draw(qtbot, ctx, "examples:resnet")
+    view, scene = ctx.canvas, ctx.canvas.scene()
     view.actual_size()
     frame, node = scene.groups["layer1.0"], scene.nodes["layer1_0_conv1"]
     outer = scene.groups["layer1"]
@@ -270,28 +278,29 @@ def test_a_frame_grows_around_a_node_dragged_out_and_pressing_inside_pans(qtbot,
     assert frame.sceneBoundingRect().contains(node.sceneBoundingRect())
     assert outer.sceneBoundingRect().contains(frame.sceneBoundingRect())
     # Pressing inside a frame, away from its title and nodes, does not move anything.
-    count = window.session.undo_stack.count()
+    count = ctx.session.undo_stack.count()
     rect = frame.sceneBoundingRect()
     empty = rect.bottomRight() - frame.rect.bottomRight() * 0 - type(rect.center())(6, 6)
     assert all(not hasattr(i, "key") or i is frame or i is outer for i in scene.items(empty))
     drag(view, frame, 50, 50, at=empty)
-    assert window.session.undo_stack.count() == count
+    assert ctx.session.undo_stack.count() == count
 
 
-def test_a_collapsed_group_moves_and_keeps_its_place(qtbot, window):
-    open_and_draw(qtbot, window, "examples:resnet")
-    with qtbot.waitSignal(window.layoutShown, timeout=60000):
-        window.canvas.scene().groupToggled.emit("layer2")
-    view, scene = window.canvas, window.canvas.scene()
+def test_a_collapsed_group_moves_and_keeps_its_place(qtbot, docks):
+    ctx = docks()
+    open_and_draw(qtbot, ctx, "examples:resnet")
+    with qtbot.waitSignal(ctx.layoutShown, timeout=60000):
+        ctx.canvas.scene().groupToggled.emit("layer2")
+    view, scene = ctx.canvas, ctx.canvas.scene()
     view.actual_size()
     box = scene.groups["layer2"]
     x, y = box.pos().x(), box.pos().y()
     drag(view, box, 120, 0)
-    assert window.document.positions == {"group:layer2": (pytest.approx(x + 120), pytest.approx(y))}
-    assert window.session.undo_stack.undoText() == "Move layer2"
-    with qtbot.waitSignal(window.layoutShown, timeout=60000):
-        window.canvas.scene().groupToggled.emit("layer3")  # a new layout, a new scene
-    assert window.canvas.scene().groups["layer2"].pos().x() == pytest.approx(x + 120)
+    assert ctx.document.positions == {"group:layer2": (pytest.approx(x + 120), pytest.approx(y))}
+    assert ctx.session.undo_stack.undoText() == "Move layer2"
+    with qtbot.waitSignal(ctx.layoutShown, timeout=60000):
+        ctx.canvas.scene().groupToggled.emit("layer3")  # a new layout, a new scene
+    assert ctx.canvas.scene().groups["layer2"].pos().x() == pytest.approx(x + 120)
 
 
 def test_overview_map_shows_the_visible_area_and_moves_the_view(qtbot, window):
@@ -323,13 +332,14 @@ def test_overview_map_shows_the_visible_area_and_moves_the_view(qtbot, window):
     assert minimap.isVisible()
 
 
-def test_far_out_the_canvas_draws_the_boxes_without_the_items(qtbot, window):
+def test_far_out_the_canvas_draws_the_boxes_without_the_items(qtbot, docks):
+    ctx = docks()
     from PySide6.QtGui import QColor
 
     from fxstudio.qt.theme import colors
 
-    open_and_draw(qtbot, window, "examples:resnet")
-    view, scene = window.canvas, window.canvas.scene()
+    open_and_draw(qtbot, ctx, "examples:resnet")
+    view, scene = ctx.canvas, ctx.canvas.scene()
     view.resetTransform()
     view.scale(0.15, 0.15)
     node = scene.nodes["layer2_0_conv1"]
@@ -339,11 +349,11 @@ def test_far_out_the_canvas_draws_the_boxes_without_the_items(qtbot, window):
     centre = view.mapFromScene(node.sceneBoundingRect().center())
     assert image.pixelColor(centre) == QColor(colors().fills["call_module"])
     # The picture follows moves and the selection.
-    window.selection.select(["layer2_0_conv1"])
+    ctx.selection.select(["layer2_0_conv1"])
     image = view.viewport().grab().toImage()
     assert image.pixelColor(centre) == QColor("#f59e0b")
     assert scene.overview() is first  # kept up to date, not made again
-    window.document.set_positions({"layer2_0_conv1": (node.x() + 400, node.y())})
+    ctx.document.set_positions({"layer2_0_conv1": (node.x() + 400, node.y())})
     image = view.viewport().grab().toImage()
     assert image.pixelColor(centre) != QColor("#f59e0b")
 
@@ -373,27 +383,29 @@ def test_layout_reports_progress_and_can_be_stopped(qtbot, window):
     assert window.canvas.scene() is scene and not shown
 
 
-def test_a_value_used_twice_by_one_node_gets_two_edges(qtbot, window):
+def test_a_value_used_twice_by_one_node_gets_two_edges(qtbot, docks):
+    ctx = docks()
     from fxstudio.core.edits import Ref, set_inputs
 
-    open_and_draw(qtbot, window, "examples:negrelu")
-    with qtbot.waitSignal(window.layoutShown, timeout=60000):
-        window.edits.apply(lambda d: set_inputs(d, "mul", [Ref("add"), Ref("add")]))
-    edges = [e for e in window.canvas.scene().edges if e.target_name == "mul"]
+    open_and_draw(qtbot, ctx, "examples:negrelu")
+    with qtbot.waitSignal(ctx.layoutShown, timeout=60000):
+        ctx.edits.apply(lambda d: set_inputs(d, "mul", [Ref("add"), Ref("add")]))
+    edges = [e for e in ctx.canvas.scene().edges if e.target_name == "mul"]
     assert sorted(e.label for e in edges) == ["args[0]", "args[1]"]
     assert len({e.path().pointAtPercent(1).x() for e in edges}) == 2  # side by side
-    with qtbot.waitSignal(window.layoutShown, timeout=60000):
-        window.canvas_controller.relayout(from_scratch=True)
-    edges = [e for e in window.canvas.scene().edges if e.target_name == "mul"]
+    with qtbot.waitSignal(ctx.layoutShown, timeout=60000):
+        ctx.canvas_controller.relayout(from_scratch=True)
+    edges = [e for e in ctx.canvas.scene().edges if e.target_name == "mul"]
     assert len(edges) == 2 and len({e.path().pointAtPercent(1).x() for e in edges}) == 2
 
 
-def test_shift_drag_on_the_background_selects_the_nodes_the_box_touches(qtbot, window):
+def test_shift_drag_on_the_background_selects_the_nodes_the_box_touches(qtbot, docks):
+    ctx = docks()
     from PySide6.QtCore import QPoint, QRectF, Qt
     from PySide6.QtTest import QTest
 
-    open_and_draw(qtbot, window, "examples:negrelu")
-    view, scene = window.canvas, window.canvas.scene()
+    open_and_draw(qtbot, ctx, "examples:negrelu")
+    view, scene = ctx.canvas, ctx.canvas.scene()
     view.actual_size()
     chosen = [scene.nodes["neg"], scene.nodes["relu"]]
     box = chosen[0].sceneBoundingRect().united(chosen[1].sceneBoundingRect())
@@ -409,7 +421,7 @@ def test_shift_drag_on_the_background_selects_the_nodes_the_box_touches(qtbot, w
     for step in range(1, 5):
         QTest.mouseMove(vp, a + QPoint((b.x() - a.x()) * step // 4, (b.y() - a.y()) * step // 4))
     QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, shift, b)
-    assert set(window.selection.names) == expected
+    assert set(ctx.selection.names) == expected
     # a plain drag on the background pans and leaves the selection as it was (Qt takes a
     # hand drag of six moves or fewer for a click) ...
     press = view.mapFromScene(start)
@@ -419,12 +431,12 @@ def test_shift_drag_on_the_background_selects_the_nodes_the_box_touches(qtbot, w
     QTest.mouseRelease(
         vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, press + QPoint(60, 40)
     )
-    assert set(window.selection.names) == expected
+    assert set(ctx.selection.names) == expected
     assert view.dragMode() == view.DragMode.ScrollHandDrag
     # ... and a plain click there clears it
     point = view.mapFromScene(start)
     QTest.mouseClick(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, point)
-    assert window.selection.names == []
+    assert ctx.selection.names == []
 
 
 def test_the_status_bar_shows_the_zoom_and_a_click_sets_it_to_100(qtbot, window):
@@ -455,10 +467,11 @@ def test_the_status_bar_shows_the_zoom_and_a_click_sets_it_to_100(qtbot, window)
     assert not zoom.isVisible()
 
 
-def test_node_boxes_fit_their_labels_and_too_long_ones_are_elided(qtbot, window):
+def test_node_boxes_fit_their_labels_and_too_long_ones_are_elided(qtbot, docks):
     """Labels such as stages_0_downsample were cut at both edges: the boxes are now as wide
     as their text in the canvas's font, up to a limit; past it the text is elided with "…"
     and the tooltip has it whole."""
+    ctx = docks()
     from PySide6.QtGui import QFont, QFontMetricsF
 
     from fxstudio.core.layout.labels import MAX_NODE_WIDTH, TEXT_MARGIN
@@ -470,8 +483,8 @@ def test_node_boxes_fit_their_labels_and_too_long_ones_are_elided(qtbot, window)
         made.setBold(bold)
         return made
 
-    open_and_draw(qtbot, window, "tests/models/long_names.py:Model")
-    nodes = window.canvas.scene().nodes
+    open_and_draw(qtbot, ctx, "tests/models/long_names.py:Model")
+    nodes = ctx.canvas.scene().nodes
     fonts = (NAME_FONT, DETAIL_FONT, DETAIL_FONT)
     for name, item in nodes.items():
         room = item.rect.width() - 2 * TEXT_MARGIN
@@ -491,23 +504,24 @@ def test_node_boxes_fit_their_labels_and_too_long_ones_are_elided(qtbot, window)
     assert elided("stages_0_downsample", NAME_FONT, 40).count("…") == 1
 
 
-def test_a_picture_that_cannot_be_drawn_is_said_and_the_old_one_stays(qtbot, window, monkeypatch):
-    """A failure while the items are made (an fxstudio bug) fails the layout -- the window
+def test_a_picture_that_cannot_be_drawn_is_said_and_the_old_one_stays(qtbot, docks, monkeypatch):
+    """A failure while the items are made (an fxstudio bug) fails the layout -- the ctx
     says so -- instead of leaving the canvas waiting for a picture that never comes."""
+    ctx = docks()
     from fxstudio.qt.canvas import scene as scene_module
 
-    open_and_draw(qtbot, window, "examples:resnet")
-    old = window.canvas.scene()
+    open_and_draw(qtbot, ctx, "examples:resnet")
+    old = ctx.canvas.scene()
 
     def broken(*_args, **_kwargs):
         raise RuntimeError("no items today")
 
     monkeypatch.setattr(scene_module, "NodeItem", broken)
-    with qtbot.waitSignal(window.canvas_controller.layoutFailed, timeout=60000) as failed:
-        window.canvas_controller.relayout(from_scratch=True)
+    with qtbot.waitSignal(ctx.canvas_controller.layoutFailed, timeout=60000) as failed:
+        ctx.canvas_controller.relayout(from_scratch=True)
     assert "no items today" in str(failed.args[0])
-    assert window.canvas.scene() is old and set(old.nodes) == set(window.document.node_names())
-    assert not window.canvas_controller.busy()
+    assert ctx.canvas.scene() is old and set(old.nodes) == set(ctx.document.node_names())
+    assert not ctx.canvas_controller.busy()
 
 
 def _dark_pixels(item, scale):

@@ -3,12 +3,11 @@ its ends are where the layout put them, the plain curve once one is moved."""
 
 from PySide6.QtCore import QPointF
 
-from tests.qt.conftest import open_and_wait
 
-
-def test_skip_edge_is_drawn_beside_the_block_until_an_end_moves(qtbot, window):
-    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
-    scene = window.canvas.scene()
+def test_skip_edge_is_drawn_beside_the_block_until_an_end_moves(qtbot, docks):
+    ctx = docks()
+    ctx.open("examples:resnet")
+    scene = ctx.canvas.scene()
     edge = next(e for e in scene.edges if e.target_name == "add" and e.source_name == "stem_2")
     column = [scene.nodes[f"layer1_0_{n}"] for n in ("conv1", "bn1", "relu", "conv2", "bn2")]
     for node in column:  # (sampled along the drawn path: beside the column, never in it)
