@@ -48,3 +48,16 @@ def run_fxstudio(*args: str, cwd: Path | None = None, env: dict | None = None):
         env=full_env,
         timeout=600,
     )
+
+
+MODELS = ROOT / "tests" / "models"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test of ``tests/models`` (real torchvision, timm, transformers and diffusers
+    models, built and run) is ``slow``, as are those marked so elsewhere (the timm sweep of
+    ``tests/core/test_zoo.py``, a 32-layer transformer on the canvas): ``pytest -m "not slow
+    and not bundle"`` is the quick loop."""
+    for item in items:
+        if MODELS in Path(item.path).parents:
+            item.add_marker(pytest.mark.slow)
