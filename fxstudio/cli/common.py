@@ -205,7 +205,8 @@ def run_options(min_time_help: str) -> argparse.ArgumentParser:
 
 def model_options() -> argparse.ArgumentParser:
     """A parent parser of the model options: ``--frontend``, ``--input``, ``--seed``,
-    ``--leaf``, ``--train`` (what :func:`request_from` reads), ``--debug``, ``--progress``."""
+    ``--leaf``, ``--train``, ``--no-weights`` (what :func:`request_from` reads), ``--debug``,
+    ``--progress``."""
     parent = argparse.ArgumentParser(add_help=False)
     p = parent.add_argument_group("model options")
     p.add_argument(
@@ -241,6 +242,13 @@ def model_options() -> argparse.ArgumentParser:
         action="store_true",
         help="capture the training-mode graph (default: eval mode, the inference graph)",
     )
+    p.add_argument(
+        "--no-weights",
+        dest="weights",
+        action="store_false",
+        help="structure only: build the model on the meta device -- every shape, no weights, "
+        "any size (an hf: model too large for memory opens so by itself)",
+    )
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument(
         "--progress",
@@ -252,7 +260,9 @@ def model_options() -> argparse.ArgumentParser:
 
 def request_from(ns: argparse.Namespace) -> OpenRequest:
     """What the model options ask to open."""
-    return OpenRequest(ns.model, ns.frontend, tuple(ns.input), ns.seed, tuple(ns.leaf), ns.train)
+    return OpenRequest(
+        ns.model, ns.frontend, tuple(ns.input), ns.seed, tuple(ns.leaf), ns.train, ns.weights
+    )
 
 
 def add_overlay_outputs(p: argparse.ArgumentParser, what: str) -> None:

@@ -4,6 +4,11 @@ attributed to the nodes and lines they came from (:mod:`fxstudio.core.compiling`
 flow behind ``fxstudio compile`` and the Compile dock (its *Find graph breaks* and its
 *Kernels* tab).
 
+Besides :func:`compile_flow` (:class:`CompileRequest` -> :class:`CompileResult`), it exposes
+what the Compile dock reads the result with: a break (:class:`GraphBreak`) and the nodes it
+falls at (:func:`break_place`, :func:`graph_nodes`), a kernel (:class:`Kernel`) and its lines
+in words (:func:`where`).
+
 The model's code runs here -- built again from the request, one thread at a time
 (:mod:`fxstudio.core.process.modelcode`) -- so call it from a worker that can be stopped.
 
@@ -21,13 +26,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fxstudio.core.compiling.breaks import Explained, explain_breaks
+from fxstudio.core.compiling.breaks import Explained, GraphBreak, explain_breaks
 from fxstudio.core.compiling.kernels import BACKENDS, MODES
+from fxstudio.core.compiling.located import break_place, graph_nodes
 from fxstudio.core.compiling.model import compile_model
 from fxstudio.core.compiling.quiet import muted_stdout
-from fxstudio.core.compiling.result import Compiled
+from fxstudio.core.compiling.result import Compiled, Kernel, where
 from fxstudio.core.errors import UserError
 from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.weights import has_weights, no_weights_message
 from fxstudio.core.model.loading import load_model
 from fxstudio.core.model.modelspec import LoadedModel
 from fxstudio.core.model.opening import capture_loaded
@@ -43,7 +50,12 @@ __all__ = [
     "CompileResult",
     "Compiled",
     "Explained",
+    "GraphBreak",
+    "Kernel",
+    "break_place",
     "compile_flow",
+    "graph_nodes",
+    "where",
 ]
 
 
@@ -113,6 +125,7 @@ def compile_flow(request: CompileRequest) -> CompileResult:
         return CompileResult(model.spec, explained)
     resolve(request.device)  # a missing device is said before the model is built
     if request.document is not None:  # the model built again only if it is needed
+        request.document.require_weights("Compiling")
         compiled = _compiled(request, lambda: _loaded_alone(model), request.document)
         return CompileResult(model.spec, compiled.explained, compiled)
     with modelcode.one_turn():
@@ -126,7 +139,12 @@ def compile_flow(request: CompileRequest) -> CompileResult:
 
 
 def _load(model: OpenRequest) -> LoadedModel:
-    return load_model(model.spec, tuple(model.inputs), model.seed)
+    if not model.weights:
+        raise UserError(no_weights_message("Compiling", model.spec, asked=True))
+    loaded = load_model(model.spec, tuple(model.inputs), model.seed)
+    if not has_weights(loaded.module):  # too large for this machine: built without weights
+        raise UserError(no_weights_message("Compiling", model.spec))
+    return loaded
 
 
 def _loaded_alone(model: OpenRequest) -> LoadedModel:

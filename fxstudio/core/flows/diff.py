@@ -2,6 +2,12 @@
 their values compared on the same inputs, optionally both timed node by node -- the one
 flow behind ``fxstudio diff`` and the Compare window (:mod:`fxstudio.core.compare`).
 
+Besides :func:`diff_flow` it exposes what the window compares and shows from elsewhere: the
+document's last rewrite (:func:`last_rewrite`) and the document as it was before it
+(:func:`before_last_rewrite`: *File ▸ Compare with before the last rewrite*), and per-node
+data read from another viewer's file (:func:`read_overlay` -> :class:`Overlay`: *View ▸ Load
+node data…*).
+
 Example:
     >>> req = DiffRequest("examples:resnet", "examples:resnet", rewrites=("fold-conv-bn",))
     >>> result = diff_flow(req)
@@ -18,11 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxstudio.core.compare.align import Alignment, align
+from fxstudio.core.compare.overlay import read_overlay
+from fxstudio.core.compare.sides import before_last_rewrite, last_rewrite
 from fxstudio.core.compare.times import Times, time_both
 from fxstudio.core.compare.values import Values, compare_values
 from fxstudio.core.errors import UserError
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.nodedata import Overlay
+from fxstudio.core.graph.weights import no_weights_message
 from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.patterns.apply import Report, RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.saving.files import write_json
@@ -32,10 +41,14 @@ __all__ = [
     "Alignment",
     "DiffRequest",
     "DiffResult",
+    "Overlay",
     "Side",
     "Times",
     "Values",
+    "before_last_rewrite",
     "diff_flow",
+    "last_rewrite",
+    "read_overlay",
 ]
 
 #: A side of a comparison: a MODEL spec or session path, a request to open, or a document
@@ -161,6 +174,16 @@ def diff_flow(request: DiffRequest) -> DiffResult:
         for name in request.rewrites
     ]
     result = DiffResult(left, right, align(left, right), rewrites=reports, titles=request.titles)
+    unweighted = next((d for d in (left, right) if not d.weights), None)
+    if unweighted is not None and (request.values or request.times):
+        result.values_problem = UserError(  # the structures and shapes are compared all the same
+            no_weights_message(
+                "Comparing values and times",
+                unweighted.request.spec,
+                not unweighted.request.weights,
+            )
+        )
+        return result
     if request.values:
         try:
             result.values = compare_values(left, right, result.alignment, request.device)

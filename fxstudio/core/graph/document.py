@@ -26,7 +26,7 @@ from typing import Any
 
 import torch.fx as fx
 
-from fxstudio.core.errors import SourceLocation, stack_trace_location
+from fxstudio.core.errors import SourceLocation, UserError, stack_trace_location
 from fxstudio.core.fxcompat import module_state, set_module_state
 from fxstudio.core.graph.graphviews import (
     ModuleGroup,
@@ -38,6 +38,7 @@ from fxstudio.core.graph.graphviews import (
     module_tree_of,
     tidy_code,
 )
+from fxstudio.core.graph.weights import has_weights, no_weights_message
 from fxstudio.core.model.request import OpenRequest
 
 
@@ -117,6 +118,18 @@ class GraphDocument:
         self.replayed: list[Any] = []  # the Edits a session's replay made (for an undo stack)
         self._listeners: list[Listener] = []
         self._cache: dict[str, Any] = {}
+
+    @property
+    def weights(self) -> bool:
+        """Whether the document holds the model's weights; ``False`` for a structure-only one
+        (:mod:`fxstudio.core.graph.weights`): shapes and edits, nothing to run."""
+        return has_weights(self._gm)
+
+    def require_weights(self, what: str) -> None:
+        """Refuse ``what`` (e.g. "Profiling") on a structure-only document, saying why and
+        what to do instead (a :class:`~fxstudio.core.errors.UserError`)."""
+        if not self.weights:
+            raise UserError(no_weights_message(what, self.request.spec, not self.request.weights))
 
     # --- events ------------------------------------------------------------------------------
 
@@ -301,6 +314,7 @@ class GraphDocument:
         return {
             "model": self.request.spec,
             "frontend": self.request.frontend,
+            "weights": self.weights,
             **graph_json(self.graph, self.source_file),
         }
 

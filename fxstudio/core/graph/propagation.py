@@ -25,6 +25,7 @@ from fxstudio.core.errors import CaptureError, stack_trace_location, user_frame
 from fxstudio.core.fxcompat import tree_map
 from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.graph.shapes import format_shape, node_dtype, node_shape
+from fxstudio.core.graph.weights import has_weights
 from fxstudio.core.model.failures import describe_value, faked, short_location
 from fxstudio.core.process import progress
 from fxstudio.core.process.guard import special_failure
@@ -97,6 +98,10 @@ def propagate_shapes(
             f"The model's forward takes {len(required)} input(s) ({names}), but "
             f"{len(example_inputs)} example input(s) were given. Pass one --input per argument."
         )
+    if not has_weights(gm):
+        with eval_mode(gm):
+            _run_structure_only(gm, graph, example_inputs, source_file)
+        return
     if method == "auto":
         method = "real" if cheap_to_run(gm, example_inputs) else "fake"
     with eval_mode(gm):
@@ -123,17 +128,46 @@ def propagate_shapes(
 
 
 def cheap_to_run(gm: nn.Module, example_inputs: tuple[Any, ...]) -> bool:
-    """Whether one real run is the cheaper way to shapes (``CHEAP_STATE_ELEMENTS``)."""
+    """Whether one real run is the cheaper way to shapes (``CHEAP_STATE_ELEMENTS``); never
+    for a structure-only model (it has no values to run on)."""
     state = sum(t.numel() for t in gm.parameters()) + sum(t.numel() for t in gm.buffers())
     inputs = sum(t.numel() for t in example_inputs if isinstance(t, torch.Tensor))
     on_cpu = all(t.device.type == "cpu" for t in example_inputs if isinstance(t, torch.Tensor))
-    return on_cpu and state <= CHEAP_STATE_ELEMENTS and inputs <= CHEAP_INPUT_ELEMENTS
+    small = state <= CHEAP_STATE_ELEMENTS and inputs <= CHEAP_INPUT_ELEMENTS
+    return on_cpu and small and has_weights(gm)
 
 
 def _run_fake(gm: fx.GraphModule, graph: fx.Graph, example_inputs: tuple[Any, ...]) -> None:
     """Run ``gm`` with its parameters, buffers and inputs swapped for fake tensors."""
     with faked(gm, example_inputs) as fake_inputs:
         _ShapeInterpreter(gm, graph, keep_real=False).run(*fake_inputs)
+
+
+def _run_structure_only(
+    gm: fx.GraphModule, graph: fx.Graph, example_inputs: tuple[Any, ...], source_file: str | None
+) -> None:
+    """Shapes of a model without weights: fake tensors only (there are no values to fall
+    back on); a failure names the node and says that it needs the model's values."""
+    interp = _ShapeInterpreter(gm, graph, keep_real=False)
+    try:
+        with quiet_torch_logs(), faked(gm, example_inputs) as fake_inputs:
+            interp.run(*fake_inputs)
+    except BaseException as exc:
+        at = f" at node '{interp.current.name}'" if interp.current is not None else ""
+        special = special_failure(f"Working out shapes{at}", exc, source_file)
+        if special is not None:
+            raise special from exc
+        if not isinstance(exc, Exception):
+            raise
+        err = _run_error(exc, gm, example_inputs, source_file, interp.current)
+        err.message = err.message.replace(
+            "Running the model on the example inputs failed",
+            "Working out shapes without weights failed",
+        ) + (
+            " Without weights only shapes are known: an op that needs values (data-dependent "
+            "control flow, .item()) cannot be followed -- open the model with its weights."
+        )
+        raise err from exc
 
 
 def _run_error(

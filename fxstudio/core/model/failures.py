@@ -25,6 +25,7 @@ from torch import nn
 
 from fxstudio.core.errors import CaptureError, SourceLocation, user_frame
 from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_map
+from fxstudio.core.graph.weights import fake_of
 from fxstudio.core.process.guard import special_failure
 from fxstudio.core.process.noise import quiet_torch_logs
 
@@ -177,17 +178,19 @@ def _run_fake(module: nn.Module, example_inputs: tuple[Any, ...]) -> None:
 @contextlib.contextmanager
 def faked(module: nn.Module, example_inputs: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
     """Inside: ``module``'s parameters and buffers are fake tensors, and fake copies of
-    ``example_inputs`` are given to run it on (nothing real is computed or allocated)."""
+    ``example_inputs`` are given to run it on (nothing real is computed or allocated).  Meta
+    tensors (a structure-only model's, :mod:`fxstudio.core.graph.weights`) become fake tensors
+    on the CPU."""
     mode = fake_tensor_mode()
     state: dict[str, torch.Tensor] = {
-        name: mode.from_tensor(t)
+        name: fake_of(mode, t)
         for name, t in [
             *module.named_parameters(remove_duplicate=False),
             *module.named_buffers(remove_duplicate=False),
         ]
     }
     fakes = tree_map(
-        lambda t: mode.from_tensor(t) if isinstance(t, torch.Tensor) else t, example_inputs
+        lambda t: fake_of(mode, t) if isinstance(t, torch.Tensor) else t, example_inputs
     )
     with reparametrized(module, state), mode:
         yield fakes

@@ -30,6 +30,7 @@ import torch
 from torch import nn
 
 from fxstudio.core.errors import LoadError, SourceLocation, user_frame
+from fxstudio.core.graph.weights import building, has_weights, without_weights
 from fxstudio.core.model import zoo
 from fxstudio.core.model.modelfiles import file_models
 from fxstudio.core.model.modelspec import (
@@ -50,24 +51,40 @@ def load_model(
     spec: str | ModelSpec,
     inputs: Sequence[str] = (),
     seed: int = 0,
+    weights: bool = True,
 ) -> LoadedModel:
     """Build the module a spec names and find its example inputs.
 
     ``inputs`` are ``--input`` strings (see :func:`parse_input_spec`); when none are given,
     the inputs come from an ``example_inputs`` function or attribute beside the model.
     ``torch.manual_seed(seed)`` runs right before the model is built, so the same spec gives
-    the same weights in any process.
+    the same weights in any process.  Without ``weights`` the model is built on the ``meta``
+    device (:mod:`fxstudio.core.graph.weights`): its structure and shapes, no memory; an
+    ``hf:`` model too large for this machine's memory is built so anyway, with a note.
     """
     ms = named(spec if isinstance(spec, ModelSpec) else parse_spec(spec))
+    loaded = _load(ms, inputs, seed, weights)
+    if not weights or not has_weights(loaded.module):
+        loaded.example_inputs = without_weights(loaded.module, loaded.example_inputs)
+        if not weights and ms.kind not in ("timm", "hf"):  # the zoo's notes say it
+            loaded.notes.append(
+                f"{ms.text}: structure only, no weights (asked for): shapes and dtypes, "
+                "nothing to run"
+            )
+    return loaded
+
+
+def _load(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> LoadedModel:
     if ms.kind == "pt2":
         return _load_pt2(ms, inputs, seed)
     if ms.kind in ("timm", "hf"):
-        return zoo.load(ms, inputs, seed)
+        return zoo.load(ms, inputs, seed, weights)
     namespace, source_file = import_namespace(ms)
     obj = getattr(namespace, ms.name, None)
     if obj is None:
         raise LoadError(_missing_name_message(ms, namespace))
-    module = _construct(ms, obj, seed, source_file)
+    with building(weights):
+        module = _construct(ms, obj, seed, source_file)
     notes = []
     if inputs:
         example = make_inputs(inputs, seed)

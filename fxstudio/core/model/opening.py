@@ -55,7 +55,7 @@ def _open_model(req: OpenRequest) -> GraphDocument:
 
 def _load_and_capture(req: OpenRequest) -> GraphDocument:
     progress.tell(f"Loading {req.spec}")
-    return capture_loaded(req, load_model(req.spec, req.inputs, req.seed))
+    return capture_loaded(req, load_model(req.spec, req.inputs, req.seed, req.weights))
 
 
 def capture_loaded(req: OpenRequest, loaded: LoadedModel) -> GraphDocument:

@@ -35,6 +35,7 @@ class OpenRequest:
     seed: int = 0
     leaf_modules: tuple[str, ...] = field(default_factory=tuple)
     train: bool = False
+    weights: bool = True  # False: structure only (shapes, no weights: any size, nothing to run)
 
     @property
     def chosen_frontend(self) -> Frontend | None:

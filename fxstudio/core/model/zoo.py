@@ -39,15 +39,19 @@ import torch
 from torch import nn
 
 from fxstudio.core.errors import LoadError
+from fxstudio.core.graph.weights import building, weight_bytes
 from fxstudio.core.model.modelspec import InputSpec, LoadedModel, ModelSpec, make_inputs
-from fxstudio.core.process.guard import SMALLER_MODEL, available_memory, out_of_memory, user_error
+from fxstudio.core.process.guard import SMALLER_MODEL, available_memory, format_bytes, user_error
 
 HF_SEQUENCE = 16  # example input_ids length (shorter where the model allows fewer positions)
 
 
-def load(ms: ModelSpec, inputs: Sequence[str], seed: int) -> LoadedModel:
-    """Build a ``timm:`` or ``hf:`` model and its example inputs."""
-    return _load_timm(ms, inputs, seed) if ms.kind == "timm" else _load_hf(ms, inputs, seed)
+def load(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool = True) -> LoadedModel:
+    """Build a ``timm:`` or ``hf:`` model and its example inputs (without ``weights``: on the
+    meta device, :mod:`fxstudio.core.graph.weights`)."""
+    if ms.kind == "timm":
+        return _load_timm(ms, inputs, seed, weights)
+    return _load_hf(ms, inputs, seed, weights)
 
 
 def _import(name: str, install: str) -> ModuleType:
@@ -82,7 +86,7 @@ def timm_names() -> list[str]:
         return []
 
 
-def _load_timm(ms: ModelSpec, inputs: Sequence[str], seed: int) -> LoadedModel:
+def _load_timm(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> LoadedModel:
     timm = _import("timm", "pip install timm.")
     name = ms.location
     base = name.split(".", 1)[0]  # "vit_small_patch16_224.augreg_in21k": a pretrained tag
@@ -100,7 +104,8 @@ def _load_timm(ms: ModelSpec, inputs: Sequence[str], seed: int) -> LoadedModel:
         )
     torch.manual_seed(seed)
     try:
-        model = timm.create_model(name, pretrained=False, **dict(ms.kwargs))
+        with building(weights):
+            model = timm.create_model(name, pretrained=False, **dict(ms.kwargs))
     except BaseException as exc:
         raise user_error(f"Building timm:{name}", exc, oom_hint=SMALLER_MODEL) from exc
     model.eval()
@@ -112,7 +117,8 @@ def _load_timm(ms: ModelSpec, inputs: Sequence[str], seed: int) -> LoadedModel:
         size = tuple(cfg.get("input_size", (3, 224, 224)))
         example = make_inputs([InputSpec((1, *size))], seed)
         chosen = f"; input 1x{'x'.join(map(str, size))} (its default size)"
-    note = f"timm:{name}: {type(model).__name__}, random weights (pretrained=False){chosen}"
+    made = "random weights (pretrained=False)" if weights else "no weights"
+    note = f"timm:{name}: {type(model).__name__}, {made}{chosen}"
     return LoadedModel(ms, model, example, seed=seed, notes=[note])
 
 
@@ -162,7 +168,7 @@ def _config(ms: ModelSpec) -> tuple[Any, str]:
         raise user_error(f"Reading the config of hf:{name}", exc) from exc
 
 
-def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int) -> LoadedModel:
+def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> LoadedModel:
     from transformers import AutoModel
 
     config, origin = _config(ms)
@@ -180,10 +186,14 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int) -> LoadedModel:
             sized = AutoModel.from_config(config)
         except BaseException as exc:
             raise user_error(f"Building hf:{ms.location}", exc) from exc
-    _check_size(ms, sized, type(config).__name__)
+    too_big = _too_big(sized) if weights else None
+    if too_big:
+        chosen.append(too_big)
+        weights = False
     torch.manual_seed(seed)
     try:
-        model: nn.Module = AutoModel.from_config(config)
+        with building(weights):
+            model: nn.Module = AutoModel.from_config(config)
     except BaseException as exc:
         raise user_error(f"Building hf:{ms.location}", exc, oom_hint=SMALLER_MODEL) from exc
     built = type(model).__name__
@@ -203,26 +213,29 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int) -> LoadedModel:
             shape = "x".join(map(str, spec.shape))
             what = f", {main_input} {shape}:{str(spec.dtype)[6:]} ({why})"
     params = sum(p.numel() for p in model.parameters())
+    made = "random weights" if weights else "no weights: structure only"
     note = (
-        f"hf:{ms.location}: {built} from {origin} ({params / 1e6:.1f} M parameters, random "
-        f"weights), {', '.join(chosen + ['export frontend'])}{what}"
+        f"hf:{ms.location}: {built} from {origin} ({_count(params)} parameters, {made}), "
+        f"{', '.join(chosen + ['export frontend'])}{what}"
     )
     return LoadedModel(ms, model, example, seed=seed, frontend="export", notes=[note])
 
 
-def _check_size(ms: ModelSpec, sized: nn.Module, config_name: str) -> None:
-    need = sum(p.numel() * p.element_size() for p in sized.parameters())
-    need += sum(b.numel() * b.element_size() for b in sized.buffers())
-    avail = available_memory()
-    if avail is not None and need > 0.8 * avail:
-        raise out_of_memory(
-            f"building hf:{ms.location} ({type(sized).__name__} from a {config_name})",
-            need,
-            None,
-            "Give a smaller configuration, e.g. "
-            f"hf:{ms.location}(num_hidden_layers=2, hidden_size=256) (the names are the "
-            "config's).",
-        )
+def _too_big(sized: nn.Module) -> str | None:
+    """Why a model (built on the meta device) is opened without weights, or ``None``: its
+    weights would take more than 80% of the memory this machine has left."""
+    need, avail = weight_bytes(sized), available_memory()
+    if avail is None or need <= 0.8 * avail:
+        return None
+    return (
+        f"its weights ({format_bytes(need)}) would not fit in the {format_bytes(avail)} this "
+        "machine has available"
+    )
+
+
+def _count(n: int) -> str:
+    """A parameter count in words: ``124.4 M``, ``70.55 B``."""
+    return f"{n / 1e9:.2f} B" if n >= 1e9 else f"{n / 1e6:.1f} M"
 
 
 def example_input(model: nn.Module, config: Any) -> tuple[str, InputSpec | None, str]:

@@ -64,6 +64,7 @@ class Report:
     explanation: Explanation | None = None  # why not (no match, or a node asked about)
     dry_run: bool = False
     done: str = ""  # a built-in's word for what it does to a place ("fused"); "" for a pattern
+    unchecked: str = ""  # why a rewrite that replaced something was not checked numerically
 
     @property
     def verdict(self) -> str:
@@ -91,6 +92,7 @@ class Report:
             "candidates": r.candidates,
             "verdict": self.verdict,
             "check": self.check.to_json() if self.check is not None else None,
+            "unchecked": self.unchecked,
             "changes_values": self.intended,
             "seconds": {"match": r.seconds_match, "replace": r.seconds_replace},
         }
@@ -128,6 +130,8 @@ class Report:
         lines += [f"  skipped: {s.failure.describe()}" for s in found.skipped]
         if self.check is not None:
             lines.append(f"  {self.check.describe(self.intended)}")
+        if self.unchecked:
+            lines.append(f"  Not checked: {self.unchecked}.")
         if self.explanation is not None:
             lines.append(self.explanation.describe())
         return lines
@@ -193,7 +197,7 @@ def rewrite_flow(doc: GraphDocument, request: RewriteRequest) -> Report:
                 dry_run=True,
                 done=builtin.done,
             )
-        before = reference(doc) if doc.example_inputs else None
+        before = reference(doc) if doc.example_inputs and doc.weights else None
         result = run_builtin(doc, spec.builtin)
         exact, intended, verb = builtin.exact, builtin.changes_values, builtin.done
         pattern, why = None, None
@@ -208,12 +212,19 @@ def rewrite_flow(doc: GraphDocument, request: RewriteRequest) -> Report:
             return Report(rewritten, None, pattern, False, spec.title, why, dry_run=True)
         replacement = request.replacement or _replacement_of(spec, pattern)
         # the model before, run only when there is something to replace
-        before = reference(doc) if doc.example_inputs and found.matches else None
+        before = reference(doc) if doc.example_inputs and doc.weights and found.matches else None
         result = rewrite(doc, pattern, replacement, accepted, found=found)
         exact = False  # a user's replacement: judged as a fold (rounding may differ)
         intended, verb = request.allow_difference, ""
     result_check = check(doc, before, exact) if before is not None and result.edit else None
-    return Report(result, result_check, pattern, intended, spec.title, why, done=verb)
+    unchecked = NO_VALUES if result.edit and not doc.weights else ""
+    return Report(
+        result, result_check, pattern, intended, spec.title, why, done=verb, unchecked=unchecked
+    )
+
+
+#: Why a rewrite of a structure-only document is not checked numerically.
+NO_VALUES = "the document holds the model's structure only (no weights), so there is nothing to run"
 
 
 def _replacement_of(spec: RewriteSpec, pattern: Pattern) -> Replacement:

@@ -118,6 +118,9 @@ def profile(
     """Run and time ``doc`` as ``options`` say; against ``baseline``, both interleaved.
     ``stage(text)`` hears what runs now (a progress line)."""
     o = options
+    for d in (doc, baseline):
+        if d is not None:
+            d.require_weights("Running and timing the model")
     if baseline is None:
         after = profile_whole(
             doc,

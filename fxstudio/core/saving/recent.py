@@ -20,6 +20,10 @@ from fxstudio.core.saving.files import atomic_write
 KEEP = 12
 
 
+#: What is remembered of each request.
+REMEMBERED = ("spec", "frontend", "inputs", "seed", "weights")
+
+
 class RecentModels:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -34,6 +38,7 @@ class RecentModels:
                     frontend_named(i.get("frontend")),
                     tuple(i.get("inputs", ())),
                     int(i.get("seed", 0)),
+                    weights=bool(i.get("weights", True)),
                 )
                 for i in items
                 if isinstance(i, dict) and i.get("spec")
@@ -67,10 +72,7 @@ class RecentModels:
             return
         items = [r for r in self.load() if r.spec != request.spec]
         items.insert(0, request)
-        data = [
-            {k: v for k, v in asdict(r).items() if k in ("spec", "frontend", "inputs", "seed")}
-            for r in items[:KEEP]
-        ]
+        data = [{k: v for k, v in asdict(r).items() if k in REMEMBERED} for r in items[:KEEP]]
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(self.path, json.dumps(data, indent=1))

@@ -67,6 +67,7 @@ def session_json(doc: GraphDocument, path: str | os.PathLike[str], **extra: Any)
             "seed": req.seed,
             "leaf_modules": list(req.leaf_modules),
             "train": req.train,
+            "weights": req.weights,
         },
         "graph": {"code": doc.code(), "nodes": len(doc)},
         "edits": [encode_record(r) for r in doc.history],  # replayed on opening
@@ -110,6 +111,7 @@ def read_session(path: str | os.PathLike[str]) -> SessionData:
             int(model.get("seed", 0)),
             tuple(model.get("leaf_modules", ())),
             bool(model.get("train", False)),
+            bool(model.get("weights", True)),
         )
         return SessionData(
             request=request,

@@ -312,6 +312,7 @@ def eager_reference(doc: Any) -> EagerReference | None:
 def for_document(doc: Any, *, window: int = DEFAULT_WINDOW, eager: bool = True) -> Stepper:
     """A stepper over the document's graph and example inputs, compared with the eager
     model where ``eager`` (see :func:`eager_reference`)."""
+    doc.require_weights("Stepping through the graph")
     if not doc.example_inputs:
         raise StepError(
             "This model has no example inputs to step through: open it with --input SHAPE "

@@ -1,0 +1,140 @@
+"""Structure-only models: a module whose parameters and buffers are ``meta`` tensors -- every
+shape and dtype, no data, no memory -- so that a 70B or 405B model can be looked at, edited
+and rewritten on any machine.  Shapes are worked out on fake tensors made from the meta ones
+(:func:`fake_of`), on the device the model would run on (the CPU), so ops that make tensors
+on the CPU themselves still meet tensors of the same device.
+
+Example:
+    >>> import torch
+    >>> from torch import nn
+
+from fxstudio.core.fxcompat import tree_map
+    >>> with torch.device("meta"):
+    ...     layer = nn.Linear(8192, 28672)
+    >>> has_weights(layer), weight_bytes(layer)
+    (False, 939638784)
+    >>> has_weights(nn.Linear(2, 2))
+    True
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch import nn
+
+from fxstudio.core.fxcompat import tree_map
+
+#: The device a structure-only model's shapes are worked out on (what it was built for).
+SHAPE_DEVICE = "cpu"
+
+
+def _tensors(module: nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
+    yield from module.named_parameters(remove_duplicate=False)
+    yield from module.named_buffers(remove_duplicate=False)
+
+
+def building(weights: bool) -> contextlib.AbstractContextManager[Any]:
+    """Where a model is built: as usual, or -- without weights -- on the ``meta`` device
+    (parameters and buffers made there take no memory and no time)."""
+    return contextlib.nullcontext() if weights else torch.device("meta")
+
+
+def without_weights(module: nn.Module, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Make ``module`` structure-only (:func:`to_meta`, whatever its code made elsewhere)
+    and return ``inputs`` as meta tensors."""
+    to_meta(module)
+    return meta_inputs(inputs)
+
+
+def has_weights(module: nn.Module) -> bool:
+    """Whether ``module`` holds its weights: none of its parameters and buffers is a ``meta``
+    tensor (a module without any holds them trivially)."""
+    return not any(t.is_meta for _, t in _tensors(module))
+
+
+def weight_bytes(module: nn.Module) -> int:
+    """Bytes its parameters and buffers take (or would take, for meta ones), shared ones once."""
+    seen: set[int] = set()
+    total = 0
+    for _, t in _tensors(module):
+        if id(t) not in seen:
+            seen.add(id(t))
+            total += t.numel() * t.element_size()
+    return total
+
+
+def fake_of(mode: Any, t: torch.Tensor) -> torch.Tensor:
+    """A fake tensor of ``mode`` standing for ``t``: a meta tensor becomes one on
+    :data:`SHAPE_DEVICE` with its shape, strides and dtype; a real one is converted."""
+    if not t.is_meta:
+        return mode.from_tensor(t)  # type: ignore[no-any-return]
+    with mode:
+        fake = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=SHAPE_DEVICE)
+    if isinstance(t, nn.Parameter):  # torch.export checks that parameters are Parameters
+        return nn.Parameter(fake, requires_grad=t.requires_grad)
+    return fake
+
+
+def to_meta(module: nn.Module) -> nn.Module:
+    """Make every parameter, buffer and tensor attribute of ``module`` a ``meta`` tensor of
+    the same shape and dtype (in place; shared tensors stay shared).  Returns ``module``."""
+    made: dict[int, torch.Tensor] = {}  # by the id of the original (alive in the module)
+
+    def meta(t: torch.Tensor) -> torch.Tensor:
+        if id(t) not in made:
+            with torch.no_grad():
+                empty = torch.empty_like(t, device="meta")
+            made[id(t)] = (
+                nn.Parameter(empty, requires_grad=t.requires_grad)
+                if isinstance(t, nn.Parameter)
+                else empty
+            )
+        return made[id(t)]
+
+    for sub in module.modules():
+        for name, p in list(sub.named_parameters(recurse=False)):
+            if not p.is_meta:
+                setattr(sub, name, meta(p))
+        for name, b in list(sub.named_buffers(recurse=False)):
+            if not b.is_meta:
+                setattr(sub, name, meta(b))  # stays a buffer (persistent or not)
+        for name, value in list(vars(sub).items()):  # constants: _tensor_constant0, ...
+            if isinstance(value, torch.Tensor) and not value.is_meta:
+                setattr(sub, name, meta(value))
+    return module
+
+
+def meta_inputs(inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``inputs`` with each tensor made a ``meta`` tensor of the same shape and dtype."""
+    return tuple(
+        tree_map(
+            lambda v: torch.empty_like(v, device="meta") if isinstance(v, torch.Tensor) else v,
+            inputs,
+        )
+    )
+
+
+def no_weights_message(what: str, spec: str, asked: bool = False) -> str:
+    """Why ``what`` cannot be done on a structure-only document of ``spec`` and what to do
+    (``asked``: the user asked for no weights, rather than the model not fitting).
+
+    >>> no_weights_message("Profiling", "hf:llama", asked=True).splitlines()[0][:56]
+    "Profiling needs the model's weights, and this document h"
+    """
+    why = "opened with --no-weights" if asked else "its weights do not fit in this memory"
+    return (
+        f"{what} needs the model's weights, and this document holds its structure only "
+        f"({why}): shapes and dtypes, no values.\n"
+        + (
+            "Open it with its weights (without --no-weights), or open a smaller "
+            "configuration of it (fewer layers) to run."
+            if asked
+            else "Open a smaller configuration of it (fewer layers, e.g. "
+            f"{spec.split('(')[0]}(num_hidden_layers=2)) to run, or use a machine with more "
+            "memory."
+        )
+    )

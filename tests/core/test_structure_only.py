@@ -1,0 +1,132 @@
+"""Structure-only documents (issue 38): a model built on the meta device -- every shape and
+dtype, no weights -- opens, edits, rewrites and saves as a session like any other, and
+whatever needs values says that it has none.  The 70B test is at Llama-3-70B's real shape."""
+
+import json
+import resource
+
+import pytest
+import torch
+
+from fxstudio import cli
+from fxstudio.core import edits
+from fxstudio.core.errors import UserError
+from fxstudio.core.flows import (
+    CompileRequest,
+    DiffRequest,
+    OpenRequest,
+    ProfileOptions,
+    RewriteRequest,
+    RewriteSpec,
+    StepRequest,
+    compile_flow,
+    diff_flow,
+    open_document,
+    profile,
+    rewrite_flow,
+    step_flow,
+)
+from fxstudio.core.saving.sessionfile import save_session
+
+SMALL_LLAMA = (
+    "hf:llama(num_hidden_layers=2, hidden_size=64, intermediate_size=128, "
+    "num_attention_heads=4, num_key_value_heads=2, head_dim=16, vocab_size=128, "
+    "attn_implementation='eager')"
+)
+LLAMA_70B = (
+    "hf:llama(num_hidden_layers=80, hidden_size=8192, intermediate_size=28672, "
+    "num_attention_heads=64, num_key_value_heads=8, vocab_size=128256)"
+)
+
+
+def shapes(doc):
+    return [(r.name, r.shape, r.dtype) for r in doc.rows()]
+
+
+@pytest.mark.parametrize(
+    ("spec", "frontend"),
+    [("examples:resnet", "fx"), ("examples:simple", "export"), (SMALL_LLAMA, "export")],
+)
+def test_without_weights_every_shape_is_the_one_with_weights(spec, frontend):
+    full = open_document(OpenRequest(spec, frontend))
+    bare = open_document(OpenRequest(spec, frontend, weights=False))
+    assert full.weights and not bare.weights
+    assert shapes(bare) == shapes(full)
+    assert bare.code() == full.code()
+    state = [*bare.graph_module.parameters(), *bare.graph_module.buffers()]
+    assert state and all(t.is_meta for t in state)
+    assert all(t.is_meta for t in bare.example_inputs if isinstance(t, torch.Tensor))
+    assert bare.to_json()["weights"] is False and full.to_json()["weights"] is True
+
+
+def test_what_needs_values_says_the_document_has_none_and_what_to_do():
+    doc = open_document(OpenRequest("examples:simple", weights=False))
+    for run in (
+        lambda: profile(doc, ProfileOptions()),
+        lambda: step_flow(StepRequest(doc)),
+        lambda: compile_flow(CompileRequest(doc.request, document=doc)),
+        lambda: compile_flow(CompileRequest(doc.request, explain_only=True)),
+    ):
+        with pytest.raises(UserError) as caught:
+            run()
+        text = str(caught.value)
+        assert "structure only" in text and "--no-weights" in text, text
+        assert "Fake" not in text and "meta" not in text  # no fake-tensor traceback
+    # a comparison compares the structures and shapes, and says why not the values
+    diff = diff_flow(DiffRequest(doc, "examples:simple"))
+    assert diff.alignment.changed() == [] and diff.values is None
+    assert "structure only" in str(diff.values_problem)
+
+
+def test_edits_with_undo_and_a_rewrite_work_without_weights(tmp_path):
+    doc = open_document(OpenRequest(SMALL_LLAMA, weights=False))
+    before = doc.code()
+    node = next(r.name for r in doc.rows() if r.target.endswith("silu.default"))
+    edit = edits.set_target(doc, node, "torch.ops.aten.gelu.default")
+    assert "gelu" in doc.code() and doc.row(node).shape == doc.row(node).shape
+    edit.undo()
+    assert doc.code() == before
+    report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention")))
+    assert len(report.result.replaced) == 2  # one attention per layer, written out (eager)
+    assert report.check is None and "no weights" in report.unchecked
+    assert any(line.startswith("  Not checked:") for line in report.describe())
+    assert not doc.weights
+    # saved and reopened: still structure only, the rewrite replayed
+    path = tmp_path / "bare.fxstudio"
+    save_session(doc, path)
+    assert json.loads(path.read_text())["model"]["weights"] is False
+    again = open_document(str(path))
+    assert not again.weights and again.code() == doc.code()
+
+
+def test_show_no_weights_as_json(capsys):
+    assert cli.main(["show", "examples:resnet", "--no-weights", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["weights"] is False
+    assert next(n for n in data["nodes"] if n["name"] == "fc")["shape"] == [1, 10]
+
+
+def test_profile_of_a_structure_only_model_exits_2_with_the_message(capsys):
+    assert cli.main(["profile", "examples:simple", "--no-weights"]) == 2
+    err = capsys.readouterr().err
+    assert "structure only" in err and "without --no-weights" in err
+
+
+@pytest.mark.slow
+def test_llama_70b_opens_structure_only_by_itself_within_its_memory():
+    """At Llama-3-70B's shape the weights (about 260 GB) do not fit: the model opens
+    without them, every node shaped, in well under 1.5 GB, and fuse-attention runs on it."""
+    doc = open_document(OpenRequest(LLAMA_70B))
+    assert not doc.weights
+    assert "69.50 B parameters, no weights: structure only" in doc.notes[0]
+    assert "would not fit" in doc.notes[0]
+    assert len(doc) > 5000
+    rows = doc.rows()
+    assert sum(1 for r in rows if r.shape) > 0.9 * len(rows)
+    assert next(r for r in rows if r.opcode == "output")
+    logits = [r for r in rows if r.shape == "1x16x8192"]
+    assert logits  # the hidden states at their real width
+    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    assert peak_gb < 4  # the process (this test's and others' before it), not 260 GB
+    with pytest.raises(UserError, match="do not fit"):
+        profile(doc, ProfileOptions())
