@@ -26,6 +26,7 @@ from fxstudio.core.flows import (
     rewrite_flow,
     step_flow,
 )
+from fxstudio.core.saving.export import export
 from fxstudio.core.saving.sessionfile import save_session
 
 SMALL_LLAMA = (
@@ -59,7 +60,7 @@ def test_without_weights_every_shape_is_the_one_with_weights(spec, frontend):
     assert bare.to_json()["weights"] is False and full.to_json()["weights"] is True
 
 
-def test_what_needs_values_says_the_document_has_none_and_what_to_do():
+def test_what_needs_values_says_the_document_has_none_and_what_to_do(tmp_path):
     doc = open_document(OpenRequest("examples:simple", weights=False))
     for run in (
         lambda: profile(doc, ProfileOptions()),
@@ -72,6 +73,11 @@ def test_what_needs_values_says_the_document_has_none_and_what_to_do():
         text = str(caught.value)
         assert "structure only" in text and "--no-weights" in text, text
         assert "Fake" not in text and "meta" not in text  # no fake-tensor traceback
+    with pytest.raises(UserError, match="--format code"):
+        export(doc, tmp_path / "bare.py")
+    assert not (tmp_path / "bare.py").exists()
+    code = export(doc, tmp_path / "forward.py", "code").paths[0]
+    assert "def forward" in code.read_text()
     # a comparison compares the structures and shapes, and says why not the values
     diff = diff_flow(DiffRequest(doc, "examples:simple"))
     assert diff.alignment.changed() == [] and diff.values is None

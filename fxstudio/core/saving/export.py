@@ -36,6 +36,7 @@ from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import pytree
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.modes import eval_mode
+from fxstudio.core.graph.weights import no_weights_message
 from fxstudio.core.process.noise import quiet_torch_logs
 from fxstudio.core.saving.codegen import forward_code, standalone_module
 from fxstudio.core.saving.files import atomic_path, atomic_write, check_writable
@@ -89,6 +90,13 @@ def export(
 ) -> ExportResult:
     """Save ``doc``'s model to ``path`` in ``fmt`` (default: from the suffix)."""
     kind = format_for(path, fmt)
+    if kind != "code" and not doc.weights:
+        raise ExportError(
+            no_weights_message(
+                f"Saving as {DESCRIPTIONS[kind]}", doc.request.spec, not doc.request.weights
+            )
+            + " The forward code alone can be saved without them (--format code)."
+        )
     out = check_writable(path, force)
     gm = doc.graph_module
     gm.graph.lint()
