@@ -44,15 +44,15 @@ def test_a_rewrite_whose_check_fails_is_held_back_until_applied_anyway(qtbot, wi
     assert window.session.undo_stack.count() == 0 and window.document.code() == code
     text = panel.check_label.text()
     assert "Check FAILED" in text and "Not applied: the model would compute other values" in text
-    assert not panel.apply_button.isHidden() and panel.undo_button.isHidden()
+    assert not panel.form.apply_button.isHidden() and panel.form.undo_button.isHidden()
     assert panel.summary.text().endswith("(6 matches): held back.")
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
-        click(qtbot, panel.apply_button, panel.rewritten)
+        click(qtbot, panel.form.apply_button, panel.rewritten)
     assert window.session.undo_stack.count() == 1 and window.document.code() != code
     assert "applied although the check found other values" in panel.check_label.text()
-    assert panel.apply_button.isHidden() and not panel.undo_button.isHidden()
+    assert panel.form.apply_button.isHidden() and not panel.form.undo_button.isHidden()
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
-        panel.undo_button.click()
+        panel.form.undo_button.click()
     assert window.document.code() == code
 
 
@@ -62,7 +62,7 @@ def test_a_rewrite_held_back_is_dropped_when_the_graph_changes(qtbot, window):
     click(qtbot, panel.replace_button, panel.withheld)
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
         window.edits.change_target("add", "torch.sub")
-    assert panel.held is None and panel.apply_button.isHidden()
+    assert panel.check.held is None and panel.form.apply_button.isHidden()
     assert "dropped" in panel.check_label.text()
     assert panel.apply_anyway() is False
     assert window.session.undo_stack.count() == 1  # the edit only
@@ -81,11 +81,13 @@ def test_after_a_replace_the_status_and_your_pattern_say_nothing_stale(qtbot, wi
     assert not bar.currentMessage().startswith("Place"), bar.currentMessage()
     assert bar.currentMessage().startswith("fold-conv-bn (15 matches)")
     assert "Check passed" in panel.check_label.text()
-    qtbot.waitUntil(lambda: panel.previewed is not None and not panel.busy(), timeout=60000)
+    qtbot.waitUntil(
+        lambda: panel.rewrites.previewed is not None and not panel.busy(), timeout=60000
+    )
     panel.rewrite_list.setCurrentRow(0)  # Your pattern: nothing of the built-in's shows
     assert panel.check_label.text() == "" and panel.check_label.isHidden()
     assert panel.summary.text() == "" and panel.match_list.count() == 0
-    assert panel.report_button.isHidden()
+    assert panel.form.report_button.isHidden()
 
 
 def test_why_not_here_is_told_from_the_node_asked_about_and_keeps_it_selected(qtbot, window):

@@ -38,7 +38,7 @@ def test_box_find_replace_and_undo_gives_the_code_back(qtbot, window):
     assert panel.explanation.toPlainText() == ""  # the old match's table is gone with it
     assert window.session.undo_stack.count() == 1
     assert "Check passed" in panel.check_label.text()
-    assert panel.report_button.isEnabled()
+    assert panel.form.report_button.isEnabled()
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
         window.session.undo_stack.undo()
     assert window.document.code() == code
@@ -62,7 +62,7 @@ def test_editing_waits_while_the_dock_reads_the_graph(qtbot, window):
 def test_a_near_miss_is_explained_and_marked(qtbot, window):
     draw(qtbot, window, "examples:negrelu")
     panel = window.panels["patterns"]
-    panel.set_rules(FX_RULES)
+    panel.rules.set_rules(FX_RULES)
     panel.pattern_code.setPlainText(
         "def pattern(x, y):\n    return torch.neg(x) + torch.nn.functional.relu(y)\n"
     )
@@ -114,15 +114,16 @@ def test_a_pattern_file_saves_and_opens_and_the_cli_reads_it(qtbot, window, tmp_
     window.selection.select(["neg", "relu", "add"])
     click(qtbot, panel.make_button, panel.found)
     panel.replacement_code.setPlainText("def replacement(x, y):\n    return torch.relu(y) - x\n")
-    panel.set_rules(FX_RULES)
+    panel.rules.set_rules(FX_RULES)
     path = tmp_path / "negrelu_pattern.py"
     assert panel.save_file(str(path))
     panel.pattern_code.clear()
-    panel.set_rules(panel.rules().__class__())
+    panel.rules.set_rules(panel.rules.shown().__class__())
     with qtbot.waitSignal(panel.found, timeout=60000):
         assert panel.open_file(str(path))
     assert (
-        panel.rules().module == "name" and "def pattern(x, y):" in panel.pattern_code.toPlainText()
+        panel.rules.shown().module == "name"
+        and "def pattern(x, y):" in panel.pattern_code.toPlainText()
     )
     assert panel.summary.text().startswith("1 match")
     assert "match 1" in panel.explanation.toPlainText()  # the tables side by side
@@ -142,17 +143,17 @@ def test_a_pattern_file_saves_and_opens_and_the_cli_reads_it(qtbot, window, tmp_
 def test_rules_for_one_node(qtbot, window):
     draw(qtbot, window, "examples:negrelu")
     panel = window.panels["patterns"]
-    panel.set_rules(FX_RULES)
+    panel.rules.set_rules(FX_RULES)
     panel.pattern_code.setPlainText(
         "def pattern(x, y):\n    return torch.neg(x) + torch.nn.functional.relu(y)\n"
     )
     click(qtbot, panel.find_button, panel.explained)
     assert panel.summary.text().startswith("0 matches")
-    panel.scope.setCurrentIndex(panel.scope.findData("relu"))
-    panel.rule_boxes["spelling"].setChecked(True)  # only relu may be spelled another way
+    panel.form.scope.setCurrentIndex(panel.form.scope.findData("relu"))
+    panel.form.rule_boxes["spelling"].setChecked(True)  # only relu may be spelled another way
     assert (
-        panel.default_rules.spelling == "exact"
-        and panel.node_rules["relu"].spelling == "equivalent"
+        panel.rules.default_rules.spelling == "exact"
+        and panel.rules.node_rules["relu"].spelling == "equivalent"
     )
     click(qtbot, panel.find_button, panel.found)
     assert panel.summary.text().startswith("1 match")
@@ -177,7 +178,7 @@ def test_a_replacement_box_built_with_the_editing_tools(qtbot, window):
             lambda d: edits.insert(d, "call_function", "operator.sub", [Ref(made), Ref("x")])
         ).record["name"]
     window.selection.select([made, sub])
-    panel.box_button.click()
+    panel.form.box_button.click()
     assert panel.replacement_choice.currentData() == "__box__"
     click(qtbot, panel.find_button, panel.found)
     assert panel.summary.text().startswith("1 match"), panel.summary.text()
@@ -201,7 +202,7 @@ def test_a_rewrite_of_a_big_graph_becomes_one_undo_step_made_off_the_gui_thread(
     # the values change: held back until the user applies it anyway
     held = click(qtbot, panel.replace_button, panel.withheld, timeout=120000)
     assert held.check.ok is False and window.session.undo_stack.count() == 0
-    report = click(qtbot, panel.apply_button, panel.rewritten, timeout=120000)
+    report = click(qtbot, panel.form.apply_button, panel.rewritten, timeout=120000)
     assert len(report.result.replaced) == 999 and report.check.ok is False
     assert doc.code_ready()  # the code came from the worker, made on the copy
     # the table, code and Step dock follow, each in a turn of its own
@@ -232,6 +233,8 @@ def test_a_preview_follows_changes_in_a_row_without_a_refusal(qtbot, window):
     window.edits.change_target("add", "torch.sub")
     window.edits.change_target("add_1", "torch.sub")
     assert window.document.code().count("torch.sub(") == 2  # both edits were made
-    qtbot.waitUntil(lambda: panel.previewed is not None and not panel.busy(), timeout=60000)
+    qtbot.waitUntil(
+        lambda: panel.rewrites.previewed is not None and not panel.busy(), timeout=60000
+    )
     assert said == []
     assert panel.summary.text().startswith("Fold conv + BatchNorm: 15 places to change")

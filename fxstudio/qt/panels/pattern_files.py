@@ -4,73 +4,122 @@ prints."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFileDialog
+from collections.abc import Callable
+
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QWidget,
+)
 
 from fxstudio.core.errors import UserError
-from fxstudio.core.patterns.files import read_pattern_file, write_pattern_file
-from fxstudio.qt.panels.patterns_form import PatternsForm
+from fxstudio.core.flows import Report, RewriteSpec
+from fxstudio.core.flows.patterns import read_pattern_file, write_pattern_file
+from fxstudio.qt.panels.pattern_rules import RulesPresenter
 
 
-class PatternFilesMixin(PatternsForm):
-    """For :class:`~fxstudio.qt.panels.patterns.PatternsPanel`."""
+class PatternFiles:
+    """*Open…* and *Save…* of the pattern (``name``, the two editors and the ``rules``), and
+    *Save report…* of the last replacement (``report()``); a file opened is then found
+    (``opened()``).  ``say(text)``: what was not done and why; ``note(text, ms)``: the status
+    bar's passing note; the file dialogs are over ``parent``."""
 
-    opened: tuple[str, str, str] | None
+    def __init__(
+        self,
+        parent: QWidget,
+        buttons: tuple[QPushButton, QPushButton, QPushButton],  # open, save, save report
+        name: QLineEdit,
+        pattern_code: QPlainTextEdit,
+        replacement_code: QPlainTextEdit,
+        replacement_choice: QComboBox,
+        rules: RulesPresenter,
+        report: Callable[[], Report | None],
+        opened: Callable[[], object],
+        say: Callable[[str], None],
+        note: Callable[[str, int], None],
+    ) -> None:
+        self.parent, self.name, self.rules = parent, name, rules
+        self.pattern_code, self.replacement_code = pattern_code, replacement_code
+        self.replacement_choice = replacement_choice
+        self.report, self.opened_then, self.say, self.note = report, opened, say, note
+        self.opened: tuple[str, str, str] | None = None  # a pattern file, its two functions
+        open_button, save_button, report_button = buttons
+        open_button.clicked.connect(lambda: self.open_file())
+        save_button.clicked.connect(lambda: self.save_file())
+        report_button.clicked.connect(lambda: self.save_report())
 
     def save_report(self, path: str | None = None) -> bool:
         """The last replacement's report as JSON (the same ``fxstudio rewrite --json``
         prints)."""
-        if self.report is None:
-            self.message.emit("Replace something first: the report is of a replacement.")
+        report = self.report()
+        if report is None:
+            self.say("Replace something first: the report is of a replacement.")
             return False
         if path is None:
             path, _ = QFileDialog.getSaveFileName(
-                self.dock, "Save the rewrite's report", "rewrite.json", "JSON (*.json)"
+                self.parent, "Save the rewrite's report", "rewrite.json", "JSON (*.json)"
             )
             if not path:
                 return False
         try:
-            self.report.write(path)
+            report.write(path)
         except (UserError, OSError) as exc:
-            self.message.emit(str(exc))
+            self.say(str(exc))
             return False
-        self.status.emit(f"Saved {path}", 5000)
+        self.note(f"Saved {path}", 5000)
         return True
 
     def save_file(self, path: str | None = None) -> bool:
         if path is None:
             path, _ = QFileDialog.getSaveFileName(
-                self.dock, "Save pattern", f"{self.name.text() or 'pattern'}.py", "Python (*.py)"
+                self.parent, "Save pattern", f"{self.name.text() or 'pattern'}.py", "Python (*.py)"
             )
             if not path:
                 return False
         code = self.pattern_code.toPlainText()
         if not code.strip():
-            self.message.emit("There is no pattern to save yet.")
+            self.say("There is no pattern to save yet.")
             return False
         try:
-            write_pattern_file(path, code, self.replacement_code.toPlainText(), self.default_rules)
+            write_pattern_file(
+                path, code, self.replacement_code.toPlainText(), self.rules.default_rules
+            )
         except (UserError, OSError) as exc:
-            self.message.emit(str(exc))
+            self.say(str(exc))
             return False
         return True
 
     def open_file(self, path: str | None = None) -> bool:
-        """Read a pattern file and find its pattern (``found`` tells when)."""
+        """Read a pattern file, show it and its rules, and find its pattern (``opened()``)."""
         if path is None:
-            path, _ = QFileDialog.getOpenFileName(self.dock, "Open pattern", "", "Python (*.py)")
+            path, _ = QFileDialog.getOpenFileName(self.parent, "Open pattern", "", "Python (*.py)")
             if not path:
                 return False
         try:
             pattern, replacement, rules = read_pattern_file(path)
         except UserError as exc:
-            self.message.emit(str(exc))
+            self.say(str(exc))
             return False
-        self.pattern = None
         self.pattern_code.setPlainText(pattern)
         if replacement:
             self.replacement_code.setPlainText(replacement)
             self.replacement_choice.setCurrentIndex(0)
         self.opened = (str(path), pattern, self.replacement_code.toPlainText())
-        self.set_rules(rules)
-        self.find()
+        self.rules.set_rules(rules)
+        self.opened_then()
         return True
+
+    def spec(self) -> RewriteSpec:
+        """The rewrite the editors hold: the pattern file's functions as the command line
+        names them (``FILE.py:pattern``) while they are as opened, else the code typed."""
+        pattern, replacement = self.pattern_code.toPlainText(), self.replacement_code.toPlainText()
+        rules = self.rules.default_rules
+        if self.opened is not None and self.opened[1:] == (pattern, replacement):
+            path = self.opened[0]
+            return RewriteSpec(
+                pattern=f"{path}:pattern", replacement=f"{path}:replacement", rules=rules
+            )
+        return RewriteSpec(pattern_code=pattern, replacement_code=replacement, rules=rules)

@@ -2,12 +2,18 @@
 on the canvas, ask why a node did not match, and replace the accepted matches as one undo
 step, with the numerical check shown after it.
 
-Everything it does is a call into :mod:`fxstudio.core.patterns`, and nothing slow runs on
-the GUI thread: finding and explaining read the graph in a worker while edits wait;
-replacing runs :func:`~fxstudio.core.patterns.apply.rewrite_flow` -- what ``fxstudio
-rewrite`` runs -- on a detached copy in a worker, and the rewritten graph is adopted as one
-edit (:mod:`fxstudio.core.graph.snapshots`).  *Save report…* writes the JSON ``fxstudio rewrite
---json`` prints.
+Everything it does is a call into :mod:`fxstudio.core.flows.patterns` and
+:func:`~fxstudio.core.flows.rewrite_flow` -- what ``fxstudio rewrite`` runs -- and nothing
+slow runs on the GUI thread: finding and explaining read the graph in a worker while edits
+wait; replacing runs on a detached copy in a worker, and the rewritten graph is adopted as
+one edit (:mod:`fxstudio.core.graph.snapshots`).  *Save report…* writes the JSON ``fxstudio
+rewrite --json`` prints.
+
+The panel lays out its :class:`~fxstudio.qt.panels.patterns_form.PatternsForm` and gives its
+widgets to the presenters that own them: the matching rules (``rules``), the pattern files
+(``files``), the matches shown (``matches``), the list of rewrites and a built-in's preview
+(``rewrites``) and a replacement's check (``check``); it keeps the pattern, the search, the
+explanation and the replacement, and wires the presenters with callbacks.
 """
 
 from __future__ import annotations
@@ -15,35 +21,42 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QListWidgetItem, QPlainTextEdit, QWidget
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import Report, RewriteRequest, RewriteSpec, rewrite_flow
+from fxstudio.core.flows.patterns import (
+    DEFAULT_RULES,
+    Builtin,
+    Explanation,
+    Found,
+    Pattern,
+    explain,
+    find_matches,
+    graph_replacement,
+    pattern_from_code,
+    pattern_from_nodes,
+    side_by_side,
+)
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.graph.snapshots import Snapshot, propagated, views
-from fxstudio.core.patterns.explain import Explanation, explain, side_by_side
-from fxstudio.core.patterns.found import Found, Match
-from fxstudio.core.patterns.making import compile_function, from_function, from_nodes
-from fxstudio.core.patterns.matcher import Matcher
-from fxstudio.core.patterns.pattern import DEFAULT_RULES, Pattern, Rules
-from fxstudio.core.patterns.reasons import Failure
-from fxstudio.core.patterns.replacements import graph_replacement
-from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.marks import PatternMarks
 from fxstudio.qt.copies import Copy, run_on_copy
 from fxstudio.qt.panels.base import DocumentPanel, in_words
-from fxstudio.qt.panels.pattern_files import PatternFilesMixin
-from fxstudio.qt.panels.pattern_rules import RulesMixin
-from fxstudio.qt.panels.patterns_check import CheckMixin, Withheld
-from fxstudio.qt.panels.patterns_form import BOX, NO_REPLACEMENT, build
-from fxstudio.qt.panels.rewrite_list import RewriteListMixin, skipped_item
+from fxstudio.qt.panels.pattern_files import PatternFiles
+from fxstudio.qt.panels.pattern_matches import MatchesView
+from fxstudio.qt.panels.pattern_rules import RulesPresenter
+from fxstudio.qt.panels.patterns_check import RewriteCheck
+from fxstudio.qt.panels.patterns_form import BOX, NO_REPLACEMENT, PatternsForm
+from fxstudio.qt.panels.rewrite_list import RewriteList
 from fxstudio.qt.workers import Task
 
 R = TypeVar("R")
 
 
-class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin, DocumentPanel):
+class PatternsPanel(DocumentPanel):
     """Signals: ``found(Found)`` after a search, ``explained(Explanation)``,
     ``rewritten(Report)`` after a replacement was applied, ``withheld(Report)`` when its
     check failed and it was not, ``idle()`` when a worker ended."""
@@ -58,34 +71,122 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
 
     def build(self) -> QWidget:
         self.pattern: Pattern | None = None
-        self.result: Found | None = None  # the matches of the graph as it is
-        self.report: Report | None = None  # the last replacement's
-        self.held: Withheld | None = None  # a replacement whose check failed, not applied
-        self.marks = PatternMarks()
-        self.default_rules = DEFAULT_RULES  # the rules for every node ...
-        self.node_rules: dict[str, Rules] = {}  # ... and for single nodes
-        self._setting = False  # the checkboxes are being set, not edited
         self.replacement_box: Pattern | None = None
         self.task: Task | None = None
-        self.opened: tuple[str, str, str] | None = None  # a pattern file, its two functions
+        self.marks = PatternMarks()
+        form = self.form = PatternsForm()
+        # the widgets the panel works with itself (and the window's tests press)
+        self.name, self.pattern_code = form.name, form.pattern_code
+        self.make_button, self.find_button = form.make_button, form.find_button
+        self.why_button, self.next_button = form.why_button, form.next_button
+        self.summary, self.match_list = form.summary, form.match_list
+        self.explanation, self.check_label = form.explanation, form.check_label
+        self.replacement_choice = form.replacement_choice
+        self.replacement_code, self.replace_button = form.replacement_code, form.replace_button
+        self.rewrite_list = form.rewrite_list
+        self.rules = RulesPresenter(form.scope, form.rule_boxes, form.attrs, form.fx_button)
+        self.check = RewriteCheck(
+            form.check_label,
+            (form.apply_button, form.undo_button, form.report_button),
+            form.summary,
+            self.undo_stack,
+            document=lambda: self.document,
+            say=self.message.emit,
+            note=self.status.emit,
+            explain=lambda why: self.matches.show_explanation(why, None),
+            rewritten=self.rewritten.emit,
+            withheld=self.withheld.emit,
+        )
+        self.files = PatternFiles(
+            self.dock,
+            (form.open_button, form.save_button, form.report_button),
+            form.name,
+            form.pattern_code,
+            form.replacement_code,
+            form.replacement_choice,
+            self.rules,
+            report=lambda: self.check.report,
+            opened=self._opened,
+            say=self.message.emit,
+            note=self.status.emit,
+        )
+        self.matches = MatchesView(
+            form.summary,
+            form.match_list,
+            form.explanation,
+            (form.prev_button, form.next_button),
+            self.marks,
+            redraw=self.redraw,
+            note=self.status.emit,
+            contains=lambda name: self.document is not None and name in self.document,
+        )
+        self.rewrites = RewriteList(
+            form.rewrite_list,
+            form.rewrite_about,
+            form.argument_row,
+            form.rewrite_argument,
+            self,
+            self.dock,
+            self.matches,
+            start=self._start,
+            document=lambda: self.document,
+            ready=lambda: not self.busy() and not self.session.locked,
+            chosen=self._rewrite_chosen,
+            found=self.found.emit,
+        )
+        form.make_button.clicked.connect(self.make_from_selection)
+        form.find_button.clicked.connect(lambda: self.find())
+        form.why_button.clicked.connect(self.why_not_here)
+        form.match_list.currentRowChanged.connect(self.show_match)
+        form.replace_button.clicked.connect(lambda: self.replace_accepted())
+        form.box_button.clicked.connect(self.use_selection_as_replacement)
+        form.replacement_code.textChanged.connect(self.update_replace)
+        form.replacement_choice.currentIndexChanged.connect(lambda _i: self.update_replace())
         self.ctx.canvas.layoutDone.connect(lambda _layout: self.redraw())
-        body = build(self)
-        self.connect_rewrite_list()
-        return body
+        form.rewrite_list.setCurrentRow(0)
+        return form.body
+
+    # --- what the window and the lesson call ---------------------------------------------------
+
+    def menu_actions(self) -> list[QAction]:
+        """One command per built-in: the dock with it chosen and previewed."""
+        return self.rewrites.menu_actions()
+
+    def choose_rewrite(self, name: str) -> None:
+        """Bring the dock forward with the built-in ``name`` chosen (and previewed)."""
+        self.rewrites.choose_rewrite(name)
+
+    def open_file(self, path: str | None = None) -> bool:
+        """Read a pattern file and find its pattern (``found`` tells when)."""
+        return self.files.open_file(path)
+
+    def save_file(self, path: str | None = None) -> bool:
+        return self.files.save_file(path)
+
+    def save_report(self, path: str | None = None) -> bool:
+        """The last replacement's report as JSON (what ``fxstudio rewrite --json`` prints)."""
+        return self.files.save_report(path)
+
+    def apply_anyway(self) -> bool:
+        """Apply the rewrite held back for its failed check, knowingly."""
+        return self.check.apply_anyway()
+
+    def step(self, delta: int) -> None:
+        self.matches.step(delta)
 
     # --- the document ----------------------------------------------------------------------
 
     def on_document(self, doc: GraphDocument | None) -> None:
         self.pattern = None
-        for action in self.rewrite_actions:  # a built-in rewrites a graph: there is one now
+        for action in self.rewrites.menu_actions():  # a built-in rewrites a graph: one now
             action.setEnabled(doc is not None)
         self.marks.clear()
-        self.set_check("", None)
+        self.check.set("", None)
         self._boxes_from_document()
-        if self.chosen_builtin() and doc is not None:
-            self.graph_changed_under_preview()
+        if self.rewrites.chosen_builtin() and doc is not None:
+            self.rewrites.graph_changed_under_preview()
         else:
-            self.forget_matches("No pattern yet.")
+            self.rewrites.forget_matches("No pattern yet.")
 
     def redraw(self) -> None:
         self.marks.redraw(self.ctx.canvas.scene)
@@ -95,15 +196,16 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
             self._boxes_from_document()
             self.redraw()
             return
-        if self.chosen_builtin():  # its preview is of the graph before this change
-            self.graph_changed_under_preview()
-        elif self.result is not None:  # the matches are of the graph before this change
-            self.forget_matches("The graph changed: Find again.")
-        if self.held is not None:  # held back on a copy of the graph before this change
-            self.drop_withheld("The graph changed: the rewrite held back is dropped.")
-        elif self.report is not None and self.report.result.edit is not None:
-            if not self._is_current(self.report):  # its check is of another graph now
-                self.set_check("", None)
+        if self.rewrites.chosen_builtin():  # its preview is of the graph before this change
+            self.rewrites.graph_changed_under_preview()
+        elif self.matches.result is not None:  # the matches are of the graph before it
+            self.rewrites.forget_matches("The graph changed: Find again.")
+        report = self.check.report
+        if self.check.held is not None:  # held back on a copy of the graph before this change
+            self.check.drop_withheld("The graph changed: the rewrite held back is dropped.")
+        elif report is not None and report.result.edit is not None:
+            if not self._is_current(report):  # its check is of another graph now
+                self.check.set("", None)
         self._boxes_from_document()
 
     def _is_current(self, report: Report) -> bool:
@@ -122,6 +224,20 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
             [(b.name, list(b.nodes)) for b in doc.pattern_boxes] if doc is not None else []
         )
 
+    def _rewrite_chosen(self, builtin: Builtin | None) -> None:
+        """Another rewrite chosen: the user's pattern and replacement shown for theirs only
+        (a built-in's skips say why in the list)."""
+        for part in (self.form.pattern_area, self.form.replacement_area, self.explanation):
+            part.setVisible(builtin is None)
+        self.replace_button.setText("Replace accepted" if builtin is None else "Replace")
+        self.check.set("", None)  # (of the rewrite chosen before)
+        self.update_replace()
+
+    def _opened(self) -> None:
+        """A pattern file was opened: its pattern is found."""
+        self.pattern = None
+        self.find()
+
     # --- making and finding ----------------------------------------------------------------
 
     def make_from_selection(self) -> Pattern | None:
@@ -132,13 +248,13 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
             return None
         title = self.name.text().strip() or "pattern"
         try:
-            pattern = from_nodes(doc, names, title, self.default_rules)
+            pattern = pattern_from_nodes(doc, names, title, self.rules.default_rules)
         except UserError as exc:
             self.message.emit(str(exc))
             return None
         self.pattern = pattern
         self.pattern_code.setPlainText(pattern.code())
-        self._fill_scope(pattern)
+        self.rules.fill_scope(pattern)
         doc.set_pattern_box(title, pattern.origin)  # sessions keep the box; the canvas draws it
         self.find()
         return pattern
@@ -156,19 +272,16 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
         )
         if text in shown:  # the pattern as made or typed: only the rules may have changed
             assert self.pattern is not None
-            self.pattern = self._with_rules(self.pattern)
+            self.pattern = self.rules.applied(self.pattern)
             return self.pattern
         if not text:
             self.message.emit("Make a pattern from selected nodes, or type one as a function.")
             return None
         try:
-            fn, source = compile_function(text)
             dialect = doc.request.chosen_frontend or "fx"
-            self.pattern = from_function(
-                fn, dialect=dialect, rules=self.default_rules, source=source
-            )
-            self._fill_scope(self.pattern)
-            self.pattern = self._with_rules(self.pattern)
+            self.pattern = pattern_from_code(text, dialect, self.rules.default_rules)
+            self.rules.fill_scope(self.pattern)
+            self.pattern = self.rules.applied(self.pattern)
         except UserError as exc:
             self.message.emit(str(exc))
             return None
@@ -257,73 +370,28 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
         gm = doc.graph_module  # read in the worker while edits wait
 
         def done(found: Found) -> None:
-            self.result = found
-            self._list_matches()
+            self.matches.show_found(found)
             self.found.emit(found)
             if then is not None:
                 then(found)
             elif not found.matches:
                 self.explain(None)
 
-        return self._start("Finding…", lambda: Matcher(pattern).find(gm), done)
-
-    def _list_matches(self, current: bool = True) -> None:
-        found = self.result
-        assert found is not None
-        self.match_list.blockSignals(True)
-        self.match_list.clear()
-        for m in found.matches:
-            item = QListWidgetItem(f"{m.index + 1}. {', '.join(m.graph_nodes)}")
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked)
-            item.setData(Qt.ItemDataRole.UserRole, m.index)
-            self.match_list.addItem(item)
-        for s in found.skipped:
-            self.match_list.addItem(skipped_item(f"skipped: {for_window(s.failure.describe())}"))
-        self.match_list.blockSignals(False)
-        n, k = len(found.matches), len(found.skipped)
-        words = [f"{n} match{'es' if n != 1 else ''}"]
-        if k:
-            words.append(f"{k} skipped")
-        words.append(f"{found.seconds * 1000:.0f} ms")
-        self.summary.setText(
-            ", ".join(words) + "".join(f"\n⚠ {for_window(w)}" for w in found.warnings)
-        )
-        self.marks.matches = [m.graph_nodes for m in found.matches]
-        self.marks.current = 0 if found.matches and current else None
-        self.marks.partial, self.marks.culprit = [], None
-        self.redraw()
-        if found.matches and current:
-            self.match_list.setCurrentRow(0)
-
-    def step(self, delta: int) -> None:
-        if not self.result or not self.result.matches:
-            return
-        row = (max(self.match_list.currentRow(), 0) + delta) % len(self.result.matches)
-        self.match_list.setCurrentRow(row)
+        return self._start("Finding…", lambda: find_matches(gm, pattern), done)
 
     def show_match(self, row: int) -> None:
-        if self.result is None or not 0 <= row < len(self.result.matches):
+        if self.matches.result is None or not 0 <= row < len(self.matches.result.matches):
             return
-        m = self.result.matches[row]
+        m = self.matches.result.matches[row]
         self.marks.current = row
         self.redraw()
         self.selection.select(m.graph_nodes)
         self.ctx.canvas.center_on(m.graph_nodes)
-        if self.chosen_builtin():
-            self.show_preview_match(row)
+        if self.rewrites.chosen_builtin():
+            self.matches.show_place(row)
         elif self.document is not None and self.pattern is not None:
             self.explanation.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)  # a table
             self.explanation.setPlainText(side_by_side(self.document.graph_module, self.pattern, m))
-
-    def accepted(self) -> set[int]:
-        out = set()
-        for i in range(self.match_list.count()):
-            item = self.match_list.item(i)
-            index = item.data(Qt.ItemDataRole.UserRole)
-            if index is not None and item.checkState() == Qt.CheckState.Checked:
-                out.add(int(index))
-        return out
 
     # --- why not -----------------------------------------------------------------------------
 
@@ -332,7 +400,7 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
         if node is None:
             self.message.emit("Select the node you expected to match, then ask again.")
             return
-        if self.result is None:
+        if self.matches.result is None:
             self.find(then=lambda _found: self.explain(node))
         else:
             self.explain(node)
@@ -342,34 +410,18 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
     ) -> bool:
         """Why the pattern does not match (``at``: that node), in a worker; ``explained``
         tells when it is shown."""
-        doc, pattern, found = self.document, self.pattern, self.result
+        doc, pattern, found = self.document, self.pattern, self.matches.result
         if doc is None or pattern is None:
             return False
         gm = doc.graph_module
 
         def done(why: Explanation) -> None:
-            self._show_explanation(why, at)
+            self.matches.show_explanation(why, at)
             self.explained.emit(why)
             if then is not None:
                 then(why)
 
         return self._start("Explaining…", lambda: explain(gm, pattern, at=at, found=found), done)
-
-    def _show_explanation(self, why: Explanation, at: str | None) -> None:
-        doc = self.document
-        if self.result is not None:  # (the summary said what ran)
-            self._list_matches(current=at is None)  # the node asked about stays selected
-        self.explanation.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        self.explanation.setPlainText(for_window(why.describe()))
-        if at is not None:
-            QTimer.singleShot(0, lambda: self.bring_into_view(self.explanation, top=True))
-        target = why.at if at is not None else (why.near[0] if why.near else None)
-        if isinstance(target, Failure):
-            self.marks.partial = list(target.partial.values())
-            self.marks.culprit = target.culprit if doc and target.culprit in doc else None
-        elif isinstance(target, Match):
-            self.marks.partial, self.marks.culprit = [], None
-        self.redraw()
 
     # --- replacing ---------------------------------------------------------------------------
 
@@ -381,14 +433,14 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
             return False
         choice = self.replacement_choice.currentData()
         kwargs: dict[str, Any] = {}
-        if self.chosen_builtin():
-            spec = RewriteSpec(builtin=self.chosen_builtin())
+        if self.rewrites.chosen_builtin():
+            spec = RewriteSpec(builtin=self.rewrites.chosen_builtin())
         else:
             if self.current_pattern() is None:
                 return False
-            kwargs = {"pattern": self.pattern, "found": self.result}
-            if self.result is not None:
-                kwargs["accepted"] = frozenset(self.accepted())
+            kwargs = {"pattern": self.pattern, "found": self.matches.result}
+            if self.matches.result is not None:
+                kwargs["accepted"] = frozenset(self.matches.accepted())
             if choice != BOX and not self.replacement_code.toPlainText().strip():
                 self.message.emit(NO_REPLACEMENT)
                 return False
@@ -401,7 +453,7 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
                 kwargs["replacement"] = graph_replacement(self.replacement_box)
                 spec = RewriteSpec()
             else:
-                spec = self._spec()
+                spec = self.files.spec()
 
         def work(copy: Copy) -> tuple[GraphDocument, Report, dict[str, Any]]:
             rewritten = copy.detached()
@@ -413,34 +465,19 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
         return self._start_on_copy(
             "Replacing… (on a copy of the graph; it becomes one undo step)",
             work,
-            lambda snap, done: self.rewritten_on_copy(snap, *done),
+            lambda snap, done: self.check.rewritten_on_copy(snap, *done),
         )
 
     def update_replace(self) -> None:
         """*Replace* is for a built-in, or a pattern with its replacement: an empty
         replacement is no replacement (never an example's code)."""
         missing = (
-            not self.chosen_builtin()
+            not self.rewrites.chosen_builtin()
             and self.replacement_choice.currentData() != BOX
             and not self.replacement_code.toPlainText().strip()
         )
         self.replace_button.setEnabled(not self.busy() and not missing)
         self.replace_button.setToolTip(NO_REPLACEMENT if missing else "")
-
-    def _spec(self) -> RewriteSpec:
-        """The rewrite the editors hold: the pattern file's functions as the command line
-        names them (``FILE.py:pattern``) while they are as opened, else the code typed."""
-        pattern, replacement = self.pattern_code.toPlainText(), self.replacement_code.toPlainText()
-        if self.opened is not None and self.opened[1:] == (pattern, replacement):
-            path = self.opened[0]
-            return RewriteSpec(
-                pattern=f"{path}:pattern",
-                replacement=f"{path}:replacement",
-                rules=self.default_rules,
-            )
-        return RewriteSpec(
-            pattern_code=pattern, replacement_code=replacement, rules=self.default_rules
-        )
 
     def use_selection_as_replacement(self) -> None:
         doc = self.document
@@ -449,7 +486,7 @@ class PatternsPanel(RulesMixin, PatternFilesMixin, RewriteListMixin, CheckMixin,
             self.message.emit("Select the nodes of the replacement first.")
             return
         try:
-            self.replacement_box = from_nodes(doc, names, "replacement", DEFAULT_RULES)
+            self.replacement_box = pattern_from_nodes(doc, names, "replacement", DEFAULT_RULES)
         except UserError as exc:
             self.message.emit(str(exc))
             return

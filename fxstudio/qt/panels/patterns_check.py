@@ -7,19 +7,21 @@ way, and writes it with ``--allow-difference``).  A rewrite kept that way says s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QPoint, QTimer
-from PySide6.QtWidgets import QScrollArea, QWidget
+from PySide6.QtGui import QUndoStack
+from PySide6.QtWidgets import QLabel, QPushButton, QScrollArea, QWidget
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import Report
+from fxstudio.core.flows.patterns import Explanation
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.snapshots import Snapshot, adopt
 from fxstudio.qt import theme
 from fxstudio.qt.editing.commands import EditCommand
-from fxstudio.qt.panels.patterns_form import PatternsForm
 
 # the check label's states: passed (or meant to differ), withheld, kept knowingly
 PASSED, WITHHELD, KEPT = "passed", "withheld", "kept"
@@ -35,40 +37,79 @@ class Withheld:
     known: dict[str, Any]  # the copy's views (snapshots.views)
 
 
-class CheckMixin(PatternsForm):
-    """For :class:`~fxstudio.qt.panels.patterns.PatternsPanel`."""
+def bring_into_view(shown: QWidget, top: bool = False) -> None:
+    """Scroll the dock to ``shown`` (its body is in a scroll area); ``top``: with its
+    top at the top, as much of it in sight as the dock has room for."""
+    area = shown.parentWidget()
+    while area is not None and not isinstance(area, QScrollArea):
+        area = area.parentWidget()
+    if area is None or not shown.isVisible():
+        return
+    content, bar = area.widget(), area.verticalScrollBar()
+    if top and content is not None and bar is not None:
+        bar.setValue(shown.mapTo(content, QPoint(0, 0)).y() - 8)
+    elif not top:
+        area.ensureWidgetVisible(shown, 0, 8)
 
-    document: GraphDocument | None
+
+class RewriteCheck:
+    """The check of a replacement made on a copy, and what follows from it: the label
+    (``check_label``), *Apply anyway* (``apply_button``), *Undo the rewrite*
+    (``undo_button``, on ``undo_stack``) and *Save report…* (``report_button``), shown as the
+    check goes; the edit's label in ``summary``.  ``document()``: the graph it is adopted
+    into; ``say(text)``: what was not done and why; ``note(text, ms)``: the status bar's
+    passing note; ``explain(why)``: a replacement that found nothing says why;
+    ``rewritten(report)`` / ``withheld(report)``: applied, or held back."""
+
+    def __init__(
+        self,
+        check_label: QLabel,
+        buttons: tuple[QPushButton, QPushButton, QPushButton],  # apply anyway, undo, report
+        summary: QLabel,
+        undo_stack: QUndoStack,
+        document: Callable[[], GraphDocument | None],
+        say: Callable[[str], None],
+        note: Callable[[str, int], None],
+        explain: Callable[[Explanation], None],
+        rewritten: Callable[[Report], None],
+        withheld: Callable[[Report], None],
+    ) -> None:
+        self.check_label, self.summary, self.undo_stack = check_label, summary, undo_stack
+        self.apply_button, self.undo_button, self.report_button = buttons
+        self.document, self.say, self.note, self.explain = document, say, note, explain
+        self.rewritten, self.withheld = rewritten, withheld
+        self.report: Report | None = None  # the last replacement's
+        self.held: Withheld | None = None  # a replacement whose check failed, not applied
+        self.apply_button.clicked.connect(lambda: self.apply_anyway())
+        self.undo_button.clicked.connect(self.undo_rewrite)
 
     def rewritten_on_copy(
         self, snap: Snapshot, copy: GraphDocument, report: Report, known: dict[str, Any]
     ) -> None:
         """The worker's replacement is back: apply it (one undo step), or -- its check failed
         -- hold it back and say why."""
-        doc = self.document
+        doc = self.document()
         result = report.result
         self.held = None
         if result.edit is None or doc is None:
             reasons = report.verdict or "; ".join(why for _, why in result.skipped[:3])
             if not result.found.matches and report.explanation is not None:
-                self._show_explanation(report.explanation, None)
+                self.explain(report.explanation)
             self.summary.setText("Nothing was replaced.")
-            self.message.emit(f"Nothing was replaced{': ' + reasons if reasons else '.'}")
+            self.say(f"Nothing was replaced{': ' + reasons if reasons else '.'}")
             return
         if report.check_failed:
             assert report.check is not None
             self.held = Withheld(snap, copy, report, known)
             self.report = report  # (its report can be saved: what was refused and why)
             self.summary.setText(f"{result.edit.label}: held back.")
-            self.set_check(
+            self.set(
                 f"{report.check.describe()}\nNot applied: the model would compute other "
                 "values. If the rewrite is meant to change them, press Apply anyway.",
                 WITHHELD,
             )
-            self.status.emit(
-                "Not applied: the rewrite's check failed (see the Patterns dock)", 8000
-            )
-            self.withheld.emit(report)
+            self.note("Not applied: the rewrite's check failed (see the Patterns dock)", 8000)
+            self.withheld(report)
             return
         self._apply(snap, copy, report, known, PASSED)
 
@@ -84,13 +125,13 @@ class CheckMixin(PatternsForm):
     def _apply(
         self, snap: Snapshot, copy: GraphDocument, report: Report, known: dict[str, Any], how: str
     ) -> bool:
-        doc, result = self.document, report.result
+        doc, result = self.document(), report.result
         assert doc is not None and result.edit is not None
         try:
             edit = adopt(doc, snap, copy, result.edit, known)
         except UserError as exc:
-            self.set_check("", None)
-            self.message.emit(str(exc))
+            self.set("", None)
+            self.say(str(exc))
             return False
         report.result.edit = edit
         self.report = report
@@ -105,12 +146,12 @@ class CheckMixin(PatternsForm):
             )
         if report.check is not None:
             text += "\n" + report.check.describe(report.intended)
-        self.set_check(text, how)
-        self.status.emit(text.splitlines()[0], 8000)  # (not the preview's "Place 3 of 15")
-        self.rewritten.emit(report)
+        self.set(text, how)
+        self.note(text.splitlines()[0], 8000)  # (not the preview's "Place 3 of 15")
+        self.rewritten(report)
         return True
 
-    def set_check(self, text: str, state: str | None) -> None:
+    def set(self, text: str, state: str | None) -> None:
         """The check's words: ``PASSED`` (green), ``WITHHELD`` (red, *Apply anyway*),
         ``KEPT`` (red, *Undo the rewrite*), or ``None`` (no check shown)."""
         c = theme.colors()
@@ -127,27 +168,13 @@ class CheckMixin(PatternsForm):
             self.held = None
         elif text:  # the verdict and its buttons in sight, in a dock scrolled elsewhere
             shown = self.apply_button if state == WITHHELD else self.check_label
-            QTimer.singleShot(0, lambda: self.bring_into_view(shown))
-
-    def bring_into_view(self, shown: QWidget, top: bool = False) -> None:
-        """Scroll the dock to ``shown`` (its body is in a scroll area); ``top``: with its
-        top at the top, as much of it in sight as the dock has room for."""
-        area = shown.parentWidget()
-        while area is not None and not isinstance(area, QScrollArea):
-            area = area.parentWidget()
-        if area is None or not shown.isVisible():
-            return
-        content, bar = area.widget(), area.verticalScrollBar()
-        if top and content is not None and bar is not None:
-            bar.setValue(shown.mapTo(content, QPoint(0, 0)).y() - 8)
-        elif not top:
-            area.ensureWidgetVisible(shown, 0, 8)
+            QTimer.singleShot(0, lambda: bring_into_view(shown))
 
     def drop_withheld(self, why: str) -> None:
         """A rewrite held back is of another graph (or rewrite) now: forgotten, ``why`` said."""
-        if getattr(self, "held", None) is not None:
-            self.set_check(why, None)
+        if self.held is not None:
+            self.set(why, None)
 
     def undo_rewrite(self) -> None:
         self.undo_stack.undo()
-        self.set_check("The rewrite was undone.", None)
+        self.set("The rewrite was undone.", None)

@@ -8,43 +8,59 @@ menu, and so of the command palette ("Fold conv + BatchNorm").
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QListWidgetItem
+from PySide6.QtWidgets import QDockWidget, QLabel, QLineEdit, QListWidget, QWidget
 
 from fxstudio.core.flows import Report, RewriteRequest, RewriteSpec, rewrite_flow
+from fxstudio.core.flows.patterns import BUILTINS, Builtin, Found
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.patterns.builtins import BUILTINS
-from fxstudio.core.patterns.found import Found
-from fxstudio.core.wording import for_window
 from fxstudio.qt.panels.base import in_words
-from fxstudio.qt.panels.patterns_form import MINE, MINE_ABOUT, PatternsForm
+from fxstudio.qt.panels.pattern_matches import MatchesView
+from fxstudio.qt.panels.patterns_form import MINE, MINE_ABOUT
 
 RETRY_MS = 200  # how soon a preview the dock could not start yet is tried again
 
-
-def skipped_item(text: str) -> QListWidgetItem:
-    """A row of the match list for a place left alone: greyed, not checkable."""
-    item = QListWidgetItem(text)
-    item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
-    item.setForeground(Qt.GlobalColor.darkGray)
-    item.setToolTip(text)
-    return item
+#: runs ``work()`` in a worker, the dock busy meanwhile, saying ``text``; ``done(result)``
+#: after it, ``failed(error)`` if it raised; False if it could not start
+Start = Callable[
+    [str, Callable[[], Report], Callable[[Report], None], Callable[[BaseException], None]], bool
+]
 
 
-class RewriteListMixin(PatternsForm):
-    """For :class:`~fxstudio.qt.panels.patterns.PatternsPanel`: the rewrite chosen, its
-    preview, its commands."""
+class RewriteList:
+    """The rewrite chosen in ``rewrite_list`` (the user's pattern, or a built-in with its
+    ``argument`` in ``argument_row``, told in ``about``), its preview shown in ``matches``
+    (run by ``start``, once ``ready()`` -- no worker nor edit under way), and one command per
+    built-in (:meth:`menu_actions`, children of ``parent``) bringing ``dock`` forward with it
+    chosen.  ``chosen(builtin)`` (``None``: the user's pattern) when another is chosen (the
+    first, once the panel selects it); ``found(matches)`` after a preview."""
 
-    result: Found | None
-    document: GraphDocument | None
-
-    def connect_rewrite_list(self) -> None:
+    def __init__(
+        self,
+        rewrite_list: QListWidget,
+        about: QLabel,
+        argument_row: QWidget,
+        argument: QLineEdit,
+        parent: QObject,
+        dock: QDockWidget,
+        matches: MatchesView,
+        start: Start,
+        document: Callable[[], GraphDocument | None],
+        ready: Callable[[], bool],
+        chosen: Callable[[Builtin | None], None],
+        found: Callable[[Found], None],
+    ) -> None:
+        self.rewrite_list, self.about = rewrite_list, about
+        self.argument_row, self.argument = argument_row, argument
+        self.dock, self.matches, self.start = dock, matches, start
+        self.document, self.ready, self.chosen, self.found = document, ready, chosen, found
         self.previewed: Report | None = None  # the chosen built-in's, on the graph as it is
-        self.placed = False  # the status bar shows a place of the preview
-        self.rewrite_actions = self._make_actions()
-        self.rewrite_list.currentRowChanged.connect(lambda _row: self.rewrite_chosen())
-        self.rewrite_list.setCurrentRow(0)
+        self.rewrite_actions = self._make_actions(parent)
+        argument.editingFinished.connect(lambda: self.preview())
+        rewrite_list.currentRowChanged.connect(lambda _row: self.rewrite_chosen())
 
     def chosen_name(self) -> str:
         """The built-in chosen in the list, by name; ``MINE`` for the user's pattern."""
@@ -56,7 +72,7 @@ class RewriteListMixin(PatternsForm):
         name = self.chosen_name()
         if not name:
             return ""
-        arg = self.rewrite_argument.text().strip() if BUILTINS[name].argument else ""
+        arg = self.argument.text().strip() if BUILTINS[name].argument else ""
         return f"{name}:{arg}" if arg else name
 
     def choose_rewrite(self, name: str) -> None:
@@ -73,40 +89,28 @@ class RewriteListMixin(PatternsForm):
     def rewrite_chosen(self) -> None:
         name = self.chosen_name()
         builtin = BUILTINS.get(name) if name else None
-        self.pattern_area.setVisible(builtin is None)
-        self.replacement_area.setVisible(builtin is None)
-        self.explanation.setVisible(builtin is None)  # (a built-in's skips say why in the list)
         self.argument_row.setVisible(bool(builtin and builtin.argument))
-        if builtin is not None and builtin.argument and not self.rewrite_argument.text():
-            self.rewrite_argument.setText(builtin.argument)
-        self.rewrite_about.setText(
+        if builtin is not None and builtin.argument and not self.argument.text():
+            self.argument.setText(builtin.argument)
+        self.about.setText(
             MINE_ABOUT if builtin is None else f"{builtin.summary}  ({builtin.name})"
         )
-        self.replace_button.setText("Replace accepted" if builtin is None else "Replace")
-        self.set_check("", None)  # (of the rewrite chosen before)
-        self.update_replace()
+        self.chosen(builtin)
         self.forget_matches("")
         if builtin is not None:
             self.preview()
 
     def forget_matches(self, text: str) -> None:
         """The matches shown are of another graph or another rewrite: gone, ``text`` said."""
-        self.result = self.previewed = None
-        self.marks.matches, self.marks.partial, self.marks.culprit = [], [], None
-        self.match_list.clear()
-        self.explanation.clear()
-        self.summary.setText(text)
-        if self.placed:  # the status bar's "Place 3 of 15" is of those matches
-            self.placed = False
-            self.status.emit("", 0)
-        self.redraw()
+        self.previewed = None
+        self.matches.forget(text)
 
     # --- the preview ---------------------------------------------------------------------------
 
     def preview(self) -> bool:
         """Run the chosen built-in on a copy of the graph (in a worker): what it would change
         and skip, drawn and listed, nothing changed."""
-        spec, doc = self.chosen_builtin(), self.document
+        spec, doc = self.chosen_builtin(), self.document()
         if not spec or doc is None:
             return False
 
@@ -114,7 +118,7 @@ class RewriteListMixin(PatternsForm):
             return rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin=spec), dry_run=True))
 
         return bool(
-            self._start(
+            self.start(
                 "Previewing… (on a copy: nothing changes until Replace)",
                 work,
                 lambda report: self._previewed(spec, report),
@@ -126,35 +130,8 @@ class RewriteListMixin(PatternsForm):
         if spec != self.chosen_builtin():  # another rewrite was chosen meanwhile
             return
         self.previewed = report
-        r = report.result
-        self.result = Found(r.replaced, r.found.skipped, r.found.warnings, r.seconds_match)
-        self.match_list.blockSignals(True)
-        self.match_list.clear()
-        for i, m in enumerate(r.replaced, 1):
-            item = QListWidgetItem(f"{i}. {', '.join(m.graph_nodes)}")
-            item.setData(Qt.ItemDataRole.UserRole, m.index)
-            self.match_list.addItem(item)
-        skips = [f"skipped {m.anchor}: {why}" for m, why in r.skipped]
-        skips += [f"skipped: {for_window(s.failure.describe())}" for s in r.found.skipped]
-        for text in skips:
-            self.match_list.addItem(skipped_item(text))
-        self.match_list.blockSignals(False)
         title = BUILTINS[spec.partition(":")[0]].title or spec
-        n, k = len(r.replaced), len(skips)
-        if n:
-            text = f"{title}: {n} place{'s' if n != 1 else ''} to change"
-            text += f", {k} skipped" if k else ""
-            text += ". Replace makes them one undo step."
-        else:  # how many places it looked at, and why it left each alone
-            text = f"{title}: nothing to change -- {report.verdict}"
-            text += "; each one below." if k else "."
-        self.summary.setText(text + "".join(f"\n⚠ {w}" for w in r.found.warnings))
-        self.marks.matches = [m.graph_nodes for m in r.replaced]
-        self.marks.current = 0 if r.replaced else None
-        self.redraw()
-        if r.replaced:
-            self.match_list.setCurrentRow(0)
-        self.found.emit(self.result)
+        self.found(self.matches.show_preview(title, report))
 
     def preview_failed(self, exc: BaseException) -> None:
         """The built-in cannot run here (another dialect, a wrong argument): said in the
@@ -162,23 +139,15 @@ class RewriteListMixin(PatternsForm):
         text = in_words(exc)
         self.forget_matches(text)
 
-    def show_preview_match(self, row: int) -> None:
-        """A place the built-in changes, in the status bar's words (it is on the canvas)."""
-        assert self.result is not None
-        m = self.result.matches[row]
-        n = len(self.result.matches)
-        self.status.emit(f"Place {row + 1} of {n}: replaces {', '.join(m.graph_nodes)}", 8000)
-        self.placed = True
-
     def graph_changed_under_preview(self) -> None:
         """The graph changed: preview the chosen built-in again once the change is in."""
         self.forget_matches("The graph changed: previewing again…")
         QTimer.singleShot(0, self._preview_again)
 
     def _preview_again(self) -> None:
-        if not self.chosen_builtin() or self.previewed is not None or self.document is None:
+        if not self.chosen_builtin() or self.previewed is not None or self.document() is None:
             return
-        if self.busy() or self.session.locked:
+        if not self.ready():
             # a preview or an edit under way (two changes in a row, a big graph's catch-up):
             # after it, not a refusal in a message box
             QTimer.singleShot(RETRY_MS, self._preview_again)
@@ -191,10 +160,10 @@ class RewriteListMixin(PatternsForm):
         """One command per built-in: the dock with it chosen and previewed."""
         return self.rewrite_actions
 
-    def _make_actions(self) -> list[QAction]:
+    def _make_actions(self, parent: QObject) -> list[QAction]:
         out = []
         for name, b in BUILTINS.items():
-            action = QAction(b.title or name, self)  # type: ignore[call-overload]
+            action = QAction(b.title or name, parent)
             action.setObjectName(f"actionRewrite_{name}")
             action.setToolTip(b.summary)
             action.setStatusTip(b.summary)
