@@ -4,10 +4,11 @@ its changes, says status, offers actions; given a ``PanelContext``, never the wi
 
 - ``table`` (the *Nodes* dock) over ``table_model``; ``code`` (the generated code);
   ``inspector``; ``history`` (the undo stack);
-- ``patterns`` (the Patterns dock) with its parts: ``patterns_form`` (its widgets),
-  ``rewrite_list`` (the built-ins and their preview), ``pattern_rules`` (the matching rules),
-  ``pattern_files`` (pattern files), ``patterns_check`` (a replacement's check, held back when
-  it fails);
+- ``patterns`` (the Patterns dock) and the presenters it gives its widgets to:
+  ``patterns_form`` (its widgets), ``rewrite_list`` (the built-ins and their preview),
+  ``pattern_matches`` (the matches shown, why a node did not match), ``pattern_rules`` (the
+  matching rules), ``pattern_files`` (pattern files), ``patterns_check`` (a replacement's
+  check, held back when it fails);
 - ``run`` (the Run dock) with ``run_form``, ``run_summary`` and ``bar_chart``;
 - ``step`` (the Step dock) with ``step_form``; ``lesson`` (Learn FX) with ``lesson_form``;
 - ``compile`` (graph breaks under torch.compile) with ``compile_kernels`` (its Kernels tab);
