@@ -142,7 +142,7 @@ class RewriteList:
     def graph_changed_under_preview(self) -> None:
         """The graph changed: preview the chosen built-in again once the change is in."""
         self.forget_matches("The graph changed: previewing again…")
-        QTimer.singleShot(0, self._preview_again)
+        QTimer.singleShot(0, self.rewrite_list, self._preview_again)  # (not once it is gone)
 
     def _preview_again(self) -> None:
         if not self.chosen_builtin() or self.previewed is not None or self.document() is None:
@@ -150,7 +150,7 @@ class RewriteList:
         if not self.ready():
             # a preview or an edit under way (two changes in a row, a big graph's catch-up):
             # after it, not a refusal in a message box
-            QTimer.singleShot(RETRY_MS, self._preview_again)
+            QTimer.singleShot(RETRY_MS, self.rewrite_list, self._preview_again)
             return
         self.preview()
 
