@@ -13,9 +13,9 @@ from typing import Protocol
 from PySide6.QtCore import SignalInstance
 from PySide6.QtGui import QUndoStack
 
+from fxstudio.core.flows.run import NodeProfile
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.runtime.breakdown import NodeProfile
 
 
 class Changes(Protocol):

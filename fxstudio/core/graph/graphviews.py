@@ -24,6 +24,7 @@ import torch.fx as fx
 
 from fxstudio.core.errors import stack_trace_location
 from fxstudio.core.fxcompat import is_op_overload, qualified_name
+from fxstudio.core.graph.attributes import submodule_at
 from fxstudio.core.graph.shapes import format_shape, node_dtype, node_shape
 
 
@@ -132,6 +133,15 @@ def describe_module(module: Any) -> tuple[str, str]:
     except Exception:  # a module whose extra_repr fails: its class is still worth showing
         made_with = ""
     return class_path(type(module)), made_with
+
+
+def called_module(gm: Any, node: fx.Node) -> tuple[str, str] | None:
+    """The class and constructor arguments (:func:`describe_module`) of the submodule a
+    ``call_module`` node calls; None for another node, or where ``gm`` has no such module."""
+    if node.op != "call_module":
+        return None
+    module = submodule_at(gm, str(node.target))
+    return describe_module(module) if module is not None else None
 
 
 def make_row(n: fx.Node) -> NodeRow:

@@ -19,7 +19,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsRectItem, QGraphicsScene, QGraphicsView
 
-from fxstudio.core.runtime.breakdown import NodeProfile
+from fxstudio.core.flows.run import NodeProfile
 from fxstudio.qt.canvas.items import BoxItem
 from fxstudio.qt.canvas.marks import take_off
 

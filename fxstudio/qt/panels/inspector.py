@@ -7,10 +7,9 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
 
-from fxstudio.core.graph.attributes import submodule_at
+from fxstudio.core.flows.run import NodeProfile, NodeTime, format_rate
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
-from fxstudio.core.graph.graphviews import describe_module
-from fxstudio.core.runtime.breakdown import NodeProfile, NodeTime, format_rate
+from fxstudio.core.graph.graphviews import called_module
 from fxstudio.qt.forms import child, load_form
 from fxstudio.qt.panels.base import DocumentPanel
 from fxstudio.qt.wrapped_text import wrap_column
@@ -87,11 +86,10 @@ class InspectorPanel(DocumentPanel):
             ("source", f"{loc.short()}\n{loc.text.strip()}" if loc else "unknown"),
         ]
         node = doc.node(name)
-        if node.op == "call_module":  # the module it calls: class and constructor arguments
-            module = submodule_at(doc.graph_module, str(node.target))
-            if module is not None:
-                cls, made_with = describe_module(module)
-                props[3:3] = [("class", cls), ("constructor", made_with or "no arguments")]
+        called = called_module(doc.graph_module, node)
+        if called is not None:  # the module it calls: class and constructor arguments
+            cls, made_with = called
+            props[3:3] = [("class", cls), ("constructor", made_with or "no arguments")]
         made = node.meta.get("fxstudio_rewrite")
         if made:  # provenance: which rewrite made this node, from which nodes
             props.append(

@@ -28,10 +28,9 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import Profile, ProfileOptions, profile
+from fxstudio.core.flows.run import Comparison, NodeProfile, Speedup, by_change, format_rate
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.snapshots import Snapshot, detached, snapshot
-from fxstudio.core.runtime.breakdown import NodeProfile, format_rate
-from fxstudio.core.runtime.speedup import Comparison, Speedup, by_change
 from fxstudio.qt import theme
 from fxstudio.qt.canvas.heat import HeatMarks
 from fxstudio.qt.copies import Copy, run_on_copy

@@ -29,9 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core.process.guard import format_bytes
-from fxstudio.core.runtime.devices import available, cpu_threads
-from fxstudio.core.runtime.run import DTYPES
+from fxstudio.core.flows.run import cpu_threads, device_choices, dtype_choices
 from fxstudio.qt.forms import FitScrollArea, FlowLayout, text_label
 from fxstudio.qt.panels.bar_chart import BarChart, ChartRow
 
@@ -116,23 +114,16 @@ def build(panel: RunForm) -> QWidget:
     body = QWidget()
     panel.device = QComboBox(body)
     panel.device.setObjectName("runDevice")
-    for d in available():
-        extra = f" · {d.threads} threads" if d.kind == "cpu" else ""
-        if d.free_bytes is not None:
-            extra = f" · {format_bytes(d.free_bytes)} free"
-        panel.device.addItem(f"{d.name} — {d.label}{extra}", d.name)
+    for label, name in device_choices():
+        panel.device.addItem(label, name)
     panel.threads = QSpinBox(body)
     panel.threads.setObjectName("runThreads")
     panel.threads.setRange(1, max(1, cpu_threads()))
     panel.threads.setValue(torch.get_num_threads())
     panel.dtype = QComboBox(body)
     panel.dtype.setObjectName("runDtype")
-    panel.dtype.addItem("as captured", None)
-    for name in DTYPES:
-        if name != "float32":
-            panel.dtype.addItem(f"{name} (cast)", name)
-    for name in ("bfloat16", "float16"):
-        panel.dtype.addItem(f"{name} (autocast)", f"autocast:{name}")
+    for label, value in dtype_choices():
+        panel.dtype.addItem(label, value)
     panel.batch = QSpinBox(body)
     panel.batch.setObjectName("runBatch")
     panel.batch.setRange(0, 4096)
