@@ -15,19 +15,19 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QTextBrowser, QWidge
 
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.flows import Profile
-from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
-from fxstudio.core.lesson import demos, steps
-from fxstudio.core.lesson.steps import (
+from fxstudio.core.flows import lesson as course
+from fxstudio.core.flows.lesson import (
     PASS_MODEL,
     STEPS,
     TRAPS,
+    Diagnosis,
     LessonState,
     Verdict,
     record_comparison,
     record_stepper,
     record_trap,
 )
-from fxstudio.core.model.fixes import Diagnosis, diagnose_failure, diagnose_graph
+from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.model.request import OpenRequest
 from fxstudio.qt import theme
 from fxstudio.qt.forms import ShapeWatcher
@@ -98,7 +98,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
     # -- starting, moving -----------------------------------------------------------------
 
     @property
-    def step(self) -> steps.Step:
+    def step(self) -> course.Step:
         return STEPS[self.state.step]
 
     def start(self, state: LessonState | None = None) -> None:
@@ -196,7 +196,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
             and doc.request.spec == trap[1].spec
             and trap[0] not in self.state.facts.get("fixed", [])
         ):
-            self._diagnose(lambda: diagnose_graph(doc), trap[1])
+            self._diagnose(lambda: course.diagnose(trap[1], doc), trap[1])
         self.render()
 
     def on_change(self, event: DocumentEvent) -> None:
@@ -206,7 +206,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
     def _load_failed(self, exc: BaseException) -> None:
         trap, self._trap = self._trap, None
         if self.active and trap is not None and isinstance(exc, CaptureError):
-            self._diagnose(lambda: [diagnose_failure(trap[1], exc)], trap[1])
+            self._diagnose(lambda: course.diagnose(trap[1], exc), trap[1])
 
     # -- the steps' own widgets ----------------------------------------------------------------
 
@@ -268,7 +268,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
         self._replay_next()
 
     def _note_edits(self) -> None:
-        note = demos.replay_note(self.document) if self.document is not None else ""
+        note = course.replay_note(self.document) if self.document is not None else ""
         self.replay_note.setText(note)
         self.replay_note.setVisible(bool(note))
 
@@ -277,7 +277,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
         if self.document is None or self.step.id != "trace":
             return
         self._replay.stop()
-        self._replay_at = max(0, len(demos.trace_order(self.document)) - 1)
+        self._replay_at = max(0, len(course.trace_order(self.document)) - 1)
         self._fade(False)
         self._replay_next()
 
@@ -304,7 +304,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
             self._replay.stop()
             self._fade(False)
             return
-        order = demos.trace_order(doc)
+        order = course.trace_order(doc)
         if self._replay_at >= len(order):
             self._replay.stop()
             return
@@ -333,7 +333,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
         doc = self.document
         if doc is None:
             return
-        for q in demos.quiz(doc):
+        for q in course.quiz(doc):
             self._add(
                 lesson_form.quiz_box(self.extra, q, self.state.answers.get(q.id), self.answer)
             )
@@ -385,7 +385,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
 
     def _load_pattern(self, fixed: bool, then: Any = None) -> bool:
         doc = self.document
-        ex = demos.pattern_exercise(doc) if doc is not None else None
+        ex = course.pattern_exercise(doc) if doc is not None else None
         if ex is None:
             return False
         patterns = self.panel("patterns")

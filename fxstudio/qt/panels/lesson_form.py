@@ -20,8 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core.lesson.demos import Question
-from fxstudio.core.lesson.steps import STEPS
+from fxstudio.core.flows.lesson import STEPS, Question
 from fxstudio.qt.forms import FlowLayout, text_label, wrap_code_blocks
 
 #: A widget handed in and given back as itself (the panel's ``_add``).
