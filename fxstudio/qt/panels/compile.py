@@ -30,10 +30,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core.compiling.breaks import GraphBreak
-from fxstudio.core.compiling.located import break_place, graph_nodes
 from fxstudio.core.flows import CompileRequest, compile_flow
-from fxstudio.core.flows.compile import Explained
+from fxstudio.core.flows.compile import Explained, GraphBreak, break_place, graph_nodes
 from fxstudio.core.graph.document import DocumentEvent, GraphDocument
 from fxstudio.qt.canvas.marks import take_off
 from fxstudio.qt.panels.base import DocumentPanel, in_words

@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core.compiling.result import Compiled, Kernel, where
 from fxstudio.core.flows import CompileRequest, CompileResult, compile_flow
+from fxstudio.core.flows.compile import Compiled, Kernel, where
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.marks import KernelMarks
 from fxstudio.qt.copies import run_on_copy
