@@ -9,10 +9,15 @@ from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QTimer, Signal
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QGraphicsItem
 
+from fxstudio.core.flows.layout import (
+    Drawing,
+    Layout,
+    LayoutCancelled,
+    LayoutEngine,
+    canvas_layout,
+    top_level_groups,
+)
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
-from fxstudio.core.layout.drawing import Drawing, drawing
-from fxstudio.core.layout.engine import Layout, LayoutCancelled, LayoutEngine
-from fxstudio.core.layout.groups import top_level_groups
 from fxstudio.core.process import collector
 from fxstudio.qt.canvas import tools
 from fxstudio.qt.canvas.items import BoxItem, EdgeItem, GroupItem, NodeItem, text_metrics
@@ -146,13 +151,13 @@ class CanvasController(QObject):
 
         def work() -> tuple[Layout, Drawing]:
             with collector.sparing(len(doc)):  # thousands of boxes: no full collection meanwhile
-                lay = self.engine.layout(
+                return canvas_layout(
+                    self.engine,
                     doc,
                     collapsed,
                     cancelled=lambda: task.cancelled,  # (bound before the thread starts)
                     progress=lambda done, total: task.report(done, total),
                 )
-                return lay, drawing(doc, lay)
 
         task = Task(work, self)
         # A result that arrives after a newer request (the graph changed again) is dropped.

@@ -26,10 +26,15 @@ from PySide6.QtWidgets import (
     QStyleOptionGraphicsItem,
 )
 
+from fxstudio.core.flows.layout import (
+    GROUP_PAD,
+    GROUP_TITLE,
+    TEXT_MARGIN,
+    Box,
+    TextMetrics,
+    edge_path,
+)
 from fxstudio.core.graph.document import group_key
-from fxstudio.core.layout.engine import GROUP_PAD, GROUP_TITLE, Box
-from fxstudio.core.layout.labels import TEXT_MARGIN, TextMetrics
-from fxstudio.core.layout.routes import edge_path
 from fxstudio.qt import theme
 
 DETAIL_SCALE = 0.45  # below this zoom, boxes show their name only, in a font kept legible

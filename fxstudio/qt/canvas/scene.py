@@ -18,12 +18,10 @@ from PySide6.QtCore import QPointF, QRectF, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QGraphicsSceneMouseEvent
 
+from fxstudio.core.flows import layout as placing
+from fxstudio.core.flows.layout import GROUP_PAD, GROUP_TITLE, Box, Drawing, Layout
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import ModuleGroup
-from fxstudio.core.layout.drawing import Drawing, drawing
-from fxstudio.core.layout.engine import GROUP_PAD, GROUP_TITLE, Box, Layout, node_size
-from fxstudio.core.layout.groups import group_label, node_label
-from fxstudio.core.layout.repeats import fold_label
 from fxstudio.qt import theme
 from fxstudio.qt.canvas.items import BoxItem, EdgeItem, GroupItem, NodeItem, text_metrics
 from fxstudio.qt.canvas.overview import Overview
@@ -112,7 +110,7 @@ class GraphScene(QGraphicsScene):
         """Make the items for ``layout`` from its ``plan`` (made in the layout's worker; here
         when not given), pausing -- yielding the fraction done -- once ``budget_s`` of work
         is done, so that a caller can keep the window responsive."""
-        plan = plan if plan is not None else drawing(doc, layout)
+        plan = plan if plan is not None else placing.drawing(doc, layout)
         self.build_empty()
         total = max(len(layout.groups) + len(layout.nodes) + len(plan.edges), 1)
         self.layout = layout
@@ -130,9 +128,7 @@ class GraphScene(QGraphicsScene):
         deadline, made = clock() + budget_s, 0
         for path, box in layout.groups.items():
             group = self.tree.get(path)
-            label = group_label(group) if group else path
-            if path in layout.folds:  # identical siblings, one box
-                label = fold_label(layout.folds[path], group.type_name if group else "")
+            label = placing.group_title(layout, group, path)  # (a fold: identical siblings)
             item = GroupItem(path, label, box, path in layout.collapsed, plan.members.get(path, 0))
             if item.collapsed and item.key in doc.positions:
                 item.setPos(*doc.positions[item.key])
@@ -222,7 +218,7 @@ class GraphScene(QGraphicsScene):
         redo |= {n for n, item in self.nodes.items() if item.problem and n in index}
         relabel = {n for n in reshaped if n in self.nodes and n in index and n not in redo}
         for name in list(relabel):  # a label that no longer fits: a new, wider item
-            if node_size(doc, name, text_metrics())[0] != self.nodes[name].rect.width():
+            if placing.node_size(doc, name, text_metrics())[0] != self.nodes[name].rect.width():
                 relabel.discard(name)
                 redo.add(name)
         if len(removed) + len(redo) > PATCH_LIMIT:
@@ -249,10 +245,10 @@ class GraphScene(QGraphicsScene):
         order = {n: i for i, n in enumerate(index)}
         for name in sorted(redo, key=order.__getitem__):
             node = index[name]
-            w, h = node_size(doc, name, text_metrics())
+            w, h = placing.node_size(doc, name, text_metrics())
             item = NodeItem(
                 name,
-                *node_label(doc, name),
+                *placing.node_label(doc, name),
                 Box(0, 0, w, h),
                 bad[1] if bad[0] == name else None,
             )
@@ -294,7 +290,7 @@ class GraphScene(QGraphicsScene):
             self._reslot(doc, layout, b)
         for name in relabel:
             item = self.nodes[name]
-            item.set_shape(node_label(doc, name)[2])
+            item.set_shape(placing.node_label(doc, name)[2])
         self.refit_frames()
         return True
 
