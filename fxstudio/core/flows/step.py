@@ -1,7 +1,12 @@
 """The step flow: a graph run node by node with ``torch.fx.Interpreter`` from its start to a
 node (or its end), each node's value summarised and, where a module boundary allows,
 compared with the eager model's -- what ``fxstudio step`` prints.  The Step dock moves the
-same :class:`~fxstudio.core.stepping.stepper.Stepper` one node at a time (:func:`step_through`).
+same :class:`~fxstudio.core.stepping.stepper.Stepper` one node at a time (:func:`step_through`,
+each move by :func:`step_move`: in the model code's turn).
+
+Called by ``fxstudio step`` and the Step dock (``fxstudio.qt.panels.step``, ``step_form``),
+which also reads a value's summary (:class:`ValueSummary`) and picture (:func:`picture`,
+:class:`Picture`) from here.
 
 Example:
     >>> result = step_flow(StepRequest("examples:simple", until="fc1"))
@@ -16,24 +21,31 @@ Example:
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.nodedata import Overlay
 from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.process import modelcode
 from fxstudio.core.saving.files import write_json
 from fxstudio.core.saving.sessions import open_document
 from fxstudio.core.stepping.eager import Agreement
 from fxstudio.core.stepping.stepper import DEFAULT_WINDOW, Step, StepError, Stepper
 from fxstudio.core.stepping.stepper import for_document as step_through
+from fxstudio.core.stepping.values import Picture, ValueSummary, picture
 from fxstudio.core.wording import text_table
 
 __all__ = [
+    "Picture",
     "StepRequest",
     "StepResult",
     "UnknownNode",
+    "ValueSummary",
+    "picture",
     "step_flow",
+    "step_move",
     "step_through",
 ]
 
@@ -175,3 +187,25 @@ def step_flow(request: StepRequest) -> StepResult:
         raise UnknownNode(request.until, list(stepper.index))
     steps = stepper.run_to(request.until) if request.until else stepper.run_to_end()
     return StepResult(doc, stepper, steps)
+
+
+def step_move(
+    stepper: Stepper | None,
+    document: Callable[[], GraphDocument],
+    move: Callable[[Stepper], Any],
+    *,
+    breakpoints: Iterable[str] = (),
+    say: Callable[[str], None] = lambda _text: None,
+) -> Stepper:
+    """One move of a stepper (``move(stepper)``), the stepper made first when there is none
+    (on ``document()``, with those of ``breakpoints`` that are nodes; ``say`` tells that the
+    eager model is being built) -- all in the model code's turn, one thread at a time (a
+    trace elsewhere would catch its module calls: :mod:`fxstudio.core.process.modelcode`).
+    Returns the stepper moved."""
+    with modelcode.one_turn():
+        if stepper is None:
+            say("building the eager model to compare with…")
+            stepper = step_through(document())
+            stepper.set_breakpoints(set(breakpoints) & set(stepper.index))
+        move(stepper)
+    return stepper

@@ -22,12 +22,11 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QWidget
 
-from fxstudio.core.flows import Stepper, step_through
+from fxstudio.core.flows import Stepper
+from fxstudio.core.flows.layout import drawn_tree
+from fxstudio.core.flows.step import picture, step_move
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.graph.graphviews import format_target
-from fxstudio.core.layout.groups import drawn_tree
-from fxstudio.core.process import modelcode
-from fxstudio.core.stepping.values import picture
 from fxstudio.qt import theme
 from fxstudio.qt.copies import Copy, run_on_copy
 from fxstudio.qt.forms import ShapeWatcher
@@ -130,16 +129,7 @@ class StepPanel(DocumentPanel, step_form.StepForm):
         breakpoints = set(self.breakpoint_names)
 
         def work(copy: Copy) -> Stepper:
-            s = stepper
-            # the model's code, in one thread at a time (a trace elsewhere would catch its
-            # module calls: core.process.modelcode)
-            with modelcode.one_turn():
-                if s is None:
-                    copy.say("building the eager model to compare with…")
-                    s = step_through(copy.detached())
-                    s.set_breakpoints(breakpoints & set(s.index))
-                fn(s)
-            return s
+            return step_move(stepper, copy.detached, fn, breakpoints=breakpoints, say=copy.say)
 
         job = run_on_copy(
             self,

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core.stepping.values import Picture, ValueSummary
+from fxstudio.core.flows.step import Picture, ValueSummary
 from fxstudio.qt import theme
 from fxstudio.qt.forms import FlowLayout, text_label
 
