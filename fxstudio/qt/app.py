@@ -9,8 +9,8 @@ from PySide6.QtCore import QTimer, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
 from fxstudio.core.errors import UserError
+from fxstudio.core.flows.save import CrashLog
 from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.process.crashlog import CrashLog
 from fxstudio.core.process.guard import EXIT_OK, EXIT_USAGE, report_error
 from fxstudio.qt.window.autosave import DEFAULT_INTERVAL_S, recovery_dir
 

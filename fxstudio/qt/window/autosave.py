@@ -17,10 +17,9 @@ from typing import Any
 from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 
 from fxstudio.core.errors import UserError
+from fxstudio.core.flows.save import pid_alive, save_session
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.model.request import SESSION_SUFFIX
-from fxstudio.core.process.crashlog import pid_alive
-from fxstudio.core.saving.sessionfile import save_session
 
 log = logging.getLogger("fxstudio.autosave")
 

@@ -19,8 +19,8 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QDialog, QMainWindow, QMenu, QStatusBar, QToolBar, QWidget
 
 from fxstudio.core.edits import Edit
+from fxstudio.core.flows.save import LastCrash
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
-from fxstudio.core.process.crashlog import LastCrash
 from fxstudio.qt.canvas.controller import CanvasController
 from fxstudio.qt.canvas.view import CanvasView
 from fxstudio.qt.canvas.zoom import ZoomWidget

@@ -12,8 +12,9 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from fxstudio.core.errors import UserError
+from fxstudio.core.flows import ExportResult, export
+from fxstudio.core.flows.save import DESCRIPTIONS, weights_path
 from fxstudio.core.model.request import SESSION_SUFFIX
-from fxstudio.core.saving.export import DESCRIPTIONS, ExportResult, export, weights_path
 from fxstudio.qt.window.image_export import export_image
 from fxstudio.qt.workers import Task
 
