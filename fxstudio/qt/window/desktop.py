@@ -25,10 +25,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from fxstudio.core.model.loading import model_names_in
-from fxstudio.core.model.request import SESSION_SUFFIX, OpenRequest
-
-DROPPABLE = (".py", ".pt2", SESSION_SUFFIX)
+from fxstudio.core.flows.open import DROPPABLE, request_for_file
+from fxstudio.core.model.request import OpenRequest
 
 
 def menu_actions(bar: QMenuBar) -> list[tuple[str, QAction]]:
@@ -102,21 +100,6 @@ class ShortcutsDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
-
-
-def request_for_file(path: str) -> OpenRequest | str:
-    """What opening a dropped file means: a request, or why it cannot be opened."""
-    p = Path(path)
-    if p.suffix not in DROPPABLE:
-        return f"{p.name}: fxstudio opens .py model files, .pt2 programs and .fxstudio sessions."
-    if p.suffix != ".py":
-        return OpenRequest(str(p))
-    names = model_names_in(p)
-    if not names:
-        return (
-            f"{p.name} defines no nn.Module class: open it with File ▸ Open and name the factory."
-        )
-    return OpenRequest(f"{p}:{names[0]}")
 
 
 class DropOpener(QObject):

@@ -31,10 +31,14 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.errors import InputSpecError, LoadError
-from fxstudio.core.model.loading import check_spec
-from fxstudio.core.model.modelfiles import FileModels, file_models
-from fxstudio.core.model.modelspec import list_examples
-from fxstudio.core.model.request import SESSION_SUFFIX, Frontend, OpenRequest
+from fxstudio.core.flows.open import (
+    FileModels,
+    check_request,
+    file_models,
+    list_examples,
+    zoo_specs,
+)
+from fxstudio.core.model.request import Frontend, OpenRequest
 from fxstudio.qt.forms import child, load_form
 from fxstudio.qt.workers import UserCodeTask
 
@@ -47,14 +51,6 @@ def completion_specs(recent: list[OpenRequest], zoo: list[str]) -> list[str]:
     ``timm:convnext_atto`` is also a timm name), then the examples, then the zoos' names."""
     specs = [r.spec for r in recent] + [f"examples:{n}" for n in list_examples()] + zoo
     return list(dict.fromkeys(specs))
-
-
-def zoo_specs() -> list[str]:
-    """``hf:`` model types and ``timm:`` names of the installed packages (importing timm
-    and transformers takes seconds: call it off the GUI thread)."""
-    from fxstudio.core.model.zoo import hf_model_types, timm_names
-
-    return [f"hf:{t}" for t in hf_model_types()] + [f"timm:{n}" for n in timm_names()]
 
 
 _zoo: dict[str, object] = {}  # "task": the one reading them, "specs": what it read
@@ -237,11 +233,7 @@ class OpenDialog(QDialog):
         try:
             if not request.spec:
                 raise LoadError("Type a model, or choose a recent one or an example.")
-            if request.spec.endswith(SESSION_SUFFIX):
-                if not os.path.isfile(os.path.expanduser(request.spec)):
-                    raise LoadError(f"No such file: {request.spec}. Check the path.")
-            else:
-                check_spec(request.spec, request.inputs)
+            check_request(request)
         except (LoadError, InputSpecError) as exc:
             self.show_problem(str(exc))
             (self.inputs_edit if isinstance(exc, InputSpecError) else self.spec_edit).setFocus()

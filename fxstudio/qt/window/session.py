@@ -18,14 +18,11 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 
 from fxstudio.core.errors import SourceLocation, UserError
+from fxstudio.core.flows.open import RecentModels, model_file, open_prepared
+from fxstudio.core.flows.save import save_session
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
-from fxstudio.core.layout.groups import first_picture
-from fxstudio.core.model.modelspec import model_file
 from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.process import collector
-from fxstudio.core.saving.recent import RecentModels
-from fxstudio.core.saving.sessionfile import save_session
-from fxstudio.core.saving.sessions import open_document
 from fxstudio.qt.editing.commands import EditCommand
 from fxstudio.qt.turns import Turns
 from fxstudio.qt.window.autosave import Autosaver
@@ -183,7 +180,7 @@ class DocumentSession(QObject):
             self._task = None
         self.tell_failure = tell
         first = not request.is_session
-        task = UserCodeTask(lambda: _prepared(open_document(request), first), self)
+        task = UserCodeTask(lambda: open_prepared(request, first_open=first), self)
         task.succeeded.connect(lambda doc: self._loaded(task, request, doc))
         task.failed.connect(lambda exc: self._failed(task, request, exc))
         task.stage.connect(lambda text: self._told(task, text))
@@ -363,15 +360,3 @@ class DocumentSession(QObject):
         elif doc is not None and doc.request.spec:
             stem = Path(doc.request.spec.rpartition(":")[2] or stem).stem
         return str(Path.cwd() / f"{stem}{suffix}")
-
-
-def _prepared(doc: GraphDocument, first_open: bool) -> GraphDocument:
-    """Work the views will ask for, done in the loading thread rather than the GUI thread:
-    the first picture's collapsed modules, the table rows, the code and its line map, the
-    module tree (a second at 10,000 nodes)."""
-    if first_open:
-        first_picture(doc)
-    doc.rows()
-    doc.code_line_map()
-    doc.module_tree()
-    return doc

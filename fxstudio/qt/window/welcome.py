@@ -25,10 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fxstudio.core.flows.open import RecentModels, list_examples
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.model.modelspec import list_examples
 from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.saving.recent import RecentModels
 from fxstudio.qt import theme
 
 THUMB = QSize(240, 160)  # a thumbnail at its largest (drawn at 480x320: sharp at 200 %)
