@@ -11,7 +11,7 @@ from PySide6.QtGui import QUndoStack
 
 from fxstudio.core import edits
 from fxstudio.core.edits import Edit, EditError, parse_arguments
-from fxstudio.core.graph.catalogue import Entry
+from fxstudio.core.flows.edit import Entry
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.qt.editing.commands import EditCommand
 from fxstudio.qt.seams import Session

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QInputDialog, QWidget
 
-from fxstudio.core.graph.catalogue import catalogue
+from fxstudio.core.flows.edit import catalogue
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import format_target
 from fxstudio.qt.editing.controller import EditController

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core.graph.catalogue import Entry, search
+from fxstudio.core.flows.edit import Entry, search
 from fxstudio.qt.forms import child, load_form
 
 SHOWN = 400  # list at most this many matches (the catalogue has about 1,600 entries)

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fxstudio.core.console import ConsoleSession, Result
+from fxstudio.core.flows.edit import ConsoleSession, Result
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.qt.editing.commands import EditCommand
 from fxstudio.qt.fitting import lines_height

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from fxstudio.core.graph import catchup
+from fxstudio.core.flows.edit import catchup
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.qt.copies import OnCopy, run_on_copy
 
