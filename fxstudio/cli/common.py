@@ -281,7 +281,7 @@ def overlay_outputs(ns: argparse.Namespace) -> list[str]:
 
 def write_overlays(ns: argparse.Namespace, overlay: Any) -> None:
     """Write ``overlay`` (a :class:`~fxstudio.core.compare.overlay.Overlay`) where asked."""
-    from fxstudio.core.compare.overlay import write_model_explorer, write_netron
+    from fxstudio.core.flows.diff import write_model_explorer, write_netron
 
     for path, write in ((ns.model_explorer, write_model_explorer), (ns.netron, write_netron)):
         if path:

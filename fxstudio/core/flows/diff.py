@@ -6,7 +6,8 @@ Besides :func:`diff_flow` it exposes what the window compares and shows from els
 document's last rewrite (:func:`last_rewrite`) and the document as it was before it
 (:func:`before_last_rewrite`: *File ▸ Compare with before the last rewrite*), and per-node
 data read from another viewer's file (:func:`read_overlay` -> :class:`Overlay`: *View ▸ Load
-node data…*).
+node data…*) or written for one (:func:`write_model_explorer`, :func:`write_netron`: the
+commands' ``--model-explorer`` and ``--netron``).
 
 Example:
     >>> req = DiffRequest("examples:resnet", "examples:resnet", rewrites=("fold-conv-bn",))
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxstudio.core.compare.align import Alignment, align
-from fxstudio.core.compare.overlay import read_overlay
+from fxstudio.core.compare.overlay import read_overlay, write_model_explorer, write_netron
 from fxstudio.core.compare.sides import before_last_rewrite, last_rewrite
 from fxstudio.core.compare.times import Times, time_both
 from fxstudio.core.compare.values import Values, compare_values
@@ -49,6 +50,8 @@ __all__ = [
     "diff_flow",
     "last_rewrite",
     "read_overlay",
+    "write_model_explorer",
+    "write_netron",
 ]
 
 #: A side of a comparison: a MODEL spec or session path, a request to open, or a document

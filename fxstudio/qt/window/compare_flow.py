@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxstudio.core.compare.sides import before_last_rewrite, last_rewrite
 from fxstudio.core.flows import OpenRequest, open_document
+from fxstudio.core.flows.diff import before_last_rewrite, last_rewrite
 from fxstudio.qt.window.open_dialog import OpenDialog
 from fxstudio.qt.windows.compare import copy_of, show_compare
 from fxstudio.qt.workers import UserCodeTask

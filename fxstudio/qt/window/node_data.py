@@ -14,8 +14,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QPoint
 from PySide6.QtWidgets import QFileDialog, QLabel
 
-from fxstudio.core.compare.overlay import read_overlay
-from fxstudio.core.graph.nodedata import Overlay
+from fxstudio.core.flows.diff import Overlay, read_overlay
 from fxstudio.qt.canvas.heat import HeatMarks, heat_colour
 
 FILTER = "Per-node data (*.json *.csv);;All files (*)"

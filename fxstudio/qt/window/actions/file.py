@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fxstudio.core.compare.sides import last_rewrite
+from fxstudio.core.flows.diff import last_rewrite
 from fxstudio.qt.window import compare_flow
 from fxstudio.qt.window.actions.action import DOC, SEP, SK, Action, Entries, Window
 
