@@ -42,9 +42,9 @@ def add_parser(add: AddParser) -> argparse.ArgumentParser:
 def cmd_edit(ns: argparse.Namespace) -> int:
     from fxstudio.core.edits import EditError, run_command
     from fxstudio.core.flows import open_document
+    from fxstudio.core.flows.save import save_session
     from fxstudio.core.model.request import SESSION_SUFFIX
     from fxstudio.core.saving.files import check_writable
-    from fxstudio.core.saving.sessionfile import save_session
 
     if ns.output:
         if not ns.output.endswith(SESSION_SUFFIX):

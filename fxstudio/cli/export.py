@@ -44,7 +44,7 @@ def add_parser(add: AddParser) -> argparse.ArgumentParser:
 
 def cmd_export(ns: argparse.Namespace) -> int:
     from fxstudio.core.flows import export, open_document
-    from fxstudio.core.saving.export import format_for, verify_standalone
+    from fxstudio.core.flows.save import format_for, verify_standalone
 
     fmt = format_for(ns.output, ns.format)  # a bad name fails before the model is built
     doc = open_document(request_from(ns))

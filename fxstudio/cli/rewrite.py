@@ -75,11 +75,11 @@ def add_parser(add: AddParser) -> argparse.ArgumentParser:
 
 def cmd_rewrite(ns: argparse.Namespace) -> int:
     from fxstudio.core.flows import RewriteRequest, RewriteSpec, export, open_document, rewrite_flow
+    from fxstudio.core.flows.patterns import DEFAULT_RULES, FX_RULES
+    from fxstudio.core.flows.save import save_session
     from fxstudio.core.model.request import SESSION_SUFFIX
     from fxstudio.core.patterns.builtins import listing
-    from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
     from fxstudio.core.saving.files import check_writable
-    from fxstudio.core.saving.sessionfile import save_session
 
     if ns.list:
         print(listing(), file=data_out())
