@@ -37,6 +37,28 @@ The flows written here (the others live beside their feature and are re-exported
 (:func:`layout_flow`), ``step`` (:func:`step_flow`), ``diff`` (:func:`diff_flow`),
 ``compile`` (:func:`compile_flow`).
 
+Each feature's module is also its front for the window: what a dock needs besides the flow --
+the few steps it would otherwise put together itself, worked out once as a function, and the
+types and small helpers it reads a result with, re-exported and listed in the module's
+``__all__``.  The window imports them as ``fxstudio.core.flows.<module>``; this package does
+not import the fronts below (the command line does not pay for them):
+
+- ``open`` -- the Open dialog, the welcome page, a dropped file, the recent list:
+  ``check_request``, ``request_for_file``, ``zoo_specs``, ``open_prepared`` (the open as the
+  window does it: the views' work done in the loading thread)
+- ``save`` -- *File ▸ Save / Export*, autosave's recovery files and the crash log
+- ``edit`` -- the insert palette's catalogue, the Console dock, catching up after edits
+- ``layout`` -- the canvas: ``canvas_layout`` (the layout and what to draw of it),
+  ``group_title``, and the engine's, drawing's and labels' types
+- ``run`` -- the Run dock: ``device_choices``, ``dtype_choices``, a profile's types
+- ``step`` -- the Step dock: ``step_move`` (one move, in the model code's turn), a value's
+  summary and picture
+- ``diff`` -- the Compare window, the last rewrite, per-node data read from other viewers
+- ``compile`` -- the Compile dock: a break's place, a kernel's lines
+- ``lesson`` -- the Learn FX dock: the steps, the demonstrations, ``diagnose`` (a trap's
+  diagnosis)
+- ``patterns`` -- the Patterns dock: patterns made, matched, explained, replaced
+
 Example:
     >>> from fxstudio.core.flows import DiffRequest, RewriteRequest, RewriteSpec
     >>> doc = open_document("examples:negrelu")
