@@ -20,23 +20,6 @@ def relaid(qtbot, window, action):
     return window.canvas.scene()
 
 
-def test_delete_is_one_undo_step_and_the_canvas_follows(qtbot, window):
-    draw(qtbot, window, "examples:negrelu")
-    window.selection.select(["relu"])
-    scene = relaid(qtbot, window, window.findChild(QAction, "actionDelete").trigger)
-    assert "relu" not in scene.nodes and "add = neg + y" in window.document.code()
-    assert (
-        window.session.undo_stack.count() == 1
-        and window.session.undo_stack.undoText() == "Delete relu"
-    )
-    assert "add = neg + y" in window.panels["code"].view.toPlainText()  # the code view follows
-    assert window.panels["table"].model.row_of("relu") is None  # and the table
-    scene = relaid(qtbot, window, window.session.undo_stack.undo)
-    assert "relu" in scene.nodes and "add = neg + relu" in window.panels["code"].view.toPlainText()
-    scene = relaid(qtbot, window, window.session.undo_stack.redo)
-    assert "relu" not in scene.nodes
-
-
 def test_a_refused_edit_says_why_and_changes_nothing(qtbot, window):
     draw(qtbot, window, "examples:negrelu")
     code = window.document.code()

@@ -1,9 +1,12 @@
 """The journeys of the README, driven as a user drives them in a 1280x800 window, each
-asserting what the user sees: texts, what is in sight, and how much room the graph gets."""
+asserting what the user sees: texts, what is in sight, and how much room the graph gets; and
+every view of the window following one document.  (A dock alone is tested over a small panel
+context: the ``docks`` fixture of ``tests/qt/conftest.py``.)"""
 
 from pathlib import Path
 
 import pytest
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QPushButton
 
 from fxstudio.core.saving.export import run_standalone
@@ -11,6 +14,7 @@ from fxstudio.qt.window.main_window import MainWindow
 from tests.core.test_export import original_outputs
 from tests.qt.conftest import open_and_wait
 from tests.qt.test_compare_window import said_nothing, used_after
+from tests.qt.test_editing import relaid
 from tests.qt.test_layouts import canvas_share, shown_docks
 from tests.qt.test_open_dialog import shown_open_dialog
 
@@ -209,3 +213,35 @@ def test_save_as_python_after_a_rewrite(qtbot, big, tmp_path: Path):
     inputs, expected = original_outputs("examples:resnet")
     # a fold rounds differently: the same numbers to float32's tolerance for this depth
     assert run_standalone(out, inputs, expected).one_thread.within_tolerance
+
+
+# -- the views of one window over one document ------------------------------------------------
+
+
+def test_window_shows_the_examples_nodes(qtbot, window):
+    doc = open_and_wait(qtbot, window, "examples:resnet")
+    assert window.document is doc
+    assert window.objectName() == "MainWindow"
+    model = window.panels["table"].view.model()
+    assert model.rowCount() == len(doc.graph.nodes)
+    names = {model.index(r, 1).data() for r in range(model.rowCount())}
+    assert names == set(doc.node_names())
+    assert window.panels["code"].view.toPlainText() == doc.code()
+    assert "examples:resnet" in window.windowTitle()
+
+
+def test_delete_is_one_undo_step_and_the_canvas_follows(qtbot, window):
+    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
+    window.selection.select(["relu"])
+    scene = relaid(qtbot, window, window.findChild(QAction, "actionDelete").trigger)
+    assert "relu" not in scene.nodes and "add = neg + y" in window.document.code()
+    assert (
+        window.session.undo_stack.count() == 1
+        and window.session.undo_stack.undoText() == "Delete relu"
+    )
+    assert "add = neg + y" in window.panels["code"].view.toPlainText()  # the code view follows
+    assert window.panels["table"].model.row_of("relu") is None  # and the table
+    scene = relaid(qtbot, window, window.session.undo_stack.undo)
+    assert "relu" in scene.nodes and "add = neg + relu" in window.panels["code"].view.toPlainText()
+    scene = relaid(qtbot, window, window.session.undo_stack.redo)
+    assert "relu" not in scene.nodes

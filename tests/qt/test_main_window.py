@@ -8,18 +8,6 @@ from tests.conftest import run_fxstudio
 from tests.qt.conftest import open_and_wait
 
 
-def test_window_shows_the_examples_nodes(qtbot, window):
-    doc = open_and_wait(qtbot, window, "examples:resnet")
-    assert window.document is doc
-    assert window.objectName() == "MainWindow"
-    model = window.panels["table"].view.model()
-    assert model.rowCount() == len(doc.graph.nodes)
-    names = {model.index(r, 1).data() for r in range(model.rowCount())}
-    assert names == set(doc.node_names())
-    assert window.panels["code"].view.toPlainText() == doc.code()
-    assert "examples:resnet" in window.windowTitle()
-
-
 def test_selection_is_shared_by_table_code_and_inspector(qtbot, docks):
     ctx = docks("table", "code", "inspector")
     doc = ctx.open("examples:resnet")
