@@ -305,8 +305,8 @@ class PatternsPanel(DocumentPanel):
     def _start(
         self,
         text: str,
-        work: Callable[[], Any],
-        done: Callable[[Any], None],
+        work: Callable[[], R],
+        done: Callable[[R], None],
         failed: Callable[[BaseException], None] | None = None,
     ) -> bool:
         """Run ``work()`` in a worker, editing locked meanwhile (it reads the graph itself);
