@@ -9,7 +9,6 @@ is compared whole, its seconds apart.  Both sides run in this one process."""
 import json
 
 from fxstudio import cli
-from tests.qt.conftest import open_and_wait
 
 
 def shape(value):
@@ -23,9 +22,10 @@ def shape(value):
     return "value"
 
 
-def test_the_run_docks_json_is_the_clis(qtbot, window, tmp_path):
-    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.panels["run"]
+def test_the_run_docks_json_is_the_clis(qtbot, docks, tmp_path):
+    ctx = docks("run")
+    ctx.open("examples:negrelu")
+    panel = ctx.panels["run"]
     panel.min_time.setValue(0.05)
     panel.threads.setValue(1)
     panel.per_node.setChecked(True)
@@ -41,15 +41,16 @@ def test_the_run_docks_json_is_the_clis(qtbot, window, tmp_path):
     assert {n["name"] for n in ours["nodes"]} == {n["name"] for n in theirs["nodes"]}
 
 
-def test_the_patterns_docks_report_is_the_clis(qtbot, window, tmp_path, capsys):
+def test_the_patterns_docks_report_is_the_clis(qtbot, docks, tmp_path, capsys):
+    ctx = docks("patterns")
     patterns = tmp_path / "negrelu_pattern.py"
     patterns.write_text(
         "import torch\n\n\n"
         "def pattern(x, y):\n    return torch.neg(x) + torch.relu(y)\n\n\n"
         "def replacement(x, y):\n    return torch.relu(y) - x\n"
     )
-    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.panels["patterns"]
+    ctx.open("examples:negrelu")
+    panel = ctx.panels["patterns"]
     with qtbot.waitSignal(panel.found, timeout=60000):
         assert panel.open_file(str(patterns))
     with qtbot.waitSignal(panel.rewritten, timeout=60000):

@@ -60,9 +60,10 @@ def test_opened_without_inputs_the_note_names_the_open_dialog(qtbot, window, tmp
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without a CUDA device")
-def test_a_run_on_a_missing_device_names_the_run_docks_device(qtbot, window):
-    open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
-    panel = window.panels["run"]
+def test_a_run_on_a_missing_device_names_the_run_docks_device(qtbot, docks):
+    ctx = docks("run")
+    ctx.open("examples:negrelu")
+    panel = ctx.panels["run"]
     panel.device.addItem("cuda — gone", "cuda")  # (as a GPU that went away)
     panel.device.setCurrentIndex(panel.device.count() - 1)
     with qtbot.waitSignal(panel.finished, timeout=60000):
