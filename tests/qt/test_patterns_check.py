@@ -64,7 +64,7 @@ def test_a_rewrite_held_back_is_dropped_when_the_graph_changes(qtbot, window):
         window.edits.change_target("add", "torch.sub")
     assert panel.check.held is None and panel.form.apply_button.isHidden()
     assert "dropped" in panel.check_label.text()
-    assert panel.apply_anyway() is False
+    assert panel.check.apply_anyway() is False
     assert window.session.undo_stack.count() == 1  # the edit only
 
 

@@ -116,7 +116,7 @@ def test_a_pattern_file_saves_and_opens_and_the_cli_reads_it(qtbot, window, tmp_
     panel.replacement_code.setPlainText("def replacement(x, y):\n    return torch.relu(y) - x\n")
     panel.rules.set_rules(FX_RULES)
     path = tmp_path / "negrelu_pattern.py"
-    assert panel.save_file(str(path))
+    assert panel.files.save_file(str(path))
     panel.pattern_code.clear()
     panel.rules.set_rules(panel.rules.shown().__class__())
     with qtbot.waitSignal(panel.found, timeout=60000):

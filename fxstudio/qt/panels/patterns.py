@@ -160,16 +160,14 @@ class PatternsPanel(DocumentPanel):
         """Read a pattern file and find its pattern (``found`` tells when)."""
         return self.files.open_file(path)
 
-    def save_file(self, path: str | None = None) -> bool:
-        return self.files.save_file(path)
-
     def save_report(self, path: str | None = None) -> bool:
         """The last replacement's report as JSON (what ``fxstudio rewrite --json`` prints)."""
         return self.files.save_report(path)
 
-    def apply_anyway(self) -> bool:
-        """Apply the rewrite held back for its failed check, knowingly."""
-        return self.check.apply_anyway()
+    @property
+    def report(self) -> Report | None:
+        """The last replacement's report (applied, or held back for its check)."""
+        return self.check.report
 
     def step(self, delta: int) -> None:
         self.matches.step(delta)
