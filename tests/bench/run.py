@@ -91,7 +91,7 @@ def main() -> None:
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     # e.g. `run.py export` runs one group (capture, export, layout, edits, patterns, runtime,
-    # profile, stepping, scale, canvas)
+    # profile, stepping, scale, real_sizes, compare, canvas)
     only = set(sys.argv[1:])
     if not only or "capture" in only:
         for nodes, repeats in ((100, 7), (1000, 5), (10000, 3)):
@@ -130,6 +130,10 @@ def main() -> None:
         from tests.bench.bench_scale import bench_scale
 
         bench_scale(emit)
+    if not only or "real_sizes" in only:
+        from tests.bench.bench_real_sizes import bench_real_sizes
+
+        bench_real_sizes(emit)
     if not only or "compare" in only:
         from tests.bench.bench_compare import bench_compare
 

@@ -12,6 +12,7 @@ Opening a model file runs its code, exactly like ``python file.py`` would.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import hashlib
@@ -30,7 +31,12 @@ import torch
 from torch import nn
 
 from fxstudio.core.errors import LoadError, SourceLocation, user_frame
-from fxstudio.core.graph.weights import building, has_weights, without_weights
+from fxstudio.core.graph.weights import (
+    building,
+    has_weights,
+    too_big_for_memory,
+    without_weights,
+)
 from fxstudio.core.model import zoo
 from fxstudio.core.model.modelfiles import file_models
 from fxstudio.core.model.modelspec import (
@@ -83,9 +89,13 @@ def _load(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> Loa
     obj = getattr(namespace, ms.name, None)
     if obj is None:
         raise LoadError(_missing_name_message(ms, namespace))
+    notes = []
+    too_big = _sized_too_big(ms, obj, seed, source_file) if weights else None
+    if too_big:
+        weights = False
+        notes.append(f"{ms.text}: structure only, no weights: {too_big}")
     with building(weights):
         module = _construct(ms, obj, seed, source_file)
-    notes = []
     if inputs:
         example = make_inputs(inputs, seed)
     else:
@@ -282,6 +292,18 @@ def _construct(ms: ModelSpec, obj: Any, seed: int, source_file: str | None) -> n
     if not isinstance(module, nn.Module):
         raise LoadError(f"{call} returned a {type(module).__name__}, not an nn.Module.")
     return module
+
+
+def _sized_too_big(ms: ModelSpec, obj: Any, seed: int, source_file: str | None) -> str | None:
+    """Build the model on the meta device first (no memory, no time) and say why it is too
+    large for this machine's memory, or ``None``; a model that cannot be built there is
+    built as usual."""
+    try:
+        with building(False), contextlib.redirect_stdout(sys.stderr):
+            sized = _construct(ms, obj, seed, source_file)
+    except Exception:  # noqa: BLE001 - code that needs real tensors to build: built as usual
+        return None
+    return too_big_for_memory(sized)
 
 
 def _call_text(ms: ModelSpec) -> str:

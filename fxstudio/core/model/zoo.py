@@ -39,9 +39,9 @@ import torch
 from torch import nn
 
 from fxstudio.core.errors import LoadError
-from fxstudio.core.graph.weights import building, weight_bytes
+from fxstudio.core.graph.weights import building, too_big_for_memory
 from fxstudio.core.model.modelspec import InputSpec, LoadedModel, ModelSpec, make_inputs
-from fxstudio.core.process.guard import SMALLER_MODEL, available_memory, format_bytes, user_error
+from fxstudio.core.process.guard import SMALLER_MODEL, user_error
 
 HF_SEQUENCE = 16  # example input_ids length (shorter where the model allows fewer positions)
 
@@ -186,7 +186,7 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> 
             sized = AutoModel.from_config(config)
         except BaseException as exc:
             raise user_error(f"Building hf:{ms.location}", exc) from exc
-    too_big = _too_big(sized) if weights else None
+    too_big = too_big_for_memory(sized) if weights else None
     if too_big:
         chosen.append(too_big)
         weights = False
@@ -219,18 +219,6 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> 
         f"{', '.join(chosen + ['export frontend'])}{what}"
     )
     return LoadedModel(ms, model, example, seed=seed, frontend="export", notes=[note])
-
-
-def _too_big(sized: nn.Module) -> str | None:
-    """Why a model (built on the meta device) is opened without weights, or ``None``: its
-    weights would take more than 80% of the memory this machine has left."""
-    need, avail = weight_bytes(sized), available_memory()
-    if avail is None or need <= 0.8 * avail:
-        return None
-    return (
-        f"its weights ({format_bytes(need)}) would not fit in the {format_bytes(avail)} this "
-        "machine has available"
-    )
 
 
 def _count(n: int) -> str:
