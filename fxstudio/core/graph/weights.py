@@ -25,7 +25,6 @@ import torch
 from torch import nn
 
 from fxstudio.core.fxcompat import tree_map
-from fxstudio.core.process.guard import available_memory, format_bytes
 
 #: The device a structure-only model's shapes are worked out on (what it was built for).
 SHAPE_DEVICE = "cpu"
@@ -64,19 +63,6 @@ def weight_bytes(module: nn.Module) -> int:
             seen.add(id(t))
             total += t.numel() * t.element_size()
     return total
-
-
-def too_big_for_memory(sized: nn.Module) -> str | None:
-    """Why a model (built on the meta device to size it) is opened without weights, in
-    words, or ``None``: its weights would take more than 80% of the memory this machine has
-    left."""
-    need, avail = weight_bytes(sized), available_memory()
-    if avail is None or need <= 0.8 * avail:
-        return None
-    return (
-        f"its weights ({format_bytes(need)}) would not fit in the {format_bytes(avail)} this "
-        "machine has available"
-    )
 
 
 def fake_of(mode: Any, t: torch.Tensor) -> torch.Tensor:

@@ -31,12 +31,7 @@ import torch
 from torch import nn
 
 from fxstudio.core.errors import LoadError, SourceLocation, user_frame
-from fxstudio.core.graph.weights import (
-    building,
-    has_weights,
-    too_big_for_memory,
-    without_weights,
-)
+from fxstudio.core.graph.weights import building, has_weights, without_weights
 from fxstudio.core.model import zoo
 from fxstudio.core.model.modelfiles import file_models
 from fxstudio.core.model.modelspec import (
@@ -48,6 +43,7 @@ from fxstudio.core.model.modelspec import (
     make_inputs,
     parse_input_spec,
     parse_spec,
+    too_big_for_memory,
 )
 from fxstudio.core.process.guard import SMALLER_MODEL, user_error
 from fxstudio.core.process.noise import quiet_torch_logs

@@ -28,7 +28,8 @@ import torch
 from torch import nn
 
 from fxstudio.core.errors import InputSpecError, LoadError
-from fxstudio.core.process.guard import available_memory, out_of_memory
+from fxstudio.core.graph.weights import weight_bytes
+from fxstudio.core.process.guard import available_memory, format_bytes, out_of_memory
 
 SpecKind = Literal["file", "module", "example", "pt2", "timm", "hf"]
 
@@ -267,3 +268,16 @@ def check_fits(specs: Sequence[InputSpec]) -> None:
             for s in specs
         )
         raise out_of_memory(f"making the example inputs ({given})", total, None)
+
+
+def too_big_for_memory(sized: nn.Module) -> str | None:
+    """Why a model (built on the meta device to size it) is opened without weights, in
+    words, or ``None``: its weights would take more than 80% of the memory this machine has
+    left."""
+    need, avail = weight_bytes(sized), available_memory()
+    if avail is None or need <= 0.8 * avail:
+        return None
+    return (
+        f"its weights ({format_bytes(need)}) would not fit in the {format_bytes(avail)} this "
+        "machine has available"
+    )

@@ -39,8 +39,14 @@ import torch
 from torch import nn
 
 from fxstudio.core.errors import LoadError
-from fxstudio.core.graph.weights import building, too_big_for_memory
-from fxstudio.core.model.modelspec import InputSpec, LoadedModel, ModelSpec, make_inputs
+from fxstudio.core.graph.weights import building
+from fxstudio.core.model.modelspec import (
+    InputSpec,
+    LoadedModel,
+    ModelSpec,
+    make_inputs,
+    too_big_for_memory,
+)
 from fxstudio.core.process.guard import SMALLER_MODEL, user_error
 
 HF_SEQUENCE = 16  # example input_ids length (shorter where the model allows fewer positions)
