@@ -40,12 +40,12 @@ class Edit:
         inverses = [s.inverse() for s in reversed(self.steps)]
         _run(self.doc, inverses, self.label)
         self.doc.history.pop()
-        _finish(self.doc, _undo_kind(self.kind), self.names, *_carried(inverses))
+        _finish(self.doc, _undo_kind(self.kind), self.names, *_carried(inverses), _paths(inverses))
 
     def redo(self) -> None:
         _run(self.doc, self.steps, self.label)  # each step notes the state it replaces again
         self.doc.history.append(self.record)
-        _finish(self.doc, self.kind, self.names, *_carried(self.steps))
+        _finish(self.doc, self.kind, self.names, *_carried(self.steps), _paths(self.steps))
 
 
 def _carried(steps: list[Step]) -> tuple[dict[str, Any] | None, bool]:
@@ -53,6 +53,11 @@ def _carried(steps: list[Step]) -> tuple[dict[str, Any] | None, bool]:
     if len(steps) != 1:
         return None, False
     return steps[0].known_views(), steps[0].shapes_fresh
+
+
+def _paths(steps: list[Step]) -> set[str]:
+    """The submodules and attributes the steps add, replace or remove (by dotted path)."""
+    return {str(getattr(s, "path", "")) for s in steps if s.changes_modules}
 
 
 def _undo_kind(kind: ChangeKind) -> ChangeKind:
@@ -82,7 +87,7 @@ def commit(
     edit = Edit(doc, label, steps, kind, names, record or {})
     doc.history.append(edit.record)
     carried, fresh = _carried(steps)
-    _finish(doc, kind, names, known or carried, shapes_fresh or fresh)
+    _finish(doc, kind, names, known or carried, shapes_fresh or fresh, _paths(steps))
     return edit
 
 
@@ -164,6 +169,7 @@ def _finish(
     names: set[str],
     known: dict[str, Any] | None = None,
     shapes_fresh: bool = False,
+    paths: set[str] | None = None,
 ) -> None:
     reshaped: set[str] = set()
     if shapes_fresh:
@@ -172,15 +178,21 @@ def _finish(
         doc.shapes_stale = True  # see fxstudio.core.graph.catchup
     else:
         old = doc.shape_problem
-        reshaped = recheck_shapes(doc)
+        reshaped = recheck_shapes(doc, names, paths or set())
         names = names | {p[0] for p in (old, doc.shape_problem) if p}
     doc.emit(kind, names, known=known, reshaped=reshaped)
 
 
-def recheck_shapes(doc: GraphDocument) -> set[str]:
-    """Propagate shapes again; a node that no longer fits is recorded, not refused.  Returns
-    the nodes whose shape or dtype changed (their labels must be drawn again)."""
+def recheck_shapes(
+    doc: GraphDocument, names: set[str] | None = None, paths: set[str] | None = None
+) -> set[str]:
+    """Propagate shapes again -- from the nodes an edit touched (``names``, and those using
+    the submodules at ``paths``) when it says which, else through the whole graph; a node that
+    no longer fits is recorded, not refused.  Returns the nodes whose shape or dtype changed
+    (their labels must be drawn again)."""
+    if doc.shape_problem is not None:  # the shapes after it were cleared: all of them again
+        names = None
     doc.shape_problem, changed = repropagate(
-        doc.graph_module, doc.graph, doc.example_inputs, doc.source_file
+        doc.graph_module, doc.graph, doc.example_inputs, doc.source_file, names, paths or ()
     )
     return changed

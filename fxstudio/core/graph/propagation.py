@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 import torch
@@ -22,10 +23,10 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core.errors import CaptureError, stack_trace_location, user_frame
-from fxstudio.core.fxcompat import tree_map
+from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_map
 from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.graph.shapes import format_shape, node_dtype, node_shape
-from fxstudio.core.graph.weights import has_weights
+from fxstudio.core.graph.weights import SHAPE_DEVICE, fake_of, has_weights
 from fxstudio.core.model.failures import describe_value, faked, short_location
 from fxstudio.core.process import progress
 from fxstudio.core.process.guard import special_failure
@@ -199,10 +200,23 @@ def repropagate(
     graph: fx.Graph,
     example_inputs: tuple[Any, ...],
     source_file: str | None = None,
+    changed: Iterable[str] | None = None,
+    paths: Iterable[str] = (),
 ) -> tuple[tuple[str, str] | None, set[str]]:
     """Propagate shapes through ``graph`` again.  Returns the node that no longer fits, as
     ``(name, error)`` (the shapes from it on are cleared, not left stale), and the nodes whose
-    shape or dtype is no longer the same (their labels must be drawn again)."""
+    shape or dtype is no longer the same (their labels must be drawn again).
+
+    ``changed``: the nodes an edit made or changed, and ``paths`` the submodules and
+    attributes it replaced -- then only they are run again, on fake tensors made from the
+    shapes their inputs already have, and their users only while a shape or dtype differs
+    (:func:`downstream`); the whole graph runs again when that cannot be done."""
+    touched = None if changed is None else set(changed)
+    if touched is not None and example_inputs and _few(module, graph, example_inputs, touched):
+        try:
+            return None, downstream(module, graph, touched, tuple(paths))
+        except Exception:  # noqa: BLE001, S110 - a node that no longer fits, a symbolic size:
+            pass  # the whole graph runs, and says which node (sys.exit, Ctrl+C go on up)
     before = {n.name: _shape_text(n) for n in graph.nodes}
     problem = None
     if example_inputs:
@@ -221,3 +235,98 @@ def repropagate(
 
 def _shape_text(node: fx.Node) -> tuple[str, str | None]:
     return format_shape(node_shape(node)), node_dtype(node)
+
+
+#: A node run alone on fake tensors costs about this many nodes of one real run of a small
+#: model (fake dispatch, ~0.3 ms a node, against ~0.1 ms).
+FAKE_NODE_COST = 4
+
+
+def _few(
+    module: fx.GraphModule, graph: fx.Graph, inputs: tuple[Any, ...], changed: set[str]
+) -> bool:
+    """Whether running the changed nodes alone is the cheaper way: always for a model whose
+    shapes come from fake tensors anyway, else when they are a small part of the graph."""
+    return len(changed) * FAKE_NODE_COST < len(graph.nodes) or not cheap_to_run(module, inputs)
+
+
+class _WholeGraph(Exception):
+    """The shapes an edit changed cannot be worked out alone: propagate the whole graph."""
+
+
+def downstream(
+    module: fx.GraphModule, graph: fx.Graph, changed: set[str], paths: tuple[str, ...] = ()
+) -> set[str]:
+    """Work out the shapes of the ``changed`` nodes (and the nodes that use the submodules or
+    attributes at ``paths``) on fake tensors made from the shapes their inputs already have;
+    go on to a node's users only while its shape or dtype is not what it was.  An edit costs
+    the nodes it touches, not a run of the model.  Returns the nodes whose shape or dtype
+    changed; raises when a node cannot be run alone (no shape recorded for an input, a new
+    placeholder, a symbolic size) or does not fit -- :func:`repropagate` then runs it all."""
+    dirty = set(changed) | {
+        n.name
+        for n in graph.nodes
+        if n.op in ("call_module", "get_attr")
+        and any(n.target == p or str(n.target).startswith(p + ".") for p in paths)
+    }
+    mode = fake_tensor_mode()
+    fakes: dict[fx.Node, Any] = {}
+
+    def value(node: fx.Node) -> Any:
+        if node not in fakes:
+            if "val" not in node.meta:
+                raise _WholeGraph(node.name)
+            fakes[node] = tree_map(lambda v: _refake(mode, v), node.meta["val"])
+        return fakes[node]
+
+    interp = fx.Interpreter(module, garbage_collect_values=False, graph=graph)
+    reshaped = set()
+    with eval_mode(module), quiet_torch_logs():
+        for node in graph.nodes:
+            if node.name not in dirty or node.op == "output":
+                continue
+            if node.op == "placeholder":
+                raise _WholeGraph(node.name)
+            for arg in node.all_input_nodes:
+                interp.env[arg] = value(arg)
+            before = _shape_text(node)
+            with mode:
+                node.meta["val"] = fakes[node] = _run_alone(interp, node, mode)
+            if _shape_text(node) != before:
+                reshaped.add(node.name)
+                dirty |= {u.name for u in node.users}
+    return reshaped
+
+
+def _run_alone(interp: fx.Interpreter, node: fx.Node, mode: Any) -> Any:
+    """One node on fake tensors: a submodule with its weights made fake (meta ones too), an
+    attribute made fake, anything else as the interpreter runs it."""
+    if node.op == "get_attr":
+        attr = interp.fetch_attr(str(node.target))
+        return tree_map(lambda v: fake_of(mode, v) if isinstance(v, torch.Tensor) else v, attr)
+    if node.op != "call_module":
+        return interp.run_node(node)
+    sub = interp.fetch_attr(str(node.target))
+    state = {
+        name: fake_of(mode, t)
+        for name, t in [
+            *sub.named_parameters(remove_duplicate=False),
+            *sub.named_buffers(remove_duplicate=False),
+        ]
+    }
+    with reparametrized(sub, state):
+        return interp.run_node(node)
+
+
+def _refake(mode: Any, v: Any) -> Any:
+    """A recorded value (a fake tensor of another run, a meta tensor) as a fake tensor of
+    ``mode`` with its shape, strides, dtype and device (the CPU for a meta tensor)."""
+    if not isinstance(v, torch.Tensor):
+        if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            raise _WholeGraph("a symbolic value")
+        return v
+    if not all(isinstance(d, int) for d in (*v.shape, *v.stride())):
+        raise _WholeGraph("a symbolic size")
+    device = SHAPE_DEVICE if v.is_meta else v.device
+    with mode:
+        return torch.empty_strided(tuple(v.shape), tuple(v.stride()), dtype=v.dtype, device=device)
