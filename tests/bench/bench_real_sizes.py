@@ -157,6 +157,7 @@ def one_model(name: str) -> list[dict]:
             "rss_mb": rss,
         },
     ]
+    out += edit_records(doc, common)
     if name in FACTORIES:  # diffusers' attention processors call SDPA already
         return out
     eager = open_document(OpenRequest(spec_of(name, eager=True), frontend, weights=False))
@@ -171,6 +172,43 @@ def one_model(name: str) -> list[dict]:
         }
     )
     return out
+
+
+def edit_records(doc, common: dict) -> list[dict]:
+    """An edit of one node (an activation made another), shapes included, against
+    propagating the whole graph's shapes again (what every edit cost before)."""
+    import statistics
+
+    from fxstudio.core import edits
+    from fxstudio.core.graph.propagation import repropagate
+
+    rows = doc.rows()
+    node = next((r.name for r in rows if r.target.endswith(("silu.default", "gelu.default"))), None)
+    if node is None:
+        return []
+    target = doc.row(node).target
+    other = "torch.ops.aten.relu.default"
+    runs, whole = [], []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        edit = edits.set_target(doc, node, other)
+        runs.append(time.perf_counter() - t0)
+        edit.undo()
+        t0 = time.perf_counter()
+        repropagate(doc.graph_module, doc.graph, doc.example_inputs)
+        whole.append(time.perf_counter() - t0)
+    assert doc.row(node).target == target
+    edit_s, whole_s = statistics.median(runs), statistics.median(whole)
+    return [
+        {
+            **common,
+            "what": f"an edit ({node} made relu), its shapes included, vs the whole graph's "
+            "shapes propagated again",
+            "median_s": round(edit_s, 3),
+            "baseline_s": round(whole_s, 3),
+            "ratio": round(edit_s / whole_s, 3),
+        }
+    ]
 
 
 def _run(*args: str) -> tuple[list[dict], str]:

@@ -86,12 +86,13 @@ def _load(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> Loa
     if obj is None:
         raise LoadError(_missing_name_message(ms, namespace))
     notes = []
-    too_big = _sized_too_big(ms, obj, seed, source_file) if weights else None
-    if too_big:
-        weights = False
+    sized, too_big = _sized(ms, obj, seed, source_file) if weights else (None, None)
+    if sized is not None and too_big:
         notes.append(f"{ms.text}: structure only, no weights: {too_big}")
-    with building(weights):
-        module = _construct(ms, obj, seed, source_file)
+        module = sized  # built on meta to size it: the structure-only model itself
+    else:
+        with building(weights):
+            module = _construct(ms, obj, seed, source_file)
     if inputs:
         example = make_inputs(inputs, seed)
     else:
@@ -290,16 +291,18 @@ def _construct(ms: ModelSpec, obj: Any, seed: int, source_file: str | None) -> n
     return module
 
 
-def _sized_too_big(ms: ModelSpec, obj: Any, seed: int, source_file: str | None) -> str | None:
-    """Build the model on the meta device first (no memory, no time) and say why it is too
-    large for this machine's memory, or ``None``; a model that cannot be built there is
-    built as usual."""
+def _sized(
+    ms: ModelSpec, obj: Any, seed: int, source_file: str | None
+) -> tuple[nn.Module | None, str | None]:
+    """The model built on the meta device first (no memory, no time) and why it is too large
+    for this machine's memory, or ``None``; a model that cannot be built there is built as
+    usual (``None, None``)."""
     try:
         with building(False), contextlib.redirect_stdout(sys.stderr):
             sized = _construct(ms, obj, seed, source_file)
     except Exception:  # noqa: BLE001 - code that needs real tensors to build: built as usual
-        return None
-    return too_big_for_memory(sized)
+        return None, None
+    return sized, too_big_for_memory(sized)
 
 
 def _call_text(ms: ModelSpec) -> str:

@@ -196,12 +196,13 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> 
     if too_big:
         chosen.append(too_big)
         weights = False
-    torch.manual_seed(seed)
-    try:
-        with building(weights):
-            model: nn.Module = AutoModel.from_config(config)
-    except BaseException as exc:
-        raise user_error(f"Building hf:{ms.location}", exc, oom_hint=SMALLER_MODEL) from exc
+    model: nn.Module = sized  # without weights: the model built on meta to size it
+    if weights:
+        torch.manual_seed(seed)
+        try:
+            model = AutoModel.from_config(config)
+        except BaseException as exc:
+            raise user_error(f"Building hf:{ms.location}", exc, oom_hint=SMALLER_MODEL) from exc
     built = type(model).__name__
     if getattr(config, "is_encoder_decoder", False) and hasattr(model, "get_encoder"):
         model = model.get_encoder()  # type: ignore[operator]  # one graph from the main input
