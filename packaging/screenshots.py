@@ -267,6 +267,34 @@ def folded_layers_expanded(window: MainWindow) -> None:
     settle(window)
 
 
+LLAMA_70B = (
+    "hf:llama(num_hidden_layers=80, hidden_size=8192, intermediate_size=28672, "
+    "num_attention_heads=64, num_key_value_heads=8, vocab_size=128256)"
+)
+
+
+def llama_70b(window: MainWindow) -> None:
+    """Llama-3-70B's shape: too big for memory, it opens structure only by itself (every
+    shape, no weights) -- the first picture, its 80 layers one box ×80; the inspector on a
+    weight says there is none."""
+    open_model(window, LLAMA_70B)
+    window.selection.select(["layers_0_self_attn_q_proj_weight"])  # (in the fold's box)
+    window.canvas_controller.center_on(["layers.0"])
+    settle(window)
+
+
+def llama_70b_expanded(window: MainWindow) -> None:
+    """The same with the first decoder layer expanded: the end of its MLP above the 79
+    layers still folded, a weight of it in the inspector (its shape, no values)."""
+    open_model(window, LLAMA_70B)
+    wait(window.layoutShown, lambda: window.canvas_controller.toggle_group("layers.0"))
+    settle(window)
+    window.canvas.zoom(0.6)
+    window.selection.select(["layers_0_mlp_down_proj_weight"])
+    window.canvas_controller.center_on(["add_8", "layers.1"])
+    settle(window)
+
+
 def profile_layout(window: MainWindow) -> None:
     """The Profile layout: a per-node run, its results across the bottom, heat on the graph."""
     open_model(window, "examples:resnet")
@@ -419,6 +447,8 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "fused-gpt2": fused_gpt2,
     "folded-layers": folded_layers,
     "folded-layers-expanded": folded_layers_expanded,
+    "llama-70b": llama_70b,
+    "llama-70b-expanded": llama_70b_expanded,
     "console": console,
     "dark-theme": dark_theme,
     "editing": editing,

@@ -1,11 +1,15 @@
-"""The inspector: everything about the current node, read from the document."""
+"""The inspector: everything about the current node, read from the document.  A node that
+holds weights in a structure-only document (a parameter read by ``get_attr``, a module
+called) says it has none -- its tensors' shapes and dtypes, no values."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
+from torch import Tensor, fx, nn
 
 from fxstudio.core.flows.run import NodeProfile, NodeTime, format_rate
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
@@ -90,6 +94,9 @@ class InspectorPanel(DocumentPanel):
         if called is not None:  # the module it calls: class and constructor arguments
             cls, made_with = called
             props[3:3] = [("class", cls), ("constructor", made_with or "no arguments")]
+        bare = _structure_only(doc.graph_module, node)
+        if bare:
+            props.append(("weights", bare))
         made = node.meta.get("fxstudio_rewrite")
         if made:  # provenance: which rewrite made this node, from which nodes
             props.append(
@@ -165,6 +172,47 @@ def _timing_rows(n: NodeTime) -> list[tuple[str, str]]:
                 rate.append("faster than memory: the data was in cache")
         rows.append(("achieved", " · ".join(rate)))
     return rows
+
+
+#: What a structure-only node's weights are.
+NO_WEIGHTS = "no weights (structure only): shapes and dtypes, no values"
+
+
+def held_tensors(gm: fx.GraphModule, node: fx.Node) -> list[tuple[str, Tensor]]:
+    """The tensors ``node`` reads from the module: the attribute of a ``get_attr``, the
+    parameters and buffers of the module a ``call_module`` calls (its own, not its
+    children's); none for other nodes, or one whose target is gone."""
+    try:
+        if node.op == "get_attr":
+            held = functools.reduce(getattr, str(node.target).split("."), gm)
+            return [(str(node.target), held)] if isinstance(held, Tensor) else []
+        if node.op == "call_module":
+            module = gm.get_submodule(str(node.target))
+            if isinstance(module, nn.Module):
+                return [
+                    *module.named_parameters(recurse=False),
+                    *module.named_buffers(recurse=False),
+                ]
+    except AttributeError:
+        pass
+    return []
+
+
+def _structure_only(gm: fx.GraphModule, node: fx.Node) -> str:
+    """What the inspector says of ``node``'s weights when they are ``meta`` tensors (a
+    structure-only document): that there are none, and each tensor's shape and dtype; ""
+    for a node with real weights or none."""
+    held = held_tensors(gm, node)
+    if not any(t.is_meta for _, t in held):
+        return ""
+    if node.op == "get_attr":  # (its shape and dtype are the node's)
+        return NO_WEIGHTS
+    shapes = [f"{name}: {'x'.join(map(str, t.shape)) or 'scalar'} {_dtype(t)}" for name, t in held]
+    return "\n".join([NO_WEIGHTS, *shapes])
+
+
+def _dtype(t: Tensor) -> str:
+    return str(t.dtype).removeprefix("torch.")
 
 
 def _editable(node, label: str) -> bool:

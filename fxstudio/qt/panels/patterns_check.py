@@ -3,7 +3,8 @@ step with its numerical check shown -- or, when the check finds other values whe
 rewrite should have kept them, *not* applied: the dock says so in red and offers *Apply
 anyway* for a rewrite meant to change the values (``fxstudio rewrite`` refuses the same
 way, and writes it with ``--allow-difference``).  A rewrite kept that way says so, with
-*Undo the rewrite* beside it."""
+*Undo the rewrite* beside it.  A rewrite that could not be checked (a structure-only
+document: nothing to run) is applied and says why it was not checked -- not a failure."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ from fxstudio.core.graph.snapshots import Snapshot, adopt
 from fxstudio.qt import theme
 from fxstudio.qt.editing.commands import EditCommand
 
-# the check label's states: passed (or meant to differ), withheld, kept knowingly
-PASSED, WITHHELD, KEPT = "passed", "withheld", "kept"
+# the check label's states: passed (or meant to differ), withheld, kept knowingly, not checked
+PASSED, WITHHELD, KEPT, UNCHECKED = "passed", "withheld", "kept", "unchecked"
 
 
 @dataclass
@@ -146,6 +147,9 @@ class RewriteCheck:
             )
         if report.check is not None:
             text += "\n" + report.check.describe(report.intended)
+        elif report.unchecked:  # (no weights: applied, in the plain colour, not green)
+            text += f"\nNot checked: {report.unchecked}."
+            how = UNCHECKED if how == PASSED else how
         self.set(text, how)
         self.note(text.splitlines()[0], 8000)  # (not the preview's "Place 3 of 15")
         self.rewritten(report)
@@ -153,7 +157,8 @@ class RewriteCheck:
 
     def set(self, text: str, state: str | None) -> None:
         """The check's words: ``PASSED`` (green), ``WITHHELD`` (red, *Apply anyway*),
-        ``KEPT`` (red, *Undo the rewrite*), or ``None`` (no check shown)."""
+        ``KEPT`` (red, *Undo the rewrite*), ``UNCHECKED`` (plain: applied, not checked), or
+        ``None`` (no check shown)."""
         c = theme.colors()
         self.check_label.setText(text)
         colour = {PASSED: c.good, WITHHELD: c.bad, KEPT: c.bad}.get(state or "")

@@ -45,6 +45,10 @@ from fxstudio.qt.workers import Task
 #: What the dock adds to a result's line once the graph is no longer the one it ran.
 STALE_NOTE = " — stale: the graph was changed since this run; Run again"
 STALE_TIP = "Stale: measured before the graph last changed. Run again for current times."
+NO_WEIGHTS_TIP = (
+    "This document holds the model's structure only (no weights): running and timing need "
+    "them. Open it again without Structure only, or a smaller configuration of it."
+)
 
 
 def _ms(seconds: float) -> str:
@@ -130,6 +134,10 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         self._show_age()
         self.run_button.setEnabled(doc is not None)
         self.pin_button.setEnabled(doc is not None)
+        bare = doc is not None and not doc.weights  # structure only: Run says why it cannot
+        self.run_button.setToolTip(NO_WEIGHTS_TIP if bare else "")
+        if bare:
+            self.status_label.setText("Structure only: no weights to run.")
 
     @property
     def stale(self) -> bool:

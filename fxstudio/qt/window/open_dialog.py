@@ -1,11 +1,12 @@
 """The Open dialog: a model spec (completed from the examples, the installed timm and
-transformers, and the recent ones), how to capture it, its inputs and seed.
+transformers, and the recent ones), how to capture it, its inputs and seed, and whether to
+open its structure only (no weights: any size, nothing to run).
 
-How to capture and the inputs belong to a model: they follow the spec typed (a recent
-model's own, else *auto* and none) unless the user chose them here.  A model file offers
-the models it defines to pick from.  What can be told without running the model (a typo,
-a missing file or name, a bad input) is said in the dialog, which stays open with what was
-typed."""
+How to capture, the inputs and *Structure only* belong to a model: they follow the spec
+typed (a recent model's own, else *auto*, none and with weights) unless the user chose them
+here.  A model file offers the models it defines to pick from.  What can be told without
+running the model (a typo, a missing file or name, a bad input) is said in the dialog, which
+stays open with what was typed."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractButton,
     QApplication,
+    QCheckBox,
     QComboBox,
     QCompleter,
     QDialog,
@@ -80,6 +82,7 @@ class OpenDialog(QDialog):
     frontend_combo: QComboBox
     inputs_edit: QLineEdit
     seed_spin: QSpinBox
+    structure_check: QCheckBox  # Structure only: OpenRequest.weights=False
     error_label: QLabel
     form: QFormLayout
 
@@ -98,6 +101,7 @@ class OpenDialog(QDialog):
         self.frontend_combo = child(self, QComboBox, "frontendCombo")
         self.inputs_edit = child(self, QLineEdit, "inputsEdit")
         self.seed_spin = child(self, QSpinBox, "seedSpin")
+        self.structure_check = child(self, QCheckBox, "structureCheck")
         self.error_label = child(self, QLabel, "errorLabel")
         self.form = child(self, QFormLayout, "formLayout")
         buttons = child(self, QDialogButtonBox, "buttonBox")
@@ -109,7 +113,7 @@ class OpenDialog(QDialog):
         self.known = {r.spec: r for r in reversed(self.recent)}
         if current is not None and not typed:
             self.known[current.spec] = current
-        self.chosen: set[str] = {"frontend", "inputs"} if typed else set()
+        self.chosen: set[str] = {"frontend", "inputs", "weights"} if typed else set()
         self._filling = False
         self._file: tuple[str, FileModels] | None = None  # the file the spec names, read
         self.example_combo.addItem("(choose a recent model or a built-in example)", None)
@@ -120,6 +124,7 @@ class OpenDialog(QDialog):
         self.example_combo.currentIndexChanged.connect(self._example_chosen)
         self.frontend_combo.activated.connect(lambda _i: self.chosen.add("frontend"))
         self.inputs_edit.textEdited.connect(lambda _t: self.chosen.add("inputs"))
+        self.structure_check.clicked.connect(lambda _on: self.chosen.add("weights"))
         self.inputs_edit.textEdited.connect(lambda _t: self.error_label.clear())
         self.spec_edit.textChanged.connect(self._spec_changed)
         self.file_model_combo.activated.connect(self._file_model_chosen)
@@ -153,6 +158,7 @@ class OpenDialog(QDialog):
             self.frontend_combo.setCurrentIndex(FRONTENDS.index(request.frontend))
             self.inputs_edit.setText(" ".join(request.inputs))
             self.seed_spin.setValue(request.seed)
+            self.structure_check.setChecked(not request.weights)
         finally:
             self._filling = False
 
@@ -163,8 +169,9 @@ class OpenDialog(QDialog):
             self._fill(request)
 
     def _spec_changed(self, text: str) -> None:
-        """Another model: its own frontend and inputs (a recent one's, else *auto* and
-        none) unless the user chose them here; a model file's models offered."""
+        """Another model: its own frontend, inputs and *Structure only* (a recent one's,
+        else *auto*, none and with weights) unless the user chose them here; a model file's
+        models offered."""
         self.error_label.clear()
         if not self._filling:
             known = self.known.get(text.strip())
@@ -173,6 +180,8 @@ class OpenDialog(QDialog):
                 self.frontend_combo.setCurrentIndex(FRONTENDS.index(frontend))
             if "inputs" not in self.chosen:
                 self.inputs_edit.setText(" ".join(known.inputs) if known is not None else "")
+            if "weights" not in self.chosen:
+                self.structure_check.setChecked(known is not None and not known.weights)
         self._offer_file_models(text.strip())
 
     def _offer_file_models(self, spec: str) -> None:
@@ -264,6 +273,7 @@ class OpenDialog(QDialog):
             FRONTENDS[self.frontend_combo.currentIndex()],
             tuple(self.inputs_edit.text().split()),
             self.seed_spin.value(),
+            weights=not self.structure_check.isChecked(),
         )
 
 

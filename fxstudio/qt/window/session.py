@@ -157,7 +157,8 @@ class DocumentSession(QObject):
         if doc is None:
             return "fxstudio"
         name = self.path.name if self.path else (doc.request.spec or "untitled")
-        return f"{name}{'*' if self.modified else ''} — fxstudio"
+        bare = "" if doc.weights else " (structure only)"  # no weights: nothing to run
+        return f"{name}{'*' if self.modified else ''}{bare} — fxstudio"
 
     # --- opening -------------------------------------------------------------------------------
 

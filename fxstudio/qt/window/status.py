@@ -1,4 +1,5 @@
-"""The status bar: the session's messages, a node/module count, the open under way (with
+"""The status bar: the session's messages, a node/module count, whether the document is
+structure only (no weights), the open under way (with
 where the model's code is once it takes a while, and *Cancel*), and a long layout's
 progress (with *Stop layout*).
 
@@ -22,6 +23,14 @@ from fxstudio.qt.window.session import DocumentSession
 
 WHERE_AFTER_S = 2.0  # opening takes this long: the status bar says where the model's code is
 
+#: The permanent note of a structure-only document, and what it means.
+STRUCTURE_ONLY = "Structure only: no weights"
+STRUCTURE_TIP = (
+    "This document holds the model's structure only: every shape and dtype, no weights. "
+    "Looking, editing, rewriting and saving work; running, profiling, stepping and compiling "
+    "need the weights (open it again without Structure only, or a smaller configuration)."
+)
+
 
 class StatusArea(QObject):
     """Shows ``session``'s status and busy state, and ``canvas``'s layout progress, in
@@ -36,6 +45,9 @@ class StatusArea(QObject):
         self._passing = ""  # the passing message shown, if it still is
         self._where = ""  # where in the model's code the open under way is, last looked
         self.summary = QLabel(bar)
+        self.structure = QLabel(STRUCTURE_ONLY, bar)  # shown while the document has no weights
+        self.structure.setToolTip(STRUCTURE_TIP)
+        self.structure.hide()
         self.progress = QProgressBar(bar)
         self.progress.setRange(0, 0)
         self.progress.setMaximumWidth(160)
@@ -51,6 +63,7 @@ class StatusArea(QObject):
         self.layout_stop.hide()
         self.layout_stop.clicked.connect(canvas.stop_layout)
         for widget in (
+            self.structure,
             self.summary,
             self.layout_progress,
             self.layout_stop,
@@ -196,6 +209,7 @@ class StatusArea(QObject):
     def update_summary(self, recount: bool = True) -> None:
         doc = self.session.document
         self.update_title()
+        self.structure.setVisible(doc is not None and not doc.weights)
         if doc is None:
             self.summary.clear()
             return

@@ -62,6 +62,9 @@ from fxstudio.qt.workers import Task
 
 HEATS = ("No heat", "Value difference", "Time change")
 
+#: Why *Measure times* is off when a side holds its structure only.
+NO_TIMES = "Timing needs both models' weights: a side holds its structure only (no weights)"
+
 
 class _ViewSession(QObject):
     """What a canvas needs of a session: the document's changes (a module collapsed, nodes
@@ -235,6 +238,9 @@ class CompareWindow(QWidget):
         self._mark()
         for widget in (self.previous, self.next, self.heat, self.measure):
             widget.setEnabled(True)
+        if not (self.left.document.weights and self.right.document.weights):
+            self.measure.setEnabled(False)  # a structure-only side: nothing to time
+            self.measure.setToolTip(NO_TIMES)
         self.ready.emit()
 
     def measure_times(self) -> None:
