@@ -90,6 +90,13 @@ def add_parser(add: AddParser) -> argparse.ArgumentParser:
         metavar="N",
         help="interleaved replicates a side with --against (at least 9)",
     )
+    p.add_argument(
+        "--module",
+        metavar="PATH",
+        help="run only this module (e.g. layers.0): taken out of the graph at its real width, "
+        "with its weights (random ones at their shapes for a structure-only model) and inputs "
+        "of the shapes the graph records -- the part of a large model that fits",
+    )
     p.add_argument("--json", metavar="OUT", help="write the result as JSON here")
     p.add_argument(
         "--trace",
@@ -149,8 +156,18 @@ def cmd_profile(ns: argparse.Namespace) -> int:
     )
     doc = open_document(request_from(ns))
     base = open_document(replace(request_from(ns), spec=ns.against)) if ns.against else None
+    part = None
+    if ns.module:
+        from fxstudio.core.flows.run import part_of
+
+        part = part_of(doc, ns.module)
+        doc = part.document
+        base = part_of(base, ns.module).document if base is not None else None
     result = profile(doc, options, base)
-    print(f"{ns.model}: {result.describe()}", file=data_out())
+    title = f"{ns.model}, {part.describe()}" if part is not None else ns.model
+    print(f"{title}: {result.describe()}", file=data_out())
+    if part is not None and part.estimate(result.after.timing.median_s):
+        print(f"  {part.estimate(result.after.timing.median_s)}", file=data_out())
     for path, write in ((ns.json, result.write), (ns.csv, result.write_csv)):
         if path:
             write(path)

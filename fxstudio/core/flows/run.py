@@ -6,7 +6,9 @@ Called by ``fxstudio.qt.panels.run`` and ``run_form`` (the Run dock), ``qt.panel
 ``qt.canvas.heat`` and ``qt.seams``.
 
 Exposes :func:`device_choices` and :func:`dtype_choices` (the dock's choosers: labels and
-values, worked out here), :func:`by_change` (a comparison's rows, biggest change first) and
+values, worked out here), :func:`part_of` (one module of a model as a document of its own:
+the part of a large model that fits, ``fxstudio profile --module``; a :class:`Part`),
+:func:`by_change` (a comparison's rows, biggest change first) and
 the types and helpers the dock reads a profile with: :class:`NodeProfile`, :class:`NodeTime`,
 :func:`format_rate`, :class:`Comparison`, :class:`Speedup`, :data:`DTYPES`,
 :func:`cpu_threads`.
@@ -21,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+from fxstudio.core.graph.parts import Part, part_of
 from fxstudio.core.process.guard import format_bytes
 from fxstudio.core.runtime.breakdown import NodeProfile, NodeTime, format_rate
 from fxstudio.core.runtime.devices import available, cpu_threads
@@ -32,12 +35,14 @@ __all__ = [
     "Comparison",
     "NodeProfile",
     "NodeTime",
+    "Part",
     "Speedup",
     "by_change",
     "cpu_threads",
     "device_choices",
     "dtype_choices",
     "format_rate",
+    "part_of",
 ]
 
 #: The autocast dtypes offered besides the casts of :data:`DTYPES`.

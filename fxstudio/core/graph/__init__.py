@@ -7,4 +7,5 @@ views show them), ``propagation`` (shapes propagated on fake tensors or one real
 op a call is, whatever its spelling), ``nodedata`` (a number per node and what it means),
 ``snapshots`` (a copy at a version for a worker, adopted back as one edit), ``catchup`` (a
 big graph's code, rows and shapes after edits, off the GUI thread), ``catalogue`` (what can
-be inserted), ``weights`` (structure-only models: meta tensors, no weights, any size)."""
+be inserted), ``weights`` (structure-only models: meta tensors, no weights, any size),
+``parts`` (one module taken out of its graph as a document of its own, to run)."""
