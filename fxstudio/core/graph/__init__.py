@@ -8,4 +8,5 @@ op a call is, whatever its spelling), ``nodedata`` (a number per node and what i
 ``snapshots`` (a copy at a version for a worker, adopted back as one edit), ``catchup`` (a
 big graph's code, rows and shapes after edits, off the GUI thread), ``catalogue`` (what can
 be inserted), ``weights`` (structure-only models: meta tensors, no weights, any size),
-``parts`` (one module taken out of its graph as a document of its own, to run)."""
+``checkpoints`` (a checkpoint folder's safetensors tensors read by name), ``parts`` (one
+module taken out of its graph as a document of its own, to run)."""

@@ -101,6 +101,7 @@ class GraphDocument:
         #: what was opened (to title it, open it again, save it); its frontend the one used
         self.request = request or OpenRequest("", "fx")
         self.source_file = source_file  # the user's file, for the lines nodes come from
+        self.checkpoint: str | None = None  # the folder its weights come from (hf:FOLDER)
         self.example_inputs = example_inputs
         self.notes = list(notes or [])
         self.positions: dict[str, tuple[float, float]] = {}

@@ -74,9 +74,11 @@ def capture_loaded(req: OpenRequest, loaded: LoadedModel) -> GraphDocument:
         cap.notes[:0] = loaded.notes
         progress.tell("Indexing the graph")
         opened = replace(req, frontend=cap.frontend)  # the frontend used, never "auto"
-        return GraphDocument(
+        doc = GraphDocument(
             cap.graph_module, opened, cap.example_inputs, cap.notes, loaded.source_file
         )
+        doc.checkpoint = loaded.checkpoint
+        return doc
 
 
 def _offer_export(req: OpenRequest, exc: CaptureError) -> None:

@@ -17,11 +17,17 @@
     ``main_input_name`` (:func:`example_input`): 16 token ids, an image or a clip of the
     config's size, or what the model type's feature extractor makes of one second of audio
     (Whisper: 80 mel bins x 3000 frames).  The model's one note says what was chosen.
+    A folder that holds safetensors weights as well (a checkpoint in the Hugging Face layout:
+    ``model.safetensors``, or shards with ``model.safetensors.index.json``) opens with them
+    (``AutoModel.from_pretrained``: its shards, its names' prefix, its dtype); a name the model
+    has and the checkpoint lacks, or holds at another shape, is refused with its name.  When
+    they would not fit (or without weights) it opens structure only without reading a shard,
+    and remembers the folder (``LoadedModel.checkpoint``) to read one module's weights from.
 
 ``torchvision.models:NAME`` builds as any factory does; without ``--input`` its example is
 what the builder's weights were trained on (:func:`torchvision_input`).
 
-Weights are random (``torch.manual_seed(seed)`` first): a graph editor needs the
+Other weights are random (``torch.manual_seed(seed)`` first): a graph editor needs the
 architecture, and this machine may reach no hub.
 """
 
@@ -39,6 +45,7 @@ import torch
 from torch import nn
 
 from fxstudio.core.errors import LoadError
+from fxstudio.core.graph.checkpoints import Checkpoint, few, find_checkpoint
 from fxstudio.core.graph.weights import building
 from fxstudio.core.model.modelspec import (
     InputSpec,
@@ -178,6 +185,7 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> 
     from transformers import AutoModel
 
     config, origin = _config(ms)
+    checkpoint = _checkpoint(ms)
     given = dict(ms.kwargs)
     chosen = []
     if "use_cache" not in given and getattr(config, "use_cache", False):
@@ -199,10 +207,13 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> 
     model: nn.Module = sized  # without weights: the model built on meta to size it
     if weights:
         torch.manual_seed(seed)
-        try:
-            model = AutoModel.from_config(config)
-        except BaseException as exc:
-            raise user_error(f"Building hf:{ms.location}", exc, oom_hint=SMALLER_MODEL) from exc
+        if checkpoint is not None:
+            model = _from_checkpoint(config, checkpoint, chosen)
+        else:
+            try:
+                model = AutoModel.from_config(config)
+            except BaseException as exc:
+                raise user_error(f"Building hf:{ms.location}", exc, oom_hint=SMALLER_MODEL) from exc
     built = type(model).__name__
     if getattr(config, "is_encoder_decoder", False) and hasattr(model, "get_encoder"):
         model = model.get_encoder()  # type: ignore[operator]  # one graph from the main input
@@ -221,11 +232,78 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> 
             what = f", {main_input} {shape}:{str(spec.dtype)[6:]} ({why})"
     params = sum(p.numel() for p in model.parameters())
     made = "random weights" if weights else "no weights: structure only"
+    if checkpoint is not None:
+        made = (
+            f"weights from {checkpoint.describe()}"
+            if weights
+            else f"no weights: structure only; a module's weights from {checkpoint.describe()}"
+        )
     note = (
         f"hf:{ms.location}: {built} from {origin} ({_count(params)} parameters, {made}), "
         f"{', '.join(chosen + ['export frontend'])}{what}"
     )
-    return LoadedModel(ms, model, example, seed=seed, frontend="export", notes=[note])
+    folder = checkpoint.folder if checkpoint is not None else None
+    return LoadedModel(
+        ms, model, example, seed=seed, frontend="export", notes=[note], checkpoint=folder
+    )
+
+
+def _checkpoint(ms: ModelSpec) -> Checkpoint | None:
+    """The safetensors checkpoint of a ``hf:FOLDER`` (or ``hf:FOLDER/config.json``) spec,
+    ``None`` for other specs and a folder without one (its listing and index read, no shard)."""
+    path = os.path.expanduser(ms.location)
+    if os.path.isfile(path) and os.path.basename(path) == "config.json":
+        path = os.path.dirname(path) or "."
+    return find_checkpoint(path) if os.path.isdir(path) else None
+
+
+def _from_checkpoint(config: Any, checkpoint: Checkpoint, chosen: list[str]) -> nn.Module:
+    """The base model with the checkpoint's weights (transformers reads the shards, maps
+    the names' prefix, keeps the dtype); a weight the model has and the checkpoint lacks or
+    holds at another shape is a :class:`LoadError` naming it, names only the checkpoint has
+    (a head the base model lacks) are said in ``chosen``."""
+    from transformers import AutoModel
+    from transformers.utils import logging as hf_logging
+
+    where = checkpoint.describe()
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # its "Loading weights" bar on stderr
+    try:
+        model, info = AutoModel.from_pretrained(
+            checkpoint.folder,
+            config=config,
+            local_files_only=True,
+            output_loading_info=True,
+            ignore_mismatched_sizes=True,  # said below, by name
+        )
+    except BaseException as exc:
+        raise user_error(f"Reading the checkpoint {where}", exc, oom_hint=SMALLER_MODEL) from exc
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
+    mismatched = sorted(
+        f"{name} {tuple(stored)} instead of {tuple(own)}"
+        for name, stored, own in info.get("mismatched_keys") or ()
+    )
+    missing = sorted(info.get("missing_keys") or ())
+    if mismatched or missing:
+        said = []
+        if missing:
+            said.append(f"has no {few(missing)} ({len(missing)} weights of the model)")
+        if mismatched:
+            said.append(f"holds {few(mismatched)} at another shape")
+        raise LoadError(
+            f"The checkpoint {where} {' and '.join(said)}. Its config.json does not describe "
+            "its weights: save the model again with save_pretrained (config and weights "
+            "together), or open the folder with --no-weights to see its structure."
+        )
+    unexpected = sorted(info.get("unexpected_keys") or ())
+    if unexpected:
+        chosen.append(
+            f"{len(unexpected)} checkpoint tensors not in the base model left out "
+            f"({few(unexpected)})"
+        )
+    return model  # type: ignore[no-any-return]
 
 
 def _count(n: int) -> str:

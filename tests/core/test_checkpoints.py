@@ -1,0 +1,127 @@
+"""A real checkpoint folder (issue 38): ``hf:FOLDER`` in the Hugging Face layout -- config.json
+and safetensors shards with their index -- opens with the checkpoint's weights when they fit,
+structure only without reading a shard when asked, one module's weights read from it
+(``--module``), and a saved ``.py`` loads from the same folder.  The folders are written here
+(a small Llama with random weights, sharded); nothing is downloaded."""
+
+import json
+import os
+import shutil
+import stat
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from fxstudio.core.errors import UserError
+from fxstudio.core.flows import OpenRequest, open_document
+from fxstudio.core.graph.checkpoints import INDEX
+
+transformers = pytest.importorskip("transformers")
+
+SMALL = {
+    "num_hidden_layers": 2,
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "vocab_size": 128,
+    "attn_implementation": "eager",
+}
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """A LlamaForCausalLM checkpoint (random weights) saved in shards with their index."""
+    path = tmp_path_factory.mktemp("llama") / "checkpoint"
+    torch.manual_seed(7)
+    model = transformers.LlamaForCausalLM(transformers.LlamaConfig(**SMALL)).eval()
+    model.save_pretrained(path, max_shard_size="100KB")
+    return path
+
+
+@pytest.fixture(scope="module")
+def reference(folder):
+    """The base model as transformers itself loads the checkpoint."""
+    return transformers.LlamaModel.from_pretrained(folder).eval()
+
+
+def shards(folder):
+    return sorted(p for p in os.listdir(folder) if p.endswith(".safetensors"))
+
+
+def output(doc, inputs=None):
+    with torch.no_grad():
+        out = doc.graph_module(*(inputs or doc.example_inputs))
+    return out["last_hidden_state"] if isinstance(out, dict) else out[0]
+
+
+def test_the_folder_is_sharded_with_an_index(folder):
+    assert len(shards(folder)) > 2 and (folder / INDEX).is_file()
+
+
+def test_a_checkpoint_folder_opens_with_its_weights(folder, reference):
+    doc = open_document(OpenRequest(f"hf:{folder}"))
+    assert doc.weights and doc.checkpoint == str(folder)
+    note = doc.notes[0]
+    assert f"weights from {folder} ({len(shards(folder))} shards)" in note, note
+    assert "lm_head.weight" in note  # the head the base model leaves out, said
+    with torch.no_grad():
+        expected = reference(*doc.example_inputs).last_hidden_state
+    assert torch.equal(output(doc), expected)
+
+
+def test_without_weights_no_shard_is_read(folder, tmp_path):
+    bare = tmp_path / "bare"
+    shutil.copytree(folder, bare)
+    for name in shards(bare):  # unreadable: any read of a shard would fail
+        (bare / name).write_bytes(b"not a safetensors file")
+        os.chmod(bare / name, 0)
+    try:
+        doc = open_document(OpenRequest(f"hf:{bare}", weights=False))
+    finally:
+        for name in shards(bare):
+            os.chmod(bare / name, stat.S_IRUSR | stat.S_IWUSR)
+    assert not doc.weights and doc.checkpoint == str(bare)
+    assert "structure only" in doc.notes[0]
+
+
+def broken(folder, tmp_path, change):
+    """A copy of the checkpoint with ``change(tensors)`` made to the shard that holds
+    layers.0's q_proj (the index follows what the shard then holds)."""
+    copy = tmp_path / "broken"
+    shutil.copytree(folder, copy)
+    index = json.loads((copy / INDEX).read_text())
+    name = "model.layers.0.self_attn.q_proj.weight"
+    shard = copy / index["weight_map"][name]
+    tensors = load_file(shard)
+    change(tensors, name)
+    save_file(tensors, shard, metadata={"format": "pt"})
+    index["weight_map"] = {
+        k: v for k, v in index["weight_map"].items() if k in tensors or v != shard.name
+    }
+    (copy / INDEX).write_text(json.dumps(index))
+    return copy
+
+
+def test_a_tensor_of_another_shape_is_named(folder, tmp_path):
+    def reshape(tensors, name):
+        tensors[name] = torch.zeros(3, 5)
+
+    with pytest.raises(UserError) as caught:
+        open_document(OpenRequest(f"hf:{broken(folder, tmp_path, reshape)}"))
+    text = str(caught.value)
+    assert "layers.0.self_attn.q_proj.weight (3, 5) instead of (64, 64)" in text, text
+    assert "save_pretrained" in text
+
+
+def test_a_missing_tensor_is_named(folder, tmp_path):
+    def drop(tensors, name):
+        del tensors[name]
+
+    with pytest.raises(UserError) as caught:
+        open_document(OpenRequest(f"hf:{broken(folder, tmp_path, drop)}"))
+    text = str(caught.value)
+    assert "has no layers.0.self_attn.q_proj.weight" in text, text
+    assert "--no-weights" in text
