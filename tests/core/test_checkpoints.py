@@ -15,6 +15,7 @@ from safetensors.torch import load_file, save_file
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import OpenRequest, open_document
+from fxstudio.core.flows.run import part_of
 from fxstudio.core.graph.checkpoints import INDEX
 
 transformers = pytest.importorskip("transformers")
@@ -125,3 +126,32 @@ def test_a_missing_tensor_is_named(folder, tmp_path):
     text = str(caught.value)
     assert "has no layers.0.self_attn.q_proj.weight" in text, text
     assert "--no-weights" in text
+
+
+def test_a_module_of_the_structure_only_folder_runs_with_the_checkpoints_weights(folder):
+    """--module on a structure-only document of the folder: layers.0 alone, its weights read
+    from the checkpoint -- the same values, so the same output as the layer of the model
+    opened with its weights (bit for bit: the same ops on the same inputs)."""
+    bare = open_document(OpenRequest(f"hf:{folder}", weights=False))
+    part = part_of(bare, "layers.0")
+    assert part.document.weights and not part.made_up
+    assert f"weights from the checkpoint {folder}" in part.describe(), part.describe()
+    full = part_of(open_document(OpenRequest(f"hf:{folder}")), "layers.0")
+    state = part.document.graph_module.state_dict()
+    assert state.keys() == full.document.graph_module.state_dict().keys()
+    for name, value in full.document.graph_module.state_dict().items():
+        assert torch.equal(state[name], value), name
+    with torch.no_grad():
+        got = part.document.graph_module(*full.document.example_inputs)
+        expected = full.document.graph_module(*full.document.example_inputs)
+    assert torch.equal(got, expected)
+
+
+def test_a_module_whose_tensor_the_checkpoint_lacks_is_named(folder, tmp_path):
+    def drop(tensors, name):
+        del tensors[name]
+
+    bare = open_document(OpenRequest(f"hf:{broken(folder, tmp_path, drop)}", weights=False))
+    part_of(bare, "layers.1")  # what it lacks is layers.0's
+    with pytest.raises(UserError, match="has no tensor layers.0.self_attn.q_proj.weight"):
+        part_of(bare, "layers.0")

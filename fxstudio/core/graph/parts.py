@@ -6,10 +6,12 @@ would not fit.
 The part is the document's own graph (rewrites included), cut at the module's boundary: the
 values flowing in become its inputs (made with the shapes and dtypes the document recorded),
 the values used after it its outputs, and the weights it reads come with it -- the document's
-own when it has them, else made up at their real shapes (random, as a model built from a
-config is; not a checkpoint's).  Timing one part of many alike says what one costs: a
-whole-model figure made from it (:meth:`Part.estimate`) is an extrapolation, not a
-measurement.
+own when it has them; for a structure-only document of a checkpoint folder (``hf:FOLDER``,
+``doc.checkpoint``) the module's own tensors read from its safetensors files by name (those
+alone, memory-mapped: :mod:`fxstudio.core.graph.checkpoints`); else made up at their real
+shapes (random, as a model built from a config is).  Timing one part of many alike says
+what one costs: a whole-model figure made from it (:meth:`Part.estimate`) is an
+extrapolation, not a measurement.
 
 Example:
     >>> from fxstudio.core.saving.sessions import open_document
@@ -23,7 +25,7 @@ Example:
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +36,7 @@ from torch import nn
 from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import tree_map
 from fxstudio.core.graph.attributes import submodule_at
+from fxstudio.core.graph.checkpoints import find_checkpoint
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import ModuleGroup
 from fxstudio.core.graph.propagation import propagate_shapes
@@ -50,10 +53,13 @@ class Part:
     document: GraphDocument
     alike: int
     made_up: bool  # its weights were made up (the document had none)
+    checkpoint: str | None = None  # the checkpoint folder its weights were read from
 
     def describe(self) -> str:
         """What was taken, in one line."""
         weights = "random weights at their real shapes" if self.made_up else "the model's weights"
+        if self.checkpoint is not None:
+            weights = f"weights from the checkpoint {self.checkpoint}"
         n = len(self.document)
         return f"the module {self.path} alone ({n} nodes, {weights}; 1 of {self.alike} alike)"
 
@@ -80,11 +86,12 @@ def part_of(doc: GraphDocument, path: str, seed: int = 0) -> Part:
     else:
         raise UserError(_no_module(tree, path))
     inside = [n for n in doc.graph.nodes if n.name in names and n.op not in ("output",)]
-    gm, inputs = _cut(doc, inside, seed)
-    made_up = not doc.weights
+    read = doc.checkpoint if not doc.weights else None
+    gm, inputs = _cut(doc, inside, seed, read)
     part = GraphDocument(gm, doc.request, inputs, [], doc.source_file)
     propagate_shapes(gm, inputs, doc.source_file)
-    return Part(path, part, _alike(doc, tree, path, group), made_up)
+    made_up = not doc.weights and read is None
+    return Part(path, part, _alike(doc, tree, path, group), made_up, read)
 
 
 def _no_module(tree: ModuleGroup, path: str) -> str:
@@ -120,10 +127,15 @@ def _signature(doc: GraphDocument, group: ModuleGroup) -> tuple[tuple[str, str, 
     return tuple((doc.node(n).op, target(n), doc.row(n).shape) for n in group.all_nodes())
 
 
-def _cut(doc: GraphDocument, inside: Sequence[fx.Node], seed: int) -> tuple[fx.GraphModule, tuple]:
+Fill = Callable[[str, Any], Any]  # (a weight's name, its tensor) -> the tensor with values
+
+
+def _cut(
+    doc: GraphDocument, inside: Sequence[fx.Node], seed: int, checkpoint: str | None = None
+) -> tuple[fx.GraphModule, tuple]:
     """A graph of ``inside``'s nodes: what flows in from outside becomes placeholders (the
-    weights and constants it reads come along as attributes), what is used after it the
-    output."""
+    weights and constants it reads come along as attributes, from ``checkpoint`` when
+    given), what is used after it the output."""
     member = set(inside)
     graph = fx.Graph()
     env: dict[fx.Node, fx.Node] = {}
@@ -131,13 +143,21 @@ def _cut(doc: GraphDocument, inside: Sequence[fx.Node], seed: int) -> tuple[fx.G
     attrs: dict[str, Any] = {}
     gen = torch.Generator().manual_seed(seed)
     made_up = not doc.weights
+    read = _from_checkpoint(doc.graph_module, inside, checkpoint) if checkpoint else {}
+
+    def fill(name: str, v: Any) -> Any:
+        real = read[name] if name in read and v.is_meta else _real(v, gen, made_up)
+        if isinstance(v, nn.Parameter) and not isinstance(real, nn.Parameter):
+            return nn.Parameter(real, requires_grad=v.requires_grad)  # a weight stays one
+        return real
 
     def outer(node: fx.Node) -> fx.Node:
         if node not in env:
             if node.op == "get_attr":
-                value = _attribute(doc.graph_module, str(node.target))
-                attrs[str(node.target)] = tree_map(lambda v: _real(v, gen, made_up), value)
-                env[node] = graph.get_attr(str(node.target))
+                target = str(node.target)
+                value = _attribute(doc.graph_module, target)
+                attrs[target] = tree_map(lambda v: fill(target, v), value)
+                env[node] = graph.get_attr(target)
             else:
                 env[node] = graph.placeholder(node.name)
                 inputs.append(tree_map(lambda v: _example(v, gen), node.meta.get("val")))
@@ -155,7 +175,7 @@ def _cut(doc: GraphDocument, inside: Sequence[fx.Node], seed: int) -> tuple[fx.G
                 if node.op == "call_module"
                 else _attribute(doc.graph_module, target)
             )
-            attrs[target] = _module_copy(value, gen, made_up)
+            attrs[target] = _module_copy(value, target, fill)
         env[node] = graph.node_copy(node, lambda n: env[n])
     used_after = [n for n in inside if any(u not in member for u in n.users)]
     graph.output(env[used_after[0]] if len(used_after) == 1 else tuple(env[n] for n in used_after))
@@ -168,17 +188,53 @@ def _attribute(root: nn.Module, target: str) -> Any:
     return getattr(submodule_at(root, owner) if owner else root, name)
 
 
-def _module_copy(value: Any, gen: torch.Generator, made_up: bool) -> Any:
-    """A submodule or tensor the part calls, with real tensors (made up where meta)."""
+def _module_copy(value: Any, target: str, fill: Fill) -> Any:
+    """A submodule or tensor the part calls (at ``target``), with real tensors."""
     if isinstance(value, nn.Module):
         module = copy.deepcopy(value)
-        for sub in module.modules():
+        for path, sub in module.named_modules():
+            owner = ".".join(p for p in (target, path) if p)
             for name, p in list(sub.named_parameters(recurse=False)):
-                setattr(sub, name, nn.Parameter(_real(p, gen, made_up), p.requires_grad))
+                real = fill(f"{owner}.{name}", p)
+                setattr(sub, name, nn.Parameter(real, p.requires_grad))
             for name, b in list(sub.named_buffers(recurse=False)):
-                setattr(sub, name, _real(b, gen, made_up))
+                setattr(sub, name, fill(f"{owner}.{name}", b))
         return module
-    return tree_map(lambda v: _real(v, gen, made_up), value)
+    return tree_map(lambda v: fill(target, v), value)
+
+
+def _from_checkpoint(
+    root: nn.Module, inside: Sequence[fx.Node], folder: str
+) -> dict[str, torch.Tensor]:
+    """The weights ``inside``'s nodes read, by their names in ``root``, from the checkpoint
+    in ``folder`` -- those alone.  Non-persistent buffers (a rotary embedding's ``inv_freq``:
+    computed by the model, never saved) are not asked for; a weight it lacks or holds at
+    another shape is a :class:`~fxstudio.core.errors.LoadError` naming it."""
+    checkpoint = find_checkpoint(folder)
+    if checkpoint is None:
+        raise UserError(
+            f"The checkpoint folder {folder} holds no safetensors files any more. Put them "
+            "back, or open the model again."
+        )
+    wanted: dict[str, torch.Tensor] = {}
+    read = {*inside, *(a for n in inside for a in n.all_input_nodes if a.op == "get_attr")}
+    for node in read:
+        target = str(node.target)
+        if node.op == "call_module":
+            module = submodule_at(root, target)
+            saved = module.state_dict(prefix=f"{target}.", keep_vars=True)
+        elif node.op == "get_attr":
+            value = _attribute(root, target)
+            owner = target.rpartition(".")[0]
+            held = submodule_at(root, owner) if owner else root
+            persistent = isinstance(value, nn.Parameter) or target.rpartition(".")[2] in (
+                held.state_dict(keep_vars=True)
+            )
+            saved = {target: value} if persistent else {}
+        else:
+            continue
+        wanted.update({k: v for k, v in saved.items() if isinstance(v, torch.Tensor) and v.is_meta})
+    return checkpoint.read(wanted) if wanted else {}
 
 
 def _real(v: Any, gen: torch.Generator, made_up: bool) -> Any:
