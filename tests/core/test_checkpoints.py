@@ -4,6 +4,7 @@ structure only without reading a shard when asked, one module's weights read fro
 (``--module``), and a saved ``.py`` loads from the same folder.  The folders are written here
 (a small Llama with random weights, sharded); nothing is downloaded."""
 
+import importlib.util
 import json
 import os
 import shutil
@@ -17,6 +18,7 @@ from fxstudio.core.errors import UserError
 from fxstudio.core.flows import OpenRequest, open_document
 from fxstudio.core.flows.run import part_of
 from fxstudio.core.graph.checkpoints import INDEX
+from fxstudio.core.saving.export import export
 
 transformers = pytest.importorskip("transformers")
 
@@ -155,3 +157,48 @@ def test_a_module_whose_tensor_the_checkpoint_lacks_is_named(folder, tmp_path):
     part_of(bare, "layers.1")  # what it lacks is layers.0's
     with pytest.raises(UserError, match="has no tensor layers.0.self_attn.q_proj.weight"):
         part_of(bare, "layers.0")
+
+
+def test_the_saved_py_loads_from_the_same_folder(folder, tmp_path):
+    """The standalone module of a model opened from a checkpoint folder loads from that
+    folder (the 'model.' prefix dropped, lm_head left out, the rotary inv_freq it does not
+    hold taken from the .py's own weights file) and computes what the editor's model does."""
+    doc = open_document(OpenRequest(f"hf:{folder}"))
+    out = tmp_path / "llama_saved.py"
+    export(doc, out)
+    module = run_module(out)
+    index = json.loads((folder / INDEX).read_text())["weight_map"]
+    assert all(n.startswith(("model.", "lm_head.")) for n in index)  # the prefix to map
+    assert "rotary_emb.inv_freq" in load_file(out.with_suffix(".safetensors"))
+    assert not any("inv_freq" in n for n in index)  # taken from the .py's own file
+    model = module.load(str(folder))
+    with torch.no_grad():
+        got = model(*doc.example_inputs)
+    got = got["last_hidden_state"] if isinstance(got, dict) else got[0]
+    assert torch.equal(got, output(doc))
+    assert torch.equal(
+        model.get_parameter("layers.0.mlp.up_proj.weight"),
+        doc.graph_module.get_parameter("layers.0.mlp.up_proj.weight"),
+    )
+
+
+def test_the_saved_py_names_a_folder_that_does_not_match(folder, tmp_path):
+    doc = open_document(OpenRequest(f"hf:{folder}"))
+    out = tmp_path / "llama_saved.py"
+    export(doc, out)
+    other = tmp_path / "other"
+    other.mkdir()
+    save_file({"model.layers.0.mlp.up_proj.weight": torch.zeros(2, 2)}, other / "model.safetensors")
+    with pytest.raises(ValueError, match="layers.0.mlp.up_proj.weight.*another shape"):
+        run_module(out).load(str(other))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ValueError, match="holds no .safetensors files"):
+        run_module(out).load(str(empty))
+
+
+def run_module(path):
+    spec = importlib.util.spec_from_file_location(f"saved_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -3,7 +3,9 @@
 A standalone module is one readable ``.py`` file that defines the (possibly rewritten) model
 as an ``nn.Module`` class -- submodules built in ``__init__`` from their constructor
 arguments, the generated ``forward`` -- and a ``load()`` that fills it with the weights from
-a ``.safetensors`` file beside it.  It needs only torch and safetensors, not fxstudio.
+a ``.safetensors`` file beside it, or from a checkpoint folder (``load("FOLDER")``: the
+safetensors files of the Hugging Face layout the model was opened from, ``hf:FOLDER``).  It
+needs only torch and safetensors, not fxstudio.
 
 Example:
     >>> from fxstudio.core.saving.sessions import open_document
@@ -109,25 +111,64 @@ WEIGHTS = "{weights}"
 
 
 def load(path=None, device="cpu"):
-    """Build {cls}, fill it with the weights in ``path`` (default: WEIGHTS beside this file)
-    and return it in eval mode."""
-    if path is None:
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)
+    """Build {cls}, fill it with the weights in ``path`` and return it in eval mode.
+
+    ``path`` is a ``.safetensors`` file (default: WEIGHTS beside this file) or a folder of
+    them: a checkpoint in the Hugging Face layout (``model.safetensors``, or shards listed by
+    ``model.safetensors.index.json``).  A folder's names are matched to the model's (a
+    leading component the model's names lack, such as ``model.``, dropped), its tensors the
+    model has no use for are left out, and what it lacks (buffers the model computes, such
+    as a rotary embedding's ``inv_freq``) is taken from WEIGHTS beside this file."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)
+    path = here if path is None else os.fspath(path)
     model = {cls}()
-    tensors = load_file(path)
     own = dict(model.named_parameters(remove_duplicate=False))
     own.update(model.named_buffers(remove_duplicate=False))
+    folder = os.path.isdir(path)
+    tensors = _checkpoint(path, own) if folder else load_file(path)
     unexpected = sorted(set(tensors) - set(own))
     covered = {{id(own[name]) for name in tensors if name in own}}
     missing = sorted(name for name, t in own.items() if id(t) not in covered)
+    if folder and missing and os.path.isfile(here):
+        beside = load_file(here)
+        tensors.update((name, beside[name]) for name in missing if name in beside)
+        covered = {{id(own[name]) for name in tensors}}
+        missing = sorted(name for name, t in own.items() if id(t) not in covered)
     if unexpected or missing:
         raise ValueError(
             f"{{path}} does not match {cls}: missing {{missing[:5]}}, unexpected {{unexpected[:5]}}"
         )
+    wrong = [n for n, v in tensors.items() if tuple(v.shape) != tuple(own[n].shape)]
+    if wrong:
+        raise ValueError(f"{{path}} holds {{wrong[:5]}} at another shape than {cls}'s")
     with torch.no_grad():
         for name, value in tensors.items():
             own[name].copy_(value)
     return model.to(device).eval()
+
+
+def _checkpoint(folder, own):
+    """The tensors of a checkpoint folder the model has, by the model's names."""
+    import json
+
+    from safetensors import safe_open
+
+    index = os.path.join(folder, "model.safetensors.index.json")
+    if os.path.isfile(index):
+        with open(index, encoding="utf-8") as f:
+            files = sorted(set(json.load(f)["weight_map"].values()))
+    else:
+        files = sorted(n for n in os.listdir(folder) if n.endswith(".safetensors"))
+    if not files:
+        raise ValueError(f"{{folder}} holds no .safetensors files")
+    tensors = {{}}
+    for file in files:
+        with safe_open(os.path.join(folder, file), framework="pt") as f:
+            for key in f.keys():
+                name = key if key in own else key.partition(".")[2]
+                if name in own:
+                    tensors[name] = f.get_tensor(key)
+    return tensors
 
 
 if __name__ == "__main__":
