@@ -84,7 +84,7 @@ def test_an_allocation_too_large_says_how_much_was_asked_for(write_model):
         "class Net(torch.nn.Module):\n"
         "    def __init__(self):\n"
         "        super().__init__()\n"
-        "        self.w = torch.nn.Parameter(torch.empty(10**7, 10**7))\n"
+        "        self.table = torch.empty(10**7, 10**7)  # not a weight: not sized first\n"
     )
     with pytest.raises(OutOfMemory) as info:
         load_model(f"{path}:Net")

@@ -121,11 +121,7 @@ def propagate_shapes(
             with torch.no_grad():
                 interp.run(*copies)
         except BaseException as exc:
-            at = f" at node '{interp.current.name}'" if interp.current is not None else ""
-            special = special_failure(f"Running the model{at}", exc, source_file)
-            if special is not None:
-                raise special from exc
-            raise _run_error(exc, gm, example_inputs, source_file, interp.current) from exc
+            raise _failed(exc, "Running the model", interp, example_inputs, source_file) from exc
 
 
 def cheap_to_run(gm: nn.Module, example_inputs: tuple[Any, ...]) -> bool:
@@ -154,13 +150,9 @@ def _run_structure_only(
         with quiet_torch_logs(), faked(gm, example_inputs) as fake_inputs:
             interp.run(*fake_inputs)
     except BaseException as exc:
-        at = f" at node '{interp.current.name}'" if interp.current is not None else ""
-        special = special_failure(f"Working out shapes{at}", exc, source_file)
-        if special is not None:
-            raise special from exc
-        if not isinstance(exc, Exception):
-            raise
-        err = _run_error(exc, gm, example_inputs, source_file, interp.current)
+        err = _failed(exc, "Working out shapes", interp, example_inputs, source_file)
+        if not isinstance(err, CaptureError) or not isinstance(exc, Exception):
+            raise err from exc
         err.message = err.message.replace(
             "Running the model on the example inputs failed",
             "Working out shapes without weights failed",
@@ -171,9 +163,25 @@ def _run_structure_only(
         raise err from exc
 
 
+def _failed(
+    exc: BaseException,
+    what: str,
+    interp: _ShapeInterpreter,
+    example_inputs: tuple[Any, ...],
+    source_file: str | None,
+) -> BaseException:
+    """What a run for shapes that raised ``exc`` says: ``what`` ("Running the model") at
+    the node it was on -- out of memory, Ctrl+C and the like as they are worded everywhere,
+    else the node, the user's line and the inputs (:func:`_run_error`)."""
+    at = f" at node '{interp.current.name}'" if interp.current is not None else ""
+    special = special_failure(f"{what}{at}", exc, source_file)
+    if special is not None:
+        return special
+    return _run_error(exc, example_inputs, source_file, interp.current)
+
+
 def _run_error(
     exc: BaseException,
-    gm: fx.GraphModule,
     example_inputs: tuple[Any, ...],
     source_file: str | None,
     node: fx.Node | None,
