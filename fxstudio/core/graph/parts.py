@@ -217,16 +217,18 @@ def _from_checkpoint(
             "back, or open the model again."
         )
     wanted: dict[str, torch.Tensor] = {}
-    read = {*inside, *(a for n in inside for a in n.all_input_nodes if a.op == "get_attr")}
+    read = dict.fromkeys(
+        [*inside, *(a for n in inside for a in n.all_input_nodes if a.op == "get_attr")]
+    )
     for node in read:
         target = str(node.target)
         if node.op == "call_module":
-            module = submodule_at(root, target)
+            module = root.get_submodule(target)
             saved = module.state_dict(prefix=f"{target}.", keep_vars=True)
         elif node.op == "get_attr":
             value = _attribute(root, target)
             owner = target.rpartition(".")[0]
-            held = submodule_at(root, owner) if owner else root
+            held = root.get_submodule(owner)
             persistent = isinstance(value, nn.Parameter) or target.rpartition(".")[2] in (
                 held.state_dict(keep_vars=True)
             )
