@@ -14,10 +14,12 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from fxstudio import cli
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import OpenRequest, open_document
 from fxstudio.core.flows.run import part_of
 from fxstudio.core.graph.checkpoints import INDEX
+from fxstudio.core.model import zoo
 from fxstudio.core.saving.export import export
 
 transformers = pytest.importorskip("transformers")
@@ -202,3 +204,25 @@ def run_module(path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def test_a_checkpoint_too_large_for_memory_opens_structure_only_without_reading_it(
+    folder, tmp_path, monkeypatch
+):
+    """Weights asked for, but they would not fit: the folder's structure only, its shards
+    unread (garbage here), the folder kept for --module."""
+    bare = tmp_path / "big"
+    shutil.copytree(folder, bare)
+    for name in shards(bare):
+        (bare / name).write_bytes(b"not a safetensors file")
+    monkeypatch.setattr(zoo, "too_big_for_memory", lambda _m: "its weights would not fit")
+    doc = open_document(OpenRequest(f"hf:{bare}"))
+    assert not doc.weights and doc.checkpoint == str(bare)
+    assert "would not fit" in doc.notes[0] and "structure only" in doc.notes[0]
+
+
+def test_profile_a_module_of_the_folder_on_the_command_line(folder, capsys):
+    args = ["profile", f"hf:{folder}", "--no-weights", "--module", "layers.1"]
+    assert cli.main([*args, "--min-time", "0.05"]) == 0
+    out = capsys.readouterr().out
+    assert "the module layers.1 alone" in out and f"weights from the checkpoint {folder}" in out
