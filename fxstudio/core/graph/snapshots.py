@@ -72,6 +72,7 @@ class Snapshot:
     #: what each get_attr and call_module target was (a submodule, a weight) at that version
     attributes: dict[str, Any] = field(default_factory=dict)
     training: bool = False
+    checkpoint: str | None = None  # the folder its weights come from (hf:FOLDER)
 
 
 def snapshot(doc: GraphDocument, held: bool = False) -> Snapshot:
@@ -95,6 +96,7 @@ def snapshot(doc: GraphDocument, held: bool = False) -> Snapshot:
         doc.shapes_stale,
         {t: _attribute(modules, t) for t in targets},
         gm.training,
+        doc.checkpoint,
     )
 
 
@@ -142,6 +144,7 @@ def detached(snap: Snapshot) -> GraphDocument:
     doc.compiled = False
     doc.defer_heavy = True  # edits do not compile it, nor propagate shapes (see propagated)
     doc.shapes_stale = snap.shapes
+    doc.checkpoint = snap.checkpoint
     return doc
 
 
