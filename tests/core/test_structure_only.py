@@ -67,7 +67,6 @@ def test_what_needs_values_says_the_document_has_none_and_what_to_do(tmp_path):
         lambda: profile(doc, ProfileOptions()),
         lambda: step_flow(StepRequest(doc)),
         lambda: compile_flow(CompileRequest(doc.request, document=doc)),
-        lambda: compile_flow(CompileRequest(doc.request, explain_only=True)),
     ):
         with pytest.raises(UserError) as caught:
             run()
@@ -83,6 +82,30 @@ def test_what_needs_values_says_the_document_has_none_and_what_to_do(tmp_path):
     diff = diff_flow(DiffRequest(doc, "examples:simple"))
     assert diff.alignment.changed() == [] and diff.values is None
     assert "structure only" in str(diff.values_problem)
+
+
+def test_graph_breaks_are_found_on_fake_tensors_without_weights(write_model):
+    """Dynamo runs over a structure-only model on fake tensors made from its meta weights:
+    its graph breaks are found with no weight allocated."""
+    path = write_model(
+        "import torch\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.a, self.b = torch.nn.Linear(64, 64), torch.nn.Linear(64, 64)\n"
+        "    def forward(self, x):\n"
+        "        x = self.a(x)\n"
+        "        print('halfway')\n"
+        "        return self.b(x)\n"
+        "def example_inputs():\n"
+        "    return (torch.randn(2, 64),)\n"
+    )
+    request = OpenRequest(f"{path}:Net", weights=False)
+    result = compile_flow(CompileRequest(request, explain_only=True))
+    assert result.explained is not None and result.explained.graphs == 2
+    assert [b.kind for b in result.explained.breaks] == ["print or logging"], result.explained.breaks
+    bare = compile_flow(CompileRequest(OpenRequest(SMALL_LLAMA, weights=False), explain_only=True))
+    assert bare.explained is not None and bare.explained.breaks == []
 
 
 def test_edits_with_undo_and_a_rewrite_work_without_weights(tmp_path):

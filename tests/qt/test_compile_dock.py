@@ -241,3 +241,13 @@ def test_break_marks_go_with_the_dock_and_with_the_model(qtbot, window, write_mo
     open_and_wait(qtbot, window, "examples:negrelu", signal="layoutShown")
     qtbot.waitUntil(lambda: dock.task is None, timeout=120000)
     assert dock.breaks.count() == 0 and _cuts(window) == []
+
+
+def test_graph_breaks_of_a_structure_only_model_are_found_without_weights(qtbot, docks):
+    """Find graph breaks runs Dynamo on fake tensors when the document has no weights."""
+    ctx = docks("compile")
+    ctx.open("examples:resnet", weights=False)
+    dock = ctx.panels["compile"]
+    with qtbot.waitSignal(dock.explained, timeout=120000):
+        dock.find_button.click()
+    assert "no graph breaks" in dock.summary.text() and dock.breaks.count() == 0

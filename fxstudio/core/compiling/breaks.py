@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from typing import Any
 from fxstudio.core.compiling.quiet import muted_stdout
 from fxstudio.core.errors import UserError, is_library_file
 from fxstudio.core.fxcompat import dynamo_explain, reset_dynamo
+from fxstudio.core.graph.weights import has_weights
+from fxstudio.core.model.failures import faked
 from fxstudio.core.process import modelcode
 
 #: Kinds of break: (words in Dynamo's reason, a title, what to change).
@@ -186,14 +189,16 @@ def explain_breaks(loaded: Any, train: bool = False) -> Explained:
     import torch
 
     module, inputs = loaded.module.train(train), tuple(loaded.example_inputs)
+    fake = contextlib.nullcontext(inputs) if has_weights(module) else faked(module, inputs)
     t0 = time.perf_counter()
     # Dynamo traces the model's code (and imports torch's lazy modules the first time): one
     # thread at a time with the other captures (:mod:`fxstudio.core.process.modelcode`)
     with modelcode.one_turn():
         reset_dynamo()  # a fresh cache: every break is seen again
         try:
-            with torch.no_grad(), muted_stdout():  # a print in forward: not our report's
-                out = dynamo_explain(module, inputs)
+            # (a structure-only model: on fake tensors made from its meta weights)
+            with torch.no_grad(), muted_stdout(), fake as args:  # a print: not our report's
+                out = dynamo_explain(module, args)
         except Exception as exc:
             first = str(exc).splitlines()[0] if str(exc) else ""
             raise UserError(

@@ -121,7 +121,7 @@ def compile_flow(request: CompileRequest) -> CompileResult:
         explained = request.explained
         if explained is None:
             with modelcode.one_turn():  # the model's code: one thread at a time
-                explained = explain_breaks(_load(model), train=model.train)
+                explained = explain_breaks(_load(model, values=False), train=model.train)
         return CompileResult(model.spec, explained)
     resolve(request.device)  # a missing device is said before the model is built
     if request.document is not None:  # the model built again only if it is needed
@@ -138,7 +138,11 @@ def compile_flow(request: CompileRequest) -> CompileResult:
     return CompileResult(model.spec, explained, compiled)
 
 
-def _load(model: OpenRequest) -> LoadedModel:
+def _load(model: OpenRequest, values: bool = True) -> LoadedModel:
+    """The model built again; ``values``: it must have its weights (to compile and time it;
+    finding graph breaks runs on fake tensors and needs none)."""
+    if not values:
+        return load_model(model.spec, tuple(model.inputs), model.seed, model.weights)
     if not model.weights:
         raise UserError(no_weights_message("Compiling", model.spec, asked=True))
     loaded = load_model(model.spec, tuple(model.inputs), model.seed)
