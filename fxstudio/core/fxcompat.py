@@ -41,6 +41,8 @@ __all__ = [
     "code_generator",
     "compiled_graph_count",
     "fake_tensor_mode",
+    "is_fake",
+    "large_on_meta",
     "is_op_overload",
     "module_state",
     "op_name",
@@ -254,6 +256,36 @@ def reparametrized(module: nn.Module, tensors: dict[str, torch.Tensor]) -> Any:
     from torch.nn.utils.stateless import _reparametrize_module
 
     return _reparametrize_module(module, tensors)
+
+
+def large_on_meta(limit: int) -> Any:
+    """A context in which tensors made without a device (``torch.empty``, ``arange``,
+    ``nn.Linear``'s weight ...) of more than ``limit`` elements are made on the ``meta``
+    device and smaller ones on the CPU -- so a model built inside takes no memory for its
+    weights while its small tensors (a rotary embedding's ``inv_freq``, a norm's scale) keep
+    their values.  ``torch.device("meta")`` with a size rule (``torch.utils._device``)."""
+    from torch.utils._device import DeviceContext, _device_constructors
+
+    class LargeOnMeta(DeviceContext):
+        def __torch_function__(
+            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+        ) -> Any:
+            kwargs = kwargs or {}
+            if func not in _device_constructors() or kwargs.get("device") is not None:
+                return func(*args, **kwargs)
+            made = func(*args, **{**kwargs, "device": "meta"})
+            if isinstance(made, torch.Tensor) and made.numel() <= limit:
+                return func(*args, **{**kwargs, "device": "cpu"})
+            return made
+
+    return LargeOnMeta("meta")
+
+
+def is_fake(t: torch.Tensor) -> bool:
+    """Whether ``t`` is a fake tensor (shapes and dtypes, no data)."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(t, FakeTensor)
 
 
 def fake_tensor_mode() -> Any:

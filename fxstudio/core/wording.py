@@ -63,6 +63,7 @@ WINDOW_WORDS: tuple[tuple[str, str], ...] = (
     (r"--no-weights", "Structure only (Open dialog)"),
     (r"--mode " + ARG, r"mode \1"),
     (r"pass --format " + r"\(", "choose the file type in the Save dialog ("),
+    (r"\(--format py, --format code\)", "(File ▸ Save as Python module…, Save forward code…)"),
     (r"\(--format code\)", "(File ▸ Save forward code…)"),
     (r", or pass --force to replace it", ", or replace it when the Save dialog asks"),
     (r"\(--replacement " + ARG + r"\)", "(in the Patterns dock's replacement box)"),

@@ -184,6 +184,27 @@ def test_the_saved_py_loads_from_the_same_folder(folder, tmp_path):
     )
 
 
+def test_a_py_saved_without_weights_loads_them_from_the_checkpoint(folder, tmp_path):
+    """Structure only (no shard read), saved as a standalone .py: its own weights file holds
+    only what the model computes (inv_freq), its load(FOLDER) gives the model with the
+    checkpoint's weights -- what the document opened with them computes."""
+    bare = open_document(OpenRequest(f"hf:{folder}", weights=False))
+    full = open_document(OpenRequest(f"hf:{folder}"))
+    out = tmp_path / "bare_saved.py"
+    result = export(bare, out)
+    assert any(f"load('{folder}')" in note for note in result.notes)
+    assert f"load('{folder}')" in out.read_text()  # said in the module's docstring
+    own = load_file(out.with_suffix(".safetensors"))
+    assert all("inv_freq" in name for name in own) and own  # no weight, the computed buffer
+    model = run_module(out).load(str(folder))
+    with torch.no_grad():
+        got = model(*full.example_inputs)
+    got = got["last_hidden_state"] if isinstance(got, dict) else got[0]
+    assert torch.equal(got, output(full))
+    with pytest.raises(ValueError, match="missing"):
+        run_module(out).load()  # its own file alone: the weights are missing, and named
+
+
 def test_the_saved_py_names_a_folder_that_does_not_match(folder, tmp_path):
     doc = open_document(OpenRequest(f"hf:{folder}"))
     out = tmp_path / "llama_saved.py"

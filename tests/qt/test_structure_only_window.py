@@ -64,8 +64,8 @@ def test_run_step_compile_compare_and_export_say_there_are_no_weights(qtbot, win
         kernels.button.click()
     assert NEEDS in failed.args[0] and in_window_words(failed.args[0])
     with qtbot.waitSignal(window.saving.exportFailed, timeout=60000) as failed:
-        window.saving.export_to(tmp_path / "model.py", "py")
-    assert NEEDS in str(failed.args[0]) and not (tmp_path / "model.py").exists()
+        window.saving.export_to(tmp_path / "model.pt2", "pt2")
+    assert NEEDS in str(failed.args[0]) and not (tmp_path / "model.pt2").exists()
     # the other side has its weights: shapes compared, values and times not
     compare_with_request(window, OpenRequest("examples:resnet"))
     qtbot.waitUntil(lambda: window.findChild(CompareWindow) is not None, timeout=60000)

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from fxstudio.core.fxcompat import tree_map
+from fxstudio.core.fxcompat import is_fake, large_on_meta, tree_map
 
 #: The device a structure-only model's shapes are worked out on (what it was built for).
 SHAPE_DEVICE = "cpu"
@@ -35,17 +35,36 @@ def _tensors(module: nn.Module) -> Iterator[tuple[str, torch.Tensor]]:
     yield from module.named_buffers(remove_duplicate=False)
 
 
+#: Buffers of at most this many elements keep their values in a structure-only model: what
+#: the model computes when it is built (a rotary embedding's ``inv_freq``, a causal mask) and a
+#: checkpoint does not hold, for a saved ``.py`` that loads its weights from one.
+SMALL_BUFFER = 1 << 20
+
+
 def building(weights: bool) -> contextlib.AbstractContextManager[Any]:
-    """Where a model is built: as usual, or -- without weights -- on the ``meta`` device
-    (parameters and buffers made there take no memory and no time)."""
-    return contextlib.nullcontext() if weights else torch.device("meta")
+    """Where a model is built: as usual, or -- without weights -- with its large tensors on
+    the ``meta`` device (no memory, no time) and its small ones, computed buffers among them,
+    on the CPU with their values (:func:`~fxstudio.core.fxcompat.large_on_meta`)."""
+    return contextlib.nullcontext() if weights else large_on_meta(SMALL_BUFFER)
 
 
 def without_weights(module: nn.Module, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Make ``module`` structure-only (:func:`to_meta`, whatever its code made elsewhere)
-    and return ``inputs`` as meta tensors."""
-    to_meta(module)
+    """Make ``module`` structure-only (:func:`to_meta`: every parameter, and buffers but the
+    small ones, whatever its code made elsewhere) and return ``inputs`` as meta tensors."""
+    to_meta(module, SMALL_BUFFER)
     return meta_inputs(inputs)
+
+
+def with_buffers_of(gm: nn.Module, original: nn.Module) -> nn.Module:
+    """``gm`` (captured from a structure-only ``original`` on fake tensors) structure-only
+    again: its parameters and constants meta, its buffers the original's by name where
+    those kept their values (:data:`SMALL_BUFFER`).  Returns ``gm``."""
+    kept = {n: b for n, b in original.named_buffers(remove_duplicate=False) if not b.is_meta}
+    for name, _ in list(gm.named_buffers(remove_duplicate=False)):
+        if name in kept:
+            owner, _, attr = name.rpartition(".")
+            setattr(gm.get_submodule(owner) if owner else gm, attr, kept[name])
+    return to_meta(gm, SMALL_BUFFER)
 
 
 def has_weights(module: nn.Module) -> bool:
@@ -77,9 +96,10 @@ def fake_of(mode: Any, t: torch.Tensor) -> torch.Tensor:
     return fake
 
 
-def to_meta(module: nn.Module) -> nn.Module:
+def to_meta(module: nn.Module, buffers_up_to: int = -1) -> nn.Module:
     """Make every parameter, buffer and tensor attribute of ``module`` a ``meta`` tensor of
-    the same shape and dtype (in place; shared tensors stay shared).  Returns ``module``."""
+    the same shape and dtype (in place; shared tensors stay shared) -- but real buffers of at
+    most ``buffers_up_to`` elements, which keep their values.  Returns ``module``."""
     made: dict[int, torch.Tensor] = {}  # by the id of the original (alive in the module)
 
     def meta(t: torch.Tensor) -> torch.Tensor:
@@ -98,6 +118,8 @@ def to_meta(module: nn.Module) -> nn.Module:
             if not p.is_meta:
                 setattr(sub, name, meta(p))
         for name, b in list(sub.named_buffers(recurse=False)):
+            if not b.is_meta and not is_fake(b) and b.numel() <= buffers_up_to:
+                continue  # a small buffer with its values
             if not b.is_meta:
                 setattr(sub, name, meta(b))  # stays a buffer (persistent or not)
         for name, value in list(vars(sub).items()):  # constants: _tensor_constant0, ...

@@ -36,7 +36,7 @@ from torch import nn
 
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.graph.propagation import cheap_to_run, propagate_shapes
-from fxstudio.core.graph.weights import has_weights, to_meta
+from fxstudio.core.graph.weights import has_weights, with_buffers_of
 from fxstudio.core.model.failures import export_error, faked, trace_error
 from fxstudio.core.model.modelspec import LoadedModel
 from fxstudio.core.model.tracer import Tracer
@@ -148,7 +148,7 @@ def export_module(
             if not has_weights(module):  # structure only: exported on fake tensors
                 with faked(module, tuple(example_inputs)) as fakes:
                     ep = torch.export.export(module, fakes, strict=False)
-                return to_meta(ep.module())  # type: ignore[return-value]
+                return with_buffers_of(ep.module(), module)  # type: ignore[return-value]
             ep = torch.export.export(module, tuple(example_inputs), strict=False)
             return ep.module()
     except BaseException as exc:

@@ -31,7 +31,13 @@ import torch
 from torch import nn
 
 from fxstudio.core.errors import LoadError, SourceLocation, user_frame
-from fxstudio.core.graph.weights import building, has_weights, without_weights
+from fxstudio.core.graph.weights import (
+    SMALL_BUFFER,
+    building,
+    has_weights,
+    to_meta,
+    without_weights,
+)
 from fxstudio.core.model import zoo
 from fxstudio.core.model.modelfiles import file_models
 from fxstudio.core.model.modelspec import (
@@ -89,7 +95,7 @@ def _load(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> Loa
     sized, too_big = _sized(ms, obj, seed, source_file) if weights else (None, None)
     if sized is not None and too_big:
         notes.append(f"{ms.text}: structure only, no weights: {too_big}")
-        module = sized  # built on meta to size it: the structure-only model itself
+        module = to_meta(sized, SMALL_BUFFER)  # built on meta to size it: structure only
     else:
         with building(weights):
             module = _construct(ms, obj, seed, source_file)

@@ -46,7 +46,7 @@ from torch import nn
 
 from fxstudio.core.errors import LoadError
 from fxstudio.core.graph.checkpoints import Checkpoint, few, find_checkpoint
-from fxstudio.core.graph.weights import building
+from fxstudio.core.graph.weights import SMALL_BUFFER, building, to_meta
 from fxstudio.core.model.modelspec import (
     InputSpec,
     LoadedModel,
@@ -195,7 +195,7 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> 
     # outputs by name (DINOv2's encoder_outputs.last_hidden_state), and torch.export takes
     # a ModelOutput apart as a pytree (transformers registers every one), so the graph
     # returns its fields' tensors and a saved .py returns them as a dict.
-    with torch.device("meta"):  # how big is it? (no memory, no time)
+    with building(False):  # how big is it? (no memory, no time)
         try:
             sized = AutoModel.from_config(config)
         except BaseException as exc:
@@ -204,7 +204,8 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> 
     if too_big:
         chosen.append(too_big)
         weights = False
-    model: nn.Module = sized  # without weights: the model built on meta to size it
+    # without weights: the model built on meta to size it (its small weights made meta too)
+    model: nn.Module = sized if weights else to_meta(sized, SMALL_BUFFER)
     if weights:
         torch.manual_seed(seed)
         if checkpoint is not None:

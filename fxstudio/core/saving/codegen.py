@@ -26,6 +26,7 @@ import keyword
 import re
 import textwrap
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,7 +76,11 @@ def forward_code(gm: fx.GraphModule, origin: str = "") -> str:
 
 
 def standalone_module(
-    gm: fx.GraphModule, weights_stem: str, origin: str = "", class_name: str | None = None
+    gm: fx.GraphModule,
+    weights_stem: str,
+    origin: str = "",
+    class_name: str | None = None,
+    notes: Sequence[str] = (),
 ) -> StandaloneModule:
     """Generate the standalone module for ``gm``; its weights go to ``weights_stem.safetensors``."""
     writer = _ModuleWriter()
@@ -97,7 +102,7 @@ def standalone_module(
             output = model(*inputs)
         '''
     )
-    notes = writer.notes + writer.ops.notes()
+    notes = [*notes, *writer.notes, *writer.ops.notes()]
     if notes:
         doc += "\nNotes:\n" + "".join(f"    - {n}\n" for n in notes)
     doc += '"""'

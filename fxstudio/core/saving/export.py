@@ -90,12 +90,13 @@ def export(
 ) -> ExportResult:
     """Save ``doc``'s model to ``path`` in ``fmt`` (default: from the suffix)."""
     kind = format_for(path, fmt)
-    if kind != "code" and not doc.weights:
+    if kind not in ("code", "py") and not doc.weights:
         raise ExportError(
             no_weights_message(
                 f"Saving as {DESCRIPTIONS[kind]}", doc.request.spec, not doc.request.weights
             )
-            + " The forward code alone can be saved without them (--format code)."
+            + " A standalone .py (that loads its weights from a checkpoint) or the forward code "
+            "alone can be saved without them (--format py, --format code)."
         )
     out = check_writable(path, force)
     gm = doc.graph_module
@@ -126,13 +127,26 @@ def _inputs(doc: GraphDocument, kind: str) -> tuple[Any, ...]:
 
 def _export_py(doc: GraphDocument, out: Path, origin: str, force: bool) -> ExportResult:
     weights = check_writable(weights_path(out), force)
-    mod = standalone_module(doc.graph_module, out.stem, origin)
-    tensors = storable(mod.tensors)
+    bare = () if doc.weights else (_without_weights(doc, out.stem),)
+    mod = standalone_module(doc.graph_module, out.stem, origin, notes=bare)
+    # (structure only: the tensors with values alone -- what the model computes, which a
+    # checkpoint does not hold; the weights come from the checkpoint given to load)
+    tensors = storable({k: t for k, t in mod.tensors.items() if not t.is_meta})
     # Both files are complete on disk before either replaces an old one.
     with atomic_path(weights) as tmp_weights, atomic_path(out) as tmp_py:
         save_file(tensors, str(tmp_weights), metadata={"generated_by": "fxstudio"})
         tmp_py.write_text(mod.source, encoding="utf-8")
     return ExportResult("py", [weights, out], mod.notes)
+
+
+def _without_weights(doc: GraphDocument, stem: str) -> str:
+    """What a ``.py`` saved from a structure-only document says about its weights."""
+    where = f"'{doc.checkpoint}'" if doc.checkpoint else "FOLDER"
+    return (
+        f"Saved without its weights (the document held its structure only): {stem}.safetensors "
+        f"holds only what the model computes (buffers such as inv_freq). Give load() the "
+        f"checkpoint folder or .safetensors file with the weights: load({where})."
+    )
 
 
 def _export_torchscript(gm: fx.GraphModule, inputs: tuple[Any, ...], out: Path) -> ExportResult:
