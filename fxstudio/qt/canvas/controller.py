@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, QPointF, QRectF, QTimer, Signal
 from PySide6.QtGui import QCursor
-from PySide6.QtWidgets import QGraphicsItem
+from PySide6.QtWidgets import QGraphicsItem, QMenu
 
 from fxstudio.core.flows.layout import (
     Drawing,
@@ -19,7 +19,7 @@ from fxstudio.core.flows.layout import (
 )
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.process import collector
-from fxstudio.qt.canvas import tools
+from fxstudio.qt.canvas import menu, tools
 from fxstudio.qt.canvas.items import BoxItem, EdgeItem, GroupItem, NodeItem, text_metrics
 from fxstudio.qt.canvas.minimap import Minimap
 from fxstudio.qt.canvas.scene import BUILD_BUDGET_S, GraphScene
@@ -51,6 +51,7 @@ class CanvasController(QObject):
     rewireRequested = Signal(str, str, float)  # noqa: N815 - see GraphScene
     layoutProgress = Signal(int, int)  # noqa: N815 - groups laid out, of how many
     layoutStopped = Signal()  # noqa: N815 - stop_layout(): the old picture stays
+    menuRequested = Signal(object, object)  # noqa: N815 - (QMenu, menu.Target): add your actions
 
     def __init__(
         self,
@@ -78,6 +79,7 @@ class CanvasController(QObject):
         self._pause: collector.Pause | None = None  # the collector's, while a big scene comes
         self.undo_stack = session.undo_stack  # a drag is one undo step
         selection.changed.connect(self._show_selection)
+        view.menuAsked.connect(self._show_menu)
         session.changed.connect(self.on_document_changed)
         # (the session tells the window, which sets the document last: see MainWindow)
 
@@ -311,6 +313,27 @@ class CanvasController(QObject):
     def collapse_top_level(self) -> None:
         if self.document is not None:
             self.document.set_collapsed_groups(top_level_groups(self.document))
+
+    # --- the context menu ---------------------------------------------------------------------
+
+    def context_menu(self, pos: QPointF) -> QMenu | None:
+        """The menu of what is drawn at ``pos``: the canvas's actions, then the docks'
+        (``menuRequested``); None over the background or when it offers nothing."""
+        doc = self.document
+        target = menu.target_at(self.scene, doc, pos) if doc is not None else None
+        if doc is None or target is None:
+            return None
+        group = target.group
+        folded = group is not None and group in doc.collapsed
+        shown = menu.build(self.view, target, folded, lambda: self.toggle_group(group or ""))
+        self.menuRequested.emit(shown, target)
+        return shown if not shown.isEmpty() else None
+
+    def _show_menu(self, pos: QPointF, screen: QPoint) -> None:
+        shown = self.context_menu(pos)
+        if shown is not None:
+            shown.exec(screen)
+            shown.deleteLater()
 
     # --- selection -----------------------------------------------------------------------------
 

@@ -4,8 +4,15 @@ either it writes the heat's shares (:mod:`~fxstudio.qt.canvas.heat`) at the scre
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, Qt, Signal
-from PySide6.QtGui import QMouseEvent, QPainter, QPaintEvent, QResizeEvent, QWheelEvent
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, Qt, Signal
+from PySide6.QtGui import (
+    QContextMenuEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QResizeEvent,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QWidget
 
 from fxstudio.qt.canvas.scene import GraphScene
@@ -24,6 +31,7 @@ class CanvasView(QGraphicsView):
     OVERVIEW_SCALE = 0.2  # below this zoom the scene is drawn by its Overview, not its items
     viewChanged = Signal()  # noqa: N815 - scrolled, zoomed or resized
     scrolled = Signal()  # scrolled or zoomed, not as a resize or a first view moved it
+    menuAsked = Signal(QPointF, QPoint)  # noqa: N815 - right-click: (scene point, screen point)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -131,6 +139,10 @@ class CanvasView(QGraphicsView):
             return super().viewportEvent(event)
         finally:
             self._settling = False
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802
+        self.menuAsked.emit(self.mapToScene(event.pos()), event.globalPos())
+        event.accept()
 
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
         delta = event.angleDelta().y()

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QWidget
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import Profile, ProfileOptions, profile
@@ -33,9 +33,10 @@ from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.snapshots import Snapshot, detached, snapshot
 from fxstudio.qt import theme
 from fxstudio.qt.canvas.heat import HeatMarks
+from fxstudio.qt.canvas.menu import Target
 from fxstudio.qt.copies import Copy, run_on_copy
 from fxstudio.qt.forms import ShapeWatcher
-from fxstudio.qt.panels import run_form
+from fxstudio.qt.panels import run_form, run_module
 from fxstudio.qt.panels.base import DocumentPanel, in_words
 from fxstudio.qt.panels.run_form import SortItem
 from fxstudio.qt.panels.run_summary import summary_html
@@ -45,10 +46,6 @@ from fxstudio.qt.workers import Task
 #: What the dock adds to a result's line once the graph is no longer the one it ran.
 STALE_NOTE = " — stale: the graph was changed since this run; Run again"
 STALE_TIP = "Stale: measured before the graph last changed. Run again for current times."
-NO_WEIGHTS_TIP = (
-    "This document holds the model's structure only (no weights): running and timing need "
-    "them. Open it again without Structure only, or a smaller configuration of it."
-)
 
 
 def _ms(seconds: float) -> str:
@@ -84,6 +81,8 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         ):
             changed.connect(self._options_changed)
         self._options_changed()
+        self.module.currentIndexChanged.connect(self._module_changed)
+        self.ctx.canvas.menuRequested.connect(self._canvas_menu)
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.cancel)
         self.pin_button.clicked.connect(self.pin)
@@ -134,10 +133,28 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         self._show_age()
         self.run_button.setEnabled(doc is not None)
         self.pin_button.setEnabled(doc is not None)
-        bare = doc is not None and not doc.weights  # structure only: Run says why it cannot
-        self.run_button.setToolTip(NO_WEIGHTS_TIP if bare else "")
-        if bare:
-            self.status_label.setText("Structure only: no weights to run.")
+        run_module.fill(self.module, doc)
+        self._module_changed()  # structure only: Run says why it cannot, and what can run
+        if doc is not None and not doc.weights:
+            self.status_label.setText(run_module.BARE_STATUS)
+
+    def _module_changed(self, *_: object) -> None:
+        self.run_button.setToolTip(run_module.tip(self.document, run_module.chosen(self.module)))
+
+    def _canvas_menu(self, menu: QMenu, target: Target) -> None:
+        """The canvas's menu on a module (or a node in one) offers to run it alone."""
+        label = run_module.menu_label(target)
+        if label is not None and self.document is not None:
+            action = menu.addAction(label)
+            action.setEnabled(not self.busy())
+            action.triggered.connect(lambda: self.run_alone(target.module))
+
+    def run_alone(self, path: str | None) -> None:
+        """Choose the module ``path`` (None: the whole model), show the dock and run."""
+        run_module.choose(self.module, path)
+        self.dock.show()
+        self.dock.raise_()
+        self.run()
 
     @property
     def stale(self) -> bool:
@@ -202,13 +219,14 @@ class RunPanel(DocumentPanel, run_form.RunForm):
             batch=self.batch.value() or None,  # 0: as captured
         )
 
-    def _start(self, work: Callable[[Copy], Profile], text: str) -> None:
+    def _start(self, work: Callable[[Copy], object], text: str) -> None:
         """Run ``work(copy)`` on a copy of the graph as it is now, in a worker;
-        ``copy.say(text)`` shows what it does now.  Its result is shown -- stale if the graph
-        changed meanwhile -- unless another model is open by then."""
+        ``copy.say(text)`` shows what it does now.  Its result (a profile, or a module's
+        :class:`~fxstudio.qt.panels.run_module.Ran`) is shown -- stale if the graph changed
+        meanwhile -- unless another model is open by then."""
         self._started_state = self.session.graph_state()
         job = run_on_copy(
-            self, work, self._done, stale=self._done, failed=self._failed, parent=self
+            self, work, self._shown, stale=self._shown, failed=self._failed, parent=self
         )
         task = self.task = job.task
         task.stage.connect(lambda line: self.status_label.setText(f"{text} {line}"))
@@ -231,7 +249,10 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         """Run and time the graph as it is now (a copy, made in the worker)."""
         if self.document is None or self.busy():
             return
-        options = self.options()
+        options, path = self.options(), run_module.chosen(self.module)
+        if path is not None:
+            self._start(run_module.work(path, options), f"{path} alone on {options.device}:")
+            return
         self._start(
             lambda copy: profile(copy.detached(), options, stage=copy.say),
             f"On {options.device}:",
@@ -259,7 +280,10 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         """Time the baseline and the graph now interleaved (A/B/A/B)."""
         if self.document is None or self.baseline is None or self.busy():
             return
-        before, options = self.baseline, self.options(True)
+        before, options, path = self.baseline, self.options(True), run_module.chosen(self.module)
+        if path is not None:
+            self._start(run_module.work(path, options, before), f"{path} alone, baseline vs now:")
+            return
         self._start(
             lambda copy: profile(copy.detached(), options, detached(before), stage=copy.say),
             f"Baseline vs the graph now, on {options.device}:",
@@ -282,7 +306,13 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         self.graphs_button.setEnabled(self.baseline is not None)
         self.cancel_button.setEnabled(False)
 
-    def _done(self, result: Profile) -> None:
+    def _shown(self, result: object) -> None:
+        if isinstance(result, run_module.Ran):
+            self._done(result.profile, result)
+        elif isinstance(result, Profile):
+            self._done(result)
+
+    def _done(self, result: Profile, ran: run_module.Ran | None = None) -> None:
         self.last, self.last_state = result, self._started_state
         c = result.comparison
         if c is not None:
@@ -299,10 +329,13 @@ class RunPanel(DocumentPanel, run_form.RunForm):
                 f"median {t.median_s * 1e3:.3f} ms · {result.after.throughput:,.1f} items/s"
                 + (" · NOISY" if t.noisy else "")
             )
+        if ran is not None:
+            self._verdict = run_module.verdict(ran.part.path, self._verdict)
         self._idle()
         self.status_label.setText(self._verdict + (STALE_NOTE if self.stale else ""))
         self._mark_stale()
-        self.result.setHtml(summary_html(result, theme.colors().bad))
+        summary = summary_html(result, theme.colors().bad)
+        self.result.setHtml((run_module.html(ran) if ran is not None else "") + summary)
         self._show_profile(result.after.nodes)
         self.export_button.setEnabled(True)
         self.finished.emit(result)
@@ -310,6 +343,9 @@ class RunPanel(DocumentPanel, run_form.RunForm):
     def _failed(self, exc: BaseException) -> None:
         self._idle()
         text = in_words(exc)
+        doc = self.document
+        if doc is not None and not doc.weights and "needs the model's weights" in text:
+            text += "\n" + run_module.ONE_MODULE  # what can run
         self.status_label.setText("The run failed.")
         self.result.setPlainText(text)
         if self.tabs.indexOf(self.result) >= 0:

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QGridLayout,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QMenu,
@@ -61,6 +62,7 @@ class RunForm:
     the panel's uses of them are type-checked)."""
 
     device: QComboBox
+    module: QComboBox
     threads: QSpinBox
     dtype: QComboBox
     batch: QSpinBox
@@ -230,6 +232,20 @@ def build(panel: RunForm) -> QWidget:
         buttons.addWidget(b)
     buttons.addWidget(panel.export_button)
     buttons.addWidget(panel.options_button)
+    panel.module = QComboBox(body)
+    panel.module.setObjectName("runModule")
+    panel.module.setSizeAdjustPolicy(
+        QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+    )
+    panel.module.setMinimumContentsLength(6)
+    panel.module.setToolTip(
+        "Run one module alone (the part of a large model that fits): taken out of the graph at "
+        "its real width, with its weights (random ones for a structure-only model) and inputs "
+        "of the recorded shapes. Or right-click a module on the canvas: Run this module."
+    )
+    module_row = QHBoxLayout()
+    module_row.addWidget(QLabel("Module", body))
+    module_row.addWidget(panel.module, 1)
     panel.options_line = text_label(body, "runOptionsLine")
     panel.options_line.setToolTip("What the next run uses (Options to change it)")
     panel.baseline_label = text_label(body, "runBaseline")
@@ -241,6 +257,7 @@ def build(panel: RunForm) -> QWidget:
     controls_layout = QVBoxLayout(controls)
     controls_layout.setContentsMargins(0, 0, 0, 0)
     controls_layout.addLayout(buttons)
+    controls_layout.addLayout(module_row)
     controls_layout.addWidget(panel.options_line)
     controls_layout.addWidget(form_widget)
     controls_layout.addWidget(panel.status_label)

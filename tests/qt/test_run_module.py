@@ -1,0 +1,101 @@
+"""Run the part that fits, in the window (issue 38): one module of a structure-only model runs
+alone from the Run dock's Module list or the canvas's menu on the module -- the dock's own
+profile on the part, off the GUI thread -- and the result says what was run and, of many
+modules alike, the whole-model figure as an extrapolation."""
+
+from fxstudio.core.model.request import OpenRequest
+from fxstudio.qt.panels.run_module import ONE_MODULE, WHOLE
+from tests.core.test_structure_only import SMALL_LLAMA
+
+
+def quick(panel) -> None:
+    panel.min_time.setValue(0.05)
+    panel.threads.setValue(1)
+
+
+def test_run_one_module_of_a_structure_only_model_from_the_dock(qtbot, docks):
+    ctx = docks("run")
+    doc = ctx.open("examples:resnet", weights=False)
+    panel = ctx.panels["run"]
+    quick(panel)
+    assert panel.module.currentText() == WHOLE
+    assert "Run this module" in panel.run_button.toolTip()  # what can run is offered
+    assert "Module" in panel.status_label.text()
+    panel.module.setCurrentIndex(panel.module.findData("layer1"))
+    assert "random weights" in panel.run_button.toolTip()
+    assert panel.per_node.isChecked()
+    with qtbot.waitSignal(panel.finished, timeout=120000) as done:
+        panel.run_button.click()
+        assert not panel.run_button.isEnabled()  # in a worker
+    result = done.args[0]
+    assert not isinstance(result, Exception), panel.result.toPlainText()
+    said = panel.result.toPlainText()
+    assert "the module layer1 alone" in said and "random weights" in said
+    assert "extrapolation" not in said  # one of one alike: nothing to extrapolate
+    assert panel.status_label.text().startswith("layer1 alone: median")
+    # the node table lists the part's nodes, all of them inside layer1
+    inside = {n for g in doc.module_tree().walk() if g.path == "layer1" for n in g.all_nodes()}
+    names = {panel.node_table.item(r, 0).text() for r in range(panel.node_table.rowCount())}
+    names -= {"(unattributed)", "(gap)"}
+    assert names and names <= inside
+    assert not doc.weights and panel.run_button.isEnabled()  # the document is as it was
+    # back to the whole model: refused, and the refusal offers a module
+    panel.module.setCurrentIndex(panel.module.findText(WHOLE))
+    with qtbot.waitSignal(panel.finished, timeout=60000) as done:
+        panel.run_button.click()
+    assert isinstance(done.args[0], Exception)
+    assert ONE_MODULE in panel.result.toPlainText()
+
+
+def test_run_this_module_from_the_canvas_menu_of_a_group(qtbot, docks):
+    ctx = docks("run")
+    ctx.open("examples:resnet", weights=False)
+    panel = ctx.panels["run"]
+    quick(panel)
+    panel.per_node.setChecked(False)
+    controller = ctx.canvas_controller
+    group = controller.scene.groups["layer1"]
+    menu = controller.context_menu(group.sceneBoundingRect().center())
+    assert menu is not None
+    action = next(a for a in menu.actions() if a.text() == "Run this module (layer1)")
+    with qtbot.waitSignal(panel.finished, timeout=120000) as done:
+        action.trigger()
+    assert not isinstance(done.args[0], Exception), panel.result.toPlainText()
+    assert panel.module.currentData() == "layer1"
+    said = panel.result.toPlainText()
+    assert "the module layer1 alone" in said and "random weights" in said
+
+
+def test_a_call_module_node_offers_its_module(qtbot, docks):
+    ctx = docks("run")
+    doc = ctx.open("examples:resnet")
+    controller = ctx.canvas_controller
+    with qtbot.waitSignal(controller.layoutDone, timeout=60000):
+        doc.set_collapsed_groups(())
+    node = controller.scene.nodes["layer1_0_conv1"]
+    menu = controller.context_menu(node.sceneBoundingRect().center())
+    assert menu is not None
+    assert "Run this module (layer1.0.conv1)" in [a.text() for a in menu.actions()]
+
+
+def test_one_layer_of_many_says_the_whole_as_an_extrapolation(qtbot, docks):
+    ctx = docks("run")
+    ctx.open(SMALL_LLAMA, weights=False)
+    panel = ctx.panels["run"]
+    quick(panel)
+    panel.per_node.setChecked(False)
+    with qtbot.waitSignal(panel.finished, timeout=180000) as done:
+        panel.run_alone("layers.0")
+    assert not isinstance(done.args[0], Exception), panel.result.toPlainText()
+    said = panel.result.toPlainText().splitlines()
+    assert any("the module layers.0 alone" in line and "1 of 2 alike" in line for line in said)
+    extrapolated = [line for line in said if line.startswith("x2 modules alike")]
+    assert extrapolated and "an extrapolation of one module, not a measurement" in extrapolated[0]
+
+
+def test_the_window_offers_a_module_on_a_structure_only_document(qtbot, window):
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        window.session.open(OpenRequest("examples:resnet", weights=False))
+    panel = window.panels["run"]
+    assert panel.module.findData("layer1") > 0
+    assert "Run this module" in panel.run_button.toolTip()
