@@ -58,8 +58,8 @@ def settle(window: MainWindow, ms: int = 500) -> None:
     loop.exec()
 
 
-def open_model(window: MainWindow, spec: str) -> None:
-    wait(window.layoutShown, lambda: window.session.open(OpenRequest(spec)))
+def open_model(window: MainWindow, spec: str, **kw) -> None:
+    wait(window.layoutShown, lambda: window.session.open(OpenRequest(spec, **kw)))
     settle(window)
 
 
@@ -73,9 +73,10 @@ def main_window(window: MainWindow) -> None:
     settle(window)
 
 
-def dock(window: MainWindow, spec: str, panel_id: str):
-    """Open ``spec`` and bring the panel's dock to the front; the panel."""
-    open_model(window, spec)
+def dock(window: MainWindow, spec: str, panel_id: str, **kw):
+    """Open ``spec`` (``kw``: the request's options) and bring the panel's dock to the
+    front; the panel."""
+    open_model(window, spec, **kw)
     if panel_id not in BY_ID[window.layouts.current].panels():  # the layout made for it
         window.layouts.use(next(lay.id for lay in LAYOUTS if panel_id in lay.panels()))
     panel = window.panels[panel_id]
@@ -267,6 +268,18 @@ def folded_layers_expanded(window: MainWindow) -> None:
     settle(window)
 
 
+def run_module(window: MainWindow) -> None:
+    """The 32 layers structure only: Run this module on the folded layers' box; the Run dock
+    says what ran (random weights) and the ×32 figure as an extrapolation."""
+    panel = dock(window, LLAMA_32, "run", weights=False)
+    panel.min_time.setValue(0.5)
+    canvas = window.canvas_controller
+    menu = canvas.context_menu(canvas.scene.groups["layers.0"].sceneBoundingRect().center())
+    wait(panel.finished, next(a for a in menu.actions() if "Run this" in a.text()).trigger)
+    window.selection.select(["layers_0_mlp_down_proj_weight"])
+    settle(window)
+
+
 LLAMA_70B = (
     "hf:llama(num_hidden_layers=80, hidden_size=8192, intermediate_size=28672, "
     "num_attention_heads=64, num_key_value_heads=8, vocab_size=128256)"
@@ -447,6 +460,7 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "fused-gpt2": fused_gpt2,
     "folded-layers": folded_layers,
     "folded-layers-expanded": folded_layers_expanded,
+    "run-module": run_module,
     "llama-70b": llama_70b,
     "llama-70b-expanded": llama_70b_expanded,
     "console": console,

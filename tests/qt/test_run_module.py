@@ -38,6 +38,9 @@ def test_run_one_module_of_a_structure_only_model_from_the_dock(qtbot, docks):
     names = {panel.node_table.item(r, 0).text() for r in range(panel.node_table.rowCount())}
     names -= {"(unattributed)", "(gap)"}
     assert names and names <= inside
+    # the heat and the Top chart: the module and those in it, not the ones its inputs came from
+    assert {m.path for m in ctx.session.profile.modules} >= {"layer1", "layer1.0"}
+    assert all(m.path.startswith("layer1") for m in ctx.session.profile.modules)
     assert not doc.weights and panel.run_button.isEnabled()  # the document is as it was
     # back to the whole model: refused, and the refusal offers a module
     panel.module.setCurrentIndex(panel.module.findText(WHOLE))

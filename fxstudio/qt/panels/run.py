@@ -336,7 +336,7 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         self._mark_stale()
         summary = summary_html(result, theme.colors().bad)
         self.result.setHtml((run_module.html(ran) if ran is not None else "") + summary)
-        self._show_profile(result.after.nodes)
+        self._show_profile(result.after.nodes if ran is None else run_module.inside(ran))
         self.export_button.setEnabled(True)
         self.finished.emit(result)
 

@@ -14,13 +14,13 @@ right-click a module (or a ``call_module`` node) ▸ *Run this module*.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import escape
 
 from PySide6.QtWidgets import QComboBox
 
 from fxstudio.core.flows import Profile, ProfileOptions, profile
-from fxstudio.core.flows.run import Part, part_of
+from fxstudio.core.flows.run import NodeProfile, Part, part_of
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.snapshots import Snapshot, detached
 from fxstudio.qt.canvas.menu import Target
@@ -90,6 +90,17 @@ def work(
         return Ran(part, profile(part.document, options, before, stage=copy.say))
 
     return run
+
+
+def inside(ran: Ran) -> NodeProfile | None:
+    """The module's per-node profile, its module times only those of the module and the
+    modules in it (the modules its inputs came from were not run: no heat, no bars for them)."""
+    nodes = ran.profile.after.nodes
+    if nodes is None:
+        return None
+    path = ran.part.path
+    mine = [m for m in nodes.modules if m.path == path or m.path.startswith(path + ".")]
+    return replace(nodes, modules=mine)
 
 
 def menu_label(target: Target) -> str | None:
