@@ -76,6 +76,10 @@ class EditError(UserError):
     """An edit that would make the graph invalid.  Nothing was changed."""
 
 
+class ExportError(UserError):
+    """The model could not be saved in the chosen format; nothing was written."""
+
+
 class InputSpecError(UserError):
     """An ``--input`` spec could not be parsed."""
 

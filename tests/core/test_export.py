@@ -11,16 +11,10 @@ from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.model.loading import load_model
 from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.saving.codegen import constructor_expr
-from fxstudio.core.saving.export import (
-    ExportError,
-    export,
-    one_thread,
-    onnx_available,
-    run_standalone,
-    verify_standalone,
-)
+from fxstudio.core.saving.export import ExportError, export, onnx_available
 from fxstudio.core.saving.files import WriteError
 from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.saving.verify import one_thread, run_standalone, verify_standalone
 
 EXAMPLES = ["simple", "negrelu", "resnet", "transformer"]
 
@@ -306,7 +300,7 @@ def test_the_check_reads_its_inputs_as_aligned_tensors(tmp_path):
 def test_read_tensors_copies_out_of_the_file(tmp_path):
     from safetensors.torch import save_file
 
-    from fxstudio.core.saving.export import read_tensors
+    from fxstudio.core.saving.tensorfiles import read_tensors
 
     path = tmp_path / "t.safetensors"
     tensors = {"a": torch.randn(3, 5), "b": torch.arange(7)}
@@ -318,7 +312,7 @@ def test_read_tensors_copies_out_of_the_file(tmp_path):
 
 
 def test_comparison_reports_differences_against_the_dtype_tolerance():
-    from fxstudio.core.saving.export import compare_outputs, tolerance
+    from fxstudio.core.saving.verify import compare_outputs, tolerance
 
     x = torch.linspace(-2, 2, 50)
     assert compare_outputs([x], [x.clone()]).describe() == "1 output(s) equal bit for bit"
@@ -356,7 +350,7 @@ def test_verification_on_all_threads_is_reported_against_the_tolerance(tmp_path)
 
 
 def _outputs(doc, n):
-    from fxstudio.core.saving.export import reference_outputs
+    from fxstudio.core.saving.verify import reference_outputs
 
     return reference_outputs(doc, n)
 

@@ -589,7 +589,8 @@ def test_a_replacement_with_its_own_tensors_brings_them_into_the_model_and_undo_
 
 
 def test_fold_conv_bn_folds_an_export_graphs_aten_calls_and_undo_puts_them_back(tmp_path):
-    from fxstudio.core.saving.export import export, run_standalone
+    from fxstudio.core.saving.export import export
+    from fxstudio.core.saving.verify import run_standalone
 
     doc = open_document(OpenRequest("examples:resnet", "export"))
     before = doc.graph_module.code

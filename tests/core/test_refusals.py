@@ -116,7 +116,8 @@ def test_flex_rewrite_replays_from_a_session(tmp_path):
 
 @needs_flex
 def test_a_flex_fused_model_saves_as_a_module_that_runs(tmp_path):
-    from fxstudio.core.saving.export import export, verify_standalone
+    from fxstudio.core.saving.export import export
+    from fxstudio.core.saving.verify import verify_standalone
 
     doc = _open("SoftCapped", "export")
     rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention-flex")))

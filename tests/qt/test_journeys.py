@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QPushButton
 
-from fxstudio.core.saving.export import run_standalone
+from fxstudio.core.saving.verify import run_standalone
 from fxstudio.qt.window.main_window import MainWindow
 from tests.core.test_export import original_outputs
 from tests.qt.conftest import open_and_wait

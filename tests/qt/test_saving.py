@@ -12,9 +12,10 @@ from PySide6.QtWidgets import QMessageBox
 
 from fxstudio.core.edits import rename
 from fxstudio.core.patterns.builtins import run_builtin
-from fxstudio.core.saving.export import onnx_available, run_standalone
+from fxstudio.core.saving.export import onnx_available
 from fxstudio.core.saving.sessionfile import save_session
 from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.saving.verify import run_standalone
 from fxstudio.qt.window.autosave import find_recoveries
 from fxstudio.qt.window.main_window import MainWindow
 from tests.conftest import ROOT

@@ -33,7 +33,7 @@ from fxstudio.core.fxcompat import tree_leaves
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.runtime.run import RunError, prepared
 from fxstudio.core.runtime.speedup import check_same_inputs
-from fxstudio.core.saving.export import largest_difference
+from fxstudio.core.saving.verify import largest_difference
 from fxstudio.core.stepping.eager import tolerance
 
 FULL = 1 << 20  # elements compared in full up to this many

@@ -25,8 +25,9 @@ Example:
 from __future__ import annotations
 
 from fxstudio.core.process.crashlog import CrashLog, LastCrash, pid_alive
-from fxstudio.core.saving.export import DESCRIPTIONS, format_for, verify_standalone, weights_path
+from fxstudio.core.saving.export import DESCRIPTIONS, format_for, weights_path
 from fxstudio.core.saving.sessionfile import save_session
+from fxstudio.core.saving.verify import verify_standalone
 
 __all__ = [
     "DESCRIPTIONS",

@@ -29,7 +29,7 @@ from fxstudio.core.fxcompat import tree_leaves
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.process import modelcode
-from fxstudio.core.saving.export import largest_difference
+from fxstudio.core.saving.verify import largest_difference
 
 EXACT_ATOL = 1e-5  # float32; scaled by the dtype's epsilon
 FOLD_RTOL = 1e-4

@@ -39,7 +39,7 @@ from fxstudio.core.runtime.nodes import profile_interleaved
 from fxstudio.core.runtime.roofline import peaks_for
 from fxstudio.core.runtime.timer import Timing, sync_for, time_calls, time_cold_calls
 from fxstudio.core.runtime.timer import threads as using_threads
-from fxstudio.core.saving.export import largest_difference
+from fxstudio.core.saving.verify import largest_difference
 
 DTYPES = {
     "float32": torch.float32,

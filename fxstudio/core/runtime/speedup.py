@@ -39,7 +39,7 @@ from fxstudio.core.runtime.run import (
     profile_nodes,
 )
 from fxstudio.core.runtime.timer import time_interleaved
-from fxstudio.core.saving.export import largest_difference
+from fxstudio.core.saving.verify import largest_difference
 
 MIN_REPLICATES = 9  # a side; Google Benchmark's compare warns below 9
 FLOOR = 0.01  # |speed-up − 1| below this is never significant

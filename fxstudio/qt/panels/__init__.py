@@ -9,7 +9,8 @@ its changes, says status, offers actions; given a ``PanelContext``, never the wi
   ``pattern_matches`` (the matches shown, why a node did not match), ``pattern_rules`` (the
   matching rules), ``pattern_files`` (pattern files), ``patterns_check`` (a replacement's
   check, held back when it fails);
-- ``run`` (the Run dock) with ``run_form``, ``run_summary`` and ``bar_chart``;
+- ``run`` (the Run dock) with ``run_form``, ``run_summary``, ``bar_chart`` and ``run_module``
+  (one module of the model run alone);
 - ``step`` (the Step dock) with ``step_form``; ``lesson`` (Learn FX) with ``lesson_form``;
 - ``compile`` (graph breaks under torch.compile) with ``compile_kernels`` (its Kernels tab);
   ``console`` (the Python console).
