@@ -24,7 +24,6 @@ import time
 _START = time.perf_counter()  # each side is timed from here: before any import
 
 import json  # noqa: E402
-import resource  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -86,7 +85,11 @@ def spec_of(name: str, eager: bool = False) -> str:
 
 
 def _rss_mb() -> float:
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    """This process's own peak RSS (VmHWM: ``ru_maxrss`` keeps the peak of the process it was
+    forked from, ``make bench``'s, which may hold gigabytes by then)."""
+    with open("/proc/self/status") as status:
+        kb = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    return round(kb / 1024, 1)
 
 
 def bare_torch() -> None:

@@ -140,6 +140,7 @@ class RunPanel(DocumentPanel, run_form.RunForm):
 
     def _module_changed(self, *_: object) -> None:
         self.run_button.setToolTip(run_module.tip(self.document, run_module.chosen(self.module)))
+        self._options_changed()
 
     def _canvas_menu(self, menu: QMenu, target: Target) -> None:
         """The canvas's menu on a module (or a node in one) offers to run it alone."""

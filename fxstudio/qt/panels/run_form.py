@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QGridLayout,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QMenu,
@@ -155,24 +154,37 @@ def build(panel: RunForm) -> QWidget:
     panel.heat = QCheckBox("Heat on the canvas", body)
     panel.heat.setObjectName("runHeat")
     panel.heat.setChecked(True)
+    panel.module = QComboBox(body)
+    panel.module.setObjectName("runModule")
+    panel.module.setSizeAdjustPolicy(
+        QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+    )
+    panel.module.setMinimumContentsLength(6)
+    panel.module.setToolTip(
+        "Run one module alone (the part of a large model that fits): taken out of the graph at "
+        "its real width, with its weights (random ones for a structure-only model) and inputs "
+        "of the recorded shapes. Or right-click a module on the canvas: Run this module."
+    )
     form_widget = QWidget(body)
     form_widget.setObjectName("runOptions")
     form = QGridLayout(form_widget)
     form.setContentsMargins(0, 0, 0, 0)
-    form.addWidget(QLabel("Device", body), 0, 0)
-    form.addWidget(panel.device, 0, 1, 1, 3)
-    form.addWidget(QLabel("Threads", body), 1, 0)
-    form.addWidget(panel.threads, 1, 1)
-    form.addWidget(QLabel("Dtype", body), 1, 2)
-    form.addWidget(panel.dtype, 1, 3)
-    form.addWidget(QLabel("Time at least", body), 2, 0)
-    form.addWidget(panel.min_time, 2, 1)
-    form.addWidget(QLabel("Batch", body), 2, 2)
-    form.addWidget(panel.batch, 2, 3)
-    form.addWidget(QLabel("Run as", body), 3, 0)
-    form.addWidget(panel.compile, 3, 1, 1, 3)
-    form.addWidget(panel.per_node, 4, 0, 1, 4)
-    form.addWidget(panel.heat, 5, 0, 1, 4)
+    form.addWidget(QLabel("Module", body), 0, 0)
+    form.addWidget(panel.module, 0, 1, 1, 3)
+    form.addWidget(QLabel("Device", body), 1, 0)
+    form.addWidget(panel.device, 1, 1, 1, 3)
+    form.addWidget(QLabel("Threads", body), 2, 0)
+    form.addWidget(panel.threads, 2, 1)
+    form.addWidget(QLabel("Dtype", body), 2, 2)
+    form.addWidget(panel.dtype, 2, 3)
+    form.addWidget(QLabel("Time at least", body), 3, 0)
+    form.addWidget(panel.min_time, 3, 1)
+    form.addWidget(QLabel("Batch", body), 3, 2)
+    form.addWidget(panel.batch, 3, 3)
+    form.addWidget(QLabel("Run as", body), 4, 0)
+    form.addWidget(panel.compile, 4, 1, 1, 3)
+    form.addWidget(panel.per_node, 5, 0, 1, 4)
+    form.addWidget(panel.heat, 6, 0, 1, 4)
     form.setColumnStretch(1, 1)
     form.setColumnStretch(3, 1)
     for combo in (panel.device, panel.dtype, panel.compile):  # no combo sets the dock's width
@@ -232,20 +244,6 @@ def build(panel: RunForm) -> QWidget:
         buttons.addWidget(b)
     buttons.addWidget(panel.export_button)
     buttons.addWidget(panel.options_button)
-    panel.module = QComboBox(body)
-    panel.module.setObjectName("runModule")
-    panel.module.setSizeAdjustPolicy(
-        QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
-    )
-    panel.module.setMinimumContentsLength(6)
-    panel.module.setToolTip(
-        "Run one module alone (the part of a large model that fits): taken out of the graph at "
-        "its real width, with its weights (random ones for a structure-only model) and inputs "
-        "of the recorded shapes. Or right-click a module on the canvas: Run this module."
-    )
-    module_row = QHBoxLayout()
-    module_row.addWidget(QLabel("Module", body))
-    module_row.addWidget(panel.module, 1)
     panel.options_line = text_label(body, "runOptionsLine")
     panel.options_line.setToolTip("What the next run uses (Options to change it)")
     panel.baseline_label = text_label(body, "runBaseline")
@@ -257,7 +255,6 @@ def build(panel: RunForm) -> QWidget:
     controls_layout = QVBoxLayout(controls)
     controls_layout.setContentsMargins(0, 0, 0, 0)
     controls_layout.addLayout(buttons)
-    controls_layout.addLayout(module_row)
     controls_layout.addWidget(panel.options_line)
     controls_layout.addWidget(form_widget)
     controls_layout.addWidget(panel.status_label)
@@ -339,7 +336,8 @@ def arrange(panel: RunForm, shape: str) -> None:
 def options_text(panel: RunForm) -> str:
     """The options in one line (shown while they are folded away)."""
     device = str(panel.device.currentData())
-    parts = [device]
+    module = panel.module.currentData()
+    parts = [f"module {module} alone" if module else "the whole model", device]
     if device == "cpu":
         parts.append(f"{panel.threads.value()} threads")
     parts += [

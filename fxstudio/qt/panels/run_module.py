@@ -30,7 +30,7 @@ WHOLE = "the whole model"
 #: What a structure-only document can run, said where running the whole model is refused.
 ONE_MODULE = (
     "Run one module of it alone instead, at its real width with random weights at their "
-    "shapes: choose it in the Run dock's Module list, or right-click a module on the canvas "
+    "shapes: choose it in the Run dock's Options (Module), or right-click a module on the canvas "
     "and choose Run this module."
 )
 NO_WEIGHTS_TIP = (
