@@ -2,8 +2,6 @@
 real width, with its weights or random ones at their shapes -- runs and is profiled like a
 model; a whole-model figure from it is said to be an extrapolation."""
 
-import functools
-
 import pytest
 import torch
 
@@ -19,6 +17,7 @@ from fxstudio.core.flows import (
     rewrite_flow,
 )
 from fxstudio.core.flows.run import part_of
+from fxstudio.core.graph.attributes import attribute
 from fxstudio.core.model.loading import load_model
 from tests.core.test_structure_only import LLAMA_70B, SMALL_LLAMA
 
@@ -82,7 +81,7 @@ def test_one_real_width_layer_of_llama_70b_runs_on_this_machine():
     weights = {id(t): t.numel() for t in [*gm.parameters(), *gm.buffers()]}
     for n in part.document.graph.nodes:
         if n.op == "get_attr":
-            v = functools.reduce(getattr, str(n.target).split("."), gm)
+            v = attribute(gm, str(n.target))
             weights[id(v)] = v.numel()
     assert sum(weights.values()) > 0.85e9  # the layer at its real width
     assert part.alike == 80

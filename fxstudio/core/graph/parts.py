@@ -35,7 +35,7 @@ from torch import nn
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import tree_map
-from fxstudio.core.graph.attributes import submodule_at
+from fxstudio.core.graph.attributes import attribute
 from fxstudio.core.graph.checkpoints import find_checkpoint
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import ModuleGroup
@@ -155,7 +155,7 @@ def _cut(
         if node not in env:
             if node.op == "get_attr":
                 target = str(node.target)
-                value = _attribute(doc.graph_module, target)
+                value = attribute(doc.graph_module, target)
                 attrs[target] = tree_map(lambda v: fill(target, v), value)
                 env[node] = graph.get_attr(target)
             else:
@@ -170,22 +170,12 @@ def _cut(
                 outer(arg)
         if node.op in ("call_module", "get_attr"):
             target = str(node.target)
-            value = (
-                submodule_at(doc.graph_module, target)
-                if node.op == "call_module"
-                else _attribute(doc.graph_module, target)
-            )
-            attrs[target] = _module_copy(value, target, fill)
+            attrs[target] = _module_copy(attribute(doc.graph_module, target), target, fill)
         env[node] = graph.node_copy(node, lambda n: env[n])
     used_after = [n for n in inside if any(u not in member for u in n.users)]
     graph.output(env[used_after[0]] if len(used_after) == 1 else tuple(env[n] for n in used_after))
     gm = fx.GraphModule(attrs, graph, f"{type(doc.graph_module).__name__}Part")
     return gm, tuple(inputs)
-
-
-def _attribute(root: nn.Module, target: str) -> Any:
-    owner, _, name = target.rpartition(".")
-    return getattr(submodule_at(root, owner) if owner else root, name)
 
 
 def _module_copy(value: Any, target: str, fill: Fill) -> Any:
@@ -226,7 +216,7 @@ def _from_checkpoint(
             module = root.get_submodule(target)
             saved = module.state_dict(prefix=f"{target}.", keep_vars=True)
         elif node.op == "get_attr":
-            value = _attribute(root, target)
+            value = attribute(root, target)
             owner = target.rpartition(".")[0]
             held = root.get_submodule(owner)
             persistent = isinstance(value, nn.Parameter) or target.rpartition(".")[2] in (

@@ -27,7 +27,7 @@ from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_map
 from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.graph.shapes import format_shape, node_dtype, node_shape
 from fxstudio.core.graph.weights import SHAPE_DEVICE, fake_of, has_weights
-from fxstudio.core.model.failures import describe_value, faked, short_location
+from fxstudio.core.model.failures import describe_value, fake_state, faked, short_location
 from fxstudio.core.process import progress
 from fxstudio.core.process.guard import special_failure
 from fxstudio.core.process.noise import quiet_torch_logs
@@ -315,14 +315,7 @@ def _run_alone(interp: fx.Interpreter, node: fx.Node, mode: Any) -> Any:
     if node.op != "call_module":
         return interp.run_node(node)
     sub = interp.fetch_attr(str(node.target))
-    state = {
-        name: fake_of(mode, t)
-        for name, t in [
-            *sub.named_parameters(remove_duplicate=False),
-            *sub.named_buffers(remove_duplicate=False),
-        ]
-    }
-    with reparametrized(sub, state):
+    with reparametrized(sub, fake_state(sub, mode)):
         return interp.run_node(node)
 
 

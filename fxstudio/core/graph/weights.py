@@ -1,8 +1,9 @@
-"""Structure-only models: a module whose parameters and buffers are ``meta`` tensors -- every
-shape and dtype, no data, no memory -- so that a 70B or 405B model can be looked at, edited
-and rewritten on any machine.  Shapes are worked out on fake tensors made from the meta ones
-(:func:`fake_of`), on the device the model would run on (the CPU), so ops that make tensors
-on the CPU themselves still meet tensors of the same device.
+"""Structure-only models: a module whose parameters (and large buffers) are ``meta`` tensors --
+every shape and dtype, no data, no memory -- so that a 70B or 405B model can be looked at,
+edited and rewritten on any machine; its small buffers (what the model computes when it is
+built, :data:`SMALL_BUFFER`) keep their values.  Shapes are worked out on fake tensors made
+from the meta ones (:func:`fake_of`), on the device the model would run on (the CPU), so ops
+that make tensors on the CPU themselves still meet tensors of the same device.
 
 Example:
     >>> import torch

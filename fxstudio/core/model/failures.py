@@ -182,18 +182,24 @@ def faked(module: nn.Module, example_inputs: tuple[Any, ...]) -> Iterator[tuple[
     tensors (a structure-only model's, :mod:`fxstudio.core.graph.weights`) become fake tensors
     on the CPU."""
     mode = fake_tensor_mode()
-    state: dict[str, torch.Tensor] = {
+    state = fake_state(module, mode)
+    fakes = tree_map(
+        lambda t: fake_of(mode, t) if isinstance(t, torch.Tensor) else t, example_inputs
+    )
+    with reparametrized(module, state), mode:
+        yield fakes
+
+
+def fake_state(module: nn.Module, mode: Any) -> dict[str, torch.Tensor]:
+    """``module``'s parameters and buffers by name as fake tensors of ``mode`` (meta ones on
+    the CPU), to run it with them (:func:`~fxstudio.core.fxcompat.reparametrized`)."""
+    return {
         name: fake_of(mode, t)
         for name, t in [
             *module.named_parameters(remove_duplicate=False),
             *module.named_buffers(remove_duplicate=False),
         ]
     }
-    fakes = tree_map(
-        lambda t: fake_of(mode, t) if isinstance(t, torch.Tensor) else t, example_inputs
-    )
-    with reparametrized(module, state), mode:
-        yield fakes
 
 
 def _fake_tensor_limit(exc: BaseException) -> bool:

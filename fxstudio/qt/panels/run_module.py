@@ -7,7 +7,7 @@ checkpoint folder) and inputs of the shapes the graph records; then the dock's p
 it with the dock's options.  The result says what was run (:meth:`Part.describe`) and, of many
 modules alike, what all of them would take -- an extrapolation, said as one.
 
-The module is chosen in the dock's *Module* list (the whole model first), or on the canvas:
+The module is chosen in the dock's options (*Module*: the whole model first), or on the canvas:
 right-click a module (or a ``call_module`` node) ▸ *Run this module*.
 """
 
