@@ -20,15 +20,28 @@ def test_run_and_time_in_a_worker_without_changing_the_document(qtbot, docks):
     assert ctx.document.code() == code and panel.run_button.isEnabled()
 
 
-def test_a_run_that_fails_says_why(qtbot, docks):
+def test_a_run_that_is_refused_says_why_as_the_docks_notice(qtbot, docks):
     ctx = docks("run")
     ctx.open("examples:negrelu")
     panel = ctx.panels["run"]
     ctx.document.example_inputs = ()
     with qtbot.waitSignal(panel.finished, timeout=60000):
         panel.run_button.click()
-    assert "the Open dialog's Inputs" in panel.result.toPlainText()  # (not --input)
-    assert panel.status_label.text() == "The run failed."
+    said = panel.status_label.text()  # what happened and what to do, nothing else
+    assert "the Open dialog's Inputs" in said and "failed" not in said  # (not --input)
+    assert not panel.result.toPlainText() and panel.run_button.isEnabled()
+
+
+def test_a_model_that_raises_says_what_it_raised_once(qtbot, docks):
+    ctx = docks("run")
+    ctx.open("examples:negrelu")
+    panel = ctx.panels["run"]
+    ctx.document.example_inputs = ctx.document.example_inputs[:1]  # forward() wants three
+    with qtbot.waitSignal(panel.finished, timeout=60000):
+        panel.run_button.click()
+    said = panel.status_label.text()
+    assert said.startswith("Running the model on cpu failed: TypeError: forward() missing")
+    assert not panel.result.toPlainText()
 
 
 def test_per_node_profile_shows_in_the_table_heat_inspector_and_chart(qtbot, docks, tmp_path):

@@ -342,11 +342,18 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         self.finished.emit(result)
 
     def _failed(self, exc: BaseException) -> None:
+        """A refusal (a :class:`UserError`: what happened, what to do) is the dock's notice,
+        as it is worded, and the last result stays; anything else failed the run: said so,
+        and what was raised in the summary."""
         self._idle()
         text = in_words(exc)
         doc = self.document
         if doc is not None and not doc.weights and "needs the model's weights" in text:
             text += "\n" + run_module.ONE_MODULE  # what can run
+        if isinstance(exc, UserError):
+            self.status_label.setText(text)
+            self.finished.emit(exc)
+            return
         self.status_label.setText("The run failed.")
         self.result.setPlainText(text)
         if self.tabs.indexOf(self.result) >= 0:
