@@ -105,3 +105,36 @@ def test_the_window_offers_a_module_on_a_structure_only_document(qtbot, window):
     panel = window.panels["run"]
     assert panel.module.findData("layer1") > 0
     assert "Run this module" in panel.run_button.toolTip()
+
+
+LLAMA_4 = SMALL_LLAMA.replace("num_hidden_layers=2", "num_hidden_layers=4")  # folded: ×4
+
+
+def test_a_folded_box_is_tagged_with_all_its_modules_share(qtbot, docks):
+    ctx = docks("run")
+    ctx.open(LLAMA_4)
+    panel = ctx.panels["run"]
+    quick(panel)
+    scene = ctx.canvas.scene()
+    layers = ["layers.0", "layers.1", "layers.2", "layers.3"]
+    assert scene.layout.folds == {"layers.0": layers}  # one box, ×4
+    with qtbot.waitSignal(panel.finished, timeout=120000) as done:
+        panel.run_button.click()
+    shares = {m.path: m.share for m in done.args[0].after.nodes.modules}
+    whole = sum(shares[p] for p in layers)  # as the module times (the Top chart) add up
+    tags = {t.owner: t for t in panel.marks.tags}
+    tag = tags[scene.groups["layers.0"]]
+    assert tag.share == whole and tag.text == f"{whole:.1%} ×4"
+    assert tag.share > 3 * max(shares[p] for p in layers) / 2  # not one layer's
+    tip = next(i.toolTip() for i in panel.marks.items if i.parentItem() is tag.owner)
+    assert f"time: {whole:.1%} of the profiled run: all 4 modules of this box together" in tip
+    assert tags[scene.groups["norm"]].text == f"{shares['norm']:.1%}"  # not a fold: as it was
+    # one of them run alone: its share of that run, said to be one of the four
+    with qtbot.waitSignal(panel.finished, timeout=120000) as done:
+        panel.run_alone("layers.0")
+    assert not isinstance(done.args[0], Exception), panel.status_label.text()
+    tag = next(t for t in panel.marks.tags if t.owner is scene.groups["layers.0"])
+    alone = next(m.share for m in ctx.session.profile.modules if m.path == "layers.0")
+    assert tag.text == f"{alone:.1%} (1 of 4)"
+    tip = next(i.toolTip() for i in panel.marks.items if i.parentItem() is tag.owner)
+    assert "layers.0 only, of the 4 modules of this box (the others were not in the run)" in tip

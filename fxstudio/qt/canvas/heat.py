@@ -1,5 +1,7 @@
 """The heat overlay: each node tinted by its share of the profiled time (pale yellow → red),
-a collapsed module by the sum of the nodes inside it; the node's tooltip adds its share.
+a collapsed module by the sum of the nodes inside it -- a fold's box (identical modules drawn
+once, ×N) by all N together, its tag saying ×N (or how many of them a run had: a module run
+alone) -- and the node's tooltip adds its share.
 
 The tints are child items of the node (or group) items, so they move when a node is
 dragged, and are drawn again from names after a relayout (rule 3).  The shares are written
@@ -110,24 +112,52 @@ class HeatMarks:
             scene.update()
         if scene is None or not self.visible or not self.nodes:
             return
-        top = max([*self.nodes.values(), *self.modules.values(), 1e-12])
+        folds: dict[str, list[str]] = getattr(getattr(scene, "layout", None), "folds", {})
+        boxes: dict[str, tuple[float, str, str]] = {}  # collapsed modules: share, tag, note
+        for path, group in getattr(scene, "groups", {}).items():
+            box = self._module_share(folds.get(path, [path])) if group.collapsed else None
+            if box is not None:
+                boxes[path] = box
+        top = max([*self.nodes.values(), *(b[0] for b in boxes.values()), 1e-12])
         for name, share in self.nodes.items():
             item = getattr(scene, "nodes", {}).get(name)
             if item is not None:
                 self._mark(item, share, top, self.labels.get(name, ""))
-        for path, group in getattr(scene, "groups", {}).items():
-            if group.collapsed and path in self.modules:
-                self._mark(group, self.modules[path], top)
+        for path, (share, label, note) in boxes.items():
+            self._mark(scene.groups[path], share, top, label, note)  # type: ignore[attr-defined]
         self.tags.sort(key=lambda t: -t.share)
 
-    def _mark(self, owner: BoxItem, share: float, top: float, label: str = "") -> None:
+    def _module_share(self, members: list[str]) -> tuple[float, str, str] | None:
+        """The share of a collapsed module's box: of a fold (``members``: the identical
+        modules the box stands for), all of them together -- as the module times add up --
+        tagged ``×N``; of those measured only (a module run alone), said so."""
+        measured = [m for m in members if m in self.modules]
+        if not measured:
+            return None
+        share = sum(self.modules[m] for m in measured)
+        n = len(members)
+        if n == 1:
+            return share, "", ""
+        if len(measured) == n:
+            return share, f"{share:.1%} ×{n}", f"all {n} modules of this box together"
+        who = measured[0] if len(measured) == 1 else f"{len(measured)} of them"
+        return (
+            share,
+            f"{share:.1%} ({len(measured)} of {n})",
+            f"{who} only, of the {n} modules of this box (the others were not in the run)",
+        )
+
+    def _mark(
+        self, owner: BoxItem, share: float, top: float, label: str = "", note: str = ""
+    ) -> None:
         colour = STALE if self.stale else heat_colour(share / top)
         rect = owner.rect.adjusted(-4, -4, 4, 4)
         tint = QColor(colour)
         tint.setAlpha(50 if self.stale else 120)
         box = QGraphicsRectItem(rect, owner)
         pen = QPen(colour.darker(115), 3.0)
-        tip = f"{owner.toolTip()}\n\n" + self.tip.format(label=label or f"{share:.1%}")
+        said = self.tip.format(label=f"{share:.1%}" if note else label or f"{share:.1%}")
+        tip = f"{owner.toolTip()}\n\n{said}" + (f": {note}" if note else "")
         if self.stale:
             pen.setStyle(Qt.PenStyle.DashLine)
             tip += f"\n\n{STALE_TIP}"
