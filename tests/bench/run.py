@@ -91,7 +91,7 @@ def main() -> None:
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     # e.g. `run.py export` runs one group (capture, export, layout, edits, patterns, runtime,
-    # profile, stepping, scale, real_sizes, compare, canvas)
+    # profile, stepping, scale, real_sizes, compare, canvas, rewrite_scale)
     only = set(sys.argv[1:])
     if not only or "capture" in only:
         for nodes, repeats in ((100, 7), (1000, 5), (10000, 3)):
@@ -114,6 +114,10 @@ def main() -> None:
         from tests.bench.bench_rewrite_stalls import bench_rewrite_stalls
 
         bench_rewrite_stalls(emit)
+    if not only or "rewrite_scale" in only:
+        from tests.bench.bench_rewrite_scale import bench_rewrite_scale
+
+        bench_rewrite_scale(emit)
     if not only or "runtime" in only:
         from tests.bench.bench_runtime import bench_runtime
 

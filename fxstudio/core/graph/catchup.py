@@ -37,7 +37,7 @@ from fxstudio.core.graph.graphviews import (
     module_tree_of,
     tidy_code,
 )
-from fxstudio.core.graph.propagation import repropagate
+from fxstudio.core.graph.propagation import repropagate, touched_since
 from fxstudio.core.graph.snapshots import Snapshot, rebuild, snapshot
 from fxstudio.core.process import collector
 
@@ -77,7 +77,12 @@ def _compute(snap: Snapshot) -> CatchUp:
     if not snap.shapes:
         rows = [make_row(n) for n in graph.nodes]
         return CatchUp(snap.version, code, lines, rows, tree, False)
-    problem, changed = repropagate(snap.module, graph, snap.example_inputs, snap.source_file)
+    # from the nodes the edits since the shapes were last right touched, when known
+    since = touched_since(snap.module, snap.version)
+    names, paths = since if since is not None else (None, ())
+    problem, changed = repropagate(
+        snap.module, graph, snap.example_inputs, snap.source_file, names, paths
+    )
     vals = {n.name: n.meta["val"] for n in graph.nodes if "val" in n.meta}
     rows = [make_row(n) for n in graph.nodes]
     return CatchUp(snap.version, code, lines, rows, tree, True, vals, problem, changed)

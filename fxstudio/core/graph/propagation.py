@@ -15,18 +15,21 @@ Example:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 from typing import Any, Literal
 
 import torch
 import torch.fx as fx
 from torch import nn
+from torch.fx.node import map_arg
 
 from fxstudio.core.errors import CaptureError, stack_trace_location, user_frame
 from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_map
 from fxstudio.core.graph.modes import eval_mode
+from fxstudio.core.graph.running import Current, bookkeeping_threads, run_nodes
 from fxstudio.core.graph.shapes import format_shape, node_dtype, node_shape
-from fxstudio.core.graph.weights import SHAPE_DEVICE, fake_of, has_weights
+from fxstudio.core.graph.weights import SHAPE_DEVICE, fake_of
 from fxstudio.core.model.failures import describe_value, fake_state, faked, short_location
 from fxstudio.core.process import progress
 from fxstudio.core.process.guard import special_failure
@@ -34,11 +37,10 @@ from fxstudio.core.process.noise import quiet_torch_logs
 
 
 class _ShapeInterpreter(fx.Interpreter):
-    """Runs a graph and stores each node's result as ``meta["val"]`` (fake or meta tensors)."""
+    """Runs a graph on fake tensors and stores each node's result as ``meta["val"]``."""
 
-    def __init__(self, module: nn.Module, graph: fx.Graph, keep_real: bool) -> None:
+    def __init__(self, module: nn.Module, graph: fx.Graph) -> None:
         super().__init__(module, garbage_collect_values=True, graph=graph)
-        self.keep_real = keep_real
         self.current: fx.Node | None = None
         self.counter = progress.Counter("Shapes", len(graph.nodes))
 
@@ -49,7 +51,7 @@ class _ShapeInterpreter(fx.Interpreter):
             self.counter.close()
         result = super().run_node(n)
         if n.op != "output":
-            n.meta["val"] = tree_map(_as_meta, result) if self.keep_real else result
+            n.meta["val"] = result
         return result
 
 
@@ -99,12 +101,13 @@ def propagate_shapes(
             f"The model's forward takes {len(required)} input(s) ({names}), but "
             f"{len(example_inputs)} example input(s) were given. Pass one --input per argument."
         )
-    if not has_weights(gm):
+    elements, weights = _state(gm)
+    if not weights:
         with eval_mode(gm):
             _run_structure_only(gm, graph, example_inputs, source_file)
         return
     if method == "auto":
-        method = "real" if cheap_to_run(gm, example_inputs) else "fake"
+        method = "real" if _cheap(elements, example_inputs, weights) else "fake"
     with eval_mode(gm):
         if method == "fake":
             try:
@@ -113,31 +116,62 @@ def propagate_shapes(
                 return
             except Exception:  # noqa: S110 - ops that need data, or a real error: a real run tells
                 pass  # (sys.exit, Ctrl+C and Cancel are not Exceptions: they go on up)
-        interp = _ShapeInterpreter(gm, graph, keep_real=True)
-        # Copies: an in-place op (ReLU(inplace=True)) reading an input must not change the
-        # document's example inputs.
-        copies = tree_map(lambda v: v.clone() if isinstance(v, torch.Tensor) else v, example_inputs)
-        try:
-            with torch.no_grad():
-                interp.run(*copies)
-        except BaseException as exc:
-            raise _failed(exc, "Running the model", interp, example_inputs, source_file) from exc
+        _run_real(gm, graph, example_inputs, source_file)
+
+
+def _run_real(
+    gm: fx.GraphModule, graph: fx.Graph, example_inputs: tuple[Any, ...], source_file: str | None
+) -> None:
+    """One real run, node by node (:func:`run_nodes`), each node's result kept as meta tensors
+    of its shape; on as few threads as its ops need (:func:`bookkeeping_threads`: the values
+    are thrown away)."""
+    counter = progress.Counter("Shapes", len(graph.nodes))
+
+    def record(node: fx.Node, value: Any) -> None:
+        counter.step()
+        node.meta["val"] = tree_map(_as_meta, value)
+
+    at = Current()
+    # Copies: an in-place op (ReLU(inplace=True)) reading an input must not change the
+    # document's example inputs.
+    copies = tree_map(lambda v: v.clone() if isinstance(v, torch.Tensor) else v, example_inputs)
+    try:
+        with torch.no_grad(), bookkeeping_threads(gm, example_inputs, graph):
+            run_nodes(gm, graph, copies, record, at)
+        counter.close()
+    except BaseException as exc:
+        raise _failed(exc, "Running the model", at.node, example_inputs, source_file) from exc
+
+
+def _state(module: nn.Module) -> tuple[int, bool]:
+    """The elements of ``module``'s parameters and buffers, and whether it holds its weights
+    (none of them is a meta tensor: :func:`~fxstudio.core.graph.weights.has_weights`), in
+    one walk of its modules."""
+    elements, weights = 0, True
+    for t in (*module.parameters(), *module.buffers()):
+        elements += t.numel()
+        weights = weights and not t.is_meta
+    return elements, weights
+
+
+def _cheap(elements: int, example_inputs: tuple[Any, ...], weights: bool) -> bool:
+    inputs = sum(t.numel() for t in example_inputs if isinstance(t, torch.Tensor))
+    on_cpu = all(t.device.type == "cpu" for t in example_inputs if isinstance(t, torch.Tensor))
+    small = elements <= CHEAP_STATE_ELEMENTS and inputs <= CHEAP_INPUT_ELEMENTS
+    return on_cpu and small and weights
 
 
 def cheap_to_run(gm: nn.Module, example_inputs: tuple[Any, ...]) -> bool:
     """Whether one real run is the cheaper way to shapes (``CHEAP_STATE_ELEMENTS``); never
     for a structure-only model (it has no values to run on)."""
-    state = sum(t.numel() for t in gm.parameters()) + sum(t.numel() for t in gm.buffers())
-    inputs = sum(t.numel() for t in example_inputs if isinstance(t, torch.Tensor))
-    on_cpu = all(t.device.type == "cpu" for t in example_inputs if isinstance(t, torch.Tensor))
-    small = state <= CHEAP_STATE_ELEMENTS and inputs <= CHEAP_INPUT_ELEMENTS
-    return on_cpu and small and has_weights(gm)
+    elements, weights = _state(gm)
+    return _cheap(elements, example_inputs, weights)
 
 
 def _run_fake(gm: fx.GraphModule, graph: fx.Graph, example_inputs: tuple[Any, ...]) -> None:
     """Run ``gm`` with its parameters, buffers and inputs swapped for fake tensors."""
     with faked(gm, example_inputs) as fake_inputs:
-        _ShapeInterpreter(gm, graph, keep_real=False).run(*fake_inputs)
+        _ShapeInterpreter(gm, graph).run(*fake_inputs)
 
 
 def _run_structure_only(
@@ -145,12 +179,12 @@ def _run_structure_only(
 ) -> None:
     """Shapes of a model without weights: fake tensors only (there are no values to fall
     back on); a failure names the node and says that it needs the model's values."""
-    interp = _ShapeInterpreter(gm, graph, keep_real=False)
+    interp = _ShapeInterpreter(gm, graph)
     try:
         with quiet_torch_logs(), faked(gm, example_inputs) as fake_inputs:
             interp.run(*fake_inputs)
     except BaseException as exc:
-        err = _failed(exc, "Working out shapes", interp, example_inputs, source_file)
+        err = _failed(exc, "Working out shapes", interp.current, example_inputs, source_file)
         if not isinstance(err, CaptureError) or not isinstance(exc, Exception):
             raise err from exc
         err.message = err.message.replace(
@@ -166,18 +200,18 @@ def _run_structure_only(
 def _failed(
     exc: BaseException,
     what: str,
-    interp: _ShapeInterpreter,
+    node: fx.Node | None,
     example_inputs: tuple[Any, ...],
     source_file: str | None,
 ) -> BaseException:
-    """What a run for shapes that raised ``exc`` says: ``what`` ("Running the model") at
-    the node it was on -- out of memory, Ctrl+C and the like as they are worded everywhere,
+    """What a run for shapes that raised ``exc`` at ``node`` says: ``what`` ("Running the
+    model") at the node -- out of memory, Ctrl+C and the like as they are worded everywhere,
     else the node, the user's line and the inputs (:func:`_run_error`)."""
-    at = f" at node '{interp.current.name}'" if interp.current is not None else ""
+    at = f" at node '{node.name}'" if node is not None else ""
     special = special_failure(f"{what}{at}", exc, source_file)
     if special is not None:
         return special
-    return _run_error(exc, example_inputs, source_file, interp.current)
+    return _run_error(exc, example_inputs, source_file, node)
 
 
 def _run_error(
@@ -203,6 +237,45 @@ def _run_error(
     return err
 
 
+#: What edits touched since a deferred document's shapes were last right, by its module:
+#: ``(version, nodes, paths)`` -- so that its shapes are caught up from those nodes
+#: (:func:`downstream`), not by a run of the whole graph.  Written on the editing thread,
+#: read by a worker's catch-up on a snapshot (:func:`touched_since`).
+_TOUCHED: weakref.WeakKeyDictionary[nn.Module, tuple[int, frozenset[str], frozenset[str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def note_touched(
+    module: nn.Module,
+    version: tuple[int, int],
+    names: Iterable[str],
+    paths: Iterable[str],
+    fresh: bool,
+) -> None:
+    """An edit took ``module``'s graph from ``version[0]`` to ``version[1]``, touching the
+    nodes ``names`` and the submodules and attributes at ``paths``, and left its shapes to be
+    caught up later; ``fresh``: they were right before it.  Edits in a row add up; one made
+    on shapes already stale for a reason not noted here leaves nothing known."""
+    names, paths = frozenset(names), frozenset(paths)
+    if not fresh:
+        prior = _TOUCHED.get(module)
+        if prior is None or prior[0] != version[0]:
+            _TOUCHED.pop(module, None)
+            return
+        names, paths = names | prior[1], paths | prior[2]
+    _TOUCHED[module] = (version[1], names, paths)
+
+
+def touched_since(module: nn.Module, version: int) -> tuple[set[str], set[str]] | None:
+    """The nodes and paths edits touched since ``module``'s shapes were last right, if they
+    are known at ``version`` (see :func:`note_touched`); None: the whole graph."""
+    entry = _TOUCHED.get(module)
+    if entry is None or entry[0] != version:
+        return None
+    return set(entry[1]), set(entry[2])
+
+
 def repropagate(
     module: fx.GraphModule,
     graph: fx.Graph,
@@ -220,11 +293,11 @@ def repropagate(
     shapes their inputs already have, and their users only while a shape or dtype differs
     (:func:`downstream`); the whole graph runs again when that cannot be done."""
     touched = None if changed is None else set(changed)
-    if touched is not None and example_inputs and _few(module, graph, example_inputs, touched):
+    if touched is not None and example_inputs:
         try:
-            return None, downstream(module, graph, touched, tuple(paths))
-        except Exception:  # noqa: BLE001, S110 - a node that no longer fits, a symbolic size:
-            pass  # the whole graph runs, and says which node (sys.exit, Ctrl+C go on up)
+            return None, downstream(module, graph, touched, tuple(paths), example_inputs)
+        except Exception:  # noqa: BLE001, S110 - a node that no longer fits, a symbolic size,
+            pass  # more than a real run costs: the whole graph runs (sys.exit, Ctrl+C go on up)
     before = {n.name: _shape_text(n) for n in graph.nodes}
     problem = None
     if example_inputs:
@@ -250,27 +323,28 @@ def _shape_text(node: fx.Node) -> tuple[str, str | None]:
 FAKE_NODE_COST = 4
 
 
-def _few(
-    module: fx.GraphModule, graph: fx.Graph, inputs: tuple[Any, ...], changed: set[str]
-) -> bool:
-    """Whether running the changed nodes alone is the cheaper way: always for a model whose
-    shapes come from fake tensors anyway, else when they are a small part of the graph."""
-    return len(changed) * FAKE_NODE_COST < len(graph.nodes) or not cheap_to_run(module, inputs)
-
-
 class _WholeGraph(Exception):
     """The shapes an edit changed cannot be worked out alone: propagate the whole graph."""
 
 
 def downstream(
-    module: fx.GraphModule, graph: fx.Graph, changed: set[str], paths: tuple[str, ...] = ()
+    module: fx.GraphModule,
+    graph: fx.Graph,
+    changed: set[str],
+    paths: tuple[str, ...] = (),
+    inputs: tuple[Any, ...] | None = None,
 ) -> set[str]:
     """Work out the shapes of the ``changed`` nodes (and the nodes that use the submodules or
     attributes at ``paths``) on fake tensors made from the shapes their inputs already have;
     go on to a node's users only while its shape or dtype is not what it was.  An edit costs
-    the nodes it touches, not a run of the model.  Returns the nodes whose shape or dtype
-    changed; raises when a node cannot be run alone (no shape recorded for an input, a new
-    placeholder, a symbolic size) or does not fit -- :func:`repropagate` then runs it all."""
+    the nodes it touches, not a run of the model; a call already run here on inputs of the
+    same shapes, dtypes and other arguments (a rewrite's thousand replacements alike) is not
+    run again (:func:`_memo_key`).  Returns the nodes whose shape or dtype changed; raises,
+    leaving every shape as it was, when a node cannot be run alone (no shape recorded for an
+    input, a new placeholder, a symbolic size), does not fit, or -- given the model's example
+    ``inputs`` -- when more nodes must run than one real run of the model costs (a quarter of
+    its nodes, :data:`FAKE_NODE_COST`, when it is run for real to shapes at all,
+    :func:`cheap_to_run`): :func:`repropagate` then runs it all."""
     dirty = set(changed) | {
         n.name
         for n in graph.nodes
@@ -279,31 +353,120 @@ def downstream(
     }
     mode = fake_tensor_mode()
     fakes: dict[fx.Node, Any] = {}
+    memo: dict[Any, Any] = {}
+    old: dict[fx.Node, Any] = {}  # the shapes before, put back if this gives up
+    limit, runs = len(graph.nodes) // FAKE_NODE_COST, 0
+
+    made: dict[Any, Any] = {}  # one fake tensor per shape, strides, dtype and device read
+
+    def refake(v: Any) -> Any:
+        if not isinstance(v, torch.Tensor):
+            return _refake(mode, v)
+        key = _signature(v)  # (raises for a symbolic size: _NotPlain, the whole graph runs)
+        if key not in made:
+            made[key] = _refake(mode, v)
+        return made[key]
 
     def value(node: fx.Node) -> Any:
         if node not in fakes:
             if "val" not in node.meta:
                 raise _WholeGraph(node.name)
-            fakes[node] = tree_map(lambda v: _refake(mode, v), node.meta["val"])
+            fakes[node] = tree_map(refake, node.meta["val"])
         return fakes[node]
 
     interp = fx.Interpreter(module, garbage_collect_values=False, graph=graph)
     reshaped = set()
-    with eval_mode(module), quiet_torch_logs():
-        for node in graph.nodes:
-            if node.name not in dirty or node.op == "output":
-                continue
-            if node.op == "placeholder":
-                raise _WholeGraph(node.name)
-            for arg in node.all_input_nodes:
-                interp.env[arg] = value(arg)
-            before = _shape_text(node)
-            with mode:
-                node.meta["val"] = fakes[node] = _run_alone(interp, node, mode)
-            if _shape_text(node) != before:
-                reshaped.add(node.name)
-                dirty |= {u.name for u in node.users}
+    try:
+        with quiet_torch_logs():  # (a submodule runs in eval mode: _run_alone)
+            for node in graph.nodes:
+                if node.name not in dirty or node.op == "output":
+                    continue
+                if node.op == "placeholder":
+                    raise _WholeGraph(node.name)
+                inplace = _in_place(node, interp)
+                for arg in node.all_input_nodes:
+                    # (an op that changes its input in place gets a copy: a value may be shared)
+                    interp.env[arg] = value(arg) if not inplace else _copy(mode, value(arg))
+                before = _shape_text(node)
+                key = None if inplace else _memo_key(node, interp.env)
+                result = memo.get(key, _NONE) if key is not None else _NONE
+                if result is _NONE:
+                    runs += 1
+                    if runs == limit and inputs is not None and cheap_to_run(module, inputs):
+                        raise _WholeGraph("more nodes than a run of the model")
+                    with mode:
+                        result = _run_alone(interp, node, mode)
+                    if key is not None:
+                        memo[key] = result
+                old.setdefault(node, node.meta.get("val", _NONE))
+                node.meta["val"] = fakes[node] = result
+                if _shape_text(node) != before:
+                    reshaped.add(node.name)
+                    dirty |= {u.name for u in node.users}
+    except BaseException:
+        for node, val in old.items():
+            if val is _NONE:
+                node.meta.pop("val", None)
+            else:
+                node.meta["val"] = val
+        raise
     return reshaped
+
+
+_NONE = object()
+
+
+def _in_place(node: fx.Node, interp: fx.Interpreter) -> bool:
+    """Whether the node's call may change its input (``add_``, ``inplace=True``)."""
+    if node.op == "call_module":
+        return bool(getattr(interp.fetch_attr(str(node.target)), "inplace", False))
+    name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")
+    return str(name).endswith("_") or bool(node.kwargs.get("inplace"))
+
+
+def _memo_key(node: fx.Node, env: dict[fx.Node, Any]) -> Any:
+    """What a call's result shape depends on: its op and target, and its arguments with each
+    fake tensor as its shape, strides, dtype and device; None when an argument is not plainly
+    comparable (then the call is run)."""
+    if node.op not in ("call_function", "call_method"):
+        return None
+    try:
+        args = _signature(map_arg(node.args, env.__getitem__))
+        kwargs = _signature(map_arg(dict(node.kwargs), env.__getitem__))
+        key = (node.op, node.target, args, kwargs)
+        hash(key)
+    except _NotPlain:
+        return None
+    except TypeError:  # an unhashable target
+        return None
+    return key
+
+
+class _NotPlain(Exception):
+    pass
+
+
+_PLAIN = (int, float, bool, str, type(None), torch.dtype, torch.device, torch.memory_format)
+
+
+def _signature(v: Any) -> Any:
+    if isinstance(v, torch.Tensor):
+        if not all(isinstance(d, int) for d in (*v.shape, *v.stride())):
+            raise _NotPlain
+        return ("T", tuple(v.shape), tuple(v.stride()), v.dtype, str(v.device), v.requires_grad)
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__, *(_signature(x) for x in v))
+    if isinstance(v, dict):
+        return ("D", *((k, _signature(x)) for k, x in v.items()))
+    if isinstance(v, slice):
+        return ("S", _signature(v.start), _signature(v.stop), _signature(v.step))
+    if isinstance(v, _PLAIN) or v is Ellipsis:
+        return (type(v).__name__, v)
+    raise _NotPlain
+
+
+def _copy(mode: Any, value: Any) -> Any:
+    return tree_map(lambda v: _refake(mode, v), value)
 
 
 def _run_alone(interp: fx.Interpreter, node: fx.Node, mode: Any) -> Any:
@@ -315,7 +478,7 @@ def _run_alone(interp: fx.Interpreter, node: fx.Node, mode: Any) -> Any:
     if node.op != "call_module":
         return interp.run_node(node)
     sub = interp.fetch_attr(str(node.target))
-    with reparametrized(sub, fake_state(sub, mode)):
+    with reparametrized(sub, fake_state(sub, mode)), eval_mode(sub):
         return interp.run_node(node)
 
 

@@ -1,10 +1,13 @@
 """The numerical check after a rewrite: the rewritten model against the model before it.
 
 Both run in this process, on the same inputs (the document's example inputs and a few
-seeded random ones like them), in eval mode without gradients, so the comparison does not
-depend on the machine.  Tolerances come from the dtype: an exact rewrite (the same ops, or
-fewer) must agree to 1e-5 absolute in float32, a fold (new weights, another rounding) to
-1e-4 relative to the output's largest magnitude; both scale with the dtype's epsilon.
+seeded random ones like them), in eval mode without gradients and on the same number of
+threads -- one when the model's ops are small (a check is bookkeeping: threads waiting on
+each other at every tiny op while another process keeps the cores busy cost a 20,000-node
+check seconds) -- so the comparison does not depend on the machine.  Tolerances come from
+the dtype: an exact rewrite (the same ops, or fewer) must agree to 1e-5 absolute in
+float32, a fold (new weights, another rounding) to 1e-4 relative to the output's largest
+magnitude; both scale with the dtype's epsilon.
 
 Example:
     >>> from fxstudio.core.saving.sessions import open_document
@@ -18,16 +21,17 @@ Example:
 from __future__ import annotations
 
 import io
-from contextlib import redirect_stderr
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stderr
 from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torch.fx as fx
 
 from fxstudio.core.fxcompat import tree_leaves
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.modes import eval_mode
+from fxstudio.core.graph.running import bookkeeping_threads, run_nodes, threads
 from fxstudio.core.process import modelcode
 from fxstudio.core.saving.verify import largest_difference
 
@@ -39,6 +43,7 @@ FOLD_RTOL = 1e-4
 class Reference:
     inputs: list[tuple[Any, ...]]
     outputs: list[list[torch.Tensor]]
+    threads: int = 0  # torch threads it ran on (0: as many as the check finds)
 
 
 @dataclass(frozen=True)
@@ -99,27 +104,46 @@ def check_inputs(doc: GraphDocument, random: int = 2, seed: int = 0) -> list[tup
 
 def run_graph(doc: GraphDocument, inputs: tuple[Any, ...]) -> Any:
     """The document's graph run on ``inputs``: its compiled forward, or -- when it is not
-    compiled (a big graph's copy in a worker) -- node by node with ``fx.Interpreter``, which
+    compiled (a big graph's copy in a worker) -- node by node (:func:`run_nodes`), which
     computes the same ops and never holds the GIL for a whole ``compile()``."""
+    with _running(doc, None):
+        return _call(doc, inputs)
+
+
+@contextmanager
+def _running(doc: GraphDocument, n_threads: int | None) -> Iterator[int]:
+    """Around runs of the document's model: its turn (a trace in another thread would catch
+    this run's module calls; modelcode), no gradients, eval mode once for all the runs, its
+    generated code kept off stderr (a GraphModule that raises prints it; the check's message
+    says what failed instead) and ``n_threads`` torch threads (None: the bookkeeping count,
+    :func:`bookkeeping_threads`)."""
     gm = doc.graph_module
-    # A GraphModule that raises prints its generated code to stderr first; the check's
-    # message says what failed instead.
-    # (the turn: a trace in another thread would catch this run's module calls; modelcode)
+    guard = (
+        bookkeeping_threads(gm, tuple(doc.example_inputs), doc.graph)
+        if n_threads is None
+        else threads(n_threads)
+    )
     with modelcode.one_turn(), torch.no_grad(), eval_mode(gm), redirect_stderr(io.StringIO()):
-        if doc.compiled:
-            return gm(*inputs)
-        return fx.Interpreter(gm, graph=doc.graph).run(*inputs)
+        with guard as n:
+            yield n
 
 
-def _run(doc: GraphDocument, inputs: tuple[Any, ...]) -> list[torch.Tensor]:
-    result = run_graph(doc, inputs)
+def _call(doc: GraphDocument, inputs: tuple[Any, ...]) -> Any:
+    if doc.compiled:
+        return doc.graph_module(*inputs)
+    return run_nodes(doc.graph_module, doc.graph, inputs)
+
+
+def _leaves(result: Any) -> list[torch.Tensor]:
     return [t.detach().clone() for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
 
 
 def reference(doc: GraphDocument, random: int = 2) -> Reference:
-    """Run the model as it is now (before a rewrite) and keep its outputs."""
+    """Run the model as it is now (before a rewrite) and keep its outputs, and the number of
+    threads it ran on (the check runs on as many: the same order of sums)."""
     inputs = check_inputs(doc, random)
-    return Reference(inputs, [_run(doc, x) for x in inputs])
+    with _running(doc, None) as n:
+        return Reference(inputs, [_leaves(_call(doc, x)) for x in inputs], n)
 
 
 def _eps_ratio(dtype: torch.dtype) -> float:
@@ -138,11 +162,12 @@ def check(doc: GraphDocument, before: Reference, exact: bool) -> Check:
     def failed(problem: str, diff: float = 0.0) -> Check:
         return Check(diff, diff, tolerance, exact, False, 0, problem)
 
-    for inputs, expected in zip(before.inputs, before.outputs, strict=True):
-        try:
-            got = _run(doc, inputs)
-        except Exception as exc:
-            return failed(f"the rewritten model raised {type(exc).__name__}: {exc}")
+    try:
+        with _running(doc, before.threads or None):
+            results = [_leaves(_call(doc, inputs)) for inputs in before.inputs]
+    except Exception as exc:
+        return failed(f"the rewritten model raised {type(exc).__name__}: {exc}")
+    for got, expected in zip(results, before.outputs, strict=True):
         if len(got) != len(expected):
             return failed(f"it returns {len(got)} tensors, the model before {len(expected)}")
         for a, b in zip(got, expected, strict=True):

@@ -1,0 +1,193 @@
+"""A rewrite's cost at scale (issue 38): runs node by node without the interpreter's cost, the
+check and the shape runs on bounded threads (put back after), shapes after thousands of alike
+replacements worked out once per kind of call, a deferred document's catch-up started from
+what its edits touched, and an edit's lint made on the nodes it changed -- each giving what
+the whole-graph way gives."""
+
+from pathlib import Path
+
+import pytest
+import torch
+import torch.fx as fx
+from torch import nn
+
+from fxstudio.core import edits
+from fxstudio.core.edits import Ref
+from fxstudio.core.edits.engine import lint_nodes
+from fxstudio.core.errors import EditError
+from fxstudio.core.flows import OpenRequest, open_document
+from fxstudio.core.graph import propagation
+from fxstudio.core.graph.catchup import catch_up
+from fxstudio.core.graph.document import ChangeKind
+from fxstudio.core.graph.propagation import downstream, propagate_shapes, touched_since
+from fxstudio.core.graph.running import Current, bookkeeping_threads, run_nodes, threads
+from fxstudio.core.graph.snapshots import detached, propagated, snapshot
+from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
+from fxstudio.core.patterns.check import check, reference
+
+#: 32 x (linear -> relu -> add)
+DEEP = f"{Path(__file__).parents[1] / 'bench' / 'synthetic.py'}:deep_100"
+
+
+class Several(nn.Module):
+    """A call_method, a weight read directly (get_attr), keyword arguments, an input with a
+    default value and a tuple out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.scale = nn.Parameter(torch.full((4,), 0.5))
+
+    def forward(self, x, shift=1.0):
+        y = self.lin(x).clamp(min=-0.5, max=0.5) * self.scale
+        return torch.cat([y, x], dim=1), (y + shift).sum(dim=-1)
+
+
+def shapes(doc):
+    return [(r.name, r.shape, r.dtype) for r in doc.rows()]
+
+
+def whole_run_shapes(doc):
+    """The document's shapes worked out from scratch (the whole graph run)."""
+    for node in doc.graph.nodes:
+        node.meta.pop("val", None)
+    propagate_shapes(doc.graph_module, doc.example_inputs, graph=doc.graph)
+    doc.emit(ChangeKind.SHAPES_CHANGED)
+    return shapes(doc)
+
+
+def test_run_nodes_computes_what_the_interpreter_computes():
+    gm = fx.symbolic_trace(Several())
+    x = torch.randn(3, 4)
+    seen = []
+    got = run_nodes(gm, gm.graph, (x,), lambda node, value: seen.append(node.name))
+    want = fx.Interpreter(gm).run(x)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+    assert seen == [n.name for n in gm.graph.nodes if n.op != "output"]
+    at = Current()
+    with pytest.raises(RuntimeError):
+        run_nodes(gm, gm.graph, (torch.randn(3, 5),), at=at)  # the linear refuses 5 features
+    assert at.node is not None and at.node.name == "lin"
+
+
+def test_a_bookkeeping_run_of_small_ops_is_on_one_thread_and_the_count_put_back():
+    before = torch.get_num_threads()
+    with threads(2):
+        small = fx.symbolic_trace(nn.Sequential(nn.Linear(4, 4), nn.ReLU()))
+        with bookkeeping_threads(small, (torch.randn(2, 4),)) as n:
+            assert n == torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+        big = fx.symbolic_trace(nn.Sequential(nn.Linear(512, 512)))
+        with bookkeeping_threads(big, (torch.randn(64, 512),)) as n:
+            assert n == torch.get_num_threads() == 2  # large ops keep every thread
+        with pytest.raises(ValueError), bookkeeping_threads(small, (torch.randn(2, 4),)):
+            raise ValueError
+        assert torch.get_num_threads() == 2
+    assert torch.get_num_threads() == before
+
+
+def test_the_check_runs_before_and_after_on_the_same_threads_and_puts_the_count_back():
+    doc = open_document("examples:simple")
+    before = torch.get_num_threads()
+    ref = reference(doc)
+    assert ref.threads == 1 and torch.get_num_threads() == before  # small ops: one thread
+    result = check(doc, ref, exact=True)
+    assert result.ok and result.max_abs_diff == 0.0 and torch.get_num_threads() == before
+    copy = detached(snapshot(doc))  # not compiled: run node by node, the same values
+    assert not copy.compiled and check(copy, ref, exact=True).max_abs_diff == 0.0
+
+
+def test_thousands_of_alike_replacements_get_the_shapes_a_whole_run_gives():
+    doc = open_document(OpenRequest(DEEP, "fx"))
+    kept = {n.name: n.meta["val"] for n in doc.graph.nodes if "val" in n.meta}
+    spec = RewriteSpec(
+        pattern_code="def pattern(x):\n    return torch.relu(x)\n",
+        replacement_code=(
+            "def replacement(x):\n    return torch.cat([torch.relu(x), x], -1)[..., :16]\n"
+        ),
+    )
+    report = rewrite_flow(doc, RewriteRequest(spec))
+    assert len(report.result.replaced) == 32 and report.check is not None and report.check.ok
+    # the linears before were not run again: their shapes are the very values they had
+    assert all(n.meta["val"] is kept[n.name] for n in doc.graph.nodes if n.op == "call_module")
+    after = shapes(doc)
+    assert after == whole_run_shapes(doc) and doc.shape_problem is None
+
+
+def test_a_node_that_does_not_fit_leaves_every_shape_as_it_was():
+    doc = open_document(OpenRequest("examples:simple", "export"))
+    vals = {n: n.meta.get("val") for n in doc.graph.nodes}
+    relu = doc.node("relu")
+    relu.target = torch.ops.aten.t.default  # 2x32 -> 32x2: the next linear refuses it
+    with pytest.raises(RuntimeError):
+        downstream(doc.graph_module, doc.graph, {"relu"})
+    assert all(n.meta.get("val") is vals[n] for n in doc.graph.nodes)
+
+
+def test_a_deferred_documents_catch_up_starts_from_what_its_edits_touched():
+    doc = open_document(OpenRequest(DEEP, "fx"))
+    doc.defer_heavy = True
+    vals = {n.name: n.meta["val"] for n in doc.graph.nodes if "val" in n.meta}
+    edits.set_target(doc, "relu_3", "torch.tanh")
+    edits.set_inputs(doc, "add_7", [Ref("add_6"), Ref("layers_7")])
+    assert doc.shapes_stale
+    assert touched_since(doc.graph_module, doc.version) == ({"relu_3", "add_7"}, set())
+    assert catch_up(doc) and not doc.shapes_stale
+    kept = [n for n in doc.graph.nodes if n.meta.get("val") is vals.get(n.name)]
+    assert len(kept) == len(doc.graph.nodes) - 2  # all but the two touched
+    assert shapes(doc) == whole_run_shapes(doc)
+    edits.set_target(doc, "relu_5", "torch.sigmoid")  # after a catch-up: this edit's node
+    assert touched_since(doc.graph_module, doc.version) == ({"relu_5"}, set())
+
+
+def test_edits_on_shapes_stale_for_another_reason_leave_the_whole_graph_to_run():
+    doc = open_document("examples:negrelu")
+    doc.defer_heavy = True
+    doc.shapes_stale = True  # (not by an edit noted here)
+    edits.set_target(doc, "relu", "torch.tanh")
+    assert touched_since(doc.graph_module, doc.version) is None
+    assert catch_up(doc) and shapes(doc) == whole_run_shapes(doc)
+
+
+def test_a_rewrite_on_a_copy_propagates_only_what_it_touched():
+    doc = open_document(OpenRequest(DEEP, "fx"))
+    copy = detached(snapshot(doc))
+    kept = {n.name: n.meta["val"] for n in copy.graph.nodes if "val" in n.meta}
+    spec = RewriteSpec(
+        pattern_code="def pattern(x):\n    return torch.relu(x)\n",
+        replacement_code="def replacement(x):\n    return torch.nn.functional.relu(x)\n",
+    )
+    report = rewrite_flow(copy, RewriteRequest(spec))
+    assert report.check is not None and report.check.ok and copy.shapes_stale
+    touched = touched_since(copy.graph_module, copy.version)
+    assert touched is not None and len(touched[0]) == 64  # 32 new nodes, 32 adds re-pointed
+    propagated(copy)
+    assert not copy.shapes_stale
+    assert all(n.meta["val"] is kept[n.name] for n in copy.graph.nodes if n.op == "call_module")
+    assert shapes(copy) == whole_run_shapes(copy)
+
+
+def test_an_edit_is_linted_on_the_nodes_it_changed():
+    doc = open_document("examples:negrelu")
+    index = doc.node_index()
+    lint_nodes(doc.graph, ["neg", "add"], index)  # as they are: valid
+    doc.node("add").append(doc.node("neg"))  # neg now after its user add
+    with pytest.raises(RuntimeError, match="'neg' of Node 'add' was used before"):
+        lint_nodes(doc.graph, ["neg"], index)
+    doc.node("relu").prepend(doc.node("neg"))  # back
+    with pytest.raises(EditError, match="comes after it"):  # the edit's own check says so
+        edits.set_inputs(doc, "neg", [Ref("mul")])
+    gm = fx.symbolic_trace(nn.Sequential(nn.ReLU()))
+    node = next(n for n in gm.graph.nodes if n.op == "call_module")
+    node.target = "missing"
+    with pytest.raises(RuntimeError, match="nonexistent attribute missing"):
+        lint_nodes(gm.graph, [node.name], {node.name: node})
+
+
+def test_the_note_of_what_edits_touched_is_dropped_when_another_change_came_between():
+    doc = open_document("examples:negrelu")
+    doc.defer_heavy = True
+    edits.set_target(doc, "relu", "torch.tanh")
+    doc.emit(ChangeKind.GRAPH_REPLACED)  # a change this note did not see
+    edits.set_target(doc, "neg", "torch.sigmoid")
+    assert propagation.touched_since(doc.graph_module, doc.version) is None
