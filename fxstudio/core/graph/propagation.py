@@ -27,7 +27,7 @@ from torch.fx.node import map_arg
 from fxstudio.core.errors import CaptureError, stack_trace_location, user_frame
 from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_map
 from fxstudio.core.graph.modes import eval_mode
-from fxstudio.core.graph.running import Current, bookkeeping_threads, run_nodes
+from fxstudio.core.graph.running import Current, Plan, bookkeeping_count, run_nodes, threads
 from fxstudio.core.graph.shapes import format_shape, node_dtype, node_shape
 from fxstudio.core.graph.weights import SHAPE_DEVICE, fake_of
 from fxstudio.core.model.failures import describe_value, fake_state, faked, short_location
@@ -123,8 +123,8 @@ def _run_real(
     gm: fx.GraphModule, graph: fx.Graph, example_inputs: tuple[Any, ...], source_file: str | None
 ) -> None:
     """One real run, node by node (:func:`run_nodes`), each node's result kept as meta tensors
-    of its shape; on as few threads as its ops need (:func:`bookkeeping_threads`: the values
-    are thrown away)."""
+    of its shape; on as few threads as its ops need (the values are thrown away:
+    :func:`~fxstudio.core.graph.running.bookkeeping_threads`)."""
     counter = progress.Counter("Shapes", len(graph.nodes))
 
     def record(node: fx.Node, value: Any) -> None:
@@ -136,8 +136,9 @@ def _run_real(
     # document's example inputs.
     copies = tree_map(lambda v: v.clone() if isinstance(v, torch.Tensor) else v, example_inputs)
     try:
-        with torch.no_grad(), bookkeeping_threads(gm, example_inputs, graph):
-            run_nodes(gm, graph, copies, record, at)
+        plan = Plan(gm, graph)
+        with torch.no_grad(), threads(bookkeeping_count(plan, example_inputs)):
+            run_nodes(gm, graph, copies, record, at, plan)
         counter.close()
     except BaseException as exc:
         raise _failed(exc, "Running the model", at.node, example_inputs, source_file) from exc

@@ -43,10 +43,37 @@ SMALL_OP_ELEMENTS = 32_768
 def small_ops(module: nn.Module, graph: fx.Graph, inputs: tuple[Any, ...]) -> bool:
     """Whether ``module``'s ops are small: its weights and ``inputs`` come to fewer than
     :data:`SMALL_OP_ELEMENTS` elements per node that computes something."""
-    state = sum(t.numel() for t in module.parameters()) + sum(t.numel() for t in module.buffers())
-    given = sum(t.numel() for t in inputs if isinstance(t, torch.Tensor))
-    calls = sum(1 for n in graph.nodes if n.op.startswith("call_")) or 1
-    return (state + given) / calls < SMALL_OP_ELEMENTS
+    return Plan(module, graph).small_ops(inputs)
+
+
+class Plan:
+    """What every run of ``graph`` with ``module``'s submodules reads: the submodules by
+    path (one walk of the module tree), the nodes, and after which node each value is
+    dropped -- made once for several runs."""
+
+    def __init__(self, module: nn.Module, graph: fx.Graph) -> None:
+        self.module, self.graph = module, graph
+        self.modules = dict(module.named_modules(remove_duplicate=False))
+        self.nodes = list(graph.nodes)
+        self.last_use: dict[fx.Node, list[fx.Node]] = {}
+        seen: set[fx.Node] = set()
+        for node in reversed(self.nodes):  # a value is dropped after the last node reading it
+            for used in node.all_input_nodes:
+                if used not in seen:
+                    seen.add(used)
+                    self.last_use.setdefault(node, []).append(used)
+
+    def small_ops(self, inputs: tuple[Any, ...]) -> bool:
+        """:func:`small_ops`, from the submodules already read."""
+        tensors = {
+            id(t): t.numel()
+            for m in self.modules.values()
+            for t in (*m._parameters.values(), *m._buffers.values())
+            if t is not None
+        }
+        given = sum(t.numel() for t in inputs if isinstance(t, torch.Tensor))
+        calls = sum(1 for n in self.nodes if n.op.startswith("call_")) or 1
+        return (sum(tensors.values()) + given) / calls < SMALL_OP_ELEMENTS
 
 
 @contextlib.contextmanager
@@ -63,6 +90,11 @@ def bookkeeping_threads(
         return
     with threads(1 if small_ops(module, graph, inputs) else None) as n:
         yield n
+
+
+def bookkeeping_count(plan: Plan, inputs: tuple[Any, ...]) -> int | None:
+    """The threads :func:`bookkeeping_threads` would run ``plan`` on (None: as many as now)."""
+    return 1 if plan.small_ops(inputs) else None
 
 
 @contextlib.contextmanager
@@ -90,25 +122,20 @@ def run_nodes(
     inputs: tuple[Any, ...],
     on_value: Callable[[fx.Node, Any], None] | None = None,
     at: Current | None = None,
+    plan: Plan | None = None,
 ) -> Any:
     """Run ``graph`` with ``module``'s submodules and attributes on ``inputs`` (as
     ``fx.Interpreter`` does, input and output processing included) and return its output.
     ``on_value(node, value)`` sees each node's value as it is made; ``at.node`` is the node
-    being run (the one that raised, if one did)."""
-    modules = dict(module.named_modules(remove_duplicate=False))
+    being run (the one that raised, if one did); ``plan``: made already for this module and
+    graph (several runs)."""
+    plan = plan if plan is not None else Plan(module, graph)
+    modules, last_use = plan.modules, plan.last_use
     env: dict[fx.Node, Any] = {}
-    last_use: dict[fx.Node, list[fx.Node]] = {}
-    seen: set[fx.Node] = set()
-    nodes = list(graph.nodes)
-    for node in reversed(nodes):  # each value is dropped after the last node that reads it
-        for used in node.all_input_nodes:
-            if used not in seen:
-                seen.add(used)
-                last_use.setdefault(node, []).append(used)
     given = iter(graph.process_inputs(*inputs))
     get = env.__getitem__
     at = at if at is not None else Current()
-    for node in nodes:
+    for node in plan.nodes:
         at.node = node
         op, target = node.op, node.target
         if op == "placeholder":

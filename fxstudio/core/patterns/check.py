@@ -31,7 +31,7 @@ import torch
 from fxstudio.core.fxcompat import tree_leaves
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.modes import eval_mode
-from fxstudio.core.graph.running import bookkeeping_threads, run_nodes, threads
+from fxstudio.core.graph.running import Plan, bookkeeping_count, run_nodes, threads
 from fxstudio.core.process import modelcode
 from fxstudio.core.saving.verify import largest_difference
 
@@ -106,32 +106,32 @@ def run_graph(doc: GraphDocument, inputs: tuple[Any, ...]) -> Any:
     """The document's graph run on ``inputs``: its compiled forward, or -- when it is not
     compiled (a big graph's copy in a worker) -- node by node (:func:`run_nodes`), which
     computes the same ops and never holds the GIL for a whole ``compile()``."""
-    with _running(doc, None):
-        return _call(doc, inputs)
+    with _running(doc, None) as (_, plan):
+        return _call(doc, inputs, plan)
 
 
 @contextmanager
-def _running(doc: GraphDocument, n_threads: int | None) -> Iterator[int]:
+def _running(doc: GraphDocument, n_threads: int | None) -> Iterator[tuple[int, Plan | None]]:
     """Around runs of the document's model: its turn (a trace in another thread would catch
     this run's module calls; modelcode), no gradients, eval mode once for all the runs, its
     generated code kept off stderr (a GraphModule that raises prints it; the check's message
     says what failed instead) and ``n_threads`` torch threads (None: the bookkeeping count,
-    :func:`bookkeeping_threads`)."""
+    :func:`~fxstudio.core.graph.running.bookkeeping_threads`).  Yields the count and, for a
+    graph not compiled, the plan of its runs node by node (made once for all of them)."""
     gm = doc.graph_module
-    guard = (
-        bookkeeping_threads(gm, tuple(doc.example_inputs), doc.graph)
-        if n_threads is None
-        else threads(n_threads)
-    )
+    plan = Plan(gm, doc.graph) if not doc.compiled or n_threads is None else None
+    if n_threads is None:
+        assert plan is not None
+        n_threads = bookkeeping_count(plan, tuple(doc.example_inputs))
     with modelcode.one_turn(), torch.no_grad(), eval_mode(gm), redirect_stderr(io.StringIO()):
-        with guard as n:
-            yield n
+        with threads(n_threads) as n:
+            yield n, plan if not doc.compiled else None
 
 
-def _call(doc: GraphDocument, inputs: tuple[Any, ...]) -> Any:
+def _call(doc: GraphDocument, inputs: tuple[Any, ...], plan: Plan | None = None) -> Any:
     if doc.compiled:
         return doc.graph_module(*inputs)
-    return run_nodes(doc.graph_module, doc.graph, inputs)
+    return run_nodes(doc.graph_module, doc.graph, inputs, plan=plan)
 
 
 def _leaves(result: Any) -> list[torch.Tensor]:
@@ -142,8 +142,8 @@ def reference(doc: GraphDocument, random: int = 2) -> Reference:
     """Run the model as it is now (before a rewrite) and keep its outputs, and the number of
     threads it ran on (the check runs on as many: the same order of sums)."""
     inputs = check_inputs(doc, random)
-    with _running(doc, None) as n:
-        return Reference(inputs, [_leaves(_call(doc, x)) for x in inputs], n)
+    with _running(doc, None) as (n, plan):
+        return Reference(inputs, [_leaves(_call(doc, x, plan)) for x in inputs], n)
 
 
 def _eps_ratio(dtype: torch.dtype) -> float:
@@ -163,8 +163,8 @@ def check(doc: GraphDocument, before: Reference, exact: bool) -> Check:
         return Check(diff, diff, tolerance, exact, False, 0, problem)
 
     try:
-        with _running(doc, before.threads or None):
-            results = [_leaves(_call(doc, inputs)) for inputs in before.inputs]
+        with _running(doc, before.threads or None) as (_, plan):
+            results = [_leaves(_call(doc, inputs, plan)) for inputs in before.inputs]
     except Exception as exc:
         return failed(f"the rewritten model raised {type(exc).__name__}: {exc}")
     for got, expected in zip(results, before.outputs, strict=True):
