@@ -18,7 +18,7 @@ from fxstudio.core.errors import EditError
 from fxstudio.core.flows import OpenRequest, open_document
 from fxstudio.core.graph import propagation
 from fxstudio.core.graph.catchup import catch_up
-from fxstudio.core.graph.document import ChangeKind
+from fxstudio.core.graph.document import ChangeKind, GraphDocument
 from fxstudio.core.graph.propagation import downstream, propagate_shapes, touched_since
 from fxstudio.core.graph.running import Current, bookkeeping_threads, run_nodes, threads
 from fxstudio.core.graph.snapshots import detached, propagated, snapshot
@@ -95,6 +95,15 @@ def test_the_check_runs_before_and_after_on_the_same_threads_and_puts_the_count_
     assert result.ok and result.max_abs_diff == 0.0 and torch.get_num_threads() == before
     copy = detached(snapshot(doc))  # not compiled: run node by node, the same values
     assert not copy.compiled and check(copy, ref, exact=True).max_abs_diff == 0.0
+
+
+def test_the_check_runs_a_model_in_training_mode_in_eval_mode_and_leaves_it_so():
+    gm = fx.symbolic_trace(nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5)))
+    gm.train()
+    doc = GraphDocument(gm, None, (torch.randn(8, 4),))
+    ref = reference(doc)
+    assert check(doc, ref, exact=True).max_abs_diff == 0.0  # no dropout drawn: eval mode
+    assert all(m.training for m in gm.modules())
 
 
 def test_thousands_of_alike_replacements_get_the_shapes_a_whole_run_gives():

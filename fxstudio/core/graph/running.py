@@ -63,6 +63,19 @@ class Plan:
                     seen.add(used)
                     self.last_use.setdefault(node, []).append(used)
 
+    @contextlib.contextmanager
+    def eval_mode(self) -> Iterator[None]:
+        """:func:`~fxstudio.core.graph.modes.eval_mode` from the submodules already read:
+        those in training mode are put in eval mode for the while, then back."""
+        training = [m for m in self.modules.values() if m.training]
+        for m in training:
+            m.training = False
+        try:
+            yield
+        finally:
+            for m in training:
+                m.training = True
+
     def small_ops(self, inputs: tuple[Any, ...]) -> bool:
         """:func:`small_ops`, from the submodules already read."""
         tensors = {

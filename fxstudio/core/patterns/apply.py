@@ -197,7 +197,8 @@ def rewrite_flow(doc: GraphDocument, request: RewriteRequest) -> Report:
                 dry_run=True,
                 done=builtin.done,
             )
-        before = reference(doc) if doc.example_inputs and doc.weights else None
+        weights = doc.weights  # (a walk of every tensor: once)
+        before = reference(doc) if doc.example_inputs and weights else None
         result = run_builtin(doc, spec.builtin)
         exact, intended, verb = builtin.exact, builtin.changes_values, builtin.done
         pattern, why = None, None
@@ -212,12 +213,13 @@ def rewrite_flow(doc: GraphDocument, request: RewriteRequest) -> Report:
             return Report(rewritten, None, pattern, False, spec.title, why, dry_run=True)
         replacement = request.replacement or _replacement_of(spec, pattern)
         # the model before, run only when there is something to replace
-        before = reference(doc) if doc.example_inputs and doc.weights and found.matches else None
+        weights = doc.weights  # (a walk of every tensor: once)
+        before = reference(doc) if doc.example_inputs and weights and found.matches else None
         result = rewrite(doc, pattern, replacement, accepted, found=found)
         exact = False  # a user's replacement: judged as a fold (rounding may differ)
         intended, verb = request.allow_difference, ""
     result_check = check(doc, before, exact) if before is not None and result.edit else None
-    unchecked = NO_VALUES if result.edit and not doc.weights else ""
+    unchecked = NO_VALUES if result.edit and not weights else ""
     return Report(
         result, result_check, pattern, intended, spec.title, why, done=verb, unchecked=unchecked
     )

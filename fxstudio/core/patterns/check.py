@@ -30,7 +30,6 @@ import torch
 
 from fxstudio.core.fxcompat import tree_leaves
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.graph.running import Plan, bookkeeping_count, run_nodes, threads
 from fxstudio.core.process import modelcode
 from fxstudio.core.saving.verify import largest_difference
@@ -118,12 +117,10 @@ def _running(doc: GraphDocument, n_threads: int | None) -> Iterator[tuple[int, P
     says what failed instead) and ``n_threads`` torch threads (None: the bookkeeping count,
     :func:`~fxstudio.core.graph.running.bookkeeping_threads`).  Yields the count and, for a
     graph not compiled, the plan of its runs node by node (made once for all of them)."""
-    gm = doc.graph_module
-    plan = Plan(gm, doc.graph) if not doc.compiled or n_threads is None else None
+    plan = Plan(doc.graph_module, doc.graph)
     if n_threads is None:
-        assert plan is not None
         n_threads = bookkeeping_count(plan, tuple(doc.example_inputs))
-    with modelcode.one_turn(), torch.no_grad(), eval_mode(gm), redirect_stderr(io.StringIO()):
+    with modelcode.one_turn(), torch.no_grad(), plan.eval_mode(), redirect_stderr(io.StringIO()):
         with threads(n_threads) as n:
             yield n, plan if not doc.compiled else None
 
