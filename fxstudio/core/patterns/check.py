@@ -102,32 +102,30 @@ def check_inputs(doc: GraphDocument, random: int = 2, seed: int = 0) -> list[tup
 
 
 def run_graph(doc: GraphDocument, inputs: tuple[Any, ...]) -> Any:
-    """The document's graph run on ``inputs``: its compiled forward, or -- when it is not
-    compiled (a big graph's copy in a worker) -- node by node (:func:`run_nodes`), which
-    computes the same ops and never holds the GIL for a whole ``compile()``."""
+    """The document's graph run on ``inputs`` node by node (:func:`run_nodes`): the ops its
+    compiled forward calls, as fast, and -- for a graph not compiled (a big graph's copy in a
+    worker) -- without a ``compile()`` that holds the GIL for a second."""
     with _running(doc, None) as (_, plan):
         return _call(doc, inputs, plan)
 
 
 @contextmanager
-def _running(doc: GraphDocument, n_threads: int | None) -> Iterator[tuple[int, Plan | None]]:
+def _running(doc: GraphDocument, n_threads: int | None) -> Iterator[tuple[int, Plan]]:
     """Around runs of the document's model: its turn (a trace in another thread would catch
     this run's module calls; modelcode), no gradients, eval mode once for all the runs, its
     generated code kept off stderr (a GraphModule that raises prints it; the check's message
     says what failed instead) and ``n_threads`` torch threads (None: the bookkeeping count,
-    :func:`~fxstudio.core.graph.running.bookkeeping_threads`).  Yields the count and, for a
-    graph not compiled, the plan of its runs node by node (made once for all of them)."""
+    :func:`~fxstudio.core.graph.running.bookkeeping_threads`).  Yields the count and the
+    plan of the runs (made once for all of them)."""
     plan = Plan(doc.graph_module, doc.graph)
     if n_threads is None:
         n_threads = bookkeeping_count(plan, tuple(doc.example_inputs))
     with modelcode.one_turn(), torch.no_grad(), plan.eval_mode(), redirect_stderr(io.StringIO()):
         with threads(n_threads) as n:
-            yield n, plan if not doc.compiled else None
+            yield n, plan
 
 
-def _call(doc: GraphDocument, inputs: tuple[Any, ...], plan: Plan | None = None) -> Any:
-    if doc.compiled:
-        return doc.graph_module(*inputs)
+def _call(doc: GraphDocument, inputs: tuple[Any, ...], plan: Plan) -> Any:
     return run_nodes(doc.graph_module, doc.graph, inputs, plan=plan)
 
 
