@@ -38,6 +38,31 @@ DEFER_MS = 30
 
 #: An open superseded by another is let run this long before its code is stopped.
 SUPERSEDED_GRACE_MS = 5000
+#: A cancelled open's code still running this long after Cancel: the status bar says so.
+LINGER_MS = 500
+#: A cancelled open that ran this long made enough garbage to keep out of the next sweep.
+KEEP_AFTER_S = 0.5
+
+
+SPEC_CHARS = 60  # a longer spec is shortened in the middle while it opens
+
+
+def shortened(spec: str, chars: int = SPEC_CHARS) -> str:
+    """``spec`` in at most ``chars`` characters: its start and end (a file's name, a
+    configuration's last settings), ``…`` between."""
+    if len(spec) <= chars:
+        return spec
+    head = (chars - 1) * 2 // 3
+    return f"{spec[:head]}…{spec[len(spec) - (chars - 1 - head) :]}"
+
+
+def open_stage(request: OpenRequest, stage: str) -> str:
+    """The open's stage as the bar says it: loading the model (building it without weights,
+    when asked for the structure only) -- not the spec again -- or as the core told it."""
+    if stage == f"Loading {request.spec}":
+        bare = request.weights is False
+        return "Building the model without weights" if bare else "Loading the model"
+    return stage
 
 
 class DocumentSession(QObject):
@@ -93,6 +118,7 @@ class DocumentSession(QObject):
         self.catch_up.failed.connect(self._catch_up_failed)
         self._unsubscribe: Any = None
         self._task: UserCodeTask | None = None  # the open under way
+        self.lingering: UserCodeTask | None = None  # a cancelled open whose code runs on
         self._opening: OpenRequest | None = None
         self._started = 0.0
         self.open_stage = ""  # what the open under way runs now, in words
@@ -183,6 +209,8 @@ class DocumentSession(QObject):
         first = not request.is_session
         task = UserCodeTask(lambda: open_prepared(request, first_open=first), self)
         task.succeeded.connect(lambda doc: self._loaded(task, request, doc))
+        started = time.perf_counter()
+        task.finished.connect(lambda: self._ended(task, time.perf_counter() - started))
         task.failed.connect(lambda exc: self._failed(task, request, exc))
         task.stage.connect(lambda text: self._told(task, text))
         task.progress.connect(
@@ -194,7 +222,7 @@ class DocumentSession(QObject):
         self.open_stage = ""
         self._started = time.perf_counter()
         self.busy.emit(True)
-        self.status.emit(f"Opening {request.spec} ({request.frontend})…", 0)
+        self.status.emit(f"Opening {shortened(request.spec)} ({request.frontend})…", 0)
         task.start()
 
     def _told(self, task: UserCodeTask, text: str) -> None:
@@ -218,14 +246,41 @@ class DocumentSession(QObject):
         return task.where(model_file(request.spec))
 
     def cancel_open(self, quiet: bool = False) -> None:
-        """Stop opening: the model's code is stopped at its next line, its result dropped."""
+        """Stop opening: the model's code is stopped at its next line, its result dropped --
+        the document open before stays.  Torch's and the libraries' own code cannot be
+        stopped mid-call (a build, ``torch.export``): it ends in the background, and if it
+        is still running a moment later the status bar says so."""
         task, self._task = self._task, None
         if task is None:
             return
         task.stop()
+        self.lingering = task
         self.busy.emit(False)
-        if not quiet:
-            self.status.emit("Opening cancelled; its code was stopped.", 5000)
+        if quiet:
+            return
+        kept = "the model open before stays" if self.document is not None else "nothing opened"
+        self.status.emit(f"Opening cancelled; {kept}.", 5000)
+        stage = open_stage(self._opening, self.open_stage) if self._opening else ""
+        QTimer.singleShot(LINGER_MS, lambda: self._still_running(task, kept, stage))
+
+    def _still_running(self, task: UserCodeTask, kept: str, stage: str) -> None:
+        if task is self.lingering and self._task is None:
+            what = f" ({stage})" if stage else ""
+            self.status.emit(
+                f"Opening cancelled; {kept}. Its library code{what} cannot be stopped "
+                "mid-call: it ends in the background, its result dropped.",
+                10000,
+            )
+
+    def _ended(self, task: UserCodeTask, seconds: float) -> None:
+        """An open's thread is over, after ``seconds``.  One cancelled or superseded after
+        a while leaves its garbage (a big model's export: a million objects, a 250 ms scan)
+        out of the collector's sight -- the idle window's full collection takes it --
+        rather than in the next sweep's; a quick one's is left to that sweep."""
+        if task is self.lingering:
+            self.lingering = None
+        if task.cancelled and seconds >= KEEP_AFTER_S:  # (an open set_document took: not)
+            collector.keep()
 
     def restore(self, path: Path) -> None:
         """Open a recovery file; once it is shown the file is deleted (its changes stay

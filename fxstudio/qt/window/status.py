@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWi
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.controller import CanvasController
-from fxstudio.qt.window.session import DocumentSession
+from fxstudio.qt.window.session import DocumentSession, open_stage, shortened
 
 WHERE_AFTER_S = 2.0  # opening takes this long: the status bar says where the model's code is
 
@@ -171,18 +171,21 @@ class StatusArea(QObject):
 
     def _say_opening(self) -> None:
         """What the open runs now (its stage, and once it takes a while, for how long and
-        where in the model's code)."""
+        where in the model's code) -- the model's spec shortened, so that the stage is seen
+        in the bar (a 405B configuration's spec alone fills it)."""
         request = self.session.opening
         if request is None:
             return
         seconds = self.session.seconds_opening()
-        stage = f" — {self.session.open_stage}" if self.session.open_stage else ""
+        said = open_stage(request, self.session.open_stage)
+        if not said and self.session.lingering is not None:
+            said = "Waiting for the cancelled open's code to end"
+        stage = f" — {said}" if said else ""
+        spec = shortened(request.spec)
         if seconds < WHERE_AFTER_S:
-            self.show(f"Opening {request.spec} ({request.frontend}){stage}…")
+            self.show(f"Opening {spec} ({request.frontend}){stage}…")
             return
-        self.show(
-            f"Opening {request.spec} for {seconds:.0f} s{stage}{self._where}  (Cancel stops it)"
-        )
+        self.show(f"Opening {spec} for {seconds:.0f} s{stage}{self._where}  (Cancel stops it)")
 
     def _layout_progressed(self, done: int, total: int) -> None:
         self.layout_progress.setRange(0, max(total, 1))
