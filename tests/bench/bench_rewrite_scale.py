@@ -5,7 +5,8 @@ its shapes propagated, its views made and adopted as one edit (the Patterns dock
 split into its parts: match, replace (the edit's steps), validate, recompile, shapes, and
 the numerical check (the model before and after, run for values).  Then one edit of one node
 on the same graph, as the window makes it (deferred): until it is applied and shown, and
-until its code, rows and shapes have caught up (:mod:`fxstudio.core.graph.catchup`).
+until its code, rows and shapes have caught up (:mod:`fxstudio.core.graph.catchup`) -- the
+first edit after the open too.
 
 Baselines, measured in the same run: ``torch.fx.replace_pattern`` of the same pattern on a
 fresh trace (no checks, no shapes), one run of the model, and the model's run with torch's
@@ -238,7 +239,12 @@ def bench_rewrite_scale(emit: Callable[..., None]) -> None:
     doc = open_document(SPEC, ("2x8",))
     loaded = load_model(SPEC, ("2x8",))
     common = {"bench": "rewrite_scale", "nodes": len(doc), "matches": 3330}
-    rewrite_cli(doc)  # warm-up: the first fake tensors, the first pattern trace
+    doc.defer_heavy = True  # the first edit after the open (and its way back)
+    first = [one_edit(doc, i) for i in range(2)]
+    emit(**common, what="the first edit after the open (deferred)", load="quiet", **first[0])
+    doc.defer_heavy = False
+    doc.ensure_compiled()
+    rewrite_cli(doc)  # warm-up: the first pattern trace
     for loaded_on in (False, True):
         with load(loaded_on):
             state = "under load (2 busy processes)" if loaded_on else "quiet"

@@ -16,10 +16,10 @@ from fxstudio.core.edits import Ref
 from fxstudio.core.edits.engine import lint_nodes
 from fxstudio.core.errors import EditError
 from fxstudio.core.flows import OpenRequest, open_document
-from fxstudio.core.graph import propagation
 from fxstudio.core.graph.catchup import catch_up
 from fxstudio.core.graph.document import ChangeKind, GraphDocument
-from fxstudio.core.graph.propagation import downstream, propagate_shapes, touched_since
+from fxstudio.core.graph.edited import touched_since
+from fxstudio.core.graph.propagation import downstream, propagate_shapes
 from fxstudio.core.graph.running import Current, bookkeeping_threads, run_nodes, threads
 from fxstudio.core.graph.snapshots import detached, propagated, snapshot
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
@@ -199,4 +199,4 @@ def test_the_note_of_what_edits_touched_is_dropped_when_another_change_came_betw
     edits.set_target(doc, "relu", "torch.tanh")
     doc.emit(ChangeKind.GRAPH_REPLACED)  # a change this note did not see
     edits.set_target(doc, "neg", "torch.sigmoid")
-    assert propagation.touched_since(doc.graph_module, doc.version) is None
+    assert touched_since(doc.graph_module, doc.version) is None

@@ -24,7 +24,8 @@ from fxstudio.core.edits.steps import (
 from fxstudio.core.errors import EditError, UserError
 from fxstudio.core.fxcompat import release_name
 from fxstudio.core.graph.document import ChangeKind, GraphDocument
-from fxstudio.core.graph.propagation import note_touched, repropagate, touched_since
+from fxstudio.core.graph.edited import note_touched, touched_since
+from fxstudio.core.graph.propagation import repropagate
 from fxstudio.core.process import collector
 
 # --- edits ---------------------------------------------------------------------------------------
@@ -270,7 +271,7 @@ def recheck_shapes(
     """Propagate shapes again -- from the nodes an edit touched (``names``, and those using
     the submodules at ``paths``) when it says which, else from those the edits made since the
     shapes were last right touched when that is known (a deferred document's,
-    :func:`~fxstudio.core.graph.propagation.touched_since`), else through the whole graph; a
+    :func:`~fxstudio.core.graph.edited.touched_since`), else through the whole graph; a
     node that no longer fits is recorded, not refused.  Returns the nodes whose shape or dtype
     changed (their labels must be drawn again)."""
     if names is None and doc.shape_problem is None:

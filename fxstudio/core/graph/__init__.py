@@ -3,6 +3,7 @@ source of truth, and its change events), ``graphviews`` (table rows, targets and
 a user reads them, the module tree), ``shapes`` (a node's recorded shape and dtype, as the
 views show them), ``propagation`` (shapes propagated on fake tensors or one real run),
 ``running`` (a graph run node by node, lean, and the threads of a bookkeeping run),
+``edited`` (what edits touched since the shapes were right; what a call's shape depends on),
 ``modes`` (eval mode for a while), ``attributes`` (submodules and attributes by dotted path),
 ``signatures`` (a callable's signature, or torch's schemas for a builtin), ``families`` (what
 op a call is, whatever its spelling), ``nodedata`` (a number per node and what it means),

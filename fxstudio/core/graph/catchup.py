@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxstudio.core.graph.document import ChangeKind, GraphDocument
+from fxstudio.core.graph.edited import touched_since
 from fxstudio.core.graph.graphviews import (
     ModuleGroup,
     NodeRow,
@@ -37,7 +38,7 @@ from fxstudio.core.graph.graphviews import (
     module_tree_of,
     tidy_code,
 )
-from fxstudio.core.graph.propagation import repropagate, touched_since
+from fxstudio.core.graph.propagation import repropagate
 from fxstudio.core.graph.snapshots import Snapshot, rebuild, snapshot
 from fxstudio.core.process import collector
 

@@ -15,17 +15,16 @@ Example:
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable
 from typing import Any, Literal
 
 import torch
 import torch.fx as fx
 from torch import nn
-from torch.fx.node import map_arg
 
 from fxstudio.core.errors import CaptureError, stack_trace_location, user_frame
 from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_map
+from fxstudio.core.graph.edited import call_key, in_place, signature
 from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.graph.running import Current, Plan, bookkeeping_count, run_nodes, threads
 from fxstudio.core.graph.shapes import format_shape, node_dtype, node_shape
@@ -246,45 +245,6 @@ def _run_error(
     return err
 
 
-#: What edits touched since a deferred document's shapes were last right, by its module:
-#: ``(version, nodes, paths)`` -- so that its shapes are caught up from those nodes
-#: (:func:`downstream`), not by a run of the whole graph.  Written on the editing thread,
-#: read by a worker's catch-up on a snapshot (:func:`touched_since`).
-_TOUCHED: weakref.WeakKeyDictionary[nn.Module, tuple[int, frozenset[str], frozenset[str]]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def note_touched(
-    module: nn.Module,
-    version: tuple[int, int],
-    names: Iterable[str],
-    paths: Iterable[str],
-    fresh: bool,
-) -> None:
-    """An edit took ``module``'s graph from ``version[0]`` to ``version[1]``, touching the
-    nodes ``names`` and the submodules and attributes at ``paths``, and left its shapes to be
-    caught up later; ``fresh``: they were right before it.  Edits in a row add up; one made
-    on shapes already stale for a reason not noted here leaves nothing known."""
-    names, paths = frozenset(names), frozenset(paths)
-    if not fresh:
-        prior = _TOUCHED.get(module)
-        if prior is None or prior[0] != version[0]:
-            _TOUCHED.pop(module, None)
-            return
-        names, paths = names | prior[1], paths | prior[2]
-    _TOUCHED[module] = (version[1], names, paths)
-
-
-def touched_since(module: nn.Module, version: int) -> tuple[set[str], set[str]] | None:
-    """The nodes and paths edits touched since ``module``'s shapes were last right, if they
-    are known at ``version`` (see :func:`note_touched`); None: the whole graph."""
-    entry = _TOUCHED.get(module)
-    if entry is None or entry[0] != version:
-        return None
-    return set(entry[1]), set(entry[2])
-
-
 def repropagate(
     module: fx.GraphModule,
     graph: fx.Graph,
@@ -348,12 +308,12 @@ def downstream(
     go on to a node's users only while its shape or dtype is not what it was.  An edit costs
     the nodes it touches, not a run of the model; a call already run here on inputs of the
     same shapes, dtypes and other arguments (a rewrite's thousand replacements alike) is not
-    run again (:func:`_memo_key`).  Returns the nodes whose shape or dtype changed; raises,
-    leaving every shape as it was, when a node cannot be run alone (no shape recorded for an
-    input, a new placeholder, a symbolic size), does not fit, or -- given the model's example
-    ``inputs`` -- when more nodes must run than one real run of the model costs (a quarter of
-    its nodes, :data:`FAKE_NODE_COST`, when it is run for real to shapes at all,
-    :func:`cheap_to_run`): :func:`repropagate` then runs it all."""
+    run again (:func:`~fxstudio.core.graph.edited.call_key`).  Returns the nodes whose shape
+    or dtype changed; raises, leaving every shape as it was, when a node cannot be run alone
+    (no shape recorded for an input, a new placeholder, a symbolic size), does not fit, or
+    -- given the model's example ``inputs`` -- when more nodes must run than one real run of
+    the model costs (a quarter of its nodes, :data:`FAKE_NODE_COST`, when it is run for real
+    to shapes at all, :func:`cheap_to_run`): :func:`repropagate` then runs it all."""
     dirty = set(changed) | {
         n.name
         for n in graph.nodes
@@ -371,7 +331,7 @@ def downstream(
     def refake(v: Any) -> Any:
         if not isinstance(v, torch.Tensor):
             return _refake(mode, v)
-        key = _signature(v)  # (raises for a symbolic size: _NotPlain, the whole graph runs)
+        key = signature(v)  # (raises for a symbolic size: _NotPlain, the whole graph runs)
         if key not in made:
             made[key] = _refake(mode, v)
         return made[key]
@@ -392,12 +352,12 @@ def downstream(
                     continue
                 if node.op == "placeholder":
                     raise _WholeGraph(node.name)
-                inplace = _in_place(node, interp)
+                inplace = in_place(node, interp)
                 for arg in node.all_input_nodes:
                     # (an op that changes its input in place gets a copy: a value may be shared)
                     interp.env[arg] = value(arg) if not inplace else _copy(mode, value(arg))
                 before = _shape_text(node)
-                key = None if inplace else _memo_key(node, interp.env)
+                key = None if inplace else call_key(node, interp.env)
                 result = memo.get(key, _NONE) if key is not None else _NONE
                 if result is _NONE:
                     runs += 1
@@ -423,55 +383,6 @@ def downstream(
 
 
 _NONE = object()
-
-
-def _in_place(node: fx.Node, interp: fx.Interpreter) -> bool:
-    """Whether the node's call may change its input (``add_``, ``inplace=True``)."""
-    if node.op == "call_module":
-        return bool(getattr(interp.fetch_attr(str(node.target)), "inplace", False))
-    name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")
-    return str(name).endswith("_") or bool(node.kwargs.get("inplace"))
-
-
-def _memo_key(node: fx.Node, env: dict[fx.Node, Any]) -> Any:
-    """What a call's result shape depends on: its op and target, and its arguments with each
-    fake tensor as its shape, strides, dtype and device; None when an argument is not plainly
-    comparable (then the call is run)."""
-    if node.op not in ("call_function", "call_method"):
-        return None
-    try:
-        args = _signature(map_arg(node.args, env.__getitem__))
-        kwargs = _signature(map_arg(dict(node.kwargs), env.__getitem__))
-        key = (node.op, node.target, args, kwargs)
-        hash(key)
-    except _NotPlain:
-        return None
-    except TypeError:  # an unhashable target
-        return None
-    return key
-
-
-class _NotPlain(Exception):
-    pass
-
-
-_PLAIN = (int, float, bool, str, type(None), torch.dtype, torch.device, torch.memory_format)
-
-
-def _signature(v: Any) -> Any:
-    if isinstance(v, torch.Tensor):
-        if not all(isinstance(d, int) for d in (*v.shape, *v.stride())):
-            raise _NotPlain
-        return ("T", tuple(v.shape), tuple(v.stride()), v.dtype, str(v.device), v.requires_grad)
-    if isinstance(v, (tuple, list)):
-        return (type(v).__name__, *(_signature(x) for x in v))
-    if isinstance(v, dict):
-        return ("D", *((k, _signature(x)) for k, x in v.items()))
-    if isinstance(v, slice):
-        return ("S", _signature(v.start), _signature(v.stop), _signature(v.step))
-    if isinstance(v, _PLAIN) or v is Ellipsis:
-        return (type(v).__name__, v)
-    raise _NotPlain
 
 
 def _copy(mode: Any, value: Any) -> Any:

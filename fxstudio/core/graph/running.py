@@ -81,8 +81,7 @@ class Plan:
         tensors = {
             id(t): t.numel()
             for m in self.modules.values()
-            for t in (*m._parameters.values(), *m._buffers.values())
-            if t is not None
+            for t in (*m.parameters(recurse=False), *m.buffers(recurse=False))
         }
         given = sum(t.numel() for t in inputs if isinstance(t, torch.Tensor))
         calls = sum(1 for n in self.nodes if n.op.startswith("call_")) or 1
