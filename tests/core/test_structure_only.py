@@ -192,3 +192,25 @@ def test_llama_70b_opens_structure_only_by_itself_in_under_1_5_gb():
     assert "do not fit" in got["refused"]
     peak_gb = got["peak_kb"] / 2**20
     assert peak_gb < 1.5, f"peak RSS {peak_gb:.2f} GB"
+
+
+def test_a_pt2_program_opens_structure_only_reading_no_weight(tmp_path):
+    """``--no-weights`` on a ``.pt2``: the graph and every shape from the archive, the
+    parameters meta tensors of their shapes (none read), the document says so."""
+    import torch
+
+    from fxstudio.core.model.loading import load_model
+
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 4))
+    path = tmp_path / "mlp.pt2"
+    torch.export.save(torch.export.export(m.eval(), (torch.randn(3, 16),)), str(path))
+    full, bare = load_model(str(path)), load_model(str(path), weights=False)
+    assert all(not p.is_meta for p in full.module.parameters())
+    assert all(p.is_meta for p in bare.module.parameters())
+    assert [p.shape for p in bare.module.parameters()] == [p.shape for p in m.parameters()]
+    assert any("structure only" in n for n in bare.notes)
+    doc = open_document(OpenRequest(str(path), weights=False))
+    assert doc.weights is False
+    vals = {n.name: n.meta.get("val") for n in doc.graph.nodes}
+    shapes = {k: tuple(v.shape) for k, v in vals.items() if isinstance(v, torch.Tensor)}
+    assert shapes["linear_1"] == (3, 4)

@@ -35,6 +35,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core.errors import CaptureError
+from fxstudio.core.fxcompat import unlifted
 from fxstudio.core.graph.propagation import cheap_to_run, propagate_shapes
 from fxstudio.core.graph.weights import has_weights, with_buffers_of
 from fxstudio.core.model.failures import export_error, faked, trace_error
@@ -148,9 +149,9 @@ def export_module(
             if not has_weights(module):  # structure only: exported on fake tensors
                 with faked(module, tuple(example_inputs)) as fakes:
                     ep = torch.export.export(module, fakes, strict=False)
-                return with_buffers_of(ep.module(), module)  # type: ignore[return-value]
+                return with_buffers_of(unlifted(ep), module)  # type: ignore[return-value]
             ep = torch.export.export(module, tuple(example_inputs), strict=False)
-            return ep.module()
+            return unlifted(ep)
     except BaseException as exc:
         special = special_failure("Exporting the model (torch.export)", exc, source_file)
         if special is not None:

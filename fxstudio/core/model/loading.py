@@ -31,6 +31,7 @@ import torch
 from torch import nn
 
 from fxstudio.core.errors import LoadError, SourceLocation, user_frame
+from fxstudio.core.fxcompat import load_program, program_weight_bytes, unlifted
 from fxstudio.core.graph.weights import (
     SMALL_BUFFER,
     building,
@@ -50,7 +51,9 @@ from fxstudio.core.model.modelspec import (
     parse_input_spec,
     parse_spec,
     too_big_for_memory,
+    weights_too_big,
 )
+from fxstudio.core.process import progress
 from fxstudio.core.process.guard import SMALLER_MODEL, user_error
 from fxstudio.core.process.noise import quiet_torch_logs
 
@@ -84,7 +87,7 @@ def load_model(
 
 def _load(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> LoadedModel:
     if ms.kind == "pt2":
-        return _load_pt2(ms, inputs, seed)
+        return _load_pt2(ms, inputs, seed, weights)
     if ms.kind in ("timm", "hf"):
         return zoo.load(ms, inputs, seed, weights)
     namespace, source_file = import_namespace(ms)
@@ -343,13 +346,20 @@ def as_input_tuple(value: Any) -> tuple[Any, ...]:
     return (value,)
 
 
-def _load_pt2(ms: ModelSpec, inputs: Sequence[str], seed: int) -> LoadedModel:
+def _load_pt2(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> LoadedModel:
+    """A ``.pt2`` program: its graph and every shape read from the archive, its weights too
+    unless asked not to or they would not fit (then none is read: structure only)."""
     path = os.path.abspath(os.path.expanduser(ms.location))
     if not os.path.isfile(path):
         raise LoadError(f"No such file: {ms.location}. Check the path.")
+    notes = []
     try:
         with quiet_torch_logs():  # torch logs its own traceback of a bad archive
-            ep = torch.export.load(path)
+            too_big = weights_too_big(program_weight_bytes(path)) if weights else None
+            if too_big:
+                notes.append(f"{ms.text}: structure only, no weights: {too_big}")
+            progress.tell("Reading the program")
+            ep = load_program(path, weights=weights and not too_big)
     except Exception as exc:
         raise LoadError(
             f"{ms.location} is not a readable torch.export program "
@@ -361,7 +371,10 @@ def _load_pt2(ms: ModelSpec, inputs: Sequence[str], seed: int) -> LoadedModel:
     else:
         stored = getattr(ep, "example_inputs", None)
         example = tuple(stored[0]) if stored else ()
-    return LoadedModel(ms, ep.module(), example, source_file=None, exported=ep, seed=seed)
+    progress.tell("Unlifting the program")
+    return LoadedModel(
+        ms, unlifted(ep), example, source_file=None, exported=ep, seed=seed, notes=notes
+    )
 
 
 def model_names_in(path: str | os.PathLike[str]) -> list[str]:

@@ -275,7 +275,13 @@ def too_big_for_memory(sized: nn.Module) -> str | None:
     """Why a model (built on the meta device to size it) is opened without weights, in
     words, or ``None``: its weights would take more than 80% of the memory this machine has
     left."""
-    need, avail = weight_bytes(sized), available_memory()
+    return weights_too_big(weight_bytes(sized))
+
+
+def weights_too_big(need: int) -> str | None:
+    """Why weights of ``need`` bytes are not loaded, in words, or ``None``: they would take
+    more than 80% of the memory this machine has left."""
+    avail = available_memory()
     if avail is None or need <= 0.8 * avail:
         return None
     return (
