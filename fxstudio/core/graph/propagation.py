@@ -146,6 +146,7 @@ def _run_real(
         plan = Plan(gm, graph)
         with torch.no_grad(), threads(bookkeeping_count(plan, example_inputs)):
             run_nodes(gm, graph, copies, record, at, plan)
+        counter.step()  # the output node (run_nodes returns its value: no record)
         counter.close()
     except BaseException as exc:
         raise _failed(exc, "Running the model", at.node, example_inputs, source_file) from exc
