@@ -9,6 +9,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core import fxcompat
+from fxstudio.core.fxcompat import programs
 
 
 def _graph_module() -> fx.GraphModule:
@@ -191,25 +192,25 @@ def test_a_program_loads_as_torch_loads_it_and_without_weights_reads_none(tmp_pa
     path = str(tmp_path / "m.pt2")
     torch.export.save(torch.export.export(m, (x,), strict=False), path)
     theirs = torch.export.load(path)
-    ours = fxcompat.load_program(path)
+    ours = programs.load_program(path)
     assert str(ours.graph) == str(theirs.graph)
     assert ours.state_dict.keys() == theirs.state_dict.keys()
     assert all(torch.equal(ours.state_dict[k], v) for k, v in theirs.state_dict.items())
     with _package.PT2ArchiveReader(path) as reader:
         name = next(n for n in reader.get_file_names() if n.startswith(_package.MODELS_DIR))
         data = serialize.json.loads(reader.read_string(name))
-    fast = fxcompat._fast_dict_to_dataclass()
+    fast = programs._fast_dict_to_dataclass()
     assert fast(schema.ExportedProgram, data) == serialize._dict_to_dataclass(
         schema.ExportedProgram, data
     )
-    bare = fxcompat.load_program(path, weights=False)
+    bare = programs.load_program(path, weights=False)
     assert all(t.is_meta for t in bare.state_dict.values())
     assert {k: t.shape for k, t in bare.state_dict.items()} == {
         k: t.shape for k, t in theirs.state_dict.items()
     }
-    assert fxcompat.program_weight_bytes(path) >= sum(
+    assert programs.program_weight_bytes(path) >= sum(
         t.numel() * t.element_size() for t in theirs.state_dict.values()
     )
-    gm = fxcompat.unlifted(ours)
+    gm = programs.unlifted(ours)
     assert gm.code == theirs.module().code
     torch.testing.assert_close(gm(x), m(x), rtol=0, atol=0)  # one process, the same kernels

@@ -35,7 +35,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core.errors import CaptureError
-from fxstudio.core.fxcompat import unlifted
+from fxstudio.core.fxcompat.programs import unlifted
 from fxstudio.core.graph.propagation import cheap_to_run, propagate_shapes
 from fxstudio.core.graph.weights import has_weights, with_buffers_of
 from fxstudio.core.model.failures import export_error, faked, trace_error

@@ -31,7 +31,7 @@ import torch
 from torch import nn
 
 from fxstudio.core.errors import LoadError, SourceLocation, user_frame
-from fxstudio.core.fxcompat import load_program, program_weight_bytes, unlifted
+from fxstudio.core.fxcompat.programs import load_program, program_weight_bytes, unlifted
 from fxstudio.core.graph.weights import (
     SMALL_BUFFER,
     building,

@@ -1,10 +1,13 @@
-"""The one module that touches torch's private APIs.
+"""The one package that touches torch's private APIs.
 
 fxstudio needs a few things torch keeps private: the names a graph has handed out (an undo
 brings a name back), how a graph generates its code, the schema of an ATen overload, the
 number of graphs Dynamo compiled, fake tensors, pytrees.  Every use goes through a function
 or name here, and ``tests/core/test_fxcompat.py`` checks each against the installed torch,
-so a torch upgrade that moves one breaks this file and its test, not the editor.
+so a torch upgrade that moves one breaks this package and its test, not the editor.
+
+A use big enough to be an idea of its own is a module here: ``programs``
+(``.pt2`` archives read faster, or without their weights), imported from there.
 
 Example:
     >>> import torch, torch.fx as fx
@@ -22,7 +25,6 @@ import importlib.util
 import os
 import re
 import sys
-import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
@@ -44,14 +46,12 @@ __all__ = [
     "fake_tensor_mode",
     "is_fake",
     "large_on_meta",
-    "load_program",
     "is_op_overload",
     "module_state",
     "op_name",
     "op_registrar",
     "op_schema_arguments",
     "own_tensors",
-    "program_weight_bytes",
     "pytree",
     "qualified_name",
     "release_name",
@@ -66,7 +66,6 @@ __all__ = [
     "tree_flatten",
     "tree_leaves",
     "tree_map",
-    "unlifted",
     "used_names",
 ]
 
@@ -383,152 +382,3 @@ def inductor_provenance(
     finally:
         trace_log.removeHandler(listener)
         trace_log.setLevel(level)
-
-
-# --- torch.export archives (.pt2) -------------------------------------------------------------
-
-
-def load_program(path: str, weights: bool = True) -> Any:
-    """``torch.export.load(path)``, faster; without ``weights`` no weight is read: parameters
-    and buffers are ``meta`` tensors of their recorded shapes, strides and dtypes.  (torch
-    asks ``typing`` for a class's type hints at each of a graph's hundreds of thousands of
-    JSON values, 60% of a 20,000-node load; here each class's decoder is made once.)"""
-    from torch.export.pt2_archive import _package
-
-    swaps: dict[str, Any] = {"_dict_to_dataclass": _fast_dict_to_dataclass()}
-    if not weights:
-        original = _package._load_state_dict
-        swaps["_load_state_dict"] = lambda r, name: _meta_state_dict(r, name, original)
-    with _package_swapped(swaps):
-        return torch.export.load(path)
-
-
-def unlifted(program: Any) -> fx.GraphModule:
-    """``program.module()`` (an ExportedProgram unlifted to a runnable GraphModule) with its
-    code generated once, at the end: torch regenerates it at each of its steps (4 of 7 s of
-    a 20,000-node unlift).  One unlift at a time; other threads' recompiles go on."""
-    original, me = fx.GraphModule.recompile, threading.get_ident()
-
-    def recompile(self: fx.GraphModule) -> Any:
-        return original(self) if threading.get_ident() != me else None
-
-    with _UNLIFTING:
-        fx.GraphModule.recompile = recompile  # type: ignore[method-assign]
-        try:
-            gm = program.module()
-        finally:
-            fx.GraphModule.recompile = original  # type: ignore[method-assign]
-    for m in gm.modules():  # (the steps' intermediate modules are dropped uncompiled)
-        if isinstance(m, fx.GraphModule):
-            m.recompile()
-    return gm  # type: ignore[no-any-return]
-
-
-_UNLIFTING = threading.Lock()
-
-
-def program_weight_bytes(path: str) -> int:
-    """Bytes the weights of a ``.pt2`` archive take (their records' sizes, none read)."""
-    from torch.export.pt2_archive import _package
-
-    with _package.PT2ArchiveReader(path) as reader:
-        return sum(
-            reader.archive_file.get_record_size(name)
-            for name in reader.get_file_names()
-            if name.startswith(_package.WEIGHTS_DIR) and not name.endswith(".json")
-        )
-
-
-@contextlib.contextmanager
-def _package_swapped(swaps: dict[str, Any]) -> Iterator[None]:
-    """``torch.export``'s archive reader (and its serde's decoder) with ``swaps``."""
-    from torch._export.serde import serialize
-    from torch.export.pt2_archive import _package
-
-    where = [(_package, n) for n in swaps] + [(serialize, "_dict_to_dataclass")]
-    old = [getattr(m, n) for m, n in where]
-    for m, n in where:
-        setattr(m, n, swaps[n])
-    try:
-        yield
-    finally:
-        for (m, n), v in zip(where, old, strict=True):
-            setattr(m, n, v)
-
-
-def _fast_dict_to_dataclass() -> Any:
-    """torch's ``serialize._dict_to_dataclass(cls, data)`` with a decoder per class, made
-    once (the same dataclasses: ``tests/core/test_fxcompat.py`` compares)."""
-    import dataclasses
-    import types
-    import typing
-
-    from torch._export.serde import serialize
-    from torch._export.serde.union import _Union
-
-    schema_ns, built = vars(serialize.schema), {}
-
-    def decoder(cls: Any) -> Any:
-        try:
-            if cls not in built:
-                built[cls] = build(cls)
-            return built[cls]
-        except TypeError:  # unhashable: not kept
-            return build(cls)
-
-    def build(cls: Any) -> Any:
-        cls = serialize._resolve_schema_cls(cls)
-        if isinstance(cls, str):
-            raise AssertionError(f"Unresolved class type: '{cls}'.")
-        origin, args = typing.get_origin(cls), typing.get_args(cls)
-        if origin is typing.Annotated:
-            return decoder(cls.__origin__)
-        if origin in (typing.Union, types.UnionType) and type(None) in args:
-            inner = decoder(args[0])
-            return lambda data: None if data is None else inner(data)
-        if isinstance(cls, type) and (issubclass(cls, _Union) or dataclasses.is_dataclass(cls)):
-            hints = typing.get_type_hints(cls, globalns=schema_ns)
-            if not issubclass(cls, _Union):
-                fields = [(f.name, decoder(hints[f.name])) for f in dataclasses.fields(cls)]
-                return lambda data: cls(**{n: d(data[n]) for n, d in fields if n in data})
-
-            def union(data: Any) -> Any:
-                if not isinstance(data, dict) or len(data) != 1:
-                    raise AssertionError(f"expected a dict with one key, got {data!r:.80}")
-                ((key, value),) = data.items()
-                return cls.create(**{key: decoder(hints[key])(value)})
-
-            return union
-        item = decoder(args[0]) if len(args) == 1 else None
-        value = decoder(args[1]) if len(args) == 2 else None
-
-        def other(data: Any) -> Any:
-            if isinstance(data, list):
-                return [item(d) for d in data] if data and item else data
-            if isinstance(data, dict) and value is not None:
-                return {k: value(v) for k, v in data.items()}
-            return float(data) if cls is float else data
-
-        return other
-
-    return lambda cls, data: decoder(cls)(data)
-
-
-def _meta_state_dict(reader: Any, model_name: str, original: Any) -> Any:
-    """A ``.pt2`` archive's state dict as ``meta`` tensors, no weight read (``original``,
-    torch's reader, for a legacy archive of pickled weights)."""
-    from torch.export.pt2_archive import _package as p
-
-    config = p.WEIGHTS_CONFIG_FILENAME_FORMAT.format(model_name)
-    if config not in reader.get_file_names():
-        return original(reader, model_name)
-    state: dict[str, torch.Tensor] = {}
-    for fqn, meta in p._load_payload_config(reader, config).config.items():
-        tm = meta.tensor_meta
-        if tm is None:  # a pickled object, not a tensor
-            continue
-        size, stride = p.deserialize_size(tm.sizes), p.deserialize_stride(tm.strides)
-        dtype = p.deserialize_scalar_type(tm.dtype)
-        t = torch.empty_strided(size, stride, dtype=dtype, device="meta")
-        state[fqn] = nn.Parameter(t, requires_grad=tm.requires_grad) if meta.is_param else t
-    return state
