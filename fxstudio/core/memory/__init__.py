@@ -1,0 +1,10 @@
+"""Memory: where the bytes go -- per node, per module, over the run.
+
+Qt-free, like all of ``fxstudio.core``; the window and the command line reach it only through
+``fxstudio.core.flows.memory`` (one request in, one result out).
+
+The modules: ``estimate`` (the static estimate from the graph, no real compute: each node's new
+storage on fake tensors -- views, in-place ops and aliases allocate nothing -- freed after its
+last user, the live activation bytes after each node, the peak and what is live there;
+parameters and buffers counted apart; per-module roll-ups).
+"""
