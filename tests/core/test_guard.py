@@ -3,6 +3,7 @@ their file and line, and nothing is left half done."""
 
 import sys
 import threading
+import traceback
 
 import pytest
 import torch
@@ -275,3 +276,44 @@ def test_a_model_is_loaded_only_when_no_other_model_code_runs(write_model):
     finally:
         release.set()
         del builtins._fxstudio_loaded
+
+
+@pytest.mark.parametrize(
+    ("stage", "inside"), [("Exporting", "/torch/export/"), ("Loading", "/transformers/")]
+)
+def test_cancel_stops_library_code_between_two_modules(stage, inside):
+    """Cancel lands inside torch.export (at the next module it calls) and inside a build from
+    a configuration (at the next parameter it registers) -- code with no line of the user's
+    -- rather than letting a big model's open run on in the background; once the open is
+    over, no hook is left: a module called later, in a thread whose check says stop, runs."""
+    from fxstudio.core.process import progress
+    from fxstudio.core.process.guard import set_cancel_check
+
+    unwanted = threading.Event()
+    spec = (
+        "hf:llama(num_hidden_layers=4, hidden_size=64, intermediate_size=128, "
+        "num_attention_heads=4, num_key_value_heads=2, vocab_size=128)"
+    )
+
+    def told(said, done, total):
+        if said.startswith(stage):
+            unwanted.set()
+
+    def open_it():
+        set_cancel_check(unwanted.is_set)
+        with progress.listening(told):
+            return open_document(OpenRequest(spec, "export", weights=False))
+
+    thread, box = _run_in_thread(open_it)
+    thread.join(120)
+    assert isinstance(box.get("error"), Stopped), box
+    frames = traceback.extract_tb(box["error"].__traceback__)
+    assert any(inside in f.filename.replace("\\", "/") for f in frames)  # stopped in there
+
+    def call_after():
+        set_cancel_check(lambda: True)
+        return torch.nn.Linear(2, 2)(torch.ones(1, 2)).shape
+
+    thread, box = _run_in_thread(call_after)
+    thread.join(60)
+    assert box == {"result": (1, 2)}

@@ -49,7 +49,7 @@ def open_model(request: OpenRequest | str, inputs: Sequence[str] = ()) -> GraphD
 
 
 def _open_model(req: OpenRequest) -> GraphDocument:
-    with modelcode.one_turn():  # the model's imports, then its capture: one thread at a time
+    with modelcode.one_turn(), modelcode.stoppable():  # one thread at a time; Cancel stops it
         return _load_and_capture(req)
 
 

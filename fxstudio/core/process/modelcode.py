@@ -28,11 +28,15 @@ import threading
 from collections.abc import Callable, Iterator
 
 from torch import Tensor, nn
+from torch.nn.modules.module import (
+    register_module_forward_pre_hook,
+    register_module_parameter_registration_hook,
+)
 
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.process.guard import Stopped, cancel_requested
 
-__all__ = ["WAIT_FOR_CAPTURE_S", "Tiny", "one_capture_at_a_time", "one_turn"]
+__all__ = ["WAIT_FOR_CAPTURE_S", "Tiny", "one_capture_at_a_time", "one_turn", "stoppable"]
 
 _CAPTURING = threading.RLock()
 WAIT_FOR_CAPTURE_S = 300.0
@@ -88,3 +92,26 @@ def _warm_up(frontend: str, first_capture: Callable[[str], None]) -> None:
         if frontend not in _warm:
             first_capture(frontend)
             _warm.add(frontend)
+
+
+@contextlib.contextmanager
+def stoppable() -> Iterator[None]:
+    """Let a thread whose work is no longer wanted (Cancel) stop inside library code too: a
+    model built from a configuration (each parameter it registers) and ``torch.export``
+    (each module it calls) raise :class:`~fxstudio.core.process.guard.Stopped` there --
+    between two modules, where stopping leaves nothing half-done -- instead of running on
+    for minutes in the background.  The hooks are global (torch has no other), but ask
+    only the thread that set a cancel check; a module call anywhere pays a dictionary
+    look-up while they are in place."""
+
+    def check(*_: object) -> None:
+        if cancel_requested():
+            raise Stopped()
+
+    on_call = register_module_forward_pre_hook(check)
+    on_parameter = register_module_parameter_registration_hook(check)
+    try:
+        yield
+    finally:
+        on_call.remove()
+        on_parameter.remove()

@@ -247,9 +247,11 @@ class DocumentSession(QObject):
 
     def cancel_open(self, quiet: bool = False) -> None:
         """Stop opening: the model's code is stopped at its next line, its result dropped --
-        the document open before stays.  Torch's and the libraries' own code cannot be
-        stopped mid-call (a build, ``torch.export``): it ends in the background, and if it
-        is still running a moment later the status bar says so."""
+        the document open before stays.  A build from a configuration and ``torch.export``
+        stop at the next module they build or call (``core.process.modelcode.stoppable``);
+        what cannot be stopped mid-call (one long C call, torch's steps between modules)
+        ends in the background, and if it is still running a moment later the status bar
+        says so."""
         task, self._task = self._task, None
         if task is None:
             return
