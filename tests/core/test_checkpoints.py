@@ -255,3 +255,22 @@ def test_a_detached_copy_keeps_the_checkpoint_folder(folder):
 
     bare = open_document(OpenRequest(f"hf:{folder}", weights=False))
     assert detached(snapshot(bare)).checkpoint == bare.checkpoint == str(folder)
+
+
+def test_a_bfloat16_checkpoint_without_a_dtype_in_its_config_opens_in_bfloat16(tmp_path):
+    """A checkpoint whose config.json names no dtype (older ones) opens in the dtype its
+    tensors are stored in -- structure only too, as transformers' from_pretrained does with
+    its weights -- so that its sizes are the checkpoint's, not float32's twice as many."""
+    path = tmp_path / "bf16"
+    torch.manual_seed(7)
+    model = transformers.LlamaForCausalLM(transformers.LlamaConfig(**SMALL)).to(torch.bfloat16)
+    model.save_pretrained(path)
+    config = json.loads((path / "config.json").read_text())
+    for key in ("dtype", "torch_dtype"):
+        config.pop(key, None)
+    (path / "config.json").write_text(json.dumps(config))
+    full = open_document(OpenRequest(f"hf:{path}"))
+    bare = open_document(OpenRequest(f"hf:{path}", weights=False))
+    dtypes = [{p.dtype for p in d.graph_module.parameters()} for d in (full, bare)]
+    assert dtypes == [{torch.bfloat16}, {torch.bfloat16}]
+    assert [r.dtype for r in bare.rows()] == [r.dtype for r in full.rows()]

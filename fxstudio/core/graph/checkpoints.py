@@ -35,6 +35,14 @@ SINGLE = "model.safetensors"
 
 __all__ = ["INDEX", "SINGLE", "Checkpoint", "find_checkpoint", "few"]
 
+#: safetensors' names of the floating-point dtypes.
+_FLOATING = {
+    "F64": torch.float64,
+    "F32": torch.float32,
+    "F16": torch.float16,
+    "BF16": torch.bfloat16,
+}
+
 
 @dataclass
 class Checkpoint:
@@ -117,6 +125,21 @@ class Checkpoint:
                 "them again with the model (save_pretrained), or fix the config."
             )
         return out
+
+    def floating_dtype(self) -> torch.dtype | None:
+        """The dtype its floating-point tensors are stored in (the most common among one
+        file's, read from that file's header -- no tensor is read); ``None`` if it has none."""
+        from collections import Counter
+
+        from safetensors import safe_open
+
+        try:
+            with safe_open(self._path(self.files[0]), framework="pt") as f:
+                stored = Counter(f.get_slice(k).get_dtype() for k in f.keys())
+        except Exception:  # noqa: BLE001  (unreadable: said when its weights are read)
+            return None
+        floating = [(n, d) for d, n in stored.items() if d in _FLOATING]
+        return _FLOATING[max(floating)[1]] if floating else None
 
     def _path(self, name: str) -> str:
         path = os.path.join(self.folder, name)

@@ -188,6 +188,8 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> 
     checkpoint = _checkpoint(ms)
     given = dict(ms.kwargs)
     chosen = []
+    if checkpoint is not None and getattr(config, "dtype", None) is None:
+        config.dtype = checkpoint.floating_dtype()  # as from_pretrained's "auto" would
     if "use_cache" not in given and getattr(config, "use_cache", False):
         config.use_cache = False  # a cache object in the outputs stops torch.export
         chosen.append("use_cache=False")
