@@ -274,3 +274,25 @@ def test_a_bfloat16_checkpoint_without_a_dtype_in_its_config_opens_in_bfloat16(t
     dtypes = [{p.dtype for p in d.graph_module.parameters()} for d in (full, bare)]
     assert dtypes == [{torch.bfloat16}, {torch.bfloat16}]
     assert [r.dtype for r in bare.rows()] == [r.dtype for r in full.rows()]
+
+
+def test_a_hub_id_whose_weights_are_in_the_local_cache_opens_with_them(
+    folder, reference, tmp_path, monkeypatch
+):
+    """``hf:ORG/NAME`` whose snapshot in the Hugging Face cache holds safetensors (laid out
+    as huggingface_hub lays it: refs/main naming the snapshot) opens with those weights, not
+    random ones; structure only, it remembers the snapshot to read a module's weights from."""
+    import huggingface_hub
+
+    snapshot = tmp_path / "hub" / "models--acme--tiny-llama" / "snapshots" / "0123abcd"
+    shutil.copytree(folder, snapshot)
+    (snapshot.parent.parent / "refs").mkdir()
+    (snapshot.parent.parent / "refs" / "main").write_text("0123abcd")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    doc = open_document(OpenRequest("hf:acme/tiny-llama"))
+    assert doc.checkpoint == str(snapshot), doc.notes
+    with torch.no_grad():
+        expected = reference(*doc.example_inputs).last_hidden_state
+    assert torch.equal(output(doc), expected)
+    bare = open_document(OpenRequest("hf:acme/tiny-llama", weights=False))
+    assert not bare.weights and bare.checkpoint == str(snapshot)

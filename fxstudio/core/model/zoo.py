@@ -19,7 +19,8 @@
     (Whisper: 80 mel bins x 3000 frames).  The model's one note says what was chosen.
     A folder that holds safetensors weights as well (a checkpoint in the Hugging Face layout:
     ``model.safetensors``, or shards with ``model.safetensors.index.json``) opens with them
-    (``AutoModel.from_pretrained``: its shards, its names' prefix, its dtype); a name the model
+    (``AutoModel.from_pretrained``: its shards, its names' prefix, its dtype) -- so does a hub
+    id whose snapshot in the local cache holds them; a name the model
     has and the checkpoint lacks, or holds at another shape, is refused with its name.  When
     they would not fit (or without weights) it opens structure only without reading a shard,
     and remembers the folder (``LoadedModel.checkpoint``) to read one module's weights from.
@@ -253,10 +254,16 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> 
 
 def _checkpoint(ms: ModelSpec) -> Checkpoint | None:
     """The safetensors checkpoint of a ``hf:FOLDER`` (or ``hf:FOLDER/config.json``) spec,
+    or of a hub id whose files are in the local cache (the snapshot its config.json is in);
     ``None`` for other specs and a folder without one (its listing and index read, no shard)."""
     path = os.path.expanduser(ms.location)
     if os.path.isfile(path) and os.path.basename(path) == "config.json":
         path = os.path.dirname(path) or "."
+    elif not os.path.exists(path) and ms.location.count("/") == 1:  # a hub id: its cached files
+        from huggingface_hub import try_to_load_from_cache
+
+        config = try_to_load_from_cache(ms.location, "config.json")
+        path = os.path.dirname(config) if isinstance(config, str) else path
     return find_checkpoint(path) if os.path.isdir(path) else None
 
 
