@@ -11,10 +11,15 @@ first, leaving out a tag that would cover one already written (far out, the hott
 are the ones named).  Far out, where the view draws the scene's overview instead of its
 items, :meth:`HeatMarks.paint_far` tints the boxes there too.  Times measured on another
 version of the graph (before the last edit) are drawn grey, dashed, and say so.
+
+The same overlay draws other numbers a node has (:meth:`HeatMarks.set_values`): the Memory
+dock's heat by bytes tints each node by what its output allocates and a collapsed module by
+the bytes allocated inside it, written in GiB/MiB (``write``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QRectF, Qt
@@ -37,6 +42,10 @@ TAG_POINTS = 8.5  # the tags' font, on the screen
 MAX_TAGS = 300  # tags written per paint at most (a 10,000-node graph fitted)
 CONSIDERED = 1500  # the hottest tags in sight looked at per paint
 CELL = 64  # pixels: the grid the tags written are kept in, to find one in the way
+
+
+def percent(share: float) -> str:
+    return f"{share:.1%}"
 
 
 def rgb(colour: QColor) -> tuple[int, int, int]:
@@ -83,6 +92,7 @@ class HeatMarks:
         self.modules: dict[str, float] = {}
         self.labels: dict[str, str] = {}  # name -> the tag's text (default: the share)
         self.tip = "time: {label} of the profiled run"
+        self.write: Callable[[float], str] = percent  # how a value is written on a tag
         self.visible = True
         self.stale = False  # measured on another version of the graph
         self.items: list[QGraphicsItem] = []  # the tints on the canvas
@@ -97,12 +107,21 @@ class HeatMarks:
             return
         self.nodes = {n.name: n.share for n in profile.nodes}
         self.modules = {m.path: m.share for m in profile.modules if m.path}
-        self.labels = {}
+        self.labels, self.write = {}, percent
 
-    def set_values(self, values: dict[str, float], labels: dict[str, str], tip: str) -> None:
+    def set_values(
+        self,
+        values: dict[str, float],
+        labels: dict[str, str],
+        tip: str,
+        modules: dict[str, float] | None = None,
+        write: Callable[[float], str] = percent,
+    ) -> None:
         """Tint nodes by ``values`` (0 or more; the largest is the hottest), tagged with
-        ``labels``; ``tip`` (with ``{label}``) is added to the node's tooltip."""
-        self.nodes, self.modules, self.labels, self.tip = dict(values), {}, dict(labels), tip
+        ``labels``; ``tip`` (with ``{label}``) is added to the node's tooltip.  ``modules``:
+        a collapsed module's value by its path (its box tinted by it, written by ``write``)."""
+        self.nodes, self.labels, self.tip = dict(values), dict(labels), tip
+        self.modules, self.write = dict(modules or {}), write
 
     def redraw(self, scene: QGraphicsScene | None) -> None:
         take_off(self.items)
@@ -137,13 +156,13 @@ class HeatMarks:
         share = sum(self.modules[m] for m in measured)
         n = len(members)
         if n == 1:
-            return share, "", ""
+            return share, self.write(share), ""
         if len(measured) == n:
-            return share, f"{share:.1%} ×{n}", f"all {n} modules of this box together"
+            return share, f"{self.write(share)} ×{n}", f"all {n} modules of this box together"
         who = measured[0] if len(measured) == 1 else f"{len(measured)} of them"
         return (
             share,
-            f"{share:.1%} ({len(measured)} of {n})",
+            f"{self.write(share)} ({len(measured)} of {n})",
             f"{who} only, of the {n} modules of this box (the others were not in the run)",
         )
 
@@ -156,7 +175,7 @@ class HeatMarks:
         tint.setAlpha(50 if self.stale else 120)
         box = QGraphicsRectItem(rect, owner)
         pen = QPen(colour.darker(115), 3.0)
-        said = self.tip.format(label=f"{share:.1%}" if note else label or f"{share:.1%}")
+        said = self.tip.format(label=self.write(share) if note else label or self.write(share))
         tip = f"{owner.toolTip()}\n\n{said}" + (f": {note}" if note else "")
         if self.stale:
             pen.setStyle(Qt.PenStyle.DashLine)

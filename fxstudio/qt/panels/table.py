@@ -1,5 +1,6 @@
-"""The *Nodes* dock: every node in a table (the ``print_tabular`` view plus shapes, modules
-and -- after a per-node profile -- times), filtered as you type, on the shared selection."""
+"""The *Nodes* dock: every node in a table (the ``print_tabular`` view plus shapes, modules,
+-- after a memory estimate -- bytes and -- after a per-node profile -- times), filtered as you
+type, on the shared selection."""
 
 from __future__ import annotations
 
@@ -66,6 +67,14 @@ class TablePanel(DocumentPanel):
         nodes = getattr(profile, "nodes", None) or []
         times = {n.name: (n.time_s, n.share) for n in nodes}
         self.model.set_times(times, stale=bool(times) and not self.session.profile_current)
+
+    def show_bytes(self, sizes: dict[str, tuple[int, int]], stale: bool = False) -> None:
+        """The Memory dock's estimate (``name -> (bytes allocated, live after)``; ``{}``: none)
+        as the *Bytes* and *Live after* columns, greyed while ``stale``."""
+        had = self.model.columnCount()
+        self.model.set_bytes(sizes, stale)
+        if self.model.columnCount() != had and self.document is not None:
+            self._size_columns()
 
     def _size_columns(self, sample: int = 50) -> None:
         """Fit the columns to their first rows (Qt's resizeColumnsToContents asks every row

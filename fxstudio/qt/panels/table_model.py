@@ -1,6 +1,8 @@
-"""The node table: a ``QAbstractTableModel`` over ``GraphDocument.rows()`` -- and, after a
-per-node profile, a *Time* column (headed *Time (stale)*, greyed, once the graph is no longer
-the one it was measured on)."""
+"""The node table: a ``QAbstractTableModel`` over ``GraphDocument.rows()`` -- after a memory
+estimate, *Bytes* (what each node's output allocates) and *Live after* (the activation bytes
+live once it has run) columns, in GiB/MiB, sorted by the bytes -- and, after a per-node
+profile, a *Time* column, the last (headed *Time (stale)*, greyed, once the graph is no
+longer the one it was measured on; the bytes columns likewise)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.core.graph.graphviews import NodeRow
+from fxstudio.core.process.guard import format_bytes
 
 HEADERS = {
     "opcode": "Op",
@@ -35,7 +38,13 @@ STALE_TIP = (
     "Measured on the graph before its last change, not on the graph as it is now: "
     "Run again to time it."
 )
+BYTES_STALE_TIP = (
+    "Estimated on the graph before its last change, not on the graph as it is now: "
+    "Estimate again in the Memory dock."
+)
 STALE_BRUSH = QBrush(QColor("#8c8c8c"))
+#: The bytes columns' headers: what a node's output allocates, what is live after it.
+BYTES_HEADERS = ("Bytes", "Live after")
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -49,6 +58,8 @@ class NodeTableModel(QAbstractTableModel):
         self._row_of: dict[str, int] = {}
         self._times: dict[str, tuple[float, float]] = {}  # profiled: name -> (seconds, share)
         self.times_stale = False  # the times are of another version of the graph
+        self._bytes: dict[str, tuple[int, int]] = {}  # estimated: name -> (allocated, live)
+        self.bytes_stale = False
 
     def set_times(self, times: dict[str, tuple[float, float]], stale: bool = False) -> None:
         """Show a *Time* column (the last per-node profile); ``{}`` takes it away.  ``stale``:
@@ -58,16 +69,51 @@ class NodeTableModel(QAbstractTableModel):
         if times == self._times:  # the same times, now stale or current again: no reset
             if stale != self.times_stale:
                 self.times_stale = stale
-                column = len(NodeRow.COLUMNS)
-                self.headerDataChanged.emit(Qt.Orientation.Horizontal, column, column)
-                if self._rows:
-                    last = self.index(len(self._rows) - 1, column)
-                    self.dataChanged.emit(self.index(0, column), last)
+                self._restyle(self._time_column(), self._time_column())
             return
         self.beginResetModel()
         self._times = dict(times)
         self.times_stale = stale
         self.endResetModel()
+
+    def set_bytes(self, sizes: dict[str, tuple[int, int]], stale: bool = False) -> None:
+        """Show the *Bytes* and *Live after* columns (``name -> (allocated, live after)``, the
+        last memory estimate); ``{}`` takes them away.  ``stale``: of another version of the
+        graph."""
+        if not sizes and not self._bytes:
+            return
+        if sizes == self._bytes:
+            if stale != self.bytes_stale:
+                self.bytes_stale = stale
+                first = len(NodeRow.COLUMNS)
+                self._restyle(first, first + len(BYTES_HEADERS) - 1)
+            return
+        self.beginResetModel()
+        self._bytes = dict(sizes)
+        self.bytes_stale = stale
+        self.endResetModel()
+
+    def _restyle(self, first: int, last: int) -> None:
+        """Columns ``first``..``last`` now say (or no longer say) that they are stale."""
+        self.headerDataChanged.emit(Qt.Orientation.Horizontal, first, last)
+        if self._rows:
+            end = self.index(len(self._rows) - 1, last)
+            self.dataChanged.emit(self.index(0, first), end)
+
+    def _time_column(self) -> int:
+        return len(NodeRow.COLUMNS) + (len(BYTES_HEADERS) if self._bytes else 0)
+
+    def _extra(self, column: int) -> str:
+        """What column ``column`` shows past the document's rows: ``bytes``, ``live``,
+        ``time`` -- or ``""`` (one of the rows' own)."""
+        past = column - len(NodeRow.COLUMNS)
+        if past < 0:
+            return ""
+        if self._bytes:
+            if past < len(BYTES_HEADERS):
+                return ("bytes", "live")[past]
+            past -= len(BYTES_HEADERS)
+        return "time" if past == 0 and self._times else ""
 
     def set_document(self, document: GraphDocument | None) -> None:
         self.beginResetModel()
@@ -138,13 +184,19 @@ class NodeTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self._rows)
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(NodeRow.COLUMNS) + (1 if self._times else 0)
+        if parent.isValid():
+            return 0
+        extra = (len(BYTES_HEADERS) if self._bytes else 0) + (1 if self._times else 0)
+        return len(NodeRow.COLUMNS) + extra
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
         row = self._rows[index.row()]
-        if index.column() == len(NodeRow.COLUMNS):  # the profiled time
+        extra = self._extra(index.column())
+        if extra in ("bytes", "live"):
+            return self._bytes_data(row.name, extra, role)
+        if extra == "time":  # the profiled time
             seconds, share = self._times.get(row.name, (-1.0, 0.0))
             if role == Qt.ItemDataRole.UserRole:
                 return seconds
@@ -168,17 +220,46 @@ class NodeTableModel(QAbstractTableModel):
             )
         return None
 
+    def _bytes_data(self, name: str, which: str, role: int) -> Any:
+        sizes = self._bytes.get(name)
+        value = None if sizes is None else sizes[0 if which == "bytes" else 1]
+        if role == Qt.ItemDataRole.UserRole:  # sort key: the bytes (none: below every node)
+            return -1 if value is None else value
+        if role == NAME_ROLE:
+            return name
+        text = "" if value is None else format_bytes(value)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return text
+        if role == Qt.ItemDataRole.ToolTipRole:
+            what = "its output allocates" if which == "bytes" else "live after it runs"
+            tip = f"{text} {what}" if text else ""
+            return f"{tip}\n{BYTES_STALE_TIP}" if tip and self.bytes_stale else tip
+        if role == Qt.ItemDataRole.ForegroundRole and self.bytes_stale:
+            return STALE_BRUSH
+        return None
+
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:  # noqa: N802
-        time_column = orientation == Qt.Orientation.Horizontal and section == len(NodeRow.COLUMNS)
-        if role == Qt.ItemDataRole.ToolTipRole and time_column and self.times_stale:
-            return STALE_TIP
+        extra = self._extra(section) if orientation == Qt.Orientation.Horizontal else ""
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if extra == "time" and self.times_stale:
+                return STALE_TIP
+            if extra in ("bytes", "live"):
+                tip = (
+                    "What the node's output allocates (a view or an in-place op: nothing)"
+                    if extra == "bytes"
+                    else "The activation bytes live once the node has run"
+                )
+                return f"{tip}\n{BYTES_STALE_TIP}" if self.bytes_stale else tip
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         if orientation == Qt.Orientation.Horizontal:
-            if time_column:
+            if extra == "time":
                 return "Time (stale)" if self.times_stale else "Time"
+            if extra in ("bytes", "live"):
+                title = BYTES_HEADERS[0 if extra == "bytes" else 1]
+                return f"{title} (stale)" if self.bytes_stale else title
             return HEADERS[NodeRow.COLUMNS[section]]
         return str(section)
 

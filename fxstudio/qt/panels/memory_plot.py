@@ -1,0 +1,247 @@
+"""The Memory dock's timeline: the live bytes after each node, in execution order, drawn with
+pyqtgraph (made for Qt: a plot of 10,000 points pans, zooms and answers a click at once, where
+matplotlib's Qt canvas redraws the whole figure; it draws with QPainter, so it works offscreen
+and follows the window's palette).
+
+- the parameters (and buffers) as a band along the bottom, the activations' live bytes stacked
+  on it -- what the device holds after each node;
+- one point per node (hover: its name, what it allocates, what is live after it; click: the
+  node is selected in the document -- :attr:`MemoryPlot.pointClicked`);
+- the peak marked and labelled;
+- a *before* (the graph of an earlier run, drawn grey and dashed, stretched to the same width:
+  the graphs need not have as many nodes) and a *measured* timeline overlaid.
+
+Example::
+
+    plot = MemoryPlot()
+    plot.show_timelines(Timeline("now", ("x", "relu"), (4096, 8192)), params_bytes=1 << 20)
+    plot.pointClicked.connect(print)        # "relu"
+    plot.highlight(["relu"])                 # a ring around its point
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
+
+from fxstudio.core.process.guard import format_bytes
+from fxstudio.qt import theme
+
+UNITS = (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1))
+NOW = "#2563eb"  # the graph now: its curve and points
+BEFORE = "#8c8c8c"  # the graph before
+MEASURED = "#059669"
+PEAK = "#d7191c"
+PARAMS = (245, 158, 11, 70)  # the parameters' band (amber, translucent)
+HEADROOM = 1.35  # the y range over the highest curve: room for the legend and the peak's label
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """One graph's live bytes: ``live[i]`` after node ``names[i]`` runs (execution order);
+    ``allocated[i]``: what that node's output allocates (empty: not known)."""
+
+    label: str
+    names: tuple[str, ...]
+    live: tuple[int, ...]
+    allocated: tuple[int, ...] = ()
+
+    @property
+    def peak(self) -> int:
+        """The index of the peak (the first, if several nodes reach it); -1 when empty."""
+        return int(np.argmax(self.live)) if self.live else -1
+
+
+def unit_for(top: float) -> tuple[str, int]:
+    """The unit the axis counts in: the largest of GiB, MiB, KiB whose one is at most ``top``."""
+    for name, size in UNITS:
+        if top >= size:
+            return name, size
+    return "B", 1
+
+
+class MemoryPlot(QWidget):
+    """The timeline plot.  ``pointClicked(name)``: a node's point was clicked."""
+
+    pointClicked = Signal(str)  # noqa: N815
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.widget = pg.PlotWidget(self)
+        self.widget.setObjectName("memoryPlotView")
+        self.widget.setMinimumHeight(140)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.widget)
+        self.item: pg.PlotItem = self.widget.getPlotItem()
+        self.item.setMenuEnabled(False)
+        self.item.hideButtons()
+        self.item.showGrid(x=False, y=True, alpha=0.25)
+        self.item.setLabel("bottom", "nodes in execution order")
+        self.legend = self.item.addLegend(offset=(-8, 4), labelTextSize="8pt", colCount=2)
+        self.now: Timeline | None = None
+        self.params_bytes = 0
+        self.unit = ("B", 1)
+        self.points: pg.ScatterPlotItem | None = None  # one per node of the graph now
+        self.ring = pg.ScatterPlotItem(
+            size=16, symbol="o", pen=pg.mkPen(theme.colors().selected, width=3), brush=None
+        )
+        self.ring.setZValue(20)
+        self._index: dict[str, int] = {}
+        self.peak_label: pg.TextItem | None = None
+        self._restyle()
+
+    # -- what is drawn -------------------------------------------------------------------
+
+    def clear(self) -> None:
+        self.item.clear()
+        self.legend.clear()
+        self.now, self.points, self._index = None, None, {}
+
+    def show_timelines(
+        self,
+        now: Timeline,
+        params_bytes: int = 0,
+        before: Timeline | None = None,
+        before_params: int | None = None,
+        measured: Sequence[int] = (),
+    ) -> None:
+        """Draw ``now`` on its parameters' band, ``before`` (its own parameters: ``before_params``,
+        default the same) and a ``measured`` timeline (live bytes after each node of ``now``)."""
+        self.clear()
+        self._restyle()
+        self.now, self.params_bytes = now, params_bytes
+        base_before = params_bytes if before_params is None else before_params
+        tops = [params_bytes + max(now.live, default=0)]
+        if before is not None and before.live:
+            tops.append(base_before + max(before.live))
+        if measured:
+            tops.append(params_bytes + max(measured))
+        self.unit = unit_for(max(tops))
+        name, size = self.unit
+        self.item.setLabel("left", f"live bytes ({name})")
+        n = len(now.live)
+        x = np.arange(n, dtype=float)
+        if params_bytes:
+            bx = x if n > 1 else np.array([-0.5, 0.5])
+            self.item.plot(
+                bx,
+                np.full(len(bx), params_bytes / size),
+                pen=pg.mkPen(PARAMS[:3], width=1),
+                fillLevel=0.0,
+                brush=pg.mkBrush(*PARAMS),
+                name=f"parameters and buffers: {format_bytes(params_bytes)}",
+            )
+        if before is not None and before.live:
+            m = len(before.live)
+            bx = np.linspace(0, max(n - 1, 1), m) if m > 1 else np.zeros(1)
+            by = (base_before + np.asarray(before.live, dtype=float)) / size
+            pen = pg.mkPen(BEFORE, width=2, style=Qt.PenStyle.DashLine)
+            self.item.plot(bx, by, pen=pen, name=f"{before.label}: peak {_peak(before)}")
+        if measured:
+            my = (params_bytes + np.asarray(measured, dtype=float)) / size
+            mx = np.arange(len(measured), dtype=float)
+            pen = pg.mkPen(MEASURED, width=2)
+            peak = format_bytes(max(measured))
+            self.item.plot(mx, my, pen=pen, name=f"measured: peak {peak}")
+        y = (params_bytes + np.asarray(now.live, dtype=float)) / size
+        self.item.plot(x, y, pen=pg.mkPen(NOW, width=2), name=f"{now.label}: peak {_peak(now)}")
+        self.points = pg.ScatterPlotItem(
+            x=x,
+            y=y,
+            data=list(now.names),
+            size=6 if n < 400 else 4,
+            pen=None,
+            brush=pg.mkBrush(NOW),
+            hoverable=True,
+            hoverSize=10,
+            tip=self._tip,
+        )
+        self.points.setObjectName("memoryPoints")
+        self.points.sigClicked.connect(self._clicked)
+        self.item.addItem(self.points)
+        self._index = {name: i for i, name in enumerate(now.names)}
+        self.item.addItem(self.ring)
+        self._mark_peak(now, y)
+        self.item.enableAutoRange()
+        self.item.setYRange(0, max(tops) / size * HEADROOM)
+        self.item.setXRange(-0.5, max(n - 0.5, 0.5), padding=0.02)
+
+    def _mark_peak(self, now: Timeline, y: np.ndarray) -> None:
+        i = now.peak
+        if i < 0:
+            return
+        star = pg.ScatterPlotItem(
+            [float(i)], [float(y[i])], symbol="star", size=16, pen=pg.mkPen(PEAK), brush=PEAK
+        )
+        star.setZValue(15)
+        self.item.addItem(star)
+        text = f"peak {format_bytes(now.live[i])} at {now.names[i]}"
+        anchor = (1.0, 1.0) if i > len(now.live) / 2 else (0.0, 1.0)
+        base = QApplication.palette().color(QPalette.ColorRole.Base)
+        fill = pg.mkBrush(QColor(base.red(), base.green(), base.blue(), 210))
+        self.peak_label = pg.TextItem(text, color=PEAK, anchor=anchor, fill=fill)
+        self.peak_label.setPos(float(i), float(y[i]))
+        self.peak_label.setZValue(16)
+        self.item.addItem(self.peak_label)
+
+    def _tip(self, x: float, y: float, data: object) -> str:
+        now = self.now
+        i = self._index.get(str(data), -1)
+        if now is None or i < 0:
+            return str(data)
+        lines = [str(data), f"live after it: {format_bytes(now.live[i])} of activations"]
+        if now.allocated:
+            lines.append(f"it allocates {format_bytes(now.allocated[i])}")
+        return "\n".join(lines)
+
+    def _clicked(self, _item: object, points: Sequence[pg.SpotItem], _event: object) -> None:
+        if len(points):
+            self.pointClicked.emit(str(points[0].data()))
+
+    def highlight(self, names: Sequence[str]) -> None:
+        """Ring the points of ``names`` (the document's selection) -- those the graph has."""
+        found = [self._index[n] for n in names if n in self._index]
+        if self.points is None or not found:
+            self.ring.setData([], [])
+            return
+        xs, ys = self.points.getData()
+        self.ring.setData([xs[i] for i in found], [ys[i] for i in found])
+
+    def ringed(self) -> list[int]:
+        """The indices (execution order) of the points ringed now."""
+        xs, _ys = self.ring.getData()
+        return [int(round(x)) for x in xs]
+
+    def point_position(self, name: str) -> QPointF:
+        """Where ``name``'s point is, in the plot view's viewport pixels."""
+        assert self.points is not None and name in self._index
+        xs, ys = self.points.getData()
+        i = self._index[name]
+        scene = self.item.vb.mapViewToScene(QPointF(float(xs[i]), float(ys[i])))
+        return QPointF(self.widget.mapFromScene(scene))
+
+    # -- colours -------------------------------------------------------------------------
+
+    def _restyle(self) -> None:
+        palette = QApplication.palette()
+        base = palette.color(QPalette.ColorRole.Base)
+        ink = palette.color(QPalette.ColorRole.Text)
+        self.widget.setBackground(base)
+        for side in ("left", "bottom"):
+            axis = self.item.getAxis(side)
+            axis.setPen(pg.mkPen(ink))
+            axis.setTextPen(pg.mkPen(ink))
+        self.legend.setLabelTextColor(ink)
+        self.legend.setBrush(pg.mkBrush(QColor(base.red(), base.green(), base.blue(), 200)))
+        self.ring.setPen(pg.mkPen(theme.colors().selected, width=3))
+
+
+def _peak(timeline: Timeline) -> str:
+    return format_bytes(max(timeline.live)) if timeline.live else "none"
