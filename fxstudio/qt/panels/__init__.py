@@ -13,5 +13,7 @@ its changes, says status, offers actions; given a ``PanelContext``, never the wi
   (one module of the model run alone);
 - ``step`` (the Step dock) with ``step_form``; ``lesson`` (Learn FX) with ``lesson_form``;
 - ``compile`` (graph breaks under torch.compile) with ``compile_kernels`` (its Kernels tab);
-  ``console`` (the Python console).
+  ``console`` (the Python console);
+- ``memory`` (the Memory dock: where the bytes go) with ``memory_form`` (its widgets) and
+  ``memory_plot`` (the timeline of live bytes, drawn with pyqtgraph).
 """
