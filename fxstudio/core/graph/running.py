@@ -156,9 +156,8 @@ def run_nodes(
             value = modules[target](*map_arg(node.args, get), **map_arg(node.kwargs, get))
         elif op == "call_function":
             value = target(*map_arg(node.args, get), **map_arg(node.kwargs, get))  # type: ignore[operator]
-        elif op == "call_method":
-            this, *rest = map_arg(node.args, get)
-            value = getattr(this, target)(*rest, **map_arg(node.kwargs, get))  # type: ignore[arg-type]
+        elif op == "call_method":  # a function's locals: the receiver is not held after
+            value = _call_method(target, map_arg(node.args, get), map_arg(node.kwargs, get))  # type: ignore[arg-type]
         elif op == "get_attr":
             value = _attribute(modules, str(target))
         elif op == "output":
@@ -171,6 +170,11 @@ def run_nodes(
         for used in last_use.get(node, ()):
             del env[used]
     return None
+
+
+def _call_method(name: str, args: Any, kwargs: Any) -> Any:
+    this, *rest = args
+    return getattr(this, name)(*rest, **kwargs)
 
 
 def _placeholder(node: fx.Node, given: Iterator[Any]) -> Any:

@@ -1,0 +1,401 @@
+"""Memory measured in a real run, node by node: what each node allocated, what its kernel
+used as scratch and gave back, the live activation bytes after each node, and the peak.
+
+The quantity is the estimate's (:mod:`fxstudio.core.memory.estimate`): live activation bytes
+-- the inputs and every value the graph makes -- with parameters and buffers left out (they
+were there before the run).  The graph runs node by node
+(:func:`~fxstudio.core.graph.running.run_nodes`, each value dropped after its last user, as
+the generated code's ``x = None`` lines drop it), in eval mode and without autograd, after one
+warm-up run (one-time allocations: weight packs, library handles).
+
+- **CPU**: ``torch.profiler`` with ``profile_memory=True`` records each allocation and free
+  of the CPU allocator (``[memory]`` events with byte deltas; the CPU allocator caches
+  nothing, so each is one tensor's bytes).  A profiler range marks each node's run and,
+  apart, the frees after it; the events are put in order and summed into the live-bytes
+  timeline -- the peak is the highest point of that sum, scratch included.
+- **CUDA**: the caching allocator's counters, the device synchronised around each node:
+  ``memory_allocated`` before and after, ``max_memory_allocated`` after
+  ``reset_peak_memory_stats`` for the highest point inside the node.  The allocator hands out
+  blocks of 512 bytes, so each tensor counts rounded up.  A plain run of the whole model
+  (``plain_peak_bytes``) gives its peak too.
+
+Per node (:class:`NodeMeasure`): ``bytes`` (what its run left allocated: its output's new
+storage), ``scratch_bytes`` (what its kernels took above that and gave back before the node
+ended: workspace, a weight repacked for the kernel; the estimate sees outputs only),
+``live_bytes`` (live as it ends, before the frees after it), ``freed_bytes``.  The whole run:
+``peak_bytes``, the highest ``live_bytes`` (the same quantity as the estimate's peak), and
+``allocated_peak_bytes``, the allocator's highest point, scratch included.
+
+Example:
+    >>> import torch
+    >>> gm = torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU()))
+    >>> m = measure(gm, (torch.ones(2, 4),))
+    >>> m.nodes["input_1"], m.nodes["_0"], m.nodes["_1"], m.peak_bytes  # float32: 4 bytes each
+    (32, 64, 64, 160)
+    >>> m.timeline  # input; linear; relu (the linear's output freed after it); output
+    (32, 96, 160, 96)
+"""
+
+from __future__ import annotations
+
+import bisect
+import copy
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any, NamedTuple
+
+import torch
+import torch.fx as fx
+from torch.profiler import ProfilerActivity, profile, record_function
+
+from fxstudio.core.errors import UserError
+from fxstudio.core.fxcompat import tree_leaves, tree_map
+from fxstudio.core.graph.running import Current, Plan, run_nodes
+from fxstudio.core.runtime.devices import resolve
+from fxstudio.core.saving.files import atomic_write
+
+#: The CUDA caching allocator's block: every tensor's bytes are rounded up to a multiple.
+CUDA_BLOCK = 512
+#: Names of the profiler ranges that mark the phases of a node (``fxmem.run.7``).
+RANGE = "fxmem"
+#: The allocators whose ``[memory]`` events count as the CPU's.
+CPU_DEVICE_TYPES = ("CPU", "MKLDNN", "IDEEP")
+
+
+class MeasureError(UserError):
+    """A graph that cannot be measured here (no weights, no profiler, no such device)."""
+
+
+@dataclass(frozen=True)
+class NodeMeasure:
+    """One node's bytes as measured: ``bytes`` its run left allocated (its output's new
+    storage; an input's at its placeholder), ``scratch_bytes`` what its kernels took above
+    that and gave back before it ended, ``live_bytes`` the activation bytes live as it ends
+    (its output and everything still held, the values it read included), ``freed_bytes``
+    what was freed after it (values it read last), ``peak_bytes`` the allocator's highest
+    point while it ran (scratch included)."""
+
+    name: str
+    bytes: int
+    scratch_bytes: int
+    live_bytes: int
+    freed_bytes: int
+    peak_bytes: int
+
+
+@dataclass(frozen=True)
+class MeasuredMemory:
+    """A measured run.  ``peak_bytes``: the highest live activation bytes as a node ends (the
+    values: inputs and what the graph made), at ``peak_node``; ``allocated_peak_bytes``: the
+    allocator's highest point, kernels' scratch included, at ``allocated_peak_node``;
+    ``nodes``: the bytes each node allocated; ``timeline``: each node's ``live_bytes``, in
+    execution order (the graph's order)."""
+
+    device: str
+    how: str
+    peak_bytes: int
+    peak_node: str
+    allocated_peak_bytes: int
+    allocated_peak_node: str
+    inputs_bytes: int
+    nodes: dict[str, int]
+    timeline: tuple[int, ...]
+    details: tuple[NodeMeasure, ...]
+    plain_peak_bytes: int | None = None  # CUDA: the allocator's peak in a plain run
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "how": self.how,
+            "peak_bytes": self.peak_bytes,
+            "peak_node": self.peak_node,
+            "allocated_peak_bytes": self.allocated_peak_bytes,
+            "allocated_peak_node": self.allocated_peak_node,
+            "inputs_bytes": self.inputs_bytes,
+            "plain_peak_bytes": self.plain_peak_bytes,
+            "nodes": [asdict(d) for d in self.details],
+        }
+
+    def write(self, path: str) -> None:
+        atomic_write(path, json.dumps(self.to_json(), indent=1))
+
+
+class _Row(NamedTuple):
+    """A node's activation bytes before it, as it ends, at the highest point while it ran,
+    after the frees that follow it."""
+
+    name: str
+    began: int
+    ran: int
+    high: int
+    after: int
+
+
+def _result(
+    device: str, how: str, rows: list[_Row], inputs_bytes: int, plain: int | None = None
+) -> MeasuredMemory:
+    details = tuple(
+        NodeMeasure(
+            r.name,
+            bytes=r.ran - r.began,
+            scratch_bytes=max(r.high - max(r.began, r.ran), 0),
+            live_bytes=r.ran,
+            freed_bytes=r.ran - r.after,
+            peak_bytes=max(r.high, r.ran),
+        )
+        for r in rows
+    )
+    top = max(details, key=lambda d: d.live_bytes, default=None)
+    high = max(details, key=lambda d: d.peak_bytes, default=None)
+    return MeasuredMemory(
+        device,
+        how,
+        top.live_bytes if top else 0,
+        top.name if top else "",
+        high.peak_bytes if high else 0,
+        high.name if high else "",
+        inputs_bytes,
+        {d.name: d.bytes for d in details},
+        tuple(d.live_bytes for d in details),
+        details,
+        plain,
+    )
+
+
+def measure(gm: fx.GraphModule, inputs: tuple[Any, ...], device: str = "cpu") -> MeasuredMemory:
+    """Run ``gm`` on ``inputs`` node by node on ``device`` and measure its activation bytes
+    (see the module's docstring).  A module on another device is copied there; ``gm`` itself
+    is left as it was (its submodules in eval mode for the run, then back)."""
+    target = resolve(device)
+    _check_real(gm, inputs)
+    module = gm
+    if any(t.device != target for t in _tensors(gm)):
+        module = copy.deepcopy(gm).to(target)
+    given = tuple(tree_map(lambda x: x.to(target) if isinstance(x, torch.Tensor) else x, inputs))
+    plan = Plan(module, module.graph)
+    with plan.eval_mode(), torch.no_grad():
+        run_nodes(module, module.graph, given, plan=plan)  # warm-up: one-time allocations
+        if target.type == "cuda":
+            return _measure_cuda(plan, given, target)
+        if target.type != "cpu":
+            raise MeasureError(
+                f"Memory is measured on the CPU (profiler) or a CUDA device, not {target.type}: "
+                "use --device cpu or cuda."
+            )
+        return _measure_cpu(plan, given)
+
+
+def _tensors(gm: fx.GraphModule) -> Iterator[torch.Tensor]:
+    yield from gm.parameters()
+    yield from gm.buffers()
+
+
+def _check_real(gm: fx.GraphModule, inputs: tuple[Any, ...]) -> None:
+    if any(t.is_meta for t in _tensors(gm)):
+        raise MeasureError(
+            "This model was opened without its weights (structure only): there is nothing "
+            "to run, so nothing to measure. Use the estimate, or open it with its weights."
+        )
+    if any(isinstance(x, torch.Tensor) and x.is_meta for x in tree_leaves(inputs)):
+        raise MeasureError(
+            "The inputs are shapes only (meta tensors): give real inputs to measure a run."
+        )
+
+
+class _Marks(Current):
+    """The node a run is at, telling ``start(node)`` as each node begins (after the frees of
+    the node before)."""
+
+    def __init__(self, start: Callable[[fx.Node], None]) -> None:
+        self._start = start
+        self._node: fx.Node | None = None
+
+    @property  # type: ignore[override]
+    def node(self) -> fx.Node | None:
+        return self._node
+
+    @node.setter
+    def node(self, node: fx.Node | None) -> None:
+        self._node = node
+        if node is not None:
+            self._start(node)
+
+
+def _storage_bytes(value: Any, seen: set[int]) -> int:
+    """The bytes of the storages ``value`` holds that are not in ``seen`` (then added)."""
+    total = 0
+    for t in tree_leaves(value):
+        if isinstance(t, torch.Tensor) and not t.is_meta:
+            storage = t.untyped_storage()
+            if storage.data_ptr() not in seen:
+                seen.add(storage.data_ptr())
+                total += storage.nbytes()
+    return total
+
+
+# --- CPU: the profiler's memory events -------------------------------------------------------
+
+
+def _measure_cpu(plan: Plan, inputs: tuple[Any, ...]) -> MeasuredMemory:
+    if not torch.profiler.kineto_available():
+        raise MeasureError(
+            "This build of torch has no profiler (kineto), so CPU memory cannot be measured: "
+            "use a standard torch build, or the estimate."
+        )
+    index = {node: i for i, node in enumerate(plan.nodes)}
+    opened: list[Any] = []
+    inputs_at: dict[int, int] = {}
+    seen: set[int] = set()
+
+    def enter(name: str) -> None:
+        if opened:
+            opened.pop().__exit__(None, None, None)
+        r = record_function(name)
+        r.__enter__()
+        opened.append(r)
+
+    def start(node: fx.Node) -> None:
+        enter(f"{RANGE}.run.{index[node]}")
+
+    def made(node: fx.Node, value: Any) -> None:
+        if node.op == "placeholder":
+            inputs_at[index[node]] = _storage_bytes(value, seen)
+        enter(f"{RANGE}.free.{index[node]}")
+
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        try:
+            out = run_nodes(plan.module, plan.graph, inputs, made, _Marks(start), plan)
+        finally:
+            if opened:
+                opened.pop().__exit__(None, None, None)
+    del out  # held until the profile ended: the graph's output is live at its end
+    phases, deltas = _events(prof)
+    return _timeline(
+        plan,
+        phases,
+        deltas,
+        inputs_at,
+        "cpu",
+        "torch.profiler memory events (the CPU allocator: each tensor's bytes, no cache), "
+        "node by node",
+    )
+
+
+def _events(prof: profile) -> tuple[list[tuple[int, int, str]], list[tuple[int, int]]]:
+    """The ranges this module opened ``(start_ns, node index, "run"|"free")`` and the CPU
+    allocator's events ``(time_ns, bytes)``, each in time order."""
+    results = prof.profiler.kineto_results if prof.profiler is not None else None
+    if results is None:
+        raise MeasureError("The profiler recorded nothing: measure again, or use the estimate.")
+    phases, deltas = [], []
+    for e in results.events():
+        name = e.name()
+        if name == "[memory]":
+            if str(e.device_type()).rpartition(".")[2] in CPU_DEVICE_TYPES:
+                deltas.append((e.start_ns(), e.nbytes()))  # type: ignore[attr-defined]
+        elif name.startswith(RANGE + "."):
+            _, phase, i = name.split(".")
+            phases.append((e.start_ns(), int(i), phase))
+    phases.sort()
+    deltas.sort(key=lambda d: d[0])
+    return phases, deltas
+
+
+def _timeline(
+    plan: Plan,
+    phases: list[tuple[int, int, str]],
+    deltas: list[tuple[int, int]],
+    inputs_at: dict[int, int],
+    device: str,
+    how: str,
+) -> MeasuredMemory:
+    """Sum the allocator's events phase by phase (an event belongs to the last phase begun
+    before it) into each node's figures."""
+    n = len(plan.nodes)
+    run: list[list[int]] = [[] for _ in range(n)]
+    free: list[list[int]] = [[] for _ in range(n)]
+    starts = [p[0] for p in phases]
+    for t, nbytes in deltas:
+        k = bisect.bisect_right(starts, t) - 1
+        if k < 0:
+            continue  # before the first node: not the graph's
+        _, i, phase = phases[k]
+        # the output node only hands values back: what is freed as the run returns (values
+        # no node read) is freed after it
+        into = run if phase == "run" and plan.nodes[i].op != "output" else free
+        into[i].append(nbytes)
+    live, rows = 0, []
+    for i, node in enumerate(plan.nodes):
+        began = live
+        live += inputs_at.get(i, 0)  # an input appears at its placeholder
+        high = live
+        for d in run[i]:
+            live += d
+            high = max(high, live)
+        ran = live
+        live += sum(free[i])
+        rows.append(_Row(node.name, began, ran, high, live))
+    return _result(device, how, rows, sum(inputs_at.values()))
+
+
+# --- CUDA: the caching allocator's counters --------------------------------------------------
+
+
+def _measure_cuda(plan: Plan, inputs: tuple[Any, ...], device: torch.device) -> MeasuredMemory:
+    cuda = torch.cuda
+    index = {node: i for i, node in enumerate(plan.nodes)}
+    inputs_at: dict[int, int] = {}
+    seen: set[int] = set()
+    # per node: allocated when it began, after it ran, the highest inside, after its frees
+    began, ran, high, after = ([0] * len(plan.nodes) for _ in range(4))
+    current: list[int] = []
+
+    def allocated() -> int:
+        cuda.synchronize(device)
+        return cuda.memory_allocated(device)
+
+    def start(node: fx.Node) -> None:
+        now = allocated()
+        if current:
+            after[current[-1]] = now
+        i = index[node]
+        current.append(i)
+        began[i] = after[i] = ran[i] = now
+        cuda.reset_peak_memory_stats(device)
+
+    def made(node: fx.Node, value: Any) -> None:
+        i = index[node]
+        if node.op == "placeholder":
+            inputs_at[i] = _storage_bytes(value, seen)
+        ran[i] = allocated()
+        high[i] = cuda.max_memory_allocated(device)
+
+    base = allocated()  # parameters, buffers, the inputs, library workspaces: before the run
+    given = _storage_bytes(inputs, set())
+    out = run_nodes(plan.module, plan.graph, inputs, made, _Marks(start), plan)
+    if current:
+        i = current[-1]
+        after[i] = allocated()
+        high[i] = max(high[i], cuda.max_memory_allocated(device))
+    offset = given - base  # allocated + offset: the activation bytes, inputs counted
+    rows, seen_inputs = [], 0
+    for i, node in enumerate(plan.nodes):
+        pending = given - seen_inputs  # inputs count from their placeholder
+        seen_inputs += inputs_at.get(i, 0)
+        now = offset - (given - seen_inputs)
+        rows.append(
+            _Row(
+                node.name, began[i] + offset - pending, ran[i] + now, high[i] + now, after[i] + now
+            )
+        )
+    del out
+    cuda.reset_peak_memory_stats(device)
+    start_plain = allocated()
+    plan.module(*inputs)
+    plain = cuda.max_memory_allocated(device) - start_plain + given
+    how = (
+        "CUDA caching allocator: memory_allocated / max_memory_allocated around each node, "
+        "synchronised (blocks of 512 bytes)"
+    )
+    return _result(str(device), how, rows, given, plain)
