@@ -44,44 +44,42 @@ class Chain(nn.Module):
         return s + y
 
 
-def _live(m) -> dict[str, int]:
-    return dict(zip((d.name for d in m.details), m.timeline, strict=True))
+def _running(m) -> dict[str, int]:
+    return {d.name: d.running_bytes for d in m.details}
 
 
 def _check_chain(m, rows: int, n: int, block: int = 1) -> None:
     def size(k: int) -> int:  # what the allocator hands out for k bytes
         return -(-k // block) * block
 
+    given = rows * n * F32  # the input, counted by its own bytes from its placeholder on
     x = size(rows * n * F32)
-    assert m.nodes == {
-        "x": rows * n * F32,  # the input, from its placeholder on
-        "fc": x,
-        "view": 0,
-        "relu_": 0,
-        "twice_plus_one": x,
-        "add": x,
-        "output": 0,
+    assert m.nodes == {"x": given, "fc": x, "view": 0, "relu_": 0, "twice_plus_one": x, "add": x}
+    assert _running(m) == {
+        "x": given,
+        "fc": given + x,
+        "view": given + x,
+        "relu_": given + x,
+        "twice_plus_one": given + 2 * x,
+        "add": given + 3 * x,
     }
-    assert _live(m) == {
-        "x": rows * n * F32,
-        "fc": rows * n * F32 + x,
-        "view": rows * n * F32 + x,
-        "relu_": rows * n * F32 + x,
-        "twice_plus_one": rows * n * F32 + 2 * x,
-        "add": rows * n * F32 + 3 * x,  # fc's and the call's outputs freed after it
-        "output": rows * n * F32 + x,
-    }
+    # after each node's frees: fc's and the call's outputs go after the add; the input stays
+    # (the caller holds it)
+    assert m.timeline == (given, given + x, given + x, given + x, given + 2 * x, given + x)
+    assert m.timeline == tuple(d.live_bytes for d in m.details)
     # 2 * x, taken and given back inside the node (the CPU adds the scalars 2 and 1 wrapped
     # as tensors: a few bytes each)
     scratch = {d.name: d.scratch_bytes for d in m.details if d.scratch_bytes}
     assert list(scratch) == ["twice_plus_one"] and x <= scratch["twice_plus_one"] <= x + 64
     freed = {d.name: d.freed_bytes for d in m.details if d.freed_bytes}
     assert freed == {"add": 2 * x}
-    assert (m.peak_bytes, m.peak_node) == (rows * n * F32 + 3 * x, "add")
+    assert (m.peak_bytes, m.peak_node) == (given + 3 * x, "add")
     # the allocator's highest point: the call's scratch on top of the input, fc and its result
-    top = rows * n * F32 + 2 * x + scratch["twice_plus_one"]
+    top = given + 2 * x + scratch["twice_plus_one"]
     assert (m.allocated_peak_bytes, m.allocated_peak_node) == (top, "twice_plus_one")
-    assert m.inputs_bytes == rows * n * F32
+    assert m.inputs_bytes == given
+    # the generated code frees as the node-by-node run does: the same highest point
+    assert m.plain_peak_bytes == top
 
 
 def test_cpu_chain_bytes_by_hand() -> None:
@@ -116,7 +114,8 @@ def test_inputs_count_from_their_placeholders_and_a_shared_storage_once() -> Non
     m = measure(gm, (a, torch.randn(5, 10)))
     assert m.nodes["a"] == 400 and m.nodes["b"] == 200 and m.inputs_bytes == 600
     assert m.nodes["cat"] == 600 and m.nodes["mul"] == 600
-    assert _live(m)["a"] == 400 and _live(m)["mul"] == 600 + 600 + 600
+    assert _running(m)["a"] == 400 and _running(m)["mul"] == 600 + 600 + 600
+    assert m.timeline == (400, 600, 1200, 1200)  # the cat's output freed after the mul
     shared = measure(gm, (a, a))  # one storage given twice: its bytes count once
     assert shared.nodes["a"] == 400 and shared.nodes["b"] == 0 and shared.inputs_bytes == 400
 
@@ -161,4 +160,16 @@ def test_cuda_chain_bytes_by_hand_in_allocator_blocks() -> None:
     assert m.device.startswith("cuda") and "max_memory_allocated" in m.how
     assert next(gm.parameters()).device.type == "cpu"  # a copy ran on the GPU
     _check_chain(m, 4, 65, CUDA_BLOCK)
-    assert m.plain_peak_bytes is not None and m.plain_peak_bytes >= m.nodes["fc"]
+
+
+def test_a_value_no_node_reads_is_freed_at_once() -> None:
+    """As the generated code frees it (``fx.Interpreter`` would keep it to the end)."""
+    graph = fx.Graph()
+    x = graph.placeholder("x")
+    graph.call_function(torch.mul, (x, 3.0))  # nobody reads it
+    graph.output(graph.call_function(torch.add, (x, 1.0)))
+    gm = fx.GraphModule(nn.Module(), graph)
+    m = measure(gm, (torch.randn(100),))
+    assert m.nodes == {"x": 400, "mul": 400, "add": 400}
+    assert [d.running_bytes for d in m.details] == [400, 800, 800]
+    assert m.timeline == (400, 400, 800)

@@ -167,6 +167,7 @@ def run_nodes(
         env[node] = value
         if on_value is not None:
             on_value(node, value)
+        value = None  # env holds it, and drops it after its last use
         for used in last_use.get(node, ()):
             del env[used]
     return None

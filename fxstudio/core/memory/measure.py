@@ -4,9 +4,9 @@ used as scratch and gave back, the live activation bytes after each node, and th
 The quantity is the estimate's (:mod:`fxstudio.core.memory.estimate`): live activation bytes
 -- the inputs and every value the graph makes -- with parameters and buffers left out (they
 were there before the run).  The graph runs node by node
-(:func:`~fxstudio.core.graph.running.run_nodes`, each value dropped after its last user, as
-the generated code's ``x = None`` lines drop it), in eval mode and without autograd, after one
-warm-up run (one-time allocations: weight packs, library handles).
+(:func:`~fxstudio.core.graph.running.run_nodes`, each value dropped after its last user as
+the generated code's ``x = None`` lines drop it, a value no node reads at once), in eval mode
+and without autograd, after one warm-up run (one-time allocations: weight packs, handles).
 
 - **CPU**: ``torch.profiler`` with ``profile_memory=True`` records each allocation and free
   of the CPU allocator (``[memory]`` events with byte deltas; the CPU allocator caches
@@ -19,27 +19,31 @@ warm-up run (one-time allocations: weight packs, library handles).
   blocks of 512 bytes, so each tensor counts rounded up.  A plain run of the whole model
   (``plain_peak_bytes``) gives its peak too.
 
-Per node (:class:`NodeMeasure`): ``bytes`` (what its run left allocated: its output's new
-storage), ``scratch_bytes`` (what its kernels took above that and gave back before the node
-ended: workspace, a weight repacked for the kernel; the estimate sees outputs only),
-``live_bytes`` (live as it ends, before the frees after it), ``freed_bytes``.  The whole run:
-``peak_bytes``, the highest ``live_bytes`` (the same quantity as the estimate's peak), and
-``allocated_peak_bytes``, the allocator's highest point, scratch included.
+Per node (:class:`NodeMeasure`), named and ordered as the estimate's nodes (the output node
+left out): ``bytes`` (what its run left allocated: its output's new storage),
+``scratch_bytes`` (what its kernels took above that and gave back before the node ended:
+workspace, a weight repacked for the kernel; the estimate sees outputs only),
+``running_bytes`` (live as it ends, the values it read last still held), ``live_bytes`` (after
+the frees that follow it: the timeline).  The whole run: ``peak_bytes``, the highest
+``running_bytes`` -- the estimate's peak, measured -- and ``allocated_peak_bytes``, the
+allocator's highest point, scratch included; ``plain_peak_bytes``, the allocator's peak in a
+plain run of the whole model (its generated code).
 
 Example:
     >>> import torch
     >>> gm = torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU()))
     >>> m = measure(gm, (torch.ones(2, 4),))
-    >>> m.nodes["input_1"], m.nodes["_0"], m.nodes["_1"], m.peak_bytes  # float32: 4 bytes each
-    (32, 64, 64, 160)
-    >>> m.timeline  # input; linear; relu (the linear's output freed after it); output
-    (32, 96, 160, 96)
+    >>> m.nodes, m.peak_bytes, m.peak_node  # float32: 4 bytes each
+    ({'input_1': 32, '_0': 64, '_1': 64}, 160, '_1')
+    >>> m.timeline  # input; linear; relu, then the linear's output freed
+    (32, 96, 96)
 """
 
 from __future__ import annotations
 
 import bisect
 import copy
+import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -69,16 +73,13 @@ class MeasureError(UserError):
 
 @dataclass(frozen=True)
 class NodeMeasure:
-    """One node's bytes as measured: ``bytes`` its run left allocated (its output's new
-    storage; an input's at its placeholder), ``scratch_bytes`` what its kernels took above
-    that and gave back before it ended, ``live_bytes`` the activation bytes live as it ends
-    (its output and everything still held, the values it read included), ``freed_bytes``
-    what was freed after it (values it read last), ``peak_bytes`` the allocator's highest
-    point while it ran (scratch included)."""
+    """One node's bytes as measured (see the module's docstring); ``peak_bytes``: the
+    allocator's highest point while it ran, scratch included."""
 
     name: str
     bytes: int
     scratch_bytes: int
+    running_bytes: int
     live_bytes: int
     freed_bytes: int
     peak_bytes: int
@@ -90,7 +91,7 @@ class MeasuredMemory:
     values: inputs and what the graph made), at ``peak_node``; ``allocated_peak_bytes``: the
     allocator's highest point, kernels' scratch included, at ``allocated_peak_node``;
     ``nodes``: the bytes each node allocated; ``timeline``: each node's ``live_bytes``, in
-    execution order (the graph's order)."""
+    execution order."""
 
     device: str
     how: str
@@ -102,7 +103,7 @@ class MeasuredMemory:
     nodes: dict[str, int]
     timeline: tuple[int, ...]
     details: tuple[NodeMeasure, ...]
-    plain_peak_bytes: int | None = None  # CUDA: the allocator's peak in a plain run
+    plain_peak_bytes: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -140,18 +141,19 @@ def _result(
             r.name,
             bytes=r.ran - r.began,
             scratch_bytes=max(r.high - max(r.began, r.ran), 0),
-            live_bytes=r.ran,
+            running_bytes=r.ran,
+            live_bytes=r.after,
             freed_bytes=r.ran - r.after,
             peak_bytes=max(r.high, r.ran),
         )
         for r in rows
     )
-    top = max(details, key=lambda d: d.live_bytes, default=None)
+    top = max(details, key=lambda d: d.running_bytes, default=None)
     high = max(details, key=lambda d: d.peak_bytes, default=None)
     return MeasuredMemory(
         device,
         how,
-        top.live_bytes if top else 0,
+        top.running_bytes if top else 0,
         top.name if top else "",
         high.peak_bytes if high else 0,
         high.name if high else "",
@@ -173,7 +175,7 @@ def measure(gm: fx.GraphModule, inputs: tuple[Any, ...], device: str = "cpu") ->
     if any(t.device != target for t in _tensors(gm)):
         module = copy.deepcopy(gm).to(target)
     given = tuple(tree_map(lambda x: x.to(target) if isinstance(x, torch.Tensor) else x, inputs))
-    plan = Plan(module, module.graph)
+    plan = _plan(module)
     with plan.eval_mode(), torch.no_grad():
         run_nodes(module, module.graph, given, plan=plan)  # warm-up: one-time allocations
         if target.type == "cuda":
@@ -184,6 +186,16 @@ def measure(gm: fx.GraphModule, inputs: tuple[Any, ...], device: str = "cpu") ->
                 "use --device cpu or cuda."
             )
         return _measure_cpu(plan, given)
+
+
+def _plan(module: fx.GraphModule) -> Plan:
+    """The run's plan, a value no node reads dropped as soon as it is made (as the generated
+    code drops it; ``fx.Interpreter`` keeps it to the end)."""
+    plan = Plan(module, module.graph)
+    for node in plan.nodes:
+        if not node.users and node.op not in ("placeholder", "output"):
+            plan.last_use.setdefault(node, []).append(node)
+    return plan
 
 
 def _tensors(gm: fx.GraphModule) -> Iterator[torch.Tensor]:
@@ -271,15 +283,19 @@ def _measure_cpu(plan: Plan, inputs: tuple[Any, ...]) -> MeasuredMemory:
                 opened.pop().__exit__(None, None, None)
     del out  # held until the profile ended: the graph's output is live at its end
     phases, deltas = _events(prof)
-    return _timeline(
-        plan,
-        phases,
-        deltas,
-        inputs_at,
-        "cpu",
+    how = (
         "torch.profiler memory events (the CPU allocator: each tensor's bytes, no cache), "
-        "node by node",
+        "node by node"
     )
+    measured = _timeline(plan, phases, deltas, inputs_at, "cpu", how)
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        out = plan.module(*inputs)
+    del out
+    live = plain = 0
+    for _, nbytes in _events(prof)[1]:
+        live += nbytes
+        plain = max(plain, live)
+    return dataclasses.replace(measured, plain_peak_bytes=plain + measured.inputs_bytes)
 
 
 def _events(prof: profile) -> tuple[list[tuple[int, int, str]], list[tuple[int, int]]]:
@@ -321,12 +337,11 @@ def _timeline(
         if k < 0:
             continue  # before the first node: not the graph's
         _, i, phase = phases[k]
-        # the output node only hands values back: what is freed as the run returns (values
-        # no node read) is freed after it
-        into = run if phase == "run" and plan.nodes[i].op != "output" else free
-        into[i].append(nbytes)
+        (run if phase == "run" else free)[i].append(nbytes)
     live, rows = 0, []
     for i, node in enumerate(plan.nodes):
+        if node.op == "output":
+            continue
         began = live
         live += inputs_at.get(i, 0)  # an input appears at its placeholder
         high = live
@@ -381,6 +396,8 @@ def _measure_cuda(plan: Plan, inputs: tuple[Any, ...], device: torch.device) -> 
     offset = given - base  # allocated + offset: the activation bytes, inputs counted
     rows, seen_inputs = [], 0
     for i, node in enumerate(plan.nodes):
+        if node.op == "output":
+            continue
         pending = given - seen_inputs  # inputs count from their placeholder
         seen_inputs += inputs_at.get(i, 0)
         now = offset - (given - seen_inputs)
