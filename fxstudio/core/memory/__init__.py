@@ -11,4 +11,6 @@ each node's output holds: read off the recorded fake values, each kind of call r
 or the graph run on fake tensors -- the cheapest that holds).
 ``measure`` (the same bytes measured in a real run, node by node: the CPU profiler's memory
 events, the CUDA caching allocator's counters; each kernel's scratch apart).
+``agreement`` (the estimate and the measurement side by side: the peaks, their ratio, each
+node where they part and why -- scratch, allocator rounding, a copy).
 """

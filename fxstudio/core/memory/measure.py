@@ -16,8 +16,9 @@ and without autograd, after one warm-up run (one-time allocations: weight packs,
 - **CUDA**: the caching allocator's counters, the device synchronised around each node:
   ``memory_allocated`` before and after, ``max_memory_allocated`` after
   ``reset_peak_memory_stats`` for the highest point inside the node.  The allocator hands out
-  blocks of 512 bytes, so each tensor counts rounded up.  A plain run of the whole model
-  (``plain_peak_bytes``) gives its peak too.
+  blocks of 512 bytes (and a cached large block whole when splitting it would leave under
+  1 MiB), so each tensor counts rounded up: ``rounding_bytes`` says by how much (the
+  allocator's ``requested_bytes`` beside ``memory_allocated``).
 
 Per node (:class:`NodeMeasure`), named and ordered as the estimate's nodes (the output node
 left out): ``bytes`` (what its run left allocated: its output's new storage),
@@ -83,6 +84,7 @@ class NodeMeasure:
     live_bytes: int
     freed_bytes: int
     peak_bytes: int
+    rounding_bytes: int = 0  # CUDA: of ``bytes``, what the allocator gave above the request
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,7 @@ class _Row(NamedTuple):
     ran: int
     high: int
     after: int
+    rounding: int = 0
 
 
 def _result(
@@ -145,6 +148,7 @@ def _result(
             live_bytes=r.after,
             freed_bytes=r.ran - r.after,
             peak_bytes=max(r.high, r.ran),
+            rounding_bytes=r.rounding,
         )
         for r in rows
     )
@@ -362,13 +366,17 @@ def _measure_cuda(plan: Plan, inputs: tuple[Any, ...], device: torch.device) -> 
     index = {node: i for i, node in enumerate(plan.nodes)}
     inputs_at: dict[int, int] = {}
     seen: set[int] = set()
-    # per node: allocated when it began, after it ran, the highest inside, after its frees
-    began, ran, high, after = ([0] * len(plan.nodes) for _ in range(4))
+    # per node: allocated when it began, after it ran, the highest inside, after its frees;
+    # the bytes asked for when it began and after it ran
+    began, ran, high, after, asked, got = ([0] * len(plan.nodes) for _ in range(6))
     current: list[int] = []
 
     def allocated() -> int:
         cuda.synchronize(device)
         return cuda.memory_allocated(device)
+
+    def requested() -> int:
+        return int(cuda.memory_stats(device).get("requested_bytes.all.current", 0))
 
     def start(node: fx.Node) -> None:
         now = allocated()
@@ -377,6 +385,7 @@ def _measure_cuda(plan: Plan, inputs: tuple[Any, ...], device: torch.device) -> 
         i = index[node]
         current.append(i)
         began[i] = after[i] = ran[i] = now
+        asked[i] = got[i] = requested()
         cuda.reset_peak_memory_stats(device)
 
     def made(node: fx.Node, value: Any) -> None:
@@ -385,6 +394,7 @@ def _measure_cuda(plan: Plan, inputs: tuple[Any, ...], device: torch.device) -> 
             inputs_at[i] = _storage_bytes(value, seen)
         ran[i] = allocated()
         high[i] = cuda.max_memory_allocated(device)
+        got[i] = requested()
 
     base = allocated()  # parameters, buffers, the inputs, library workspaces: before the run
     given = _storage_bytes(inputs, set())
@@ -401,11 +411,9 @@ def _measure_cuda(plan: Plan, inputs: tuple[Any, ...], device: torch.device) -> 
         pending = given - seen_inputs  # inputs count from their placeholder
         seen_inputs += inputs_at.get(i, 0)
         now = offset - (given - seen_inputs)
-        rows.append(
-            _Row(
-                node.name, began[i] + offset - pending, ran[i] + now, high[i] + now, after[i] + now
-            )
-        )
+        rounding = (ran[i] - began[i]) - (got[i] - asked[i])
+        before = began[i] + offset - pending
+        rows.append(_Row(node.name, before, ran[i] + now, high[i] + now, after[i] + now, rounding))
     del out
     cuda.reset_peak_memory_stats(device)
     start_plain = allocated()
