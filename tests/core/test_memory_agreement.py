@@ -83,3 +83,41 @@ def test_cpu_estimate_agrees_with_the_profiler_within_10_percent(spec, shape) ->
 def test_cuda_estimate_agrees_with_the_allocator_within_5_percent(spec, shape) -> None:
     a = _compare(spec, shape, "cuda", 0.05)
     print(a.describe())
+
+
+KEPT: list[torch.Tensor] = []
+
+
+def remember(x: torch.Tensor) -> torch.Tensor:
+    """A call that keeps a copy of its input past its return (a cache): allocated, not its
+    output."""
+    KEPT.append(x * 1)
+    return x + 1
+
+
+def scratchy(x: torch.Tensor) -> torch.Tensor:
+    return (x * 2) + 1  # x * 2: scratch, gone as it returns
+
+
+torch.fx.wrap("remember")
+torch.fx.wrap("scratchy")
+
+
+def test_where_they_part_each_node_says_why() -> None:
+    gm = torch.fx.symbolic_trace(lambda x: scratchy(remember(x)).relu())
+    x = torch.randn(64, 64)  # 16 KiB
+    try:
+        a = agreement(estimate(gm, (x,)), measure(gm, (x,)))
+    finally:
+        KEPT.clear()
+    parted = {n.name: n for n in a.nodes}
+    assert set(parted) == {"remember", "scratchy"}
+    kept = parted["remember"]
+    assert (kept.estimated_bytes, kept.measured_bytes) == (16384, 2 * 16384)
+    assert kept.why.startswith("kept: its kernels left 16.0 KiB more allocated")
+    assert parted["scratchy"].measured_bytes == parted["scratchy"].estimated_bytes == 16384
+    assert "scratch: its kernels took 16.0 KiB" in parted["scratchy"].why
+    # the peak: input, remember's output and copy, scratchy's output: one copy over
+    assert a.measured_peak_bytes - a.estimated_peak_bytes == 16384
+    assert a.ratio == pytest.approx((4 * 16384) / (3 * 16384))
+    assert not a.within(0.10) and "16.0 KiB more than estimated" in a.describe()
