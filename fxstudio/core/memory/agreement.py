@@ -6,7 +6,8 @@ Where they part, and why:
 - **scratch** -- a kernel took memory inside itself and gave it back before it returned (a
   convolution's workspace or repacked weight, an attention kernel's buffers): not a value of
   the graph, so not in the estimate; it raises the allocator's peak
-  (``allocated_peak_bytes``), not the values' (``peak_bytes``);
+  (``allocated_peak_bytes``), not the values' (``peak_bytes``); under
+  :data:`SMALL_SCRATCH` (a Python number wrapped as a tensor for one op) it is not listed;
 - **rounding** -- the CUDA caching allocator hands out blocks of 512 bytes: a tensor of
   1,040 bytes takes 1,536;
 - **a copy** -- the run made new storage where the estimate sees a view, an alias or an
@@ -32,6 +33,10 @@ from typing import Any, Protocol
 
 from fxstudio.core.memory.measure import MeasuredMemory, NodeMeasure
 from fxstudio.core.process.guard import format_bytes
+
+#: Scratch below this is not worth a line: a Python number wrapped as a 0-dim tensor for one
+#: op, a few bytes of bookkeeping.
+SMALL_SCRATCH = 1024
 
 
 class _EstimatedNode(Protocol):
@@ -156,7 +161,7 @@ def _why(op: str, estimated: int, got: NodeMeasure) -> str:
             f"kept: its kernels left {format_bytes(abs(diff))} {more} allocated than its "
             "output's storage"
         )
-    if got.scratch_bytes:
+    if got.scratch_bytes >= SMALL_SCRATCH:
         said.append(
             f"scratch: its kernels took {format_bytes(got.scratch_bytes)} more and gave it back "
             "before the node ended (workspace, not a value of the graph: not in the estimate)"
