@@ -68,7 +68,7 @@ def _compare(spec: str, shape: str, device: str, tolerance: float):
     # scratch lifts the allocator's peak above the values', never below; each node that
     # parts says why
     assert got.allocated_peak_bytes >= got.peak_bytes
-    assert all(n.why for n in a.nodes)
+    assert all(n.why for n in a.parted)
     return a
 
 
@@ -110,7 +110,7 @@ def test_where_they_part_each_node_says_why() -> None:
         a = agreement(estimate(gm, (x,)), measure(gm, (x,)))
     finally:
         KEPT.clear()
-    parted = {n.name: n for n in a.nodes}
+    parted = {n.name: n for n in a.parted}
     assert set(parted) == {"remember", "scratchy"}
     kept = parted["remember"]
     assert (kept.estimated_bytes, kept.measured_bytes) == (16384, 2 * 16384)

@@ -21,7 +21,7 @@ Example:
     >>> gm = torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU()))
     >>> x = torch.ones(2, 4)
     >>> a = agreement(estimate(gm, (x,)), measure(gm, (x,)))
-    >>> a.estimated_peak_bytes, a.measured_peak_bytes, a.ratio, a.nodes
+    >>> a.estimated_peak_bytes, a.measured_peak_bytes, a.ratio, a.parted
     (160, 160, 1.0, ())
 """
 
@@ -71,7 +71,8 @@ class NodeAgreement:
 @dataclass(frozen=True)
 class Agreement:
     """The peaks side by side (``ratio``: measured / estimated), the allocator's peak with
-    scratch, the nodes where they part, and what explains the whole run's difference."""
+    scratch, the nodes where they part (``parted``), what explains the whole run's
+    difference (``notes``), and the measurement itself (``measured``: each node's bytes)."""
 
     device: str
     estimated_peak_bytes: int
@@ -81,26 +82,40 @@ class Agreement:
     allocated_peak_bytes: int
     allocated_peak_node: str
     ratio: float
-    nodes: tuple[NodeAgreement, ...]
+    parted: tuple[NodeAgreement, ...]
     notes: tuple[str, ...]
+    measured: MeasuredMemory
+
+    @property
+    def peak_bytes(self) -> int:
+        """The measured peak (the estimate's quantity)."""
+        return self.measured_peak_bytes
 
     def within(self, tolerance: float) -> bool:
         """Whether the measured peak is within ``tolerance`` (0.1: 10 %) of the estimate."""
         return abs(self.ratio - 1.0) <= tolerance
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["nodes"] = [asdict(n) for n in self.nodes]
-        data["notes"] = list(self.notes)
+        """The measurement (:meth:`MeasuredMemory.to_json`: ``peak_bytes``, each node's
+        ``nodes``, ...) with the estimate's peak beside it, the ratio, ``parted`` and
+        ``notes``."""
+        data = self.measured.to_json()
+        data.update(
+            estimated_peak_bytes=self.estimated_peak_bytes,
+            estimated_peak_node=self.estimated_peak_node,
+            ratio=self.ratio,
+            parted=[asdict(n) for n in self.parted],
+            notes=list(self.notes),
+        )
         return data
 
     def describe(self) -> str:
         head = (
-            f"Peak: estimated {format_bytes(self.estimated_peak_bytes)} at "
-            f"{self.estimated_peak_node}, measured {format_bytes(self.measured_peak_bytes)} at "
-            f"{self.measured_peak_node} on {self.device} ({self.ratio:.3f}x)"
+            f"peak {format_bytes(self.measured_peak_bytes)} at {self.measured_peak_node} on "
+            f"{self.device}, against {format_bytes(self.estimated_peak_bytes)} estimated at "
+            f"{self.estimated_peak_node} ({self.ratio:.3f}x)"
         )
-        return "\n".join([head, *(f"  {n}" for n in self.notes)])
+        return "\n".join([head, *(f"    {n}" for n in self.notes)])
 
 
 def agreement(estimate: _Estimate, measured: MeasuredMemory) -> Agreement:
@@ -127,6 +142,7 @@ def agreement(estimate: _Estimate, measured: MeasuredMemory) -> Agreement:
         ratio,
         tuple(parted),
         tuple(_notes(estimate, measured, parted)),
+        measured,
     )
 
 

@@ -57,6 +57,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import tree_leaves, tree_map
 from fxstudio.core.graph.running import Current, Plan, run_nodes
+from fxstudio.core.process.guard import format_bytes
 from fxstudio.core.runtime.devices import resolve
 from fxstudio.core.saving.files import atomic_write
 
@@ -122,6 +123,17 @@ class MeasuredMemory:
 
     def write(self, path: str) -> None:
         atomic_write(path, json.dumps(self.to_json(), indent=1))
+
+    def describe(self) -> str:
+        """The peak in words (``19.5 MiB at node 'add' on cpu``), the allocator's with
+        scratch where it is higher."""
+        text = f"peak {format_bytes(self.peak_bytes)} at node '{self.peak_node}' on {self.device}"
+        if self.allocated_peak_bytes > self.peak_bytes:
+            text += (
+                f"; with kernels' scratch {format_bytes(self.allocated_peak_bytes)} at "
+                f"'{self.allocated_peak_node}'"
+            )
+        return text
 
 
 class _Row(NamedTuple):
