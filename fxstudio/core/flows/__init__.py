@@ -19,6 +19,9 @@ The flows, in the order a user meets them:
   :class:`Explanation`: why a pattern does or does not match there
 - **profile** -- :func:`profile` (the document, :class:`ProfileOptions`, a baseline) ->
   :class:`Profile` (``fxstudio profile``, the Run dock)
+- **memory** -- :func:`memory_flow` (the document, a :class:`MemoryRequest`, a baseline) ->
+  :class:`MemoryResult`: where the bytes go -- each node's, the peak and what is live there,
+  parameters apart, per module; before and after (``fxstudio memory``, the Memory dock)
 - **step** -- :func:`step_flow` (:class:`StepRequest`: a model, session or document, how far
   to run, compared with the eager model or not) -> :class:`StepResult`: each node's value,
   the first difference from the eager model (``fxstudio step``); :func:`step_through` (the
@@ -35,7 +38,7 @@ The flows, in the order a user meets them:
 
 The flows written here (the others live beside their feature and are re-exported): ``layout``
 (:func:`layout_flow`), ``step`` (:func:`step_flow`), ``diff`` (:func:`diff_flow`),
-``compile`` (:func:`compile_flow`).
+``compile`` (:func:`compile_flow`), ``memory`` (:func:`memory_flow`).
 
 Each feature's module is also its front for the window: what a dock needs besides the flow --
 the few steps it would otherwise put together itself, worked out once as a function, and the
@@ -55,6 +58,8 @@ not import the fronts below (the command line does not pay for them):
   summary and picture
 - ``diff`` -- the Compare window, the last rewrite, per-node data read from other viewers
 - ``compile`` -- the Compile dock: a break's place, a kernel's lines
+- ``memory`` -- the Memory dock: the estimate's node and module rows, ``parse_inputs``,
+  ``format_bytes``
 - ``lesson`` -- the Learn FX dock: the steps, the demonstrations, ``diagnose`` (a trap's
   diagnosis)
 - ``patterns`` -- the Patterns dock: patterns made, matched, explained, replaced
@@ -73,6 +78,7 @@ from fxstudio.core.compiling.result import Compiled
 from fxstudio.core.flows.compile import CompileRequest, CompileResult, compile_flow
 from fxstudio.core.flows.diff import DiffRequest, DiffResult, diff_flow
 from fxstudio.core.flows.layout import LayoutRequest, LayoutResult, layout_flow
+from fxstudio.core.flows.memory import MemoryRequest, MemoryResult, memory_flow
 from fxstudio.core.flows.step import StepRequest, StepResult, UnknownNode, step_flow, step_through
 from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.patterns.apply import Report, RewriteRequest, RewriteSpec, rewrite_flow
@@ -92,6 +98,8 @@ __all__ = [
     "ExportResult",
     "LayoutRequest",
     "LayoutResult",
+    "MemoryRequest",
+    "MemoryResult",
     "OpenRequest",
     "Profile",
     "ProfileOptions",
@@ -107,6 +115,7 @@ __all__ = [
     "explain",
     "export",
     "layout_flow",
+    "memory_flow",
     "open_document",
     "profile",
     "rewrite_flow",

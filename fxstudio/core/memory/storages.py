@@ -218,7 +218,9 @@ def _own(out: Held, tensors: list[torch.Tensor], count: Iterator[int], state: bo
     by_storage: dict[int, Token] = {}
     mine = []
     for t in tensors:
-        k = id(t.untyped_storage())
+        storage = t.untyped_storage()
+        out.keep.append(storage)  # (its id stays its own while it is held)
+        k = id(storage)
         if k not in by_storage:
             by_storage[k] = next(count)
             out.nbytes[by_storage[k]] = int(t.untyped_storage().nbytes())
@@ -273,17 +275,24 @@ def _run_alone(
     storages are."""
     from fxstudio.core.fxcompat import tree_map
 
+    held_here: list[Any] = []  # the storages whose ids are compared, held meanwhile
+
+    def ids(tensors: list[torch.Tensor]) -> list[int]:
+        storages = [t.untyped_storage() for t in tensors]
+        held_here.extend(storages)
+        return [id(s) for s in storages]
+
     inputs: list[int] = []
     for a in args:
         if a not in interp.env:
             interp.env[a] = tree_map(lambda v: _refake(mode, v), a.meta.get("val"))
-        inputs.extend(id(t.untyped_storage()) for t in _tensors(interp.env[a]))
+        inputs.extend(ids(_tensors(interp.env[a])))
     try:
         with mode:
             if node.op == "call_module":
                 sub = plan.modules[str(node.target)]
                 with reparametrized(sub, fake_state(sub, mode)):
-                    state = {id(t.untyped_storage()) for t in (*sub.parameters(), *sub.buffers())}
+                    state = set(ids([*sub.parameters(), *sub.buffers()]))
                     result = interp.run_node(node)
             else:
                 state = set()
@@ -297,6 +306,7 @@ def _run_alone(
     first: dict[int, int] = {}  # a new storage -> the first of the output's tensors holding it
     for i, t in enumerate(_tensors(result)):
         storage = t.untyped_storage()
+        held_here.append(storage)
         k = id(storage)
         if k in inputs:
             pattern.append(("in", inputs.index(k)))
@@ -318,14 +328,16 @@ def _fake_run(gm: fx.GraphModule, graph: fx.Graph, inputs: tuple[Any, ...]) -> H
     state = fake_state(gm, mode)
     fakes = tuple(fake_of(mode, t) if isinstance(t, torch.Tensor) else t for t in inputs)
     values: dict[fx.Node, Any] = {}
+    storages = [t.untyped_storage() for t in state.values()]  # held: their ids stay theirs
     at = Current()
     try:
         with quiet_torch_logs(), reparametrized(gm, state), mode, torch.no_grad():
             run_nodes(gm, graph, fakes, values.__setitem__, at, Plan(gm, graph))
     except Exception as exc:
         raise _failed(exc, at.node, inputs) from exc
-    ids = {id(t.untyped_storage()) for t in state.values()}
-    return _from_values(graph, values, ids, "fake run")
+    found = _from_values(graph, values, {id(s) for s in storages}, "fake run")
+    found.keep.extend(storages)
+    return found
 
 
 def _failed(exc: Exception, node: fx.Node | None, inputs: tuple[Any, ...]) -> CaptureError:
