@@ -173,3 +173,14 @@ def test_a_value_no_node_reads_is_freed_at_once() -> None:
     assert m.nodes == {"x": 400, "mul": 400, "add": 400}
     assert [d.running_bytes for d in m.details] == [400, 800, 800]
     assert m.timeline == (400, 400, 800)
+
+
+class Fails(nn.Module):
+    def forward(self, x):
+        return torch.relu(x) @ torch.ones(3, 3)  # x is (2, 4): the shapes do not meet
+
+
+def test_a_run_that_fails_says_where_and_that_the_estimate_needs_none() -> None:
+    gm = fx.symbolic_trace(Fails())
+    with pytest.raises(MeasureError, match=r"failed at node 'matmul': RuntimeError: .*estimate"):
+        measure(gm, (torch.randn(2, 4),))

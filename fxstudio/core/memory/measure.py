@@ -57,7 +57,8 @@ from torch.profiler import ProfilerActivity, profile, record_function
 from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import tree_leaves, tree_map
 from fxstudio.core.graph.running import Current, Plan, run_nodes
-from fxstudio.core.process.guard import format_bytes
+from fxstudio.core.process import modelcode
+from fxstudio.core.process.guard import allocation_failure, format_bytes, out_of_memory
 from fxstudio.core.runtime.devices import resolve
 from fxstudio.core.saving.files import atomic_write
 
@@ -184,24 +185,48 @@ def _result(
 def measure(gm: fx.GraphModule, inputs: tuple[Any, ...], device: str = "cpu") -> MeasuredMemory:
     """Run ``gm`` on ``inputs`` node by node on ``device`` and measure its activation bytes
     (see the module's docstring).  A module on another device is copied there; ``gm`` itself
-    is left as it was (its submodules in eval mode for the run, then back)."""
+    is left as it was (its submodules in eval mode for the run, then back).  A model that
+    cannot be run here raises :class:`MeasureError` (out of memory: what it asked for)."""
     target = resolve(device)
+    if target.type not in ("cpu", "cuda"):
+        raise MeasureError(
+            f"Memory is measured on the CPU (profiler) or a CUDA device, not {target.type}: "
+            "use --device cpu or cuda."
+        )
     _check_real(gm, inputs)
-    module = gm
-    if any(t.device != target for t in _tensors(gm)):
-        module = copy.deepcopy(gm).to(target)
-    given = tuple(tree_map(lambda x: x.to(target) if isinstance(x, torch.Tensor) else x, inputs))
-    plan = _plan(module)
-    with plan.eval_mode(), torch.no_grad():
-        run_nodes(module, module.graph, given, plan=plan)  # warm-up: one-time allocations
+    marks = _Marks()
+    try:
+        with modelcode.one_turn():  # the model's code runs in one thread at a time
+            module = gm
+            if any(t.device != target for t in _tensors(gm)):
+                module = copy.deepcopy(gm).to(target)
+            given = tuple(tree_map(lambda x: _to(x, target), inputs))
+            plan = _plan(module)
+            with plan.eval_mode(), torch.no_grad():
+                run_nodes(module, module.graph, given, at=marks, plan=plan)  # warm-up
+                if target.type == "cuda":
+                    return _measure_cuda(plan, given, target, marks)
+                return _measure_cpu(plan, given, marks)
+    except UserError:
+        raise
+    except Exception as exc:
+        oom, requested = allocation_failure(exc)
+        if oom:
+            raise out_of_memory(
+                f"measuring the model's memory on {target}", requested, None
+            ) from exc
+        at = f" at node '{marks.node.name}'" if marks.node is not None else ""
+        raise MeasureError(
+            f"Running the model on {target} to measure its memory failed{at}: "
+            f"{type(exc).__name__}: {exc}. The estimate does not need a run."
+        ) from exc
+    finally:
         if target.type == "cuda":
-            return _measure_cuda(plan, given, target)
-        if target.type != "cpu":
-            raise MeasureError(
-                f"Memory is measured on the CPU (profiler) or a CUDA device, not {target.type}: "
-                "use --device cpu or cuda."
-            )
-        return _measure_cpu(plan, given)
+            torch.cuda.empty_cache()
+
+
+def _to(x: Any, device: torch.device) -> Any:
+    return x.to(device) if isinstance(x, torch.Tensor) else x
 
 
 def _plan(module: fx.GraphModule) -> Plan:
@@ -232,11 +257,11 @@ def _check_real(gm: fx.GraphModule, inputs: tuple[Any, ...]) -> None:
 
 
 class _Marks(Current):
-    """The node a run is at, telling ``start(node)`` as each node begins (after the frees of
-    the node before)."""
+    """The node a run is at, telling ``on_start(node)`` as each node begins (after the frees
+    of the node before)."""
 
-    def __init__(self, start: Callable[[fx.Node], None]) -> None:
-        self._start = start
+    def __init__(self) -> None:
+        self.on_start: Callable[[fx.Node], None] | None = None
         self._node: fx.Node | None = None
 
     @property  # type: ignore[override]
@@ -246,8 +271,8 @@ class _Marks(Current):
     @node.setter
     def node(self, node: fx.Node | None) -> None:
         self._node = node
-        if node is not None:
-            self._start(node)
+        if node is not None and self.on_start is not None:
+            self.on_start(node)
 
 
 def _storage_bytes(value: Any, seen: set[int]) -> int:
@@ -265,7 +290,7 @@ def _storage_bytes(value: Any, seen: set[int]) -> int:
 # --- CPU: the profiler's memory events -------------------------------------------------------
 
 
-def _measure_cpu(plan: Plan, inputs: tuple[Any, ...]) -> MeasuredMemory:
+def _measure_cpu(plan: Plan, inputs: tuple[Any, ...], marks: _Marks) -> MeasuredMemory:
     if not torch.profiler.kineto_available():
         raise MeasureError(
             "This build of torch has no profiler (kineto), so CPU memory cannot be measured: "
@@ -286,6 +311,8 @@ def _measure_cpu(plan: Plan, inputs: tuple[Any, ...]) -> MeasuredMemory:
     def start(node: fx.Node) -> None:
         enter(f"{RANGE}.run.{index[node]}")
 
+    marks.on_start = start
+
     def made(node: fx.Node, value: Any) -> None:
         if node.op == "placeholder":
             inputs_at[index[node]] = _storage_bytes(value, seen)
@@ -293,7 +320,7 @@ def _measure_cpu(plan: Plan, inputs: tuple[Any, ...]) -> MeasuredMemory:
 
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         try:
-            out = run_nodes(plan.module, plan.graph, inputs, made, _Marks(start), plan)
+            out = run_nodes(plan.module, plan.graph, inputs, made, marks, plan)
         finally:
             if opened:
                 opened.pop().__exit__(None, None, None)
@@ -373,7 +400,9 @@ def _timeline(
 # --- CUDA: the caching allocator's counters --------------------------------------------------
 
 
-def _measure_cuda(plan: Plan, inputs: tuple[Any, ...], device: torch.device) -> MeasuredMemory:
+def _measure_cuda(
+    plan: Plan, inputs: tuple[Any, ...], device: torch.device, marks: _Marks
+) -> MeasuredMemory:
     cuda = torch.cuda
     index = {node: i for i, node in enumerate(plan.nodes)}
     inputs_at: dict[int, int] = {}
@@ -400,6 +429,8 @@ def _measure_cuda(plan: Plan, inputs: tuple[Any, ...], device: torch.device) -> 
         asked[i] = got[i] = requested()
         cuda.reset_peak_memory_stats(device)
 
+    marks.on_start = start
+
     def made(node: fx.Node, value: Any) -> None:
         i = index[node]
         if node.op == "placeholder":
@@ -410,7 +441,7 @@ def _measure_cuda(plan: Plan, inputs: tuple[Any, ...], device: torch.device) -> 
 
     base = allocated()  # parameters, buffers, the inputs, library workspaces: before the run
     given = _storage_bytes(inputs, set())
-    out = run_nodes(plan.module, plan.graph, inputs, made, _Marks(start), plan)
+    out = run_nodes(plan.module, plan.graph, inputs, made, marks, plan)
     if current:
         i = current[-1]
         after[i] = allocated()
