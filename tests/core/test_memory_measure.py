@@ -184,3 +184,20 @@ def test_a_run_that_fails_says_where_and_that_the_estimate_needs_none() -> None:
     gm = fx.symbolic_trace(Fails())
     with pytest.raises(MeasureError, match=r"failed at node 'matmul': RuntimeError: .*estimate"):
         measure(gm, (torch.randn(2, 4),))
+
+
+def test_the_flow_measures_beside_the_estimate_at_the_documents_and_other_sizes() -> None:
+    from fxstudio.core.flows.memory import MemoryRequest, memory_flow
+    from fxstudio.core.saving.sessions import open_document
+
+    doc = open_document("examples:simple")
+    data = memory_flow(doc, MemoryRequest(measure=True)).to_json()
+    assert data["measured_peak_bytes"] == data["peak_bytes"] > 0
+    measured = {n["name"]: n["bytes"] for n in data["measured"]["nodes"]}
+    assert measured == {n["name"]: n["bytes"] for n in data["nodes"]}
+    assert data["measured"]["ratio"] == 1.0 and data["measured"]["device"] == "cpu"
+    bigger = memory_flow(doc, MemoryRequest(inputs="64x16", measure=True))
+    assert bigger.to_json()["measured_peak_bytes"] == bigger.estimate.peak_bytes
+    assert bigger.estimate.peak_bytes == 32 * data["peak_bytes"]  # 64 rows, not 2
+    assert "measured: peak 20.0 KiB" in bigger.describe()
+    assert "measured" not in memory_flow(doc, MemoryRequest()).to_json()

@@ -39,7 +39,9 @@ import torch
 from fxstudio.core.errors import InputSpecError, UserError
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.nodedata import Overlay
+from fxstudio.core.memory.agreement import agreement
 from fxstudio.core.memory.estimate import MemoryEstimate, ModuleBytes, NodeBytes, estimate
+from fxstudio.core.memory.measure import measure, real_inputs
 from fxstudio.core.model.failures import describe_value
 from fxstudio.core.model.modelspec import parse_input_spec
 from fxstudio.core.process.guard import format_bytes
@@ -82,7 +84,7 @@ class MemoryResult:
     title: str
     inputs: tuple[str, ...]
     estimate: MemoryEstimate
-    measured: Any = None  # a MeasuredMemory (core.memory.measure) when measured
+    measured: Any = None  # an Agreement (core.memory.agreement: the measurement) with measure
     training: Any = None  # a TrainingEstimate (core.memory.training) with train
     before: MemoryResult | None = None
     notes: list[str] = field(default_factory=list)
@@ -274,7 +276,12 @@ def _side(doc: GraphDocument, request: MemoryRequest) -> MemoryResult:
         inputs = tuple(doc.example_inputs)
     est = estimate(gm, inputs)
     words = tuple(describe_value(v) for v in inputs)
-    return MemoryResult(doc.request.spec, words, est)
+    result = MemoryResult(doc.request.spec, words, est)
+    if request.measure:  # a real run beside the estimate (sizes given: made real)
+        doc.ensure_compiled()
+        real = tuple(real_inputs(inputs))
+        result.measured = agreement(est, measure(gm, real, request.device))
+    return result
 
 
 def _check_count(gm: Any, inputs: tuple[Any, ...]) -> None:

@@ -40,18 +40,21 @@ SMALL_SCRATCH = 1024
 
 
 class _EstimatedNode(Protocol):
-    name: str
-    op: str
-    bytes: int
-    live_bytes: int
+    @property
+    def name(self) -> str: ...
+    @property
+    def op(self) -> str: ...
+    @property
+    def bytes(self) -> int: ...
 
 
 class _Estimate(Protocol):
     """What is read of a :class:`~fxstudio.core.memory.estimate.MemoryEstimate`."""
 
-    peak_bytes: int
-    peak_node: str
-
+    @property
+    def peak_bytes(self) -> int: ...
+    @property
+    def peak_node(self) -> str: ...
     @property
     def nodes(self) -> Iterable[_EstimatedNode]: ...
 

@@ -225,6 +225,20 @@ def measure(gm: fx.GraphModule, inputs: tuple[Any, ...], device: str = "cpu") ->
             torch.cuda.empty_cache()
 
 
+def real_inputs(inputs: tuple[Any, ...]) -> Iterator[Any]:
+    """``inputs`` with each shape-only (meta) tensor made real: floats random, integers and
+    booleans zeros (a valid token id, index, mask) -- what a run measured at other sizes
+    runs on."""
+    for x in inputs:
+        if isinstance(x, torch.Tensor) and x.is_meta:
+            if x.is_floating_point() or x.is_complex():
+                yield torch.randn(x.shape, dtype=x.dtype)
+            else:
+                yield torch.zeros(x.shape, dtype=x.dtype)
+        else:
+            yield x
+
+
 def _to(x: Any, device: torch.device) -> Any:
     return x.to(device) if isinstance(x, torch.Tensor) else x
 
