@@ -16,6 +16,9 @@
     fxstudio diff LEFT [RIGHT] [--rewrite NAME] [--json OUT]
                                                    align two graphs, compare their values
                                                    node by node
+    fxstudio memory MODEL [--train] [--measure] [--against BASE] [--json OUT]
+                                                   where the bytes go: each node's, the
+                                                   peak and what is live there, per module
     fxstudio compile [--explain] MODEL [--json OUT]
                                                    where Dynamo breaks the model's graph and
                                                    why; the graph compiled, its kernels timed
@@ -28,8 +31,8 @@ The modules: ``common`` (exit codes, the model and run options as parent parsers
 checked where parsed, error reports), ``gui`` (the window's start), and one module a
 subcommand, each adding its parser to the subcommands and calling one flow of
 ``fxstudio.core.flows``: ``show``, ``export``, ``layout``, ``edit``, ``rewrite``, ``profile``,
-``step``, ``diff``, ``compile``.  This module dispatches: :func:`main` (and :func:`run`, the
-console scripts' entry point).
+``step``, ``diff``, ``compile``, ``memory``.  This module dispatches: :func:`main` (and
+:func:`run`, the console scripts' entry point).
 """
 
 from __future__ import annotations
@@ -128,6 +131,8 @@ def _add_subcommand(name: str, add: AddParser) -> argparse.ArgumentParser:
         from fxstudio.cli import step as module
     elif name == "diff":
         from fxstudio.cli import diff as module
+    elif name == "memory":
+        from fxstudio.cli import memory as module
     else:
         assert name == "compile", name
         from fxstudio.cli import compile as module

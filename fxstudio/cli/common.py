@@ -47,7 +47,18 @@ __all__ = [
 AddParser = Callable[..., argparse.ArgumentParser]
 
 #: The subcommands, as ``fxstudio COMMAND`` names them (one module of :mod:`fxstudio.cli` each).
-COMMANDS = ("show", "export", "layout", "edit", "rewrite", "profile", "step", "diff", "compile")
+COMMANDS = (
+    "show",
+    "export",
+    "layout",
+    "edit",
+    "rewrite",
+    "profile",
+    "step",
+    "diff",
+    "compile",
+    "memory",
+)
 
 MODEL_HELP = (
     "the model: FILE.py:Name (a class or zero-argument factory), package.module:Name, either "

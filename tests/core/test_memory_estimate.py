@@ -228,3 +228,33 @@ def test_other_input_sizes_wrong_ones_and_too_many_are_said_plainly():
         memory_flow(doc, MemoryRequest(inputs="8x16, 8x16"))
     with pytest.raises(UserError, match="not an input spec"):
         memory_flow(doc, MemoryRequest(inputs="eight"))
+
+
+GPT2_EAGER_SMALL = (
+    "hf:gpt2(n_layer=2, n_embd=64, n_head=4, vocab_size=1000, attn_implementation='eager')"
+)
+
+
+@needs_hf
+def test_fuse_attention_on_gpt2_at_1024_tokens_takes_the_scores_bytes_away():
+    from fxstudio.core.flows import RewriteRequest, RewriteSpec, rewrite_flow
+
+    base = open_document(OpenRequest(GPT2_EAGER_SMALL, inputs=("1x1024:int64",)))
+    doc = open_document(OpenRequest(GPT2_EAGER_SMALL, inputs=("1x1024:int64",)))
+    report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention")))
+    assert len(report.result.replaced) == 2
+    result = memory_flow(doc, MemoryRequest(), against=base)
+    data = result.to_json()
+    scores = 4 * 1024 * 1024 * F32  # 4 heads, 1024 x 1024, float32: 16 MiB a value
+    gone = data["difference"]["gone"]
+    softmaxes = [g for g in gone if "softmax" in g["name"]]
+    assert len(softmaxes) == 2 and all(g["bytes"] == scores for g in softmaxes)
+    assert data["before"]["peak_bytes"] >= 2 * scores > data["after"]["peak_bytes"]
+    assert (
+        data["difference"]["peak_bytes"]
+        == data["after"]["peak_bytes"] - data["before"]["peak_bytes"]
+    )
+    layers = {m["path"]: m for m in data["difference"]["modules"]}
+    for i in (0, 1):  # each layer's attention no longer makes its scores (and their copies)
+        assert layers[f"h.{i}.attn"]["bytes"] <= -2 * scores
+    assert "no longer made" in result.describe() and "MiB" in result.describe()
