@@ -7,7 +7,8 @@ or name here, and ``tests/core/test_fxcompat.py`` checks each against the instal
 so a torch upgrade that moves one breaks this package and its test, not the editor.
 
 A use big enough to be an idea of its own is a module here: ``programs``
-(``.pt2`` archives read faster, or without their weights), imported from there.
+(``.pt2`` archives read faster, or without their weights), ``autograd`` (AOTAutograd's joint
+forward/backward graph, partitioned, and where its nodes come from), imported from there.
 
 Example:
     >>> import torch, torch.fx as fx

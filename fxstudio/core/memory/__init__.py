@@ -13,4 +13,8 @@ or the graph run on fake tensors -- the cheapest that holds).
 events, the CUDA caching allocator's counters; each kernel's scratch apart).
 ``agreement`` (the estimate and the measurement side by side: the peaks, their ratio, each
 node where they part and why -- scratch, allocator rounding, a copy).
+``training`` (a training step: parameters, gradients, optimizer state and the activations
+saved for the backward, from the joint graph AOTAutograd partitions on fake tensors; the
+step's peak and what is live there; one real step measured), ``lifetimes`` (how long each
+storage of the step's forward and backward graphs lives, node by node).
 """
