@@ -248,6 +248,7 @@ WITHOUT_A_MODEL = {
         "Python console",
         "Learn FX",
         "Compile",
+        "Memory",
     )
 }
 

@@ -7,7 +7,8 @@ and follows the window's palette).
   on it -- what the device holds after each node;
 - one point per node (hover: its name, what it allocates, what is live after it; click: the
   node is selected in the document -- :attr:`MemoryPlot.pointClicked`);
-- the peak marked and labelled;
+- the peak -- the most live while a node runs: what was live before it and its output --
+  marked and labelled;
 - a *before* (the graph of an earlier run, drawn grey and dashed, stretched to the same width:
   the graphs need not have as many nodes) and a *measured* timeline overlaid.
 
@@ -44,8 +45,11 @@ HEADROOM = 1.35  # the y range over the highest curve: room for the legend and t
 
 @dataclass(frozen=True)
 class Timeline:
-    """One graph's live bytes: ``live[i]`` after node ``names[i]`` runs (execution order);
-    ``allocated[i]``: what that node's output allocates (empty: not known)."""
+    """One graph's memory over its nodes (execution order): ``live[i]``, the activation bytes
+    live after node ``names[i]`` has run (its dead inputs freed); ``allocated[i]``, what its
+    output allocates (empty: not known).  What is drawn is :attr:`during`: the bytes live
+    while each node runs (what was live before it, and its output) -- whose highest point is
+    the peak."""
 
     label: str
     names: tuple[str, ...]
@@ -53,9 +57,17 @@ class Timeline:
     allocated: tuple[int, ...] = ()
 
     @property
+    def during(self) -> tuple[int, ...]:
+        if len(self.allocated) != len(self.live):
+            return self.live
+        before = (0, *self.live[:-1])
+        return tuple(b + a for b, a in zip(before, self.allocated, strict=True))
+
+    @property
     def peak(self) -> int:
         """The index of the peak (the first, if several nodes reach it); -1 when empty."""
-        return int(np.argmax(self.live)) if self.live else -1
+        during = self.during
+        return int(np.argmax(during)) if during else -1
 
 
 def unit_for(top: float) -> tuple[str, int]:
@@ -110,22 +122,22 @@ class MemoryPlot(QWidget):
         params_bytes: int = 0,
         before: Timeline | None = None,
         before_params: int | None = None,
-        measured: Sequence[int] = (),
+        measured: Timeline | None = None,
     ) -> None:
         """Draw ``now`` on its parameters' band, ``before`` (its own parameters: ``before_params``,
-        default the same) and a ``measured`` timeline (live bytes after each node of ``now``)."""
+        default the same) and a ``measured`` timeline (of the nodes of ``now``)."""
         self.clear()
         self._restyle()
         self.now, self.params_bytes = now, params_bytes
         base_before = params_bytes if before_params is None else before_params
-        tops = [params_bytes + max(now.live, default=0)]
+        tops = [params_bytes + max(now.during, default=0)]
         if before is not None and before.live:
-            tops.append(base_before + max(before.live))
-        if measured:
-            tops.append(params_bytes + max(measured))
+            tops.append(base_before + max(before.during))
+        if measured is not None and measured.live:
+            tops.append(params_bytes + max(measured.during))
         self.unit = unit_for(max(tops))
         name, size = self.unit
-        self.item.setLabel("left", f"live bytes ({name})")
+        self.item.setLabel("left", f"live while each node runs ({name})")
         n = len(now.live)
         x = np.arange(n, dtype=float)
         if params_bytes:
@@ -141,16 +153,15 @@ class MemoryPlot(QWidget):
         if before is not None and before.live:
             m = len(before.live)
             bx = np.linspace(0, max(n - 1, 1), m) if m > 1 else np.zeros(1)
-            by = (base_before + np.asarray(before.live, dtype=float)) / size
+            by = (base_before + np.asarray(before.during, dtype=float)) / size
             pen = pg.mkPen(BEFORE, width=2, style=Qt.PenStyle.DashLine)
             self.item.plot(bx, by, pen=pen, name=f"{before.label}: peak {_peak(before)}")
-        if measured:
-            my = (params_bytes + np.asarray(measured, dtype=float)) / size
-            mx = np.arange(len(measured), dtype=float)
+        if measured is not None and measured.live:
+            my = (params_bytes + np.asarray(measured.during, dtype=float)) / size
+            mx = np.arange(len(measured.live), dtype=float)
             pen = pg.mkPen(MEASURED, width=2)
-            peak = format_bytes(max(measured))
-            self.item.plot(mx, my, pen=pen, name=f"measured: peak {peak}")
-        y = (params_bytes + np.asarray(now.live, dtype=float)) / size
+            self.item.plot(mx, my, pen=pen, name=f"{measured.label}: peak {_peak(measured)}")
+        y = (params_bytes + np.asarray(now.during, dtype=float)) / size
         self.item.plot(x, y, pen=pg.mkPen(NOW, width=2), name=f"{now.label}: peak {_peak(now)}")
         self.points = pg.ScatterPlotItem(
             x=x,
@@ -182,7 +193,7 @@ class MemoryPlot(QWidget):
         )
         star.setZValue(15)
         self.item.addItem(star)
-        text = f"peak {format_bytes(now.live[i])} at {now.names[i]}"
+        text = f"peak {format_bytes(now.during[i])} at {now.names[i]}"
         anchor = (1.0, 1.0) if i > len(now.live) / 2 else (0.0, 1.0)
         base = QApplication.palette().color(QPalette.ColorRole.Base)
         fill = pg.mkBrush(QColor(base.red(), base.green(), base.blue(), 210))
@@ -196,9 +207,10 @@ class MemoryPlot(QWidget):
         i = self._index.get(str(data), -1)
         if now is None or i < 0:
             return str(data)
-        lines = [str(data), f"live after it: {format_bytes(now.live[i])} of activations"]
+        lines = [str(data), f"live while it runs: {format_bytes(now.during[i])}"]
         if now.allocated:
-            lines.append(f"it allocates {format_bytes(now.allocated[i])}")
+            lines.append(f"its output allocates {format_bytes(now.allocated[i])}")
+        lines.append(f"live after it: {format_bytes(now.live[i])}")
         return "\n".join(lines)
 
     def _clicked(self, _item: object, points: Sequence[pg.SpotItem], _event: object) -> None:
@@ -244,4 +256,4 @@ class MemoryPlot(QWidget):
 
 
 def _peak(timeline: Timeline) -> str:
-    return format_bytes(max(timeline.live)) if timeline.live else "none"
+    return format_bytes(max(timeline.during)) if timeline.live else "none"

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QToolBar
 RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
 BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
 LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
-STATE_VERSION = 5  # of a layout's saved dock arrangement: bump when the docks change
+STATE_VERSION = 6  # of a layout's saved dock arrangement: bump when the docks change
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ LAYOUTS: tuple[TaskLayout, ...] = (
         "Run and time the model: results across the bottom, the times on the graph",
         (
             Group(RIGHT, ("inspector", "code"), 0.26),
-            Group(BOTTOM, ("run", "table", "compile"), 0.38),
+            Group(BOTTOM, ("run", "table", "compile", "memory"), 0.38),
         ),
     ),
     TaskLayout(

@@ -34,6 +34,7 @@ from fxstudio.qt.panels.console import ConsolePanel
 from fxstudio.qt.panels.history import HistoryPanel
 from fxstudio.qt.panels.inspector import InspectorPanel
 from fxstudio.qt.panels.lesson import LessonPanel
+from fxstudio.qt.panels.memory import MemoryPanel
 from fxstudio.qt.panels.patterns import PatternsPanel
 from fxstudio.qt.panels.run import RunPanel
 from fxstudio.qt.panels.step import StepPanel
@@ -71,6 +72,7 @@ PANELS: tuple[type[DocumentPanel], ...] = (
     ConsolePanel,
     LessonPanel,
     CompilePanel,
+    MemoryPanel,
 )
 P = TypeVar("P", bound=DocumentPanel)
 

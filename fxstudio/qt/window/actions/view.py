@@ -111,6 +111,7 @@ ENTRIES: Entries = (
     SEP,
     "@layouts",
     "@docks",
+    "@panel",  # the Memory dock's Estimate memory
     SEP,
     Action(
         id="actionResetLayout",

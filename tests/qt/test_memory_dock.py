@@ -1,0 +1,141 @@
+"""The Memory dock (over a small panel context): the estimate runs in a worker on a copy of
+the graph; its timeline has a point per node (a click selects the node, the selection rings
+its point); the Nodes dock gets bytes columns and the canvas a heat by bytes; *Save memory
+JSON…* writes what ``fxstudio memory --json`` writes; a rewrite is drawn before / after."""
+
+import json
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+from fxstudio.core.errors import UserError
+from fxstudio.core.flows.memory import MemoryRequest, memory_flow
+from fxstudio.core.graph.graphviews import NodeRow
+from fxstudio.core.process.guard import format_bytes
+
+
+def estimate(qtbot, panel):
+    with qtbot.waitSignal(panel.finished, timeout=120000) as done:
+        panel.run_button.click()
+        assert not panel.run_button.isEnabled()  # one at a time
+    return done.args[0]
+
+
+def test_the_estimate_shows_as_a_timeline_bytes_columns_and_heat(qtbot, docks):
+    ctx = docks("memory")
+    doc = ctx.open("examples:resnet")
+    panel = ctx.panels["memory"]
+    code = doc.code()
+    result = estimate(qtbot, panel)
+    data = result.to_json()
+    nodes = data["nodes"]
+    assert doc.code() == code and panel.run_button.isEnabled()  # the document is as it was
+    # the timeline: one point per node of the estimate, every one a node of the document, in
+    # execution order; the peak marked where the estimate says it is
+    plot = panel.plot
+    names = [n["name"] for n in nodes]
+    assert [p.data() for p in plot.points.points()] == names
+    assert set(names) <= set(doc.node_names()) and len(names) >= len(doc.node_names()) - 1
+    assert names == [n for n in doc.node_names() if n in set(names)]
+    assert plot.now.names[plot.now.peak] == data["peak_node"]
+    assert format_bytes(data["peak_bytes"]) in plot.peak_label.toPlainText()
+    # the status line and the summary in words, not raw bytes
+    said = panel.status_label.text()
+    assert said.startswith(f"Peak {format_bytes(data['peak_bytes'])} of activations at ")
+    assert str(data["peak_bytes"]) not in said
+    assert panel.summary.toPlainText()
+    # the Nodes dock: Bytes and Live after, sorted by the bytes
+    model = ctx.panels["table"].model
+    first = len(NodeRow.COLUMNS)
+    assert model.headerData(first, Qt.Orientation.Horizontal) == "Bytes"
+    assert model.headerData(first + 1, Qt.Orientation.Horizontal) == "Live after"
+    conv = next(n for n in nodes if n["bytes"] > 0 and "conv" in n["name"])
+    cell = model.index(model.row_of(conv["name"]), first)
+    assert cell.data() == format_bytes(conv["bytes"])
+    assert cell.data(Qt.ItemDataRole.UserRole) == conv["bytes"]
+    # the heat by bytes: it turns the heat by time off, tints each node that allocates
+    run = ctx.panels["run"]
+    assert run.heat.isChecked() and not panel.heat.isChecked() and not panel.marks.items
+    panel.heat.setChecked(True)
+    assert not run.heat.isChecked()
+    scene = ctx.canvas.scene()
+    drawn = {n["name"] for n in nodes if n["bytes"] > 0 and n["name"] in scene.nodes}
+    assert drawn and len(panel.marks.items) >= len(drawn)
+    assert scene.heat is panel.marks
+    texts = {tag.owner.name: tag.text for tag, _box in panel.marks.tags_shown(ctx.canvas)}
+    assert texts and all(t.endswith("iB") or t.endswith(" B") for t in texts.values())
+    most = max(n["bytes"] for n in nodes if n["name"] in drawn)
+    top = panel.marks.tags[0]  # the hottest: the most bytes (a node's, or a module box's)
+    assert top.share >= most and (top.owner.name in scene.groups or top.share == most)
+    run.heat.setChecked(True)  # the heat by time back: the one by bytes goes
+    assert not panel.heat.isChecked() and not panel.marks.items
+
+
+def test_clicking_a_point_selects_its_node_and_the_selection_rings_it(qtbot, docks):
+    ctx = docks("memory")
+    ctx.open("examples:resnet")
+    panel = ctx.panels["memory"]
+    estimate(qtbot, panel)
+    plot = panel.plot
+    panel.dock.setFloating(True)  # (room for the plot)
+    panel.dock.resize(900, 700)
+    qtbot.waitUntil(lambda: plot.widget.viewport().height() > 250)
+    name = "layer1_0_conv1"
+    at = plot.point_position(name).toPoint()
+    with qtbot.waitSignal(ctx.selection.changed, timeout=5000):
+        QTest.mouseClick(plot.widget.viewport(), Qt.MouseButton.LeftButton, pos=at)
+    assert ctx.selection.names == [name]
+    assert plot.ringed() == [plot.now.names.index(name)]
+    ctx.selection.select(["layer2_0_relu"])  # from the document: its point is ringed
+    assert plot.ringed() == [plot.now.names.index("layer2_0_relu")]
+    ctx.selection.select([])
+    assert plot.ringed() == []
+
+
+def test_saved_memory_json_is_what_the_flow_writes(qtbot, docks, tmp_path):
+    ctx = docks("memory")
+    doc = ctx.open("examples:resnet")
+    panel = ctx.panels["memory"]
+    panel.inputs.setText("2x3x64x64")
+    estimate(qtbot, panel)
+    assert panel.save(tmp_path / "memory.json")
+    saved = json.loads((tmp_path / "memory.json").read_text())
+    request = MemoryRequest(inputs="2x3x64x64")
+    assert saved == json.loads(json.dumps(memory_flow(doc, request).to_json()))
+    assert "Wrote" in panel.status_label.text()
+
+
+def test_a_rewrite_is_drawn_before_and_after_and_the_old_result_is_stale(qtbot, docks):
+    from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
+
+    ctx = docks("memory")
+    doc = ctx.open("examples:resnet")
+    panel = ctx.panels["memory"]
+    first = estimate(qtbot, panel).to_json()
+    assert "before" not in first
+    with qtbot.waitSignal(ctx.session.graphStateChanged, timeout=10000):
+        report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
+    assert report.check.ok
+    model = ctx.panels["table"].model
+    first_column = len(NodeRow.COLUMNS)
+    assert model.headerData(first_column, Qt.Orientation.Horizontal) == "Bytes (stale)"
+    assert "stale" in panel.status_label.text()
+    second = estimate(qtbot, panel).to_json()
+    assert second["before"]["peak_bytes"] == first["peak_bytes"]  # the graph estimated last
+    legend = [label.text for _sample, label in panel.plot.legend.items]
+    assert any(text.startswith("before") for text in legend)
+    assert model.headerData(first_column, Qt.Orientation.Horizontal) == "Bytes"
+    assert "stale" not in panel.status_label.text()
+
+
+def test_a_refusal_is_the_docks_notice_and_the_last_result_stays(qtbot, docks):
+    ctx = docks("memory")
+    ctx.open("examples:negrelu")
+    panel = ctx.panels["memory"]
+    shown = estimate(qtbot, panel)
+    panel.inputs.setText("not a shape")
+    refused = estimate(qtbot, panel)
+    assert isinstance(refused, UserError)
+    said = panel.status_label.text()
+    assert said and "Traceback" not in said and "failed" not in said
+    assert panel.last is shown and panel.save_button.isEnabled()
