@@ -91,7 +91,7 @@ def main() -> None:
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     # e.g. `run.py export` runs one group (capture, export, layout, edits, patterns, runtime,
-    # profile, stepping, scale, real_sizes, compare, canvas, rewrite_scale)
+    # profile, stepping, scale, real_sizes, compare, canvas, rewrite_scale, memory)
     only = set(sys.argv[1:])
     if not only or "capture" in only:
         for nodes, repeats in ((100, 7), (1000, 5), (10000, 3)):
@@ -147,6 +147,10 @@ def main() -> None:
 
         bench_canvas(emit, timed)
         bench_responsiveness(emit)
+    if not only or "memory" in only:
+        from tests.bench.bench_memory import bench_memory
+
+        bench_memory(emit, timed)
 
 
 if __name__ == "__main__":

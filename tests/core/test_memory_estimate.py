@@ -258,3 +258,12 @@ def test_fuse_attention_on_gpt2_at_1024_tokens_takes_the_scores_bytes_away():
     for i in (0, 1):  # each layer's attention no longer makes its scores (and their copies)
         assert layers[f"h.{i}.attn"]["bytes"] <= -2 * scores
     assert "no longer made" in result.describe() and "MiB" in result.describe()
+
+
+def test_an_export_graph_at_other_sizes_says_it_was_captured_at_fixed_ones():
+    doc = open_document(OpenRequest(f"{HERE}:Small", "export", ("8x16",)))
+    with pytest.raises(UserError) as caught:
+        memory_flow(doc, MemoryRequest(inputs="4x32"))
+    text = str(caught.value)
+    assert "fixed sizes" in text and "4x32:float32" in text and "--input" in text
+    assert "Traceback" not in text

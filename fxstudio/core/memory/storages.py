@@ -345,6 +345,13 @@ def _failed(exc: Exception, node: fx.Node | None, inputs: tuple[Any, ...]) -> Ca
 
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     given = ", ".join(describe_value(v) for v in inputs)
+    if "Guard failed" in text or (node is not None and node.target == "_guards_fn"):
+        return CaptureError(
+            f"This graph was captured by torch.export for inputs of fixed sizes, and the "
+            f"inputs {given} are not those ({text.removeprefix('Guard failed: ')}): its "
+            "shapes are written into the graph. Open the model at the sizes you want "
+            "(--input, or the Open dialog's inputs) and work its memory out there.",
+        )
     at = f" at node '{node.name}'" if node is not None else ""
     loc = stack_trace_location(node.stack_trace, None) if node is not None else None
     where = f" ({loc.describe()})" if loc is not None else ""
