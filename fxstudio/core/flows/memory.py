@@ -42,6 +42,8 @@ from fxstudio.core.graph.nodedata import Overlay
 from fxstudio.core.memory.agreement import agreement
 from fxstudio.core.memory.estimate import MemoryEstimate, ModuleBytes, NodeBytes, estimate
 from fxstudio.core.memory.measure import measure, real_inputs
+from fxstudio.core.memory.training import training_estimate
+from fxstudio.core.memory.training_run import measure_training
 from fxstudio.core.model.failures import describe_value
 from fxstudio.core.model.modelspec import parse_input_spec
 from fxstudio.core.process.guard import format_bytes
@@ -281,6 +283,12 @@ def _side(doc: GraphDocument, request: MemoryRequest) -> MemoryResult:
         doc.ensure_compiled()
         real = tuple(real_inputs(inputs))
         result.measured = agreement(est, measure(gm, real, request.device))
+    if request.train:  # a training step: the joint graph AOTAutograd partitions (fake tensors)
+        optimizer = request.optimizer.lower()
+        step = training_estimate(gm, inputs, optimizer, device=request.device)
+        if request.measure:
+            step = step.measured_by(measure_training(gm, real, optimizer, request.device))
+        result.training = step
     return result
 
 

@@ -15,6 +15,7 @@ events, the CUDA caching allocator's counters; each kernel's scratch apart).
 node where they part and why -- scratch, allocator rounding, a copy).
 ``training`` (a training step: parameters, gradients, optimizer state and the activations
 saved for the backward, from the joint graph AOTAutograd partitions on fake tensors; the
-step's peak and what is live there; one real step measured), ``lifetimes`` (how long each
+step's peak and what is live there), ``training_run`` (one real training step measured:
+the CPU profiler's memory events, CUDA's max_memory_allocated), ``lifetimes`` (how long each
 storage of the step's forward and backward graphs lives, node by node).
 """

@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +31,7 @@ from fxstudio.core.fxcompat.autograd import sequence_number
 from fxstudio.core.graph.graphviews import format_target
 from fxstudio.core.memory.estimate import NodeBytes
 
-__all__ = ["Block", "Walk", "formula_ends", "storages", "walk"]
+__all__ = ["Block", "Walk", "formula_ends", "storage_bytes", "storages", "unique", "walk"]
 
 
 def storages(value: Any) -> list[Any]:
@@ -163,3 +164,26 @@ def formula_ends(nodes: list[fx.Node], blocks: list[Block]) -> None:
     for b in blocks:
         if b.end < len(nodes) and end[b.start] >= b.end:
             b.end = end[b.start]
+
+
+def unique(tensors: Iterable[torch.Tensor]) -> list[torch.Tensor]:
+    """``tensors`` each once (a tied weight is one tensor), in order."""
+    seen: set[int] = set()
+    out = []
+    for t in tensors:
+        if id(t) not in seen:
+            seen.add(id(t))
+            out.append(t)
+    return out
+
+
+def storage_bytes(value: Any) -> int:
+    """The bytes of the storages ``value``'s tensors hold, each once."""
+    seen: dict[int, int] = {}
+    keep = []
+    for t in tree_leaves(value):
+        if isinstance(t, torch.Tensor):
+            storage = t.untyped_storage()
+            keep.append(storage)
+            seen[id(storage)] = storage.nbytes()
+    return sum(seen.values())

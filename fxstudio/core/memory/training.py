@@ -7,9 +7,9 @@ works at any size and on structure-only documents, and partitions it as eager au
 (``default``: the forward saves every value the backward reads) or as torch.compile does
 (``min_cut``: cheap values recomputed in the backward instead of saved).  Then:
 
-- **held through the step**: parameters and buffers, the optimizer's state (SGD none,
-  with momentum one buffer per parameter; Adam and AdamW ``exp_avg`` and ``exp_avg_sq`` of
-  each parameter's dtype and a float32 ``step``), the inputs;
+- **held through the step**: parameters and buffers, the optimizer's state (SGD none;
+  ``momentum``, SGD with momentum 0.9, one buffer per parameter; Adam and AdamW ``exp_avg``
+  and ``exp_avg_sq`` of each parameter's dtype and a float32 ``step``), the inputs;
 - **forward**: each value's new storage (views and aliases allocate nothing: storage identity
   of the fake values), freed after its last user -- but the values saved for the backward
   (the forward graph's extra outputs), which stay;
@@ -24,11 +24,7 @@ state exists, the gradients of the step before were set to ``None``), with the n
 and the values live there.  Each forward and backward node names the document's node it
 comes from (``origins``).
 
-The measurement runs the document's module for real: one step to make the optimizer's state,
-then the step measured (``zero_grad(set_to_none=True)`` between): on the CPU from
-``torch.profiler``'s memory events (the CPU allocator caches nothing: each event is one
-tensor's bytes) added to the bytes held before it; on CUDA the caching allocator's
-``max_memory_allocated``.  The document's module is not changed (a copy trains).
+One real step is measured by :func:`~fxstudio.core.memory.training_run.measure_training`.
 
 Example:
     >>> import torch
@@ -41,12 +37,9 @@ Example:
 
 from __future__ import annotations
 
-import copy
-import gc
 import json
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import torch
 import torch.fx as fx
@@ -62,10 +55,11 @@ from fxstudio.core.fxcompat.autograd import (
     sequence_number,
 )
 from fxstudio.core.graph.graphviews import module_path
-from fxstudio.core.graph.weights import has_weights, weight_bytes
+from fxstudio.core.graph.weights import weight_bytes
 from fxstudio.core.memory.estimate import NodeBytes
-from fxstudio.core.memory.lifetimes import Walk, storages, walk
+from fxstudio.core.memory.lifetimes import Walk, storage_bytes, storages, unique, walk
 from fxstudio.core.model.failures import faked
+from fxstudio.core.process.guard import format_bytes
 from fxstudio.core.saving.files import atomic_write
 
 __all__ = [
@@ -73,14 +67,15 @@ __all__ = [
     "PARTITIONERS",
     "TrainingEstimate",
     "TrainingMeasurement",
-    "measure_training",
+    "check_names",
     "step_loss",
     "training_estimate",
 ]
 
 #: The optimizers a step is estimated and measured with (``torch.optim``'s defaults).
-OPTIMIZERS = ("sgd", "adam", "adamw")
-Optimizer = Literal["sgd", "adam", "adamw"]
+OPTIMIZERS = ("sgd", "momentum", "adam", "adamw")
+#: SGD's momentum for ``momentum``.
+MOMENTUM = 0.9
 #: The name of the optimizer's step where it is the peak.
 OPTIMIZER_STEP = "optimizer.step"
 #: Bytes of Adam's ``step`` (a float32 scalar tensor per parameter).
@@ -90,6 +85,30 @@ STEP_BYTES = 4
 class TrainingError(UserError):
     """A training step that cannot be estimated or measured (no parameter to train, no
     weights, an unknown optimizer)."""
+
+
+@dataclass(frozen=True)
+class TrainingMeasurement:
+    """One real training step's peak (everything held included, as the estimate's), the
+    bytes held as it began (parameters, buffers, optimizer state, inputs), how."""
+
+    device: str
+    how: str
+    optimizer: str
+    peak_bytes: int
+    held_bytes: int
+
+    def describe(self) -> str:
+        return f"{format_bytes(self.peak_bytes)} measured ({self.device})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "how": self.how,
+            "optimizer": self.optimizer,
+            "peak_bytes": self.peak_bytes,
+            "held_bytes": self.held_bytes,
+        }
 
 
 @dataclass(frozen=True)
@@ -103,7 +122,8 @@ class TrainingEstimate:
     ``live_at_peak`` the values live there and ``peak_parts`` its bytes by kind.
     ``forward`` and ``backward``: each node's bytes (``live_bytes``: activation bytes live
     after it -- saved values and gradients included, held bytes not); ``origins``: each
-    forward and backward node -> the document's node it comes from."""
+    forward and backward node -> the document's node it comes from; ``measured``: one real
+    step's peak, when it was run (:meth:`measured_by`)."""
 
     optimizer: str
     partitioner: str
@@ -121,6 +141,31 @@ class TrainingEstimate:
     forward: tuple[NodeBytes, ...]
     backward: tuple[NodeBytes, ...]
     origins: dict[str, str] = field(default_factory=dict)
+    measured: TrainingMeasurement | None = None
+
+    def measured_by(self, measurement: TrainingMeasurement) -> TrainingEstimate:
+        """This estimate with ``measurement`` beside it."""
+        return replace(self, measured=measurement)
+
+    def describe(self) -> str:
+        """The step in words: its peak and where, what it holds, the measurement."""
+        place = (
+            "in the optimizer's step"
+            if self.peak_phase == "optimizer"
+            else f"at {self.peak_phase} node '{self.peak_node}'"
+        )
+        text = (
+            f"{self.optimizer}: peak {format_bytes(self.peak_bytes)} {place} -- parameters "
+            f"and buffers {format_bytes(self.params_bytes)}, gradients "
+            f"{format_bytes(self.grads_bytes)}, optimizer state "
+            f"{format_bytes(self.optimizer_bytes)}, saved for the backward "
+            f"{format_bytes(self.saved_bytes)} (of {format_bytes(self.activations_bytes)} the "
+            "forward makes)"
+        )
+        if self.measured is not None:
+            m = self.measured
+            text += f"; {m.describe()}, estimate/measured {self.peak_bytes / m.peak_bytes:.2f}"
+        return text
 
     def to_json(self) -> dict[str, Any]:
         def rows(nodes: tuple[NodeBytes, ...]) -> list[dict[str, Any]]:
@@ -153,31 +198,18 @@ class TrainingEstimate:
             "peak_parts": dict(self.peak_parts),
             "forward": rows(self.forward),
             "backward": rows(self.backward),
+            **(
+                {
+                    "measured_peak_bytes": self.measured.peak_bytes,
+                    "measured": self.measured.to_json(),
+                }
+                if self.measured is not None
+                else {}
+            ),
         }
 
     def write(self, path: str) -> None:
         atomic_write(path, json.dumps(self.to_json(), indent=1))
-
-
-@dataclass(frozen=True)
-class TrainingMeasurement:
-    """One real training step's peak (everything held included, as the estimate's), the
-    bytes held as it began (parameters, buffers, optimizer state, inputs), how."""
-
-    device: str
-    how: str
-    optimizer: str
-    peak_bytes: int
-    held_bytes: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "device": self.device,
-            "how": self.how,
-            "optimizer": self.optimizer,
-            "peak_bytes": self.peak_bytes,
-            "held_bytes": self.held_bytes,
-        }
 
 
 def step_loss(output: Any) -> torch.Tensor:
@@ -206,16 +238,16 @@ def training_estimate(
     optimizer: str = "adamw",
     *,
     partitioner: str = "default",
-    momentum: float = 0.0,
     device: str = "cpu",
 ) -> TrainingEstimate:
     """Estimate a training step of ``gm`` on ``inputs`` (real, fake or meta tensors) with
-    ``optimizer`` (``sgd`` -- with ``momentum`` one buffer per parameter -- ``adam`` or
-    ``adamw``, torch.optim's defaults), its joint graph split by ``partitioner``
-    (:data:`PARTITIONERS`); ``device`` picks the optimizer implementation torch uses there
-    by default (``foreach`` on CUDA, one parameter at a time on the CPU).  Nothing real is
-    computed or allocated.  Raises :class:`TrainingError` when nothing can be trained."""
-    _check(optimizer, partitioner)
+    ``optimizer`` (:data:`OPTIMIZERS`: ``sgd``, ``momentum`` -- SGD with one buffer per
+    parameter -- ``adam`` or ``adamw``, torch.optim's defaults), its joint graph split by
+    ``partitioner`` (:data:`PARTITIONERS`); ``device`` picks the optimizer implementation
+    torch uses there by default (``foreach`` on CUDA, one parameter at a time on the CPU).
+    Nothing real is computed or allocated.  Raises :class:`TrainingError` when nothing can
+    be trained."""
+    check_names(optimizer, partitioner)
     trainable = _trainable(gm)
     if not trainable:
         raise TrainingError(
@@ -231,12 +263,13 @@ def training_estimate(
                 "there is no backward to estimate: estimate inference memory instead."
             ) from exc
     sizes = [t.numel() * t.element_size() for t in trainable]
-    state = _state_bytes(optimizer, sizes, momentum)
+    state = _state_bytes(optimizer, sizes)
     scratch = _optimizer_scratch(optimizer, sizes, device)
     return _account(gm, inputs, graphs, optimizer, partitioner, state, scratch, sum(sizes))
 
 
-def _check(optimizer: str, partitioner: str) -> None:
+def check_names(optimizer: str, partitioner: str = "default") -> None:
+    """Raise :class:`TrainingError` for an optimizer or a partitioner not known."""
     if optimizer not in OPTIMIZERS:
         raise TrainingError(f"Unknown optimizer {optimizer!r}: use one of {', '.join(OPTIMIZERS)}.")
     if partitioner not in PARTITIONERS:
@@ -245,26 +278,16 @@ def _check(optimizer: str, partitioner: str) -> None:
         )
 
 
-def _unique(tensors: Iterable[torch.Tensor]) -> list[torch.Tensor]:
-    seen: set[int] = set()
-    out = []
-    for t in tensors:
-        if id(t) not in seen:
-            seen.add(id(t))
-            out.append(t)
-    return out
-
-
 def _trainable(gm: nn.Module) -> list[torch.Tensor]:
-    return [p for p in _unique(gm.parameters()) if p.requires_grad]
+    return [p for p in unique(gm.parameters()) if p.requires_grad]
 
 
-def _state_bytes(optimizer: str, sizes: list[int], momentum: float) -> int:
-    """torch.optim's state after a step: SGD a momentum buffer per parameter (with
-    momentum), Adam and AdamW ``exp_avg`` and ``exp_avg_sq`` (each parameter's dtype and
-    size) and a float32 ``step`` per parameter."""
-    if optimizer == "sgd":
-        return sum(sizes) if momentum else 0
+def _state_bytes(optimizer: str, sizes: list[int]) -> int:
+    """torch.optim's state after a step: SGD none, with momentum a buffer per parameter;
+    Adam and AdamW ``exp_avg`` and ``exp_avg_sq`` (each parameter's dtype and size) and a
+    float32 ``step`` per parameter."""
+    if optimizer in ("sgd", "momentum"):
+        return sum(sizes) if optimizer == "momentum" else 0
     return sum(2 * s + STEP_BYTES for s in sizes)
 
 
@@ -273,7 +296,7 @@ def _optimizer_scratch(optimizer: str, sizes: list[int], device: str) -> int:
     ``exp_avg_sq.sqrt() / c`` -- one parameter at a time (the CPU's default: the square root
     and the quotient, two of the largest parameter) or all at once (``foreach``, CUDA's
     default: one of every parameter).  SGD updates in place."""
-    if optimizer == "sgd" or not sizes:
+    if optimizer in ("sgd", "momentum") or not sizes:
         return 0
     if torch.device(device).type == "cuda":
         return sum(sizes)
@@ -318,7 +341,7 @@ def _account(
     backward = walk(bw, held, bw_kinds, counted=True, formulas=partitioner == "default")
 
     params = weight_bytes(gm)
-    inputs_bytes = _bytes_of(inputs)
+    inputs_bytes = storage_bytes(inputs)
     base = params + state + inputs_bytes
     points: list[tuple[int, str, int, Walk | None]] = []  # (bytes, phase, index, walk)
     for name, graph_walk in (("forward", forward), ("backward", backward)):
@@ -354,18 +377,6 @@ def _account(
     )
 
 
-def _bytes_of(value: Any) -> int:
-    """The bytes of the storages ``value``'s tensors hold, each once."""
-    seen: dict[int, int] = {}
-    keep = []
-    for t in tree_leaves(value):
-        if isinstance(t, torch.Tensor):
-            storage = t.untyped_storage()
-            keep.append(storage)
-            seen[id(storage)] = storage.nbytes()
-    return sum(seen.values())
-
-
 def _origins(fw: fx.Graph, bw: fx.Graph) -> dict[str, str]:
     """Each forward node -> the document's node it was traced from; each backward node ->
     that of the forward node whose autograd node it is part of the backward of (the first
@@ -385,107 +396,3 @@ def _origins(fw: fx.Graph, bw: fx.Graph) -> dict[str, str]:
         if came is not None:
             origins[node.name] = came
     return origins
-
-
-# --- the measurement ---------------------------------------------------------------------------
-
-
-def measure_training(
-    gm: fx.GraphModule,
-    inputs: tuple[Any, ...],
-    optimizer: str = "adamw",
-    device: str = "cpu",
-    *,
-    momentum: float = 0.0,
-) -> TrainingMeasurement:
-    """One real training step of a copy of ``gm`` on ``inputs`` (``step_loss``, backward,
-    ``optimizer.step()``) after one unmeasured step (the optimizer's state made), its peak
-    measured: everything held included, as :func:`training_estimate`'s.  Raises
-    :class:`TrainingError` for a structure-only module or an unknown optimizer."""
-    _check(optimizer, "default")
-    if not has_weights(gm):
-        raise TrainingError(
-            "The model is structure only (opened with --no-weights): a training step cannot "
-            "be run without its weights. Open it with its weights to measure, or estimate "
-            "without --measure."
-        )
-    where = torch.device(device)
-    module = copy.deepcopy(gm).to(where)
-    real = tuple(t.to(where) if isinstance(t, torch.Tensor) else t for t in inputs)
-    params = [p for p in _unique(module.parameters()) if p.requires_grad]
-    if not params:
-        raise TrainingError(
-            "No parameter of the model requires grad, so a training step changes nothing."
-        )
-    opt = _optimizer(optimizer, params, momentum)
-
-    def step() -> None:
-        step_loss(module(*real)).backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-
-    step()  # the optimizer's state is made in its first step
-    gc.collect()
-    if where.type == "cuda":
-        return _measure_cuda(step, where, optimizer)
-    held = _bytes_of((list(module.parameters()), list(module.buffers()), opt.state_dict(), real))
-    return _measure_cpu(step, held, optimizer)
-
-
-def _optimizer(name: str, params: list[torch.Tensor], momentum: float) -> torch.optim.Optimizer:
-    if name == "sgd":
-        return torch.optim.SGD(params, lr=1e-3, momentum=momentum)
-    if name == "adam":
-        return torch.optim.Adam(params, lr=1e-3)
-    return torch.optim.AdamW(params, lr=1e-3)
-
-
-def _measure_cpu(step: Any, held: int, optimizer: str) -> TrainingMeasurement:
-    from torch.profiler import ProfilerActivity, profile
-
-    if not torch.profiler.kineto_available():
-        raise TrainingError(
-            "This build of torch has no profiler (kineto), so CPU memory cannot be measured: "
-            "use a standard torch build, or the estimate."
-        )
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        step()
-    results = prof.profiler.kineto_results if prof.profiler is not None else None
-    if results is None:
-        raise TrainingError("The profiler recorded nothing: measure again, or use the estimate.")
-    deltas = sorted(
-        (e.start_ns(), e.nbytes())
-        for e in results.events()
-        if e.name() == "[memory]" and str(e.device_type()).rpartition(".")[2] in _CPU_TYPES
-    )
-    live = high = 0
-    for _, nbytes in deltas:
-        live += nbytes
-        high = max(high, live)
-    return TrainingMeasurement(
-        "cpu",
-        "torch.profiler memory events (the CPU allocator) over one step, added to the bytes "
-        "held before it (parameters, buffers, optimizer state, inputs)",
-        optimizer,
-        held + high,
-        held,
-    )
-
-
-#: The allocators whose ``[memory]`` events count as the CPU's.
-_CPU_TYPES = ("CPU", "MKLDNN", "IDEEP")
-
-
-def _measure_cuda(step: Any, where: torch.device, optimizer: str) -> TrainingMeasurement:
-    torch.cuda.synchronize(where)
-    torch.cuda.reset_peak_memory_stats(where)
-    held = torch.cuda.memory_allocated(where)
-    step()
-    torch.cuda.synchronize(where)
-    return TrainingMeasurement(
-        str(where),
-        "the CUDA caching allocator's max_memory_allocated over one step (blocks of 512 bytes)",
-        optimizer,
-        torch.cuda.max_memory_allocated(where),
-        held,
-    )
