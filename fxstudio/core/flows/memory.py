@@ -276,7 +276,9 @@ def _side(doc: GraphDocument, request: MemoryRequest) -> MemoryResult:
         _check_count(gm, inputs)
     else:
         inputs = tuple(doc.example_inputs)
-    est = estimate(gm, inputs)
+    # the recorded values are read only while they are the graph's (not behind an edit)
+    fresh = not doc.shapes_stale and doc.shape_problem is None
+    est = estimate(gm, inputs, recorded=fresh)
     words = tuple(describe_value(v) for v in inputs)
     result = MemoryResult(doc.request.spec, words, est)
     if request.measure:  # a real run beside the estimate (sizes given: made real)
