@@ -10,8 +10,9 @@ it runs headless, from scripts and from the command line.
   and read back; ``process`` -- the user's code inside fxstudio's process;
 - the features: ``edits`` (every change, undoable), ``patterns`` (find, explain, replace,
   check), ``runtime`` (run and time), ``stepping`` (node by node), ``compare`` (two graphs),
-  ``compiling`` (torch.compile insight), ``memory`` (where the bytes go), ``lesson`` (Learn
-  FX), ``console`` (the Python console's session);
+  ``compiling`` (torch.compile insight), ``memory`` (where the bytes go), ``share`` (the
+  drawing and the report, for someone else), ``lesson`` (Learn FX), ``console`` (the Python
+  console's session);
 - on their own: ``errors`` (what a user can act on), ``fxcompat`` (torch's private APIs, the
   one module that touches them), ``wording`` (core's messages worded for the window).
 """

@@ -1,0 +1,11 @@
+"""Share: what fxstudio knows about a graph, written for someone else to read.
+
+Qt-free, like all of ``fxstudio.core``; the window and the command line reach it only through
+``fxstudio.core.flows.render`` (and the report's flow): one request in, one result out.
+
+The modules: ``svg`` (the document's drawing as SVG, from the same layout the canvas draws --
+node boxes with their labels and shapes, module groups, ``×N`` folds, edges' routes, the
+canvas's colours, an optional heat overlay -- text as ``<text>`` so it stays searchable, and a
+semantic structure a script can read: ``<g class="node" data-name=... data-op=...>``,
+``<g class="group" data-module=...>``, ``<g class="edge" data-from=... data-to=...>``).
+"""
