@@ -12,6 +12,7 @@ from fxstudio.core.errors import UserError
 from fxstudio.core.flows.memory import MemoryRequest, memory_flow
 from fxstudio.core.graph.graphviews import NodeRow
 from fxstudio.core.process.guard import format_bytes
+from tests.conftest import run_fxstudio
 
 
 def estimate(qtbot, panel):
@@ -105,6 +106,40 @@ def test_saved_memory_json_is_what_the_flow_writes(qtbot, docks, tmp_path):
     assert "Wrote" in panel.status_label.text()
 
 
+def test_saved_memory_json_equals_the_command_lines(qtbot, docks, tmp_path):
+    ctx = docks("memory")
+    ctx.open("examples:resnet", inputs=("2x3x64x64",))
+    panel = ctx.panels["memory"]
+    estimate(qtbot, panel)
+    assert panel.save(tmp_path / "window.json")
+    cli = tmp_path / "cli.json"
+    ran = run_fxstudio("memory", "examples:resnet", "--input", "2x3x64x64", "--json", str(cli))
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads((tmp_path / "window.json").read_text()) == json.loads(cli.read_text())
+
+
+def test_a_training_step_measured_shows_its_breakdown_and_the_measured_peak(qtbot, docks):
+    ctx = docks("memory")
+    ctx.open("examples:resnet")
+    panel = ctx.panels["memory"]
+    panel.train.setChecked(True)
+    assert panel.optimizer.isEnabled() and not panel.device.isEnabled()
+    panel.optimizer.setCurrentIndex(panel.optimizer.findData("adam"))
+    panel.measure.setChecked(True)
+    data = estimate(qtbot, panel).to_json()
+    step, measured = data["training"], data["measured_peak_bytes"]
+    assert step["optimizer"] == "adam" and step["optimizer_bytes"] >= 2 * step["grads_bytes"]
+    summary = panel.summary.toPlainText()
+    for what, key in (("gradients", "grads_bytes"), ("optimizer state", "optimizer_bytes")):
+        assert f"{what} {format_bytes(step[key])}" in " ".join(summary.split())
+    assert "eval mode" in summary  # the window's model: the step of the graph as opened
+    said = panel.status_label.text()
+    assert f"measured {format_bytes(measured)}" in said
+    assert f"training step {format_bytes(step['peak_bytes'])}" in said
+    legend = [label.text for _sample, label in panel.plot.legend.items]
+    assert f"measured on cpu: peak {format_bytes(measured)}" in legend
+
+
 def test_a_rewrite_is_drawn_before_and_after_and_the_old_result_is_stale(qtbot, docks):
     from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 
@@ -123,7 +158,9 @@ def test_a_rewrite_is_drawn_before_and_after_and_the_old_result_is_stale(qtbot, 
     second = estimate(qtbot, panel).to_json()
     assert second["before"]["peak_bytes"] == first["peak_bytes"]  # the graph estimated last
     legend = [label.text for _sample, label in panel.plot.legend.items]
-    assert any(text.startswith("before") for text in legend)
+    assert f"before: peak {format_bytes(first['peak_bytes'])}" in legend  # grey, under it
+    assert f"now: peak {format_bytes(second['peak_bytes'])}" in legend
+    assert f"before {format_bytes(first['peak_bytes'])}" in panel.status_label.text()
     assert model.headerData(first_column, Qt.Orientation.Horizontal) == "Bytes"
     assert "stale" not in panel.status_label.text()
 

@@ -44,6 +44,11 @@ from fxstudio.qt.workers import Task
 
 STALE_NOTE = " — stale: the graph was changed since this estimate; Estimate again"
 HEAT_TIP = "memory: its output allocates {label}"
+#: What the training step says of a model opened in eval mode (the window opens it so).
+EVAL_NOTE = (
+    "The step is of the graph as opened, in eval mode (BatchNorm and dropout as at "
+    "inference); `fxstudio memory MODEL --train` captures the training-mode graph."
+)
 
 
 class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
@@ -219,13 +224,21 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
         data = self.last_json  # (this side's at the top, with a baseline too)
         peak, node = int(data["peak_bytes"]), data.get("peak_node") or "?"
         self._verdict = f"Peak {format_bytes(peak)} of activations at {node}"
+        if isinstance(data.get("before"), dict):
+            was = int(data["before"]["peak_bytes"])
+            change = f" ({(peak - was) / was:+.1%})" if was else ""
+            self._verdict += f" · before {format_bytes(was)}{change}"
         if data.get("measured_peak_bytes") is not None:
             self._verdict += f" · measured {format_bytes(int(data['measured_peak_bytes']))}"
         training = data.get("training")
         if isinstance(training, dict) and training.get("peak_bytes") is not None:
             self._verdict += f" · training step {format_bytes(int(training['peak_bytes']))}"
         self.status_label.setText(self._verdict + (STALE_NOTE if self.stale else ""))
-        self.summary.setHtml(summary_html(result, data))
+        note = ""
+        doc = self.document
+        if training is not None and doc is not None and not doc.request.train:
+            note = EVAL_NOTE
+        self.summary.setHtml(summary_html(result, data, note))
         self.save_button.setEnabled(True)
         self._draw(data)
         self.panel("table").show_bytes(self._sizes(), self.stale)
@@ -258,10 +271,13 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
             b = data["before"]
             bn = b.get("nodes") or []
             before = Timeline(
-                "before", tuple(n["name"] for n in bn), tuple(int(n["live_bytes"]) for n in bn)
+                "before",
+                tuple(n["name"] for n in bn),
+                tuple(int(n["live_bytes"]) for n in bn),
+                tuple(int(n["bytes"]) for n in bn),
             )
             before_params = int(b.get("params_bytes", 0))
-        measured = _measured(self.last, now.names)
+        measured = _measured(self.last)
         params = int(data.get("params_bytes", 0))
         if not self.stacked.isChecked():
             params, before_params = 0, 0
@@ -341,21 +357,24 @@ def _nodes(data: dict[str, Any]) -> list[dict[str, Any]]:
     return list(data.get("nodes") or [])
 
 
-def _measured(result: Any, names: tuple[str, ...]) -> Any:
-    """The measured timeline (a ``memory_plot.Timeline``), when the result was measured."""
+def _measured(result: Any) -> Any:
+    """The measured timeline (a ``memory_plot.Timeline``: the bytes live while each node ran,
+    as measured), when the result was measured."""
     from fxstudio.qt.panels.memory_plot import Timeline
 
-    measured = getattr(result, "measured", None)
-    timeline = tuple(getattr(measured, "timeline", ()) or ())
-    if not timeline:
+    agreement = getattr(result, "measured", None)
+    measured = getattr(agreement, "measured", agreement)  # (the measurement itself)
+    details = tuple(getattr(measured, "details", ()) or ())
+    if not details:
         return None
     device = getattr(measured, "device", "")
-    return Timeline(f"measured ({device})", names[: len(timeline)], timeline)
+    names = tuple(d.name for d in details)
+    return Timeline(f"measured on {device}", names, tuple(d.running_bytes for d in details))
 
 
-def summary_html(result: Any, data: dict[str, Any]) -> str:
+def summary_html(result: Any, data: dict[str, Any], note: str = "") -> str:
     """The result in words (``describe()``, as the command line prints it) and, for a
-    training step, its breakdown as a small table."""
+    training step, its breakdown as a small table (and ``note``)."""
     parts = []
     for line in str(result.describe()).splitlines():
         parts.append(html.escape(line) if line.strip() else "")
@@ -375,4 +394,6 @@ def summary_html(result: Any, data: dict[str, Any]) -> str:
             if v is not None
         )
         text += f"<p><b>Training step</b></p><table>{cells}</table>"
+        if note:
+            text += f"<p><i>{html.escape(note)}</i></p>"
     return f"<div style='font-size: small'>{text}</div>"

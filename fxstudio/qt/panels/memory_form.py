@@ -83,6 +83,10 @@ def build(panel: MemoryForm) -> QWidget:
     for label, name in OPTIMIZERS:
         panel.optimizer.addItem(label, name)
     panel.optimizer.setEnabled(False)
+    panel.optimizer.setSizeAdjustPolicy(
+        QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+    )
+    panel.optimizer.setMinimumContentsLength(6)
     panel.measure = QCheckBox("Measure (run it)", body)
     panel.measure.setObjectName("memoryMeasure")
     panel.measure.setToolTip(
@@ -192,6 +196,7 @@ def arrange(panel: MemoryForm, shape: str) -> None:
     panel.body_layout.setDirection(direction.LeftToRight if wide else direction.TopToBottom)
     c = panel.controls
     c.setMaximumWidth(CONTROLS_WIDTH if wide else QWIDGETSIZE_MAX)
+    c.setMinimumWidth(CONTROLS_WIDTH if wide else 0)
     panel.body_layout.setStretchFactor(c, 1 if wide else 0)
     panel.body_layout.setStretchFactor(panel.results, 4 if wide else 1)
     vertical = QSizePolicy.Policy.Preferred if wide else QSizePolicy.Policy.Maximum

@@ -151,14 +151,13 @@ class MemoryPlot(QWidget):
                 name=f"parameters and buffers: {format_bytes(params_bytes)}",
             )
         if before is not None and before.live:
-            m = len(before.live)
-            bx = np.linspace(0, max(n - 1, 1), m) if m > 1 else np.zeros(1)
+            bx = _xs(before, now)
             by = (base_before + np.asarray(before.during, dtype=float)) / size
             pen = pg.mkPen(BEFORE, width=2, style=Qt.PenStyle.DashLine)
             self.item.plot(bx, by, pen=pen, name=f"{before.label}: peak {_peak(before)}")
         if measured is not None and measured.live:
             my = (params_bytes + np.asarray(measured.during, dtype=float)) / size
-            mx = np.arange(len(measured.live), dtype=float)
+            mx = _xs(measured, now)
             pen = pg.mkPen(MEASURED, width=2)
             self.item.plot(mx, my, pen=pen, name=f"{measured.label}: peak {_peak(measured)}")
         y = (params_bytes + np.asarray(now.during, dtype=float)) / size
@@ -253,6 +252,16 @@ class MemoryPlot(QWidget):
         self.legend.setLabelTextColor(ink)
         self.legend.setBrush(pg.mkBrush(QColor(base.red(), base.green(), base.blue(), 200)))
         self.ring.setPen(pg.mkPen(theme.colors().selected, width=3))
+
+
+def _xs(timeline: Timeline, now: Timeline) -> np.ndarray:
+    """Where ``timeline``'s points go along ``now``'s nodes: at theirs when it has the same
+    nodes (a measurement of this graph), else stretched to the same width (another graph)."""
+    at = {name: i for i, name in enumerate(now.names)}
+    if timeline.names and all(name in at for name in timeline.names):
+        return np.array([at[name] for name in timeline.names], dtype=float)
+    m, n = len(timeline.live), len(now.live)
+    return np.linspace(0, max(n - 1, 1), m) if m > 1 else np.zeros(1)
 
 
 def _peak(timeline: Timeline) -> str:
