@@ -130,3 +130,22 @@ def test_what_cannot_be_trained_says_so():
         training_estimate(gm, (torch.ones(2, 4),))
     with pytest.raises(TrainingError, match="Unknown optimizer 'lion'"):
         training_estimate(torch.fx.symbolic_trace(nn.Linear(4, 4)), (torch.ones(2, 4),), "lion")
+
+
+class ReadsAValue(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.lin(x)
+        return y * y.max().item()  # a Python number: fake tensors have none
+
+
+def test_a_step_that_needs_real_values_says_so_and_what_to_do():
+    gm = torch.fx.symbolic_trace(ReadsAValue())
+    with pytest.raises(TrainingError, match="fake tensors\\) failed") as caught:
+        training_estimate(gm, (torch.ones(2, 4),))
+    assert "--measure" in str(caught.value)
+    measured = measure_training(gm, (torch.ones(2, 4),), "sgd")  # a real step has the values
+    assert measured.peak_bytes > measured.held_bytes > 0

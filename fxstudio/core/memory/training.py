@@ -262,6 +262,14 @@ def training_estimate(
                 "The model's output does not depend on any parameter that requires grad, so "
                 "there is no backward to estimate: estimate inference memory instead."
             ) from exc
+        except Exception as exc:  # torch's own failure, worded (Ctrl+C and Cancel go on up)
+            said = str(exc).strip().splitlines()
+            raise TrainingError(
+                "Tracing the training step (its forward and backward, on fake tensors) failed: "
+                f"{said[0] if said else type(exc).__name__}. An op that needs real values, or "
+                "has no backward, cannot be estimated this way: estimate inference memory "
+                "instead (without --train), or measure a real step (--measure)."
+            ) from exc
     sizes = [t.numel() * t.element_size() for t in trainable]
     state = _state_bytes(optimizer, sizes)
     scratch = _optimizer_scratch(optimizer, sizes, device)
