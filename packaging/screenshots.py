@@ -447,6 +447,43 @@ def dark_theme(window: MainWindow) -> None:
     open_model(window, "examples:resnet")
 
 
+def memory_fused(window: MainWindow):
+    """Eager GPT-2 at 1,024 tokens in the Profile layout: the memory estimated, the attention
+    fused (fuse-attention), estimated again -- before (grey) and after on the timeline, the
+    heat by bytes on the canvas, the fused attention of the first layer selected; the panel."""
+    open_model(window, GPT2_EAGER, inputs=("1x1024:int64",))
+    window.layouts.use("profile")
+    panel = window.panels["memory"]
+    panel.dock.show()
+    panel.dock.raise_()
+    wait(panel.finished, panel.run_button.click)
+    window.layouts.use("rewrite")
+    patterns = window.panels["patterns"]
+    wait(patterns.found, lambda: window.action("actionRewrite_fuse-attention").trigger())
+    wait(patterns.rewritten, patterns.replace_accepted)
+    window.layouts.use("profile")
+    panel.dock.show()
+    panel.dock.raise_()
+    panel.heat.setChecked(True)
+    wait(panel.finished, panel.run_button.click)
+    fused = [n.name for n in window.document.graph.nodes if "scaled_dot" in str(n.target)]
+    window.selection.select(fused[:1])
+    settle(window)
+    return panel
+
+
+def memory_dock(window: MainWindow) -> None:
+    memory_fused(window)
+
+
+def memory_dock_wide(window: MainWindow):
+    return floated(window, memory_fused(window), WIDE)
+
+
+def memory_dock_narrow(window: MainWindow):
+    return floated(window, memory_fused(window), NARROW)
+
+
 SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "welcome": welcome,
     "main-window": main_window,
@@ -481,6 +518,9 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "node-data": node_data,
     "compile-breaks": compile_breaks,
     "compile-kernels": compile_kernels,
+    "memory-dock": memory_dock,
+    "memory-dock-wide": memory_dock_wide,
+    "memory-dock-narrow": memory_dock_narrow,
 }
 
 
