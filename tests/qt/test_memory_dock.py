@@ -14,6 +14,11 @@ from fxstudio.core.graph.graphviews import NodeRow
 from fxstudio.core.process.guard import format_bytes
 from tests.conftest import run_fxstudio
 
+LLAMA = (
+    "hf:llama(num_hidden_layers=2, hidden_size=64, intermediate_size=128, "
+    "num_attention_heads=4, num_key_value_heads=2, vocab_size=1000)"
+)
+
 
 def estimate(qtbot, panel):
     with qtbot.waitSignal(panel.finished, timeout=120000) as done:
@@ -176,3 +181,18 @@ def test_a_refusal_is_the_docks_notice_and_the_last_result_stays(qtbot, docks):
     said = panel.status_label.text()
     assert said and "Traceback" not in said and "failed" not in said
     assert panel.last is shown and panel.save_button.isEnabled()
+
+
+def test_a_structure_only_model_is_estimated_and_measuring_it_says_what_to_do(qtbot, docks):
+    ctx = docks("memory")
+    doc = ctx.open(LLAMA, weights=False, inputs=("1x2048:int64",))
+    assert not doc.weights
+    panel = ctx.panels["memory"]
+    data = estimate(qtbot, panel).to_json()
+    assert data["peak_bytes"] > 0 and len(panel.plot.now.names) == len(data["nodes"])
+    panel.measure.setChecked(True)
+    refused = estimate(qtbot, panel)
+    assert isinstance(refused, UserError)
+    said = panel.status_label.text()
+    assert "weights" in said and "failed" not in said
+    assert panel.last.to_json()["peak_bytes"] == data["peak_bytes"]  # the estimate stays
