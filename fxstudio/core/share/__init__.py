@@ -7,5 +7,8 @@ The modules: ``svg`` (the document's drawing as SVG, from the same layout the ca
 node boxes with their labels and shapes, module groups, ``×N`` folds, edges' routes, the
 canvas's colours, an optional heat overlay -- text as ``<text>`` so it stays searchable, and a
 semantic structure a script can read: ``<g class="node" data-name=... data-op=...>``,
-``<g class="group" data-module=...>``, ``<g class="edge" data-from=... data-to=...>``).
+``<g class="group" data-module=...>``, ``<g class="edge" data-from=... data-to=...>``);
+``picture`` (the document laid out for a picture as the canvas lays it out: which groups are
+one box, the user's moves applied); ``palette`` (the canvas's light colours, its fonts and
+their measured widths, text cut to fit, the heat's colours -- plain values, no Qt).
 """
