@@ -71,3 +71,14 @@ def test_bad_input_is_said_with_what_to_do(capsys) -> None:
     assert "no module 'encoder'" in err and "fc1" in err
     assert cli.main(["memory", "examples:simple", "--optimizer", "lion"]) == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_measured_against_a_baseline_gives_both_measured_peaks(tmp_path, capsys) -> None:
+    out = tmp_path / "m.json"
+    args = ["memory", "examples:resnet", "--against", "examples:resnet", "--measure"]
+    assert cli.main([*args, "--json", str(out)]) == 0
+    assert "measured: peak" in capsys.readouterr().out
+    data = json.loads(out.read_text())
+    before, after = data["before"]["measured_peak_bytes"], data["after"]["measured_peak_bytes"]
+    assert data["difference"]["measured_peak_bytes"] == after - before
+    assert after > 0 and data["measured_peak_bytes"] == after

@@ -145,8 +145,14 @@ class MemoryResult:
             )
         gone = sorted((n for n in made_b if n not in made_a), key=lambda n: -made_b[n])
         new = sorted((n for n in made_a if n not in made_b), key=lambda n: -made_a[n])
+        measured = {}
+        if self.measured is not None and self.before.measured is not None:
+            measured = {
+                "measured_peak_bytes": self.measured.peak_bytes - self.before.measured.peak_bytes
+            }
         return {
             "peak_bytes": a.peak_bytes - b.peak_bytes,
+            **measured,
             "peak_ratio": a.peak_bytes / b.peak_bytes if b.peak_bytes else None,
             "params_bytes": a.params_bytes - b.params_bytes,
             "allocated_bytes": sum(made_a.values()) - sum(made_b.values()),
@@ -222,6 +228,9 @@ def _change(result: MemoryResult) -> str:
         f"  against {result.before.title}: peak {format_bytes(before)} -> "
         f"{format_bytes(after)}, {sign}{format_bytes(abs(d['peak_bytes']))}{share}"
     )
+    if "measured_peak_bytes" in d:
+        mb, ma = result.before.measured.peak_bytes, result.measured.peak_bytes
+        text += f"\n  measured: peak {format_bytes(mb)} -> {format_bytes(ma)}"
     gone = d["gone"]
     if gone:
         total = sum(g["bytes"] for g in gone)
