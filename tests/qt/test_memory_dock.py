@@ -6,6 +6,7 @@ JSON…* writes what ``fxstudio memory --json`` writes; a rewrite is drawn befor
 import json
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
 
 from fxstudio.core.errors import UserError
@@ -96,6 +97,14 @@ def test_clicking_a_point_selects_its_node_and_the_selection_rings_it(qtbot, doc
     assert plot.ringed() == [plot.now.names.index("layer2_0_relu")]
     ctx.selection.select([])
     assert plot.ringed() == []
+    # the theme switched: the plot's background follows the palette
+    from fxstudio.qt import theme
+
+    try:
+        theme.set_colors(True)
+        assert plot.widget.backgroundBrush().color() == QColor(theme.dark_palette().base().color())
+    finally:
+        theme.set_colors(False)  # (the process's colours: left as found)
 
 
 def test_saved_memory_json_is_what_the_flow_writes(qtbot, docks, tmp_path):

@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -30,6 +31,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
+from shiboken6 import isValid
 
 from fxstudio.core.process.guard import format_bytes
 from fxstudio.qt import theme
@@ -108,6 +110,7 @@ class MemoryPlot(QWidget):
         self._index: dict[str, int] = {}
         self.peak_label: pg.TextItem | None = None
         self._restyle()
+        _follow_theme(self)
 
     # -- what is drawn -------------------------------------------------------------------
 
@@ -252,6 +255,24 @@ class MemoryPlot(QWidget):
         self.legend.setLabelTextColor(ink)
         self.legend.setBrush(pg.mkBrush(QColor(base.red(), base.green(), base.blue(), 200)))
         self.ring.setPen(pg.mkPen(theme.colors().selected, width=3))
+
+
+_plots: weakref.WeakSet[MemoryPlot] = weakref.WeakSet()
+_following: list[bool] = []  # (the theme told once, for every plot)
+
+
+def _follow_theme(plot: MemoryPlot) -> None:
+    """Restyle ``plot`` (its background, axes, legend) when the theme is switched."""
+    if not _following:
+        theme.on_change(_restyle_all)
+        _following.append(True)
+    _plots.add(plot)
+
+
+def _restyle_all() -> None:
+    for plot in list(_plots):
+        if isValid(plot):
+            plot._restyle()
 
 
 def _xs(timeline: Timeline, now: Timeline) -> np.ndarray:
