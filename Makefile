@@ -20,9 +20,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages: graphviz (dot) and its headers for pygraphviz, a C toolchain and Python
 # headers for packages that build from source, venv, Xvfb for a display-less `make run`, the
-# X/EGL/font libraries Qt loads, and imagemagick for screenshots of the whole screen.
+# X/EGL/font libraries Qt loads, imagemagick for screenshots of the whole screen, and chromium
+# (the browser the report's tests and the viewers' bench drive through Playwright).
 APT_PACKAGES := graphviz libgraphviz-dev pkg-config build-essential python3-dev python3-venv \
-	xvfb xauth imagemagick fonts-dejavu-core libegl1 libgl1 libglib2.0-0 libfontconfig1 \
+	xvfb xauth imagemagick chromium fonts-dejavu-core libegl1 libgl1 libglib2.0-0 libfontconfig1 \
 	libdbus-1-3 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 \
 	libxcb-shape0 libxcb-randr0 libxcb-render-util0 libxcb-xinerama0 libxcb-image0 libxcb-xkb1 \
 	libxrender1 libxi6

@@ -35,6 +35,10 @@ The flows, in the order a user meets them:
   Compile dock)
 - **export** -- :func:`export` (the document, a path, a format) -> :class:`ExportResult`
   (``fxstudio export``, *File ▸ Export*)
+- **report** -- ``report.report_flow`` (``report.ReportRequest``: a model, session or
+  document, a baseline, a profile, memory, compiled kernels) -> ``report.ReportResult``: one
+  self-contained HTML page (``fxstudio report``, ``fxstudio diff --html``, *File ▸ Export
+  report…*)
 
 The flows written here (the others live beside their feature and are re-exported): ``layout``
 (:func:`layout_flow`), ``step`` (:func:`step_flow`), ``diff`` (:func:`diff_flow`),
@@ -63,6 +67,8 @@ not import the fronts below (the command line does not pay for them):
 - ``lesson`` -- the Learn FX dock: the steps, the demonstrations, ``diagnose`` (a trap's
   diagnosis)
 - ``patterns`` -- the Patterns dock: patterns made, matched, explained, replaced
+- ``report`` -- *File ▸ Export report…*, ``fxstudio report`` and ``fxstudio diff --html``:
+  ``report_flow``, ``diff_report`` (a compare made already, as a page)
 
 Example:
     >>> from fxstudio.core.flows import DiffRequest, RewriteRequest, RewriteSpec

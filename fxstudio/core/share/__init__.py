@@ -10,5 +10,10 @@ semantic structure a script can read: ``<g class="node" data-name=... data-op=..
 ``<g class="group" data-module=...>``, ``<g class="edge" data-from=... data-to=...>``);
 ``picture`` (the document laid out for a picture as the canvas lays it out: which groups are
 one box, the user's moves applied); ``palette`` (the canvas's light colours, its fonts and
-their measured widths, text cut to fit, the heat's colours -- plain values, no Qt).
+their measured widths, text cut to fit, the heat's colours -- plain values, no Qt);
+``report`` (the self-contained HTML report: the SVG inline, its style and plain script --
+``report.css``, ``report.js``, shipped in the wheel -- and the page's JSON), ``sections`` (the
+report's sections as HTML: rewrite history, profile, compare, compiled kernels, memory),
+``gather`` (what a session holds, as the report's JSON: the history with each check made
+again, a compare with its first divergence and structural count).
 """

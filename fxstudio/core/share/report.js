@@ -1,0 +1,308 @@
+/* fxstudio report: pan/zoom, collapse/expand, details, heat, compare colours.
+ * Plain JavaScript written for this page (no library, no network): see
+ * fxstudio/core/share/report.py's docstring for why.  It reads the inline SVG's semantic
+ * structure (g.node[data-name...], g.group[data-module], g.edge[data-from][data-to]) and
+ * the page's JSON (script#fx-data). */
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("fx-data").textContent || "{}");
+  var NS = "http://www.w3.org/2000/svg";
+  var panes = {};
+
+  function byName(list, key) {
+    var out = {};
+    (list || []).forEach(function (row) { out[row[key]] = row; });
+    return out;
+  }
+  var profileNodes = byName((data.profile || {}).nodes, "name");
+  var memoryNodes = byName((data.memory || {}).nodes, "name");
+  var compare = data.compare || null;
+  var valuesByRight = compare && compare.values ? byName(compare.values.nodes, "right") : {};
+
+  function text(el, s) { el.textContent = s; return el; }
+  function fmtSeconds(s) {
+    if (s === null || s === undefined) { return "–"; }
+    if (s >= 1) { return s.toFixed(3) + " s"; }
+    if (s >= 1e-3) { return (s * 1e3).toFixed(3) + " ms"; }
+    return (s * 1e6).toFixed(1) + " µs";
+  }
+  function fmtBytes(n) {
+    if (n === null || n === undefined) { return "–"; }
+    var units = ["B", "KiB", "MiB", "GiB", "TiB"], i = 0;
+    while (Math.abs(n) >= 1024 && i < units.length - 1) { n /= 1024; i += 1; }
+    return (i ? n.toFixed(1) : n.toFixed(0)) + " " + units[i];
+  }
+
+  function Pane(root) {
+    var self = this;
+    this.root = root;
+    this.name = root.getAttribute("data-pane");
+    this.svg = root.querySelector(".fx-view svg");
+    this.details = root.querySelector(".fx-details");
+    this.nodes = {};
+    this.selected = null;
+    this.moved = false;
+    var all = this.svg.querySelectorAll("g.node");
+    for (var i = 0; i < all.length; i++) { this.nodes[all[i].getAttribute("data-name")] = all[i]; }
+    this.edges = Array.prototype.slice.call(this.svg.querySelectorAll("g.edge"));
+    var vb = this.svg.viewBox && this.svg.viewBox.baseVal;
+    if (!vb || !vb.width) {
+      var bb = this.svg.getBBox();
+      this.svg.setAttribute("viewBox", [bb.x, bb.y, bb.width, bb.height].join(" "));
+      vb = this.svg.viewBox.baseVal;
+    }
+    this.home = [vb.x, vb.y, vb.width, vb.height];
+    this.svg.removeAttribute("width");
+    this.svg.removeAttribute("height");
+    this.svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
+    this.view = this.start();
+    this.show();
+    this.svg.addEventListener("wheel", function (e) { self.wheel(e); }, { passive: false });
+    this.svg.addEventListener("pointerdown", function (e) { self.down(e); });
+    this.svg.addEventListener("click", function (e) { self.click(e); });
+    root.querySelectorAll("[data-fx]").forEach(function (b) {
+      b.addEventListener("click", function () { self.command(b.getAttribute("data-fx")); });
+    });
+    var heat = root.querySelector("select.fx-heat");
+    if (heat) { heat.addEventListener("change", function () { self.heat(heat.value); }); }
+  }
+
+  /* the first view: the whole graph when it is readable so; else its top, as wide as fits
+   * at no more than natural size (a tall graph of thousands of nodes starts legible) */
+  Pane.prototype.start = function () {
+    var r = this.svg.getBoundingClientRect(), h = this.home;
+    if (!r.width || !r.height) { return h.slice(); }
+    var fit = Math.min(r.width / h[2], r.height / h[3]);
+    if (fit >= 0.45) { return h.slice(); }
+    var s = Math.max(fit, Math.min(1, r.width / h[2]));
+    var w = r.width / s, hh = r.height / s;
+    return [h[0] + (h[2] - w) / 2, h[1], w, hh];
+  };
+  Pane.prototype.show = function () {
+    this.svg.setAttribute("viewBox", this.view.join(" "));
+  };
+  Pane.prototype.toSvg = function (clientX, clientY) {
+    var pt = this.svg.createSVGPoint();
+    pt.x = clientX; pt.y = clientY;
+    return pt.matrixTransform(this.svg.getScreenCTM().inverse());
+  };
+  Pane.prototype.wheel = function (e) {
+    e.preventDefault();
+    var f = Math.exp(e.deltaY * 0.0015), p = this.toSvg(e.clientX, e.clientY), v = this.view;
+    f = Math.min(Math.max(f, 0.5), 2);
+    var w = v[2] * f, h = v[3] * f;
+    if (w < 20 || w > this.home[2] * 20) { return; }
+    this.view = [p.x - (p.x - v[0]) * f, p.y - (p.y - v[1]) * f, w, h];
+    this.show();
+  };
+  Pane.prototype.down = function (e) {
+    if (e.button !== 0) { return; }
+    var self = this, x0 = e.clientX, y0 = e.clientY, start = this.view.slice();
+    var scale = 1 / this.svg.getScreenCTM().a;
+    this.moved = false;
+    function move(ev) {
+      var dx = ev.clientX - x0, dy = ev.clientY - y0;
+      if (!self.moved && Math.abs(dx) + Math.abs(dy) < 4) { return; }
+      self.moved = true;
+      self.svg.classList.add("fx-panning");
+      self.view = [start[0] - dx * scale, start[1] - dy * scale, start[2], start[3]];
+      self.show();
+    }
+    function up() {
+      window.removeEventListener("pointermove", move);
+      window.removeEventListener("pointerup", up);
+      self.svg.classList.remove("fx-panning");
+    }
+    window.addEventListener("pointermove", move);
+    window.addEventListener("pointerup", up);
+  };
+  Pane.prototype.click = function (e) {
+    if (this.moved) { this.moved = false; return; }
+    var node = e.target.closest("g.node");
+    if (node && !node.closest("g.group.fx-collapsed")) { this.select(node.getAttribute("data-name"), true); return; }
+    var group = e.target.closest("g.group");
+    if (group) { this.toggle(group); }
+  };
+
+  /* collapse: the group's members hidden (CSS: .fx-collapsed hides its nodes, groups and
+   * edges), one box in their place saying how many; edges inside it hidden, others kept. */
+  Pane.prototype.toggle = function (group) {
+    if (group.classList.contains("fx-collapsed")) {
+      group.classList.remove("fx-collapsed");
+      var box = group.querySelector(":scope > .fx-box");
+      if (box) { box.parentNode.removeChild(box); }
+    } else {
+      var bb = group.getBBox(), n = group.querySelectorAll("g.node").length;
+      var g = document.createElementNS(NS, "g");
+      g.setAttribute("class", "fx-box");
+      var r = document.createElementNS(NS, "rect");
+      r.setAttribute("x", bb.x); r.setAttribute("y", bb.y);
+      r.setAttribute("width", bb.width); r.setAttribute("height", bb.height);
+      r.setAttribute("rx", 6);
+      var t = document.createElementNS(NS, "text");
+      t.setAttribute("x", bb.x + bb.width / 2); t.setAttribute("y", bb.y + bb.height / 2);
+      t.setAttribute("text-anchor", "middle");
+      text(t, "▸ " + (group.getAttribute("data-module") || "module") + " — " + n + " nodes (click to expand)");
+      g.appendChild(r); g.appendChild(t);
+      group.appendChild(g);
+      group.classList.add("fx-collapsed");
+    }
+    this.edgesShown();
+  };
+  Pane.prototype.outerCollapsed = function (el) {
+    var found = null;
+    for (var p = el.parentNode; p && p !== this.svg; p = p.parentNode) {
+      if (p.classList && p.classList.contains("fx-collapsed")) { found = p; }
+    }
+    return found;
+  };
+  Pane.prototype.edgesShown = function () {
+    var self = this;
+    this.edges.forEach(function (e) {
+      var a = self.nodes[e.getAttribute("data-from")], b = self.nodes[e.getAttribute("data-to")];
+      var ga = a ? self.outerCollapsed(a) : null, gb = b ? self.outerCollapsed(b) : null;
+      e.classList.toggle("fx-inside", ga !== null && ga === gb);
+    });
+  };
+  Pane.prototype.command = function (what) {
+    var self = this;
+    if (what === "fit") { this.view = this.home.slice(); this.show(); return; }
+    if (what === "top") { this.view = this.start(); this.show(); return; }
+    var groups = Array.prototype.slice.call(this.svg.querySelectorAll("g.group"));
+    if (what === "expand") {
+      groups.forEach(function (g) { if (g.classList.contains("fx-collapsed")) { self.toggle(g); } });
+    } else if (what === "collapse") {
+      groups.forEach(function (g) {
+        var top = !g.parentNode.closest || !g.parentNode.closest("g.group");
+        if (top && !g.classList.contains("fx-collapsed")) { self.toggle(g); }
+      });
+    }
+  };
+
+  Pane.prototype.row = function (table, key, value) {
+    if (value === null || value === undefined || value === "") { return; }
+    var tr = document.createElement("tr");
+    tr.appendChild(text(document.createElement("th"), key));
+    tr.appendChild(text(document.createElement("td"), String(value)));
+    table.appendChild(tr);
+  };
+  Pane.prototype.select = function (name, andPartner) {
+    var node = this.nodes[name];
+    if (!node) { return false; }
+    if (this.selected) { this.selected.classList.remove("fx-selected"); }
+    this.selected = node;
+    node.classList.add("fx-selected");
+    var d = this.details;
+    d.textContent = "";
+    d.appendChild(text(document.createElement("h3"), name));
+    var t = document.createElement("table");
+    var a = function (k) { return node.getAttribute("data-" + k); };
+    this.row(t, "op", a("op"));
+    this.row(t, "target", a("target"));
+    this.row(t, "shape", a("shape"));
+    this.row(t, "dtype", a("dtype"));
+    this.row(t, "module", a("module"));
+    this.row(t, "source", a("source"));
+    if (this.name === "main") {
+      var p = profileNodes[name], m = memoryNodes[name];
+      if (p) { this.row(t, "time", fmtSeconds(p.time_s) + " (" + (100 * p.share).toFixed(1) + "%)"); this.row(t, "bound", p.bound); }
+      if (m) { this.row(t, "bytes", fmtBytes(m.bytes)); this.row(t, "live after", fmtBytes(m.live_bytes)); }
+    }
+    if (compare && this.name !== "main") {
+      var status = node.getAttribute("data-fx-status");
+      this.row(t, "compare", status || "same");
+      var v = this.name === "right" ? valuesByRight[name] : null;
+      if (v && v.max_rel_diff !== null && v.max_rel_diff !== undefined) {
+        this.row(t, "value diff", "max abs " + v.max_abs_diff.toExponential(2) + ", rel " + v.max_rel_diff.toExponential(2));
+      }
+    }
+    d.appendChild(t);
+    if (andPartner && compare && this.name !== "main") {
+      var other = panes[this.name === "left" ? "right" : "left"];
+      var partners = (node.getAttribute("data-fx-pair") || "").split(" ").filter(Boolean);
+      if (other && partners.length) { other.select(partners[0], false); other.center(partners[0]); }
+    }
+    return true;
+  };
+  Pane.prototype.center = function (name) {
+    var node = this.nodes[name];
+    if (!node) { return; }
+    var bb = node.getBBox(), m = node.getCTM(), sm = this.svg.getCTM();
+    var pt = this.svg.createSVGPoint();
+    pt.x = bb.x + bb.width / 2; pt.y = bb.y + bb.height / 2;
+    pt = pt.matrixTransform(sm.inverse().multiply(m));
+    var w = Math.min(this.view[2], this.home[2]), h = Math.min(this.view[3], this.home[3]);
+    this.view = [pt.x - w / 2, pt.y - h / 2, w, h];
+    this.show();
+  };
+  Pane.prototype.heat = function (kind) {
+    var values = {}, max = 0, name;
+    if (kind === "profile") {
+      for (name in profileNodes) { values[name] = profileNodes[name].time_s || 0; }
+    } else if (kind === "memory") {
+      for (name in memoryNodes) { values[name] = memoryNodes[name].bytes || 0; }
+    }
+    for (name in values) { max = Math.max(max, values[name]); }
+    for (name in this.nodes) {
+      var el = this.nodes[name], v = values[name];
+      if (v === undefined || max <= 0) {
+        el.classList.remove("fx-heat");
+        el.style.removeProperty("--fx-heat");
+        continue;
+      }
+      var f = Math.sqrt(v / max);  /* small values stay visible beside the largest */
+      var hue = 55 - 55 * f, light = 92 - 42 * f;
+      el.style.setProperty("--fx-heat", "hsl(" + hue.toFixed(0) + ",95%," + light.toFixed(0) + "%)");
+      el.classList.add("fx-heat");
+    }
+  };
+
+  /* compare: each side's nodes marked removed / added / changed, the first divergence ringed,
+   * and each node knows its partner on the other side (a click selects both). */
+  function markCompare() {
+    var left = panes.left, right = panes.right;
+    if (!compare || !left || !right) { return; }
+    function list(x) { return typeof x === "string" ? [x] : x; }
+    function mark(pane, names, cls, partner) {
+      names.forEach(function (n) {
+        var el = pane.nodes[n];
+        if (!el) { return; }
+        if (cls) { el.classList.add("fx-" + cls); el.setAttribute("data-fx-status", cls); }
+        if (partner) { el.setAttribute("data-fx-pair", partner.join(" ")); }
+      });
+    }
+    compare.removed.forEach(function (n) { mark(left, [n], "removed"); });
+    compare.added.forEach(function (n) { mark(right, [n], "added"); });
+    compare.pairs.forEach(function (p) {
+      var l = list(p.left), r = list(p.right), cls = p.status === "changed" ? "changed" : "";
+      mark(left, l, cls, r);
+      mark(right, r, cls, l);
+    });
+    var first = compare.values && compare.values.first_difference;
+    if (first && right.nodes[first]) { right.nodes[first].classList.add("fx-first"); }
+  }
+
+  function goto(name) {
+    var order = compare && !panes.main ? ["right", "left"] : ["main", "right", "left"];
+    for (var i = 0; i < order.length; i++) {
+      var pane = panes[order[i]];
+      if (pane && pane.nodes[name]) {
+        pane.root.scrollIntoView({ block: "start" });
+        pane.select(name, true);
+        pane.center(name);
+        return;
+      }
+    }
+  }
+
+  document.querySelectorAll(".fx-pane").forEach(function (root) {
+    var pane = new Pane(root);
+    panes[pane.name] = pane;
+  });
+  markCompare();
+  document.querySelectorAll("[data-fx-goto]").forEach(function (a) {
+    a.addEventListener("click", function (e) { e.preventDefault(); goto(a.getAttribute("data-fx-goto")); });
+  });
+  document.body.setAttribute("data-fx-ready", "1");
+  window.fxReport = { panes: panes, data: data };
+})();
