@@ -9,5 +9,5 @@ is still as read), ``turns`` (a big change's views one per turn of the event loo
 ``selection`` (the one selection), ``theme``, ``forms`` (Designer forms and small widget
 makers), ``fitting`` (result areas sized in rows and lines), ``screen`` (windows fitted to
 the screen), ``wrapped_text`` (long values wrapped, never cut), ``resources`` (icons and
-files shipped in the package), ``seams`` (the window's own objects as the lower layers see
-them, typed as Protocols)."""
+files shipped in the package), ``share`` (a picture's SVG written as SVG, PDF or PNG),
+``seams`` (the window's own objects as the lower layers see them, typed as Protocols)."""

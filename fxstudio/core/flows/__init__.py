@@ -35,6 +35,9 @@ The flows, in the order a user meets them:
   Compile dock)
 - **export** -- :func:`export` (the document, a path, a format) -> :class:`ExportResult`
   (``fxstudio export``, *File ▸ Export*)
+- **render** -- ``render.render_flow`` (``render.RenderRequest``: the document, what to
+  collapse, a heat) -> ``render.RenderResult``: the canvas's picture as SVG, text as text
+  (``fxstudio render``, which writes PDF and PNG of it through Qt)
 - **report** -- ``report.report_flow`` (``report.ReportRequest``: a model, session or
   document, a baseline, a profile, memory, compiled kernels) -> ``report.ReportResult``: one
   self-contained HTML page (``fxstudio report``, ``fxstudio diff --html``, *File ▸ Export
@@ -64,6 +67,8 @@ not import the fronts below (the command line does not pay for them):
 - ``compile`` -- the Compile dock: a break's place, a kernel's lines
 - ``memory`` -- the Memory dock: the estimate's node and module rows, ``parse_inputs``,
   ``format_bytes``
+- ``render`` -- the render flow itself (imported from here only where a picture is drawn):
+  ``render_flow``, ``check_output`` (a picture's path checked before any work), ``FORMATS``
 - ``lesson`` -- the Learn FX dock: the steps, the demonstrations, ``diagnose`` (a trap's
   diagnosis)
 - ``patterns`` -- the Patterns dock: patterns made, matched, explained, replaced

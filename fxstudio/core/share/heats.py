@@ -1,0 +1,59 @@
+"""Heat overlays for a picture, from what the flows measured: each node's fraction (0..1)
+and the text of its tag, as :func:`~fxstudio.core.share.svg.drawing_svg` takes them.
+
+- :func:`profile_heat` -- a per-node profile: each node's share of the profiled time;
+- :func:`memory_heat` -- the memory estimate: each node's new bytes over the largest;
+- :func:`diff_heat` -- a compare against a baseline, on the right (the drawn) graph: nodes
+  added (1), changed (0.75, and why), values that differ (0.5, the largest difference).
+
+Example:
+    >>> from fxstudio.core.flows.diff import DiffRequest, diff_flow
+    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.edits import set_target
+    >>> doc = open_document("examples:negrelu")
+    >>> _ = set_target(doc, "relu", "torch.tanh")
+    >>> heat = diff_heat(diff_flow(DiffRequest("examples:negrelu", doc)))
+    >>> heat["relu"][1]
+    'changed (kind)'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fxstudio.core.process.guard import format_bytes
+
+__all__ = ["diff_heat", "memory_heat", "profile_heat"]
+
+ADDED, CHANGED, VALUES = 1.0, 0.75, 0.5
+
+
+def profile_heat(nodes: Any) -> dict[str, tuple[float, str]]:
+    """From a :class:`~fxstudio.core.runtime.breakdown.NodeProfile`: each timed node's
+    share of the profiled run (nodes that took no time left out)."""
+    return {n.name: (n.share, f"{n.share:.1%}") for n in nodes.nodes if n.share > 0}
+
+
+def memory_heat(estimate: Any) -> dict[str, tuple[float, str]]:
+    """From a :class:`~fxstudio.core.memory.estimate.MemoryEstimate`: each node that
+    allocates, by its bytes over the largest (views and in-place ops allocate nothing)."""
+    sizes = {n.name: n.bytes for n in estimate.nodes if n.bytes > 0}
+    top = max(sizes.values(), default=1)
+    return {name: (b / top, format_bytes(b)) for name, b in sizes.items()}
+
+
+def diff_heat(result: Any) -> dict[str, tuple[float, str]]:
+    """From a :class:`~fxstudio.core.flows.diff.DiffResult`, on its right graph: what was
+    added, what changed (and why), then where the values differ."""
+    out: dict[str, tuple[float, str]] = {}
+    if result.values is not None:
+        for v in result.values.nodes:
+            if v.differs:
+                said = v.note if v.max_abs_diff is None else f"Δ {v.max_abs_diff:.2g}"
+                out[v.right] = (VALUES, said)
+    for pair in result.alignment.changed():
+        for name in pair.right:
+            out[name] = (CHANGED, f"changed ({pair.why})" if pair.why else "changed")
+    for name in result.alignment.added:
+        out[name] = (ADDED, "added")
+    return out
