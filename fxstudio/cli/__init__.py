@@ -6,6 +6,8 @@
     fxstudio export MODEL -o OUT [--format F]       save it as .py, forward code, TorchScript,
                                                    .pt2 or ONNX
     fxstudio layout MODEL [--expanded] [--json F]   lay it out as the canvas does
+    fxstudio render MODEL -o OUT.svg|.pdf|.png [--expanded] [--collapse MODULE]...
+                    [--heat profile|memory|diff]   its picture as the canvas draws it
     fxstudio edit MODEL -e EDIT... [-o S.fxstudio]  edit the graph headless, print its code,
                                                    save the edits as a session
     fxstudio rewrite MODEL --builtin NAME...        rewrite by pattern
@@ -30,9 +32,9 @@ fxstudio bug.
 The modules: ``common`` (exit codes, the model and run options as parent parsers, numbers
 checked where parsed, error reports), ``gui`` (the window's start), and one module a
 subcommand, each adding its parser to the subcommands and calling one flow of
-``fxstudio.core.flows``: ``show``, ``export``, ``layout``, ``edit``, ``rewrite``, ``profile``,
-``step``, ``diff``, ``compile``, ``memory``.  This module dispatches: :func:`main` (and
-:func:`run`, the console scripts' entry point).
+``fxstudio.core.flows``: ``show``, ``export``, ``layout``, ``render``, ``edit``, ``rewrite``,
+``profile``, ``step``, ``diff``, ``compile``, ``memory``.  This module dispatches: :func:`main`
+(and :func:`run`, the console scripts' entry point).
 """
 
 from __future__ import annotations
@@ -121,6 +123,8 @@ def _add_subcommand(name: str, add: AddParser) -> argparse.ArgumentParser:
         from fxstudio.cli import export as module
     elif name == "layout":
         from fxstudio.cli import layout as module
+    elif name == "render":
+        from fxstudio.cli import render as module
     elif name == "edit":
         from fxstudio.cli import edit as module
     elif name == "rewrite":

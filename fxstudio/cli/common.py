@@ -51,6 +51,7 @@ COMMANDS = (
     "show",
     "export",
     "layout",
+    "render",
     "edit",
     "rewrite",
     "profile",
