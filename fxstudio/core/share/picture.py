@@ -39,11 +39,17 @@ class Picture:
     document: GraphDocument
     layout: Layout
     plan: Drawing
-    boxes: dict[str, Box]  # node name or group path -> its box as drawn
+    nodes: dict[str, Box]  # node name -> its box as drawn
+    groups: dict[str, Box]  # group path -> its frame (or, collapsed, its box) as drawn
     left: float
     top: float
     width: float
     height: float
+
+    def item(self, key: str) -> Box | None:
+        """The box of what an edge's end names: a node, else a collapsed group (as the
+        canvas looks them up)."""
+        return self.nodes.get(key) or self.groups.get(key)
 
 
 def collapsed_groups(
@@ -89,30 +95,32 @@ def picture(
     """Lay ``doc`` out as the canvas does, with the groups in ``collapsed`` as one box."""
     lay = (engine or LayoutEngine(metrics=METRICS)).layout(doc, collapsed)
     plan = drawing(doc, lay)
-    boxes = dict(lay.groups)
-    boxes.update(lay.nodes)
-    moved = _apply_positions(doc, lay, plan, boxes)
+    nodes, groups = dict(lay.nodes), dict(lay.groups)
+    moved = _apply_positions(doc, lay, plan, nodes, groups)
     if moved:  # the plain curve from a moved box, as the canvas draws it
         plan.edges = [
             replace(e, detour=()) if e.source in moved or e.target in moved else e
             for e in plan.edges
         ]
-    xs = [b.x for b in boxes.values()] + [0.0]
-    ys = [b.y for b in boxes.values()] + [0.0]
-    right = max([b.x + b.w for b in boxes.values()] + [lay.width])
-    bottom = max([b.y + b.h for b in boxes.values()] + [lay.height])
-    left, top = min(xs) - MARGIN, min(ys) - MARGIN
-    return Picture(doc, lay, plan, boxes, left, top, right + MARGIN - left, bottom + MARGIN - top)
+    boxes = [*nodes.values(), *groups.values()]
+    left = min([b.x for b in boxes] + [0.0]) - MARGIN
+    top = min([b.y for b in boxes] + [0.0]) - MARGIN
+    right = max([b.x + b.w for b in boxes] + [lay.width]) + MARGIN
+    bottom = max([b.y + b.h for b in boxes] + [lay.height]) + MARGIN
+    return Picture(doc, lay, plan, nodes, groups, left, top, right - left, bottom - top)
 
 
-def _apply_positions(doc: GraphDocument, lay: Layout, plan: Drawing, boxes: dict) -> set[str]:
+def _apply_positions(
+    doc: GraphDocument, lay: Layout, plan: Drawing, nodes: dict, groups: dict
+) -> set[str]:
     """The user's moves (the document's positions) applied to the boxes, and each frame
     around a moved box fitted to what it holds, innermost first (as the canvas does)."""
     moved: set[str] = set()
     dirty: set[str] = set()
     for key, (x, y) in doc.positions.items():
         name = key.removeprefix("group:")
-        if key.startswith("group:") and name not in lay.collapsed:
+        boxes = groups if key.startswith("group:") else nodes
+        if boxes is groups and name not in lay.collapsed:
             continue
         box = boxes.get(name)
         if box is None or (box.x, box.y) == (x, y):
@@ -125,17 +133,17 @@ def _apply_positions(doc: GraphDocument, lay: Layout, plan: Drawing, boxes: dict
         path = max(dirty, key=lambda p: p.count("."))
         dirty.discard(path)
         group = plan.tree.get(path)
-        if group is None or path not in boxes or path in lay.collapsed:
+        if group is None or path not in groups or path in lay.collapsed:
             continue
-        inside = [boxes[n] for n in group.nodes if n in lay.nodes]
-        inside += [boxes[c] for c in group.children if c in lay.groups]
+        inside = [nodes[n] for n in group.nodes if n in nodes]
+        inside += [groups[c] for c in group.children if c in groups]
         if not inside:
             continue
         x0 = min(b.x for b in inside) - GROUP_PAD
         y0 = min(b.y for b in inside) - GROUP_PAD - GROUP_TITLE
         x1 = max(b.x + b.w for b in inside) + GROUP_PAD
         y1 = max(b.y + b.h for b in inside) + GROUP_PAD
-        boxes[path] = Box(x0, y0, x1 - x0, y1 - y0)
+        groups[path] = Box(x0, y0, x1 - x0, y1 - y0)
         parent = plan.parent_of.get(group_key(path))
         if parent:
             dirty.add(parent)

@@ -16,7 +16,8 @@ Its structure is for scripts and the report to read (stable):
   names, or collapsed groups' paths; ``data-stub`` for a shared value drawn as a stub),
   drawn above the groups;
 - a heat overlay: ``<rect class="heat" data-value>`` in the node or collapsed box, and its
-  tag ``<g class="heat-tag" data-name>`` in the top layer.
+  tag ``<g class="heat-tag" data-name>`` in the top layer (``data-name``: the node's name,
+  or ``group:PATH`` for a collapsed box).
 
 Example:
     >>> from xml.etree import ElementTree
@@ -33,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.document import GraphDocument, group_key
 from fxstudio.core.graph.graphviews import ModuleGroup, module_path
 from fxstudio.core.graph.shapes import node_dtype
 from fxstudio.core.layout.engine import Box
@@ -58,7 +59,8 @@ from fxstudio.core.share.picture import Picture, collapsed_groups, picture
 
 __all__ = ["Heat", "drawing_svg", "esc", "picture_svg"]
 
-#: A heat overlay: node name -> (its fraction, 0..1, and the text of its tag).
+#: A heat overlay: node name (or ``group:PATH``, a module) -> (its fraction, 0..1, and the
+#: text of its tag).
 Heat = Mapping[str, tuple[float, str]]
 
 STUB_LENGTH = 20.0
@@ -74,9 +76,9 @@ def drawing_svg(
 ) -> str:
     """The drawing of ``document`` as an SVG document (a string): every module expanded
     (``expanded``) or as the canvas opens it (see :func:`collapsed_groups`), the groups in
-    ``collapse`` as one box; ``heat`` tints nodes (and collapsed boxes, by the sum of the
-    nodes inside) from pale yellow to red, relative to the hottest, each tagged with its
-    text."""
+    ``collapse`` as one box; ``heat`` (node name -> its fraction, 0..1, and the text of its
+    tag; ``group:PATH`` -> a module's, for its box when collapsed -- else the sum of its
+    nodes') tints the boxes from pale yellow to red, relative to the hottest, as the canvas."""
     shown = collapsed_groups(document, expanded=expanded, collapse=collapse)
     return picture_svg(picture(document, shown), heat)
 
@@ -118,21 +120,27 @@ class _Writer:
         self.tags: list[tuple[float, str, Box, str]] = []  # value, item, box, text
 
     def _heat(self, heat: Heat) -> dict[str, tuple[float, str]]:
-        """Heat per drawn item: a drawn node's own; a collapsed box's, its nodes' summed."""
-        out: dict[str, tuple[float, str]] = {}
+        """Heat per drawn item (a node by its name, a collapsed box by ``group:PATH``): a
+        node's own; a collapsed box's given (``group:PATH`` in ``heat``; a fold: its
+        members' summed, as the canvas), else its nodes' summed (written as a share)."""
+        lay = self.lay
+        out = {n: (float(v), label) for n, (v, label) in heat.items() if n in lay.nodes}
         sums: dict[str, float] = {}
-        count: dict[str, int] = {}
-        for name, (value, label) in heat.items():
-            if name in self.lay.nodes:
-                out[name] = (float(value), label)
-            elif name in self.lay.owner:
-                box = self.lay.owner[name]
+        for name, (value, _) in heat.items():
+            box = lay.owner.get(name)
+            if box is not None:
                 sums[box] = sums.get(box, 0.0) + float(value)
-                count[box] = count.get(box, 0) + 1
-        for box, value in sums.items():
-            n = len(self.lay.folds.get(box, [box]))
-            tag = f"{value:.1%}" + (f" ×{n}" if n > 1 else "")
-            out[box] = (value, tag)
+        for path in lay.collapsed:
+            members = lay.folds.get(path, [path])
+            given = [heat[group_key(m)] for m in members if group_key(m) in heat]
+            if given:
+                value = sum(float(v) for v, _ in given)
+                label = given[0][1] if len(members) == 1 else f"{len(members)}× {given[0][1]}"
+            elif path in sums:
+                value, label = sums[path], f"{sums[path]:.1%}"
+            else:
+                continue
+            out[group_key(path)] = (value, label)
         return out
 
     def svg(self) -> str:
@@ -176,7 +184,7 @@ class _Writer:
                 self._node(name, parent)
 
     def _group(self, path: str, group: ModuleGroup, parent: str) -> None:
-        lay, c, box = self.lay, LIGHT, self.pic.boxes[path]
+        lay, c, box = self.lay, LIGHT, self.pic.groups[path]
         collapsed = path in lay.collapsed
         members = self.plan.members.get(path, 0)
         fold = lay.folds.get(path)
@@ -199,7 +207,7 @@ class _Writer:
             )
             text = elide(f"▸ {label}", box.w - 6, bold=True)
             self._text(box.x + box.w / 2, box.y + box.h / 2, text, NAME_PX, c["group_text"], True)
-            self._heat_mark(path, box)
+            self._heat_mark(group_key(path), box)
         else:
             r, g, b, a = c["frame_fill"]
             self.out.append(
@@ -216,7 +224,7 @@ class _Writer:
         self.out.append("</g>")
 
     def _node(self, name: str, parent: str) -> None:
-        doc, c, box = self.doc, LIGHT, self.pic.boxes[name]
+        doc, c, box = self.doc, LIGHT, self.pic.nodes[name]
         node = doc.node(name)
         op, target, shape = self.plan.labels[name]
         loc = doc.source_location(name)
@@ -318,8 +326,8 @@ class _Writer:
     # -- edges ----------------------------------------------------------------------------
 
     def _edge(self, e) -> None:
-        c, boxes = LIGHT, self.pic.boxes
-        source, target = boxes.get(e.source), boxes.get(e.target)
+        c = LIGHT
+        source, target = self.pic.item(e.source), self.pic.item(e.target)
         if source is None or target is None:
             return
         ex = target.x + target.w / 2
