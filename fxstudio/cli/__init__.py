@@ -15,9 +15,9 @@
                                                    run and time it
     fxstudio step MODEL [--until NODE] [--format table|json]
                                                    each node's value, against the eager model
-    fxstudio diff LEFT [RIGHT] [--rewrite NAME] [--json OUT]
+    fxstudio diff LEFT [RIGHT] [--rewrite NAME] [--json OUT] [--html OUT] [--fail-on-change]
                                                    align two graphs, compare their values
-                                                   node by node
+                                                   node by node (a CI graph-regression check)
     fxstudio memory MODEL [--train] [--measure] [--against BASE] [--json OUT]
                                                    where the bytes go: each node's, the
                                                    peak and what is live there, per module
@@ -25,6 +25,9 @@
                                                    where Dynamo breaks the model's graph and
                                                    why; the graph compiled, its kernels timed
                                                    and attributed to nodes
+    fxstudio report MODEL|SESSION -o OUT.html [--against BASE] [--profile] [--memory]
+                                                   one self-contained HTML page of it, for
+                                                   any browser, no server
 
 Exit status: 0 on success, 2 for bad input (the message says what to do), 1 for an
 fxstudio bug.
@@ -33,8 +36,8 @@ The modules: ``common`` (exit codes, the model and run options as parent parsers
 checked where parsed, error reports), ``gui`` (the window's start), and one module a
 subcommand, each adding its parser to the subcommands and calling one flow of
 ``fxstudio.core.flows``: ``show``, ``export``, ``layout``, ``render``, ``edit``, ``rewrite``,
-``profile``, ``step``, ``diff``, ``compile``, ``memory``.  This module dispatches: :func:`main`
-(and :func:`run`, the console scripts' entry point).
+``profile``, ``step``, ``diff``, ``compile``, ``memory``, ``report``.  This module dispatches:
+:func:`main` (and :func:`run`, the console scripts' entry point).
 """
 
 from __future__ import annotations
@@ -137,6 +140,8 @@ def _add_subcommand(name: str, add: AddParser) -> argparse.ArgumentParser:
         from fxstudio.cli import diff as module
     elif name == "memory":
         from fxstudio.cli import memory as module
+    elif name == "report":
+        from fxstudio.cli import report as module
     else:
         assert name == "compile", name
         from fxstudio.cli import compile as module

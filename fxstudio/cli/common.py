@@ -59,6 +59,7 @@ COMMANDS = (
     "diff",
     "compile",
     "memory",
+    "report",
 )
 
 MODEL_HELP = (

@@ -22,6 +22,7 @@ from fxstudio.cli.common import (
 )
 
 FRONTENDS = ("auto", "fx", "export")
+EXIT_CHANGED = 3  # --fail-on-change: the graphs differ in structure (1: a bug, 2: bad input)
 
 
 def add_parser(add: AddParser) -> argparse.ArgumentParser:
@@ -61,6 +62,18 @@ def add_parser(add: AddParser) -> argparse.ArgumentParser:
         help="seconds of timed blocks a side, with --times (1)",
     )
     p.add_argument("--json", metavar="OUT", help="write pairs, removed, added and values here")
+    p.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="write the compare as a self-contained HTML report (both graphs, the differences "
+        "coloured, the first divergence; no server, no network)",
+    )
+    p.add_argument(
+        "--fail-on-change",
+        action="store_true",
+        help="exit 3 when the graphs differ in structure (a node removed, added or changed): "
+        "a graph-regression check for CI",
+    )
     add_overlay_outputs(p, "each right node's relative value difference")
     p.add_argument("--force", action="store_true", help="replace existing output files")
     p.set_defaults(command=cmd_diff)
@@ -82,7 +95,7 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     if overlay_outputs(ns) and ns.no_values:
         print("fxstudio: error: per-node data needs the values (drop --no-values)", file=sys.stderr)
         return EXIT_USAGE
-    for out in (ns.json, *overlay_outputs(ns)):
+    for out in (ns.json, ns.html, *overlay_outputs(ns)):
         if out:
             check_writable(out, ns.force)
     base = request_from(argparse.Namespace(**{**vars(ns), "model": ns.left}))
@@ -107,4 +120,17 @@ def cmd_diff(ns: argparse.Namespace) -> int:
     overlay = result.overlay()
     if overlay is not None and overlay_outputs(ns):
         write_overlays(ns, overlay)
+    if ns.html:
+        from fxstudio.core.flows.report import diff_report
+
+        diff_report(result).write(ns.html)
+        print(f"wrote {ns.html}", file=stdout)
+    changed = len(result.alignment.removed) + len(result.alignment.added)
+    changed += len(result.alignment.changed())
+    if ns.fail_on_change and changed:
+        print(
+            f"fxstudio: the graphs differ in structure ({changed} nodes removed, added or changed)",
+            file=sys.stderr,
+        )
+        return EXIT_CHANGED
     return EXIT_OK

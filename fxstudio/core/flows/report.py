@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxstudio.core.compiling.result import Compiled
+from fxstudio.core.flows.compile import CompileResult
 from fxstudio.core.flows.diff import DiffRequest, DiffResult, Side, diff_flow
 from fxstudio.core.flows.memory import MemoryRequest, MemoryResult, memory_flow
 from fxstudio.core.graph.document import GraphDocument
@@ -43,14 +44,14 @@ class ReportRequest:
     """What to report: ``source`` (a MODEL spec, a session, a request or an open document,
     which the flow never changes), compared with ``against`` when given; a profile run with
     ``profile`` (its options; against the baseline when there is one) or handed in done; the
-    memory estimate when ``memory`` (or handed in); compiled kernels handed in (a
-    :class:`~fxstudio.core.compiling.result.Compiled`, or a compile result's JSON)."""
+    memory estimate when ``memory`` (or handed in); compiled kernels handed in (the compile
+    flow's result, its :class:`~fxstudio.core.compiling.result.Compiled`, or their JSON)."""
 
     source: Side
     against: Side | None = None
     profile: ProfileOptions | Profile | None = None
     memory: bool | MemoryResult = False
-    compiled: Compiled | dict[str, Any] | None = None
+    compiled: CompileResult | Compiled | dict[str, Any] | None = None
     values: bool = True  # compare the values against the baseline (when it has weights)
     history: bool = True  # the rewrite history with each check (the edits made again)
     title: str = ""
