@@ -65,7 +65,12 @@ run: setup
 test: setup
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q -n auto --dist worksteal --durations=15
 
-bench: setup
+# The web viewers bench_viewers.py measures fxstudio against, in the system's chromium.
+$(VENV)/.bench: pyproject.toml $(VENV)/.installed
+	$(PY) -m pip install -q -e '.[bench]'
+	touch $@
+
+bench: setup $(VENV)/.bench
 	$(PY) tests/bench/run.py
 
 # On a machine with an NVIDIA GPU and a CUDA torch (with torchvision) in the venv.

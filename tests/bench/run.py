@@ -147,6 +147,10 @@ def main() -> None:
 
         bench_canvas(emit, timed)
         bench_responsiveness(emit)
+    if not only or "viewers" in only:
+        from tests.bench.bench_viewers import bench_viewers
+
+        bench_viewers(emit, timed)
     if not only or "memory" in only:
         from tests.bench.bench_memory import bench_memory
 
