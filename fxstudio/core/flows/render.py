@@ -147,11 +147,14 @@ def render_flow(request: RenderRequest) -> RenderResult:
         heat, more = _heat(request)
         heat_s = time.perf_counter() - t0
         notes.extend(more)
-        top = sorted(heat.items(), key=lambda kv: -kv[1][0])[:10]
+        hottest = sorted(heat.items(), key=lambda kv: -kv[1][0])
+        nodes = [(n, v, label) for n, (v, label) in hottest if not n.startswith("group:")]
+        modules = [(n[6:], v, label) for n, (v, label) in hottest if n.startswith("group:")]
         heat_summary = {
             "kind": request.heat,
-            "nodes": len(heat),
-            "top": [{"name": n, "value": v, "label": label} for n, (v, label) in top],
+            "nodes": len(nodes),
+            "top": [{"name": n, "value": v, "label": label} for n, v, label in nodes[:10]],
+            "modules": [{"path": p, "value": v, "label": label} for p, v, label in modules[:10]],
         }
     t0 = time.perf_counter()
     pic = picture(doc, shown)

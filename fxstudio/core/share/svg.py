@@ -55,7 +55,7 @@ from fxstudio.core.share.palette import (
     hex_rgb,
     ink_on,
 )
-from fxstudio.core.share.picture import Picture, collapsed_groups, picture
+from fxstudio.core.share.picture import MARGIN, Picture, collapsed_groups, picture
 
 __all__ = ["Heat", "drawing_svg", "esc", "picture_svg"]
 
@@ -64,6 +64,7 @@ __all__ = ["Heat", "drawing_svg", "esc", "picture_svg"]
 Heat = Mapping[str, tuple[float, str]]
 
 STUB_LENGTH = 20.0
+CELL = 64.0  # the grid the heat's tags are kept in, to find one in the way
 _ASCENT = 0.346  # DejaVu Sans: the baseline below a line's middle, in ems (Qt's AlignVCenter)
 
 
@@ -145,21 +146,6 @@ class _Writer:
 
     def svg(self) -> str:
         pic, out = self.pic, self.out
-        c = LIGHT
-        title = self.doc.request.spec or "graph"
-        out.append(
-            '<svg xmlns="http://www.w3.org/2000/svg" version="1.1" class="fxstudio-graph" '
-            f'width="{_n(pic.width)}" height="{_n(pic.height)}" '
-            f'viewBox="{_n(pic.left)} {_n(pic.top)} {_n(pic.width)} {_n(pic.height)}" '
-            f'font-family="{FONT_FAMILY}" data-nodes="{len(self.doc)}" '
-            f'data-drawn-nodes="{len(self.lay.nodes)}" '
-            f'data-collapsed="{esc(" ".join(sorted(self.lay.collapsed)))}">'
-        )
-        out.append(f"<title>{esc(f'fxstudio: {title}')}</title>")
-        out.append(
-            f'<rect class="background" x="{_n(pic.left)}" y="{_n(pic.top)}" '
-            f'width="{_n(pic.width)}" height="{_n(pic.height)}" fill="{c["canvas"]}"/>'
-        )
         root = self.plan.tree.get("") or drawn_tree(self.doc)
         out.append('<g class="graph">')
         self._members(root, "")
@@ -168,10 +154,26 @@ class _Writer:
         for edge in self.plan.edges:
             self._edge(edge)
         out.append("</g>")
-        if self.tags:
-            self._tags()
-        out.append("</svg>")
-        return '<?xml version="1.0" encoding="UTF-8"?>\n' + "\n".join(out) + "\n"
+        left, top = pic.left, pic.top
+        right, bottom = pic.left + pic.width, pic.top + pic.height
+        if self.tags:  # (the tags beside the boxes on the right stay in the picture)
+            for x, y, w, h in self._tags():
+                right, bottom = max(right, x + w + MARGIN / 2), max(bottom, y + h + MARGIN / 2)
+        width, height = right - left, bottom - top
+        title = self.doc.request.spec or "graph"
+        head = [
+            '<?xml version="1.0" encoding="UTF-8"?>',
+            '<svg xmlns="http://www.w3.org/2000/svg" version="1.1" class="fxstudio-graph" '
+            f'width="{_n(width)}" height="{_n(height)}" '
+            f'viewBox="{_n(left)} {_n(top)} {_n(width)} {_n(height)}" '
+            f'font-family="{FONT_FAMILY}" data-nodes="{len(self.doc)}" '
+            f'data-drawn-nodes="{len(self.lay.nodes)}" '
+            f'data-collapsed="{esc(" ".join(sorted(self.lay.collapsed)))}">',
+            f"<title>{esc(f'fxstudio: {title}')}</title>",
+            f'<rect class="background" x="{_n(left)}" y="{_n(top)}" '
+            f'width="{_n(width)}" height="{_n(height)}" fill="{LIGHT["canvas"]}"/>',
+        ]
+        return "\n".join([*head, *out, "</svg>"]) + "\n"
 
     # -- groups and nodes ---------------------------------------------------------------
 
@@ -301,17 +303,28 @@ class _Writer:
         )
         self.tags.append((value, item, box, label or f"{value:.1%}"))
 
-    def _tags(self) -> None:
-        """The heat's tags at each box's top right, hottest first, none over another."""
+    def _tags(self) -> list[tuple[float, float, float, float]]:
+        """The heat's tags at each box's top right, hottest first, none over another (the
+        ones written kept in a grid of cells, to find one in the way); their rectangles."""
         placed: list[tuple[float, float, float, float]] = []
+        cells: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
         self.out.append('<g class="heat-tags">')
         for value, item, box, text in sorted(self.tags, key=lambda t: -t[0]):
             w, h = METRICS.width(text, bold=True) + 8, NAME_PX + 4
             x, y = box.x + box.w + 4, box.y
+            near = [
+                (i, j)
+                for i in range(int(x // CELL), int((x + w) // CELL) + 1)
+                for j in range(int(y // CELL), int((y + h) // CELL) + 1)
+            ]
             if any(
-                x < a + cw and a < x + w and y < b + ch and b < y + h for a, b, cw, ch in placed
+                x < a + cw and a < x + w and y < b + ch and b < y + h
+                for key in near
+                for a, b, cw, ch in cells.get(key, ())
             ):
                 continue
+            for key in near:
+                cells.setdefault(key, []).append((x, y, w, h))
             placed.append((x, y, w, h))
             rgb = heat_colour(value / self.top_heat)
             self.out.append(
@@ -322,6 +335,7 @@ class _Writer:
             self._text(x + w / 2, y + h / 2, text, NAME_PX, ink_on(rgb), True, "tag")
             self.out.append("</g>")
         self.out.append("</g>")
+        return placed
 
     # -- edges ----------------------------------------------------------------------------
 
