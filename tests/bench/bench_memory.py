@@ -3,7 +3,7 @@ the same run (``torch.fx.passes.fake_tensor_prop.FakeTensorProp``: every node on
 tensors, which is what any estimator built on fake values pays at least).
 
 Measured, medians of a few runs: the estimate as ``fxstudio memory`` and the Memory dock make
-it (``memory_flow``: read off the document's recorded values where they say it all), the
+it (``memory_flow``: the document's recorded shapes, each kind of call run once alone), the
 estimate at other input sizes (a fake run of its own), and the baseline.  The issue's
 targets: the structure-only Llama-3-70B at 8,192 tokens in <= 5 s, a 10k-node graph in <= 1 s.
 

@@ -7,8 +7,8 @@ The modules: ``estimate`` (the static estimate from the graph, no real compute: 
 storage on fake tensors -- views, in-place ops and aliases allocate nothing -- freed after its
 last user, the live activation bytes after each node, the peak and what is live there;
 parameters and buffers counted apart; per-module roll-ups), ``storages`` (which storages
-each node's output holds: read off the recorded fake values, each kind of call run once alone,
-or the graph run on fake tensors -- the cheapest that holds).
+each node's output holds: from the recorded values with each kind of call run once alone, or
+the graph run on fake tensors -- the cheapest that holds).
 ``measure`` (the same bytes measured in a real run, node by node: the CPU profiler's memory
 events, the CUDA caching allocator's counters; each kernel's scratch apart).
 ``agreement`` (the estimate and the measurement side by side: the peaks, their ratio, each

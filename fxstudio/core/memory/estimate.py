@@ -33,6 +33,7 @@ from torch import nn
 
 from fxstudio.core.graph.graphviews import format_target, module_path
 from fxstudio.core.memory.storages import Held, held
+from fxstudio.core.process import collector
 
 
 @dataclass(frozen=True)
@@ -117,9 +118,10 @@ def estimate(
     A graph that does not run on ``inputs`` raises :class:`~fxstudio.core.errors.CaptureError`
     naming the node."""
     graph = gm.graph if graph is None else graph
-    facts = held(gm, graph, inputs, recorded)
-    params, buffers, owned = _state_bytes(gm)
-    return _liveness(graph, facts, params, buffers, owned)
+    with collector.sparing(len(graph.nodes)):  # (a big graph: no collector sweep midway)
+        facts = held(gm, graph, inputs, recorded)
+        params, buffers, owned = _state_bytes(gm)
+        return _liveness(graph, facts, params, buffers, owned)
 
 
 def _liveness(

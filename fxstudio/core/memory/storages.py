@@ -4,14 +4,15 @@ A node's output allocates a *new* storage, or holds one that already exists: a v
 (``view``, ``transpose``, ``x[0]``), an in-place op (``add_``, ``ReLU(inplace=True)``), an
 alias (``getitem`` of a tuple, ``x.to(x.dtype)``), a parameter read by ``get_attr``.  Storage
 identity (``untyped_storage()``, the same object on real, fake and meta tensors) tells them
-apart; :func:`held` says it for every node in one of three ways, the cheapest that holds:
+apart; :func:`held` says it for every node in one of two ways, the cheapest that holds:
 
-- ``recorded`` -- the document's own values (``node.meta["val"]``) are fake tensors of one
-  fake run on the same inputs: their storages already say everything, nothing is run;
-- ``recorded+calls`` -- the recorded values give every shape (a real run's meta tensors,
-  values caught up after edits), and each *kind* of call -- its op or submodule and its
+- ``recorded+calls`` -- the document's recorded values (``node.meta["val"]``) give every
+  shape and stride on the same inputs, and each *kind* of call -- its op or submodule and its
   inputs' shapes, strides and dtypes -- is run once alone on fake tensors to see which of
-  its outputs are new and which alias an input: a thousand alike layers cost one run;
+  its outputs are new and which alias an input: a thousand alike layers cost one run.  What
+  it makes must be what the record says (shapes, strides, dtypes), else the record is not
+  the graph's own (``torch.export`` records its trace's layouts: a ``reshape`` it copied
+  may be a view when the graph runs) and the graph runs whole;
 - ``fake run`` -- other input sizes (or no usable record): the whole graph on fake tensors
   (shapes and dtypes, no data, no memory), any size, structure-only models included.
 
@@ -36,7 +37,7 @@ import torch.fx as fx
 from torch.fx.node import map_arg
 
 from fxstudio.core.errors import CaptureError
-from fxstudio.core.fxcompat import fake_tensor_mode, is_fake, reparametrized, tree_leaves
+from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_leaves
 from fxstudio.core.graph.edited import call_key, signature
 from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.graph.running import Current, Plan, run_nodes
@@ -56,7 +57,7 @@ class Held:
     tokens: dict[fx.Node, tuple[Token, ...]] = field(default_factory=dict)
     nbytes: dict[Token, int] = field(default_factory=dict)
     state: set[Token] = field(default_factory=set)
-    how: str = "recorded"
+    how: str = "recorded+calls"
     keep: list[Any] = field(default_factory=list, repr=False)  # storages whose ids are tokens
 
 
@@ -68,9 +69,6 @@ def held(
     ``recorded``: the document's recorded values are for these inputs and may be used."""
     with eval_mode(gm):
         if recorded and _recorded_fits(graph, inputs):
-            found = _from_record(graph)
-            if found is not None:
-                return found
             with contextlib.suppress(_Unusable):
                 return _by_calls(gm, graph)
         return _fake_run(gm, graph, inputs)
@@ -99,23 +97,6 @@ def _recorded_fits(graph: fx.Graph, inputs: tuple[Any, ...]) -> bool:
     return all(
         "val" in n.meta or not n.users for n in graph.nodes if n.op not in ("output", "get_attr")
     )
-
-
-def _from_record(graph: fx.Graph) -> Held | None:
-    """The record itself, when its values are fake tensors of one fake run (their storages
-    are the run's); None otherwise."""
-    modes = set()
-    for node in graph.nodes:
-        if node.op in ("output", "get_attr"):
-            continue
-        for t in _tensors(node.meta.get("val")):
-            if not is_fake(t):
-                return None
-            modes.add(id(t.fake_mode))  # type: ignore[attr-defined]
-    if len(modes) > 1:
-        return None
-    values = {n: n.meta.get("val") for n in graph.nodes if n.op != "output"}
-    return _from_values(graph, values, set(), "recorded")
 
 
 def _from_values(graph: fx.Graph, values: dict[fx.Node, Any], state: set[int], how: str) -> Held:
@@ -163,7 +144,7 @@ def _by_calls(gm: fx.GraphModule, graph: fx.Graph) -> Held:
     plan = Plan(gm, graph)
     mode = fake_tensor_mode()
     interp = fx.Interpreter(gm, garbage_collect_values=False, graph=graph)
-    memo: dict[Any, Pattern] = {}
+    memo: dict[Any, tuple[Pattern, Any]] = {}
     leaves: dict[fx.Node, list[Token]] = {}  # the storage of each tensor of a node's value
     count = iter(range(1, 1 << 62))
     with quiet_torch_logs():
@@ -177,12 +158,13 @@ def _by_calls(gm: fx.GraphModule, graph: fx.Graph) -> Held:
                 args = _arg_nodes(node)
                 given = [tok for a in args for tok in leaves[a]]
                 key = _key(node, plan)
-                pattern = memo.get(key) if key is not None else None
-                if pattern is None:
-                    pattern = _run_alone(interp, node, args, plan, mode)
+                found = memo.get(key) if key is not None else None
+                if found is None:
+                    found = _run_alone(interp, node, args, plan, mode)
                     if key is not None:
-                        memo[key] = pattern
-                if len(pattern) != len(tensors):
+                        memo[key] = found
+                pattern, layout = found
+                if layout != _layout(tensors):  # the record is not what the graph makes
                     raise _Unusable(node.name)
                 mine: list[Token] = []
                 for kind in pattern:
@@ -268,11 +250,23 @@ def _refake(mode: Any, v: Any) -> Any:
         return torch.empty_strided(tuple(v.shape), tuple(v.stride()), dtype=v.dtype, device=device)
 
 
+def _layout(tensors: list[torch.Tensor]) -> tuple[Any, ...]:
+    """Each tensor's shape, strides and dtype (whether a copy or a view is made hangs on
+    them); raises :class:`_Unusable` for a symbolic size."""
+    try:
+        return tuple(
+            (tuple(int(d) for d in t.shape), tuple(int(d) for d in t.stride()), t.dtype)
+            for t in tensors
+        )
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise _Unusable("a symbolic size") from exc
+
+
 def _run_alone(
     interp: fx.Interpreter, node: fx.Node, args: list[fx.Node], plan: Plan, mode: Any
-) -> Pattern:
-    """Run ``node`` alone on fake tensors of its inputs' recorded shapes: what its output's
-    storages are."""
+) -> tuple[Pattern, Any]:
+    """Run ``node`` alone on fake tensors of its inputs' recorded shapes and strides: what
+    its output's storages are, and its tensors' layout (:func:`_layout`)."""
     from fxstudio.core.fxcompat import tree_map
 
     held_here: list[Any] = []  # the storages whose ids are compared, held meanwhile
@@ -317,7 +311,7 @@ def _run_alone(
         else:
             first[k] = i
             pattern.append(("new", int(storage.nbytes())))
-    return tuple(pattern)
+    return tuple(pattern), _layout(_tensors(result))
 
 
 # --- a run on fake tensors -------------------------------------------------------------------
