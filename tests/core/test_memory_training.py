@@ -149,3 +149,23 @@ def test_a_step_that_needs_real_values_says_so_and_what_to_do():
     assert "--measure" in str(caught.value)
     measured = measure_training(gm, (torch.ones(2, 4),), "sgd")  # a real step has the values
     assert measured.peak_bytes > measured.held_bytes > 0
+
+
+class WithItsLoss(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(64, 256)
+
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        logits = self.lin(x)
+        return {"loss": logits.logsumexp(-1).mean(), "logits": logits}
+
+
+def test_a_model_that_returns_its_loss_trains_on_it():
+    gm = torch.fx.symbolic_trace(WithItsLoss())
+    inputs = (torch.ones(512, 64),)
+    est = training_estimate(gm, inputs, "sgd")
+    measured = measure_training(gm, inputs, "sgd")
+    assert _close(est.peak_bytes, measured.peak_bytes, 0.10), (est.peak_bytes, measured)
+    # logsumexp's backward reads the logits: saved; a sum of the logits would save nothing
+    assert est.saved_bytes >= 512 * 256 * 4

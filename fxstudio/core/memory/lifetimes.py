@@ -152,18 +152,19 @@ def walk(
 
 
 def formula_ends(nodes: list[fx.Node], blocks: list[Block]) -> None:
-    """Eager autograd computes each backward formula as one C++ expression whose
-    temporaries live to its end (``grad * (2 * x.pow(1))`` holds all three): a value made
-    and last used inside one formula -- the run of backward nodes of one autograd node
-    (sequence number) -- is freed at the formula's end."""
+    """Eager autograd runs each autograd node's backward formula as one call: its C++
+    temporaries live to the end of their expression (``grad * (2 * x.pow(1))`` holds all
+    three), and the values it reads -- the gradient coming in, the tensors saved for it --
+    are let go only after the call.  So a value last used inside one formula -- the run of
+    backward nodes of one autograd node (sequence number) -- is freed at the formula's end."""
     end = list(range(len(nodes)))
     for i in range(len(nodes) - 2, -1, -1):
         seq = sequence_number(nodes[i])
         if seq is not None and seq == sequence_number(nodes[i + 1]):
             end[i] = end[i + 1]
     for b in blocks:
-        if b.end < len(nodes) and end[b.start] >= b.end:
-            b.end = end[b.start]
+        if b.end < len(nodes):
+            b.end = end[b.end]
 
 
 def unique(tensors: Iterable[torch.Tensor]) -> list[torch.Tensor]:

@@ -38,6 +38,7 @@ Example:
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -213,8 +214,12 @@ class TrainingEstimate:
 
 
 def step_loss(output: Any) -> torch.Tensor:
-    """The loss a step is estimated and measured with: the sum of every floating-point
-    tensor the model returns, in float32."""
+    """The loss a step is estimated and measured with: the model's own (a scalar ``loss`` it
+    returns, as a Hugging Face model given labels does), else the sum of every floating-point
+    tensor it returns, in float32."""
+    own = output.get("loss") if isinstance(output, Mapping) else getattr(output, "loss", None)
+    if isinstance(own, torch.Tensor) and own.dim() == 0 and own.is_floating_point():
+        return own.float()
     tensors = [
         t for t in tree_leaves(output) if isinstance(t, torch.Tensor) and t.is_floating_point()
     ]
