@@ -278,3 +278,48 @@ def test_an_export_graph_at_other_sizes_says_it_was_captured_at_fixed_ones():
     text = str(caught.value)
     assert "fixed sizes" in text and "4x32:float32" in text and "--input" in text
     assert "Traceback" not in text
+
+
+@pytest.mark.parametrize(
+    "spec", ["tests/bench/synthetic.py:deep_100", "examples:resnet", "examples:transformer"]
+)
+def test_a_fake_run_with_alike_calls_made_once_is_the_interpreters_run(spec):
+    """Values made from an alike call's first value: the same layouts and the same storage
+    sharing as fx.Interpreter's run of every node on fake tensors."""
+    import torch.fx as fx
+
+    from fxstudio.core.fxcompat import fake_tensor_mode
+    from fxstudio.core.memory.fakerun import run_fake
+    from fxstudio.core.model.failures import faked
+
+    doc = open_document(OpenRequest(spec, "fx"))
+    gm, inputs = doc.graph_module, tuple(doc.example_inputs)
+
+    class Keep(fx.Interpreter):
+        def run_node(self, n):
+            self.kept[n] = super().run_node(n)
+            return self.kept[n]
+
+    with faked(gm, inputs) as fakes, torch.no_grad():
+        plain = Keep(gm, garbage_collect_values=False)
+        plain.kept = {}
+        plain.run(*fakes)
+    mode = fake_tensor_mode()
+    fakes = tuple(torch.empty_strided(t.shape, t.stride(), dtype=t.dtype) for t in inputs)
+    with mode, torch.no_grad():
+        fakes = tuple(mode.from_tensor(t) for t in fakes)
+        values, _ = run_fake(gm, gm.graph, fakes, mode)
+
+    def described(vals):
+        first = {}
+        out = []
+        for node in gm.graph.nodes:
+            v = vals.get(node)
+            if isinstance(v, torch.Tensor) and node.op != "output":
+                owner = first.setdefault(id(v.untyped_storage()), node.name)
+                out.append((node.name, tuple(v.shape), v.stride(), v.dtype, owner))
+        return out
+
+    keep_alive = [v.untyped_storage() for v in plain.kept.values() if isinstance(v, torch.Tensor)]
+    keep_alive += [v.untyped_storage() for v in values.values() if isinstance(v, torch.Tensor)]
+    assert described(values) == described(plain.kept)

@@ -8,7 +8,8 @@ storage on fake tensors -- views, in-place ops and aliases allocate nothing -- f
 last user, the live activation bytes after each node, the peak and what is live there;
 parameters and buffers counted apart; per-module roll-ups), ``storages`` (which storages
 each node's output holds: from the recorded values with each kind of call run once alone, or
-the graph run on fake tensors -- the cheapest that holds).
+the graph run on fake tensors -- the cheapest that holds), ``fakerun`` (the graph run whole
+on fake tensors, each kind of call run once: alike calls' values made from the first's).
 ``measure`` (the same bytes measured in a real run, node by node: the CPU profiler's memory
 events, the CUDA caching allocator's counters; each kernel's scratch apart).
 ``agreement`` (the estimate and the measurement side by side: the peaks, their ratio, each

@@ -14,7 +14,8 @@ apart; :func:`held` says it for every node in one of two ways, the cheapest that
   the graph's own (``torch.export`` records its trace's layouts: a ``reshape`` it copied
   may be a view when the graph runs) and the graph runs whole;
 - ``fake run`` -- other input sizes (or no usable record): the whole graph on fake tensors
-  (shapes and dtypes, no data, no memory), any size, structure-only models included.
+  (shapes and dtypes, no data, no memory), any size, structure-only models included -- each
+  kind of call run once there too (:mod:`fxstudio.core.memory.fakerun`).
 
 Example:
     >>> import torch
@@ -40,8 +41,9 @@ from fxstudio.core.errors import CaptureError
 from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_leaves
 from fxstudio.core.graph.edited import call_key, signature
 from fxstudio.core.graph.modes import eval_mode
-from fxstudio.core.graph.running import Current, Plan, run_nodes
+from fxstudio.core.graph.running import Current, Plan
 from fxstudio.core.graph.weights import SHAPE_DEVICE, fake_of
+from fxstudio.core.memory.fakerun import run_fake
 from fxstudio.core.model.failures import describe_value, fake_state
 from fxstudio.core.process.noise import quiet_torch_logs
 
@@ -319,18 +321,15 @@ def _run_alone(
 
 def _fake_run(gm: fx.GraphModule, graph: fx.Graph, inputs: tuple[Any, ...]) -> Held:
     mode = fake_tensor_mode()
-    state = fake_state(gm, mode)
     fakes = tuple(fake_of(mode, t) if isinstance(t, torch.Tensor) else t for t in inputs)
-    values: dict[fx.Node, Any] = {}
-    storages = [t.untyped_storage() for t in state.values()]  # held: their ids stay theirs
     at = Current()
     try:
-        with quiet_torch_logs(), reparametrized(gm, state), mode, torch.no_grad():
-            run_nodes(gm, graph, fakes, values.__setitem__, at, Plan(gm, graph))
+        with quiet_torch_logs(), mode, torch.no_grad():
+            values, state = run_fake(gm, graph, fakes, mode, at)
     except Exception as exc:
         raise _failed(exc, at.node, inputs) from exc
-    found = _from_values(graph, values, {id(s) for s in storages}, "fake run")
-    found.keep.extend(storages)
+    found = _from_values(graph, values, {id(s) for s in state}, "fake run")
+    found.keep.extend(state)  # (held: their ids stay theirs)
     return found
 
 
