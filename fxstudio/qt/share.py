@@ -20,7 +20,15 @@ import os
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QMarginsF, QRectF, QSizeF, Qt
-from PySide6.QtGui import QColor, QGuiApplication, QImage, QPageSize, QPainter, QPdfWriter
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QGuiApplication,
+    QImage,
+    QPageSize,
+    QPainter,
+    QPdfWriter,
+)
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication
 
@@ -39,7 +47,8 @@ def ensure_gui() -> QGuiApplication:
     drawing text needs (fonts).  A QApplication, so that widgets may come later (tests)."""
     app = QGuiApplication.instance()
     if app is None:
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        if not os.environ.get("QT_QPA_PLATFORM"):  # (a platform the user chose is kept)
+            os.environ["QT_QPA_PLATFORM"] = "offscreen"  # no window is shown: no display needed
         app = QApplication(["fxstudio"])
     assert isinstance(app, QGuiApplication)
     return app
@@ -79,6 +88,14 @@ def write_picture(
     return out
 
 
+def _unshaped() -> QFont:
+    """The font the SVG's text starts from: no ligatures, so that "flatten" is written (and
+    found in a PDF) as f-l-a-t-t-e-n, not with the "ﬂ" ligature."""
+    font = QFont()
+    font.setStyleStrategy(QFont.StyleStrategy.PreferNoShaping)
+    return font
+
+
 def _pdf(renderer: QSvgRenderer, tmp: Path, w: float, h: float, title: str) -> None:
     fit = min(1.0, MAX_PDF_POINTS / (max(w, h) * 0.75))
     page = QSizeF(w * 0.75 * fit, h * 0.75 * fit)
@@ -94,6 +111,7 @@ def _pdf(renderer: QSvgRenderer, tmp: Path, w: float, h: float, title: str) -> N
     if not painter.begin(writer):
         raise WriteError(f"Could not start a PDF at {tmp.parent}.")
     try:
+        painter.setFont(_unshaped())
         renderer.render(painter, QRectF(0, 0, page.width(), page.height()))
     finally:
         painter.end()
@@ -108,6 +126,7 @@ def _png(renderer: QSvgRenderer, tmp: Path, w: float, h: float, scale: float) ->
     painter = QPainter(image)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+    painter.setFont(_unshaped())
     renderer.render(painter, QRectF(image.rect()))
     painter.end()
     if not image.save(str(tmp), "PNG"):  # type: ignore[call-overload]  # (takes str)

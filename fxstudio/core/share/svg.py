@@ -11,7 +11,9 @@ Its structure is for scripts and the report to read (stable):
 - each module group: ``<g class="group" data-module="PATH" data-type data-nodes
   data-parent>`` holding its frame, its title and its members (nodes and groups); a
   collapsed one is ``class="group collapsed"`` and holds its box only (``data-fold="N"``
-  and ``data-members`` where it stands for ``N`` identical modules);
+  and ``data-members``, their paths joined by commas, where it stands for ``N`` identical
+  modules); the ``<svg>`` element's ``data-collapsed``: the collapsed boxes' paths, joined by
+  commas (a path may hold a space: ``(off the main path)``);
 - each edge: ``<g class="edge" data-from="ITEM" data-to="ITEM" data-args>`` (items: node
   names, or collapsed groups' paths; ``data-stub`` for a shared value drawn as a stub),
   drawn above the groups;
@@ -168,7 +170,7 @@ class _Writer:
             f'viewBox="{_n(left)} {_n(top)} {_n(width)} {_n(height)}" '
             f'font-family="{FONT_FAMILY}" data-nodes="{len(self.doc)}" '
             f'data-drawn-nodes="{len(self.lay.nodes)}" '
-            f'data-collapsed="{esc(" ".join(sorted(self.lay.collapsed)))}">',
+            f'data-collapsed="{esc(",".join(sorted(self.lay.collapsed)))}">',
             f"<title>{esc(f'fxstudio: {title}')}</title>",
             f'<rect class="background" x="{_n(left)}" y="{_n(top)}" '
             f'width="{_n(width)}" height="{_n(height)}" fill="{LIGHT["canvas"]}"/>',
@@ -197,7 +199,7 @@ class _Writer:
             f'data-parent="{esc(parent)}"'
         )
         if fold:
-            attrs += f' data-fold="{len(fold)}" data-members="{esc(" ".join(fold))}"'
+            attrs += f' data-fold="{len(fold)}" data-members="{esc(",".join(fold))}"'
         self.out.append(f"<g {attrs}>")
         x, y, w, h = _n(box.x), _n(box.y), _n(box.w), _n(box.h)
         if collapsed:
