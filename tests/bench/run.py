@@ -155,6 +155,10 @@ def main() -> None:
         from tests.bench.bench_memory import bench_memory
 
         bench_memory(emit, timed)
+    if not only or "render" in only:
+        from tests.bench.bench_render import bench_render
+
+        bench_render(emit, timed)
 
 
 if __name__ == "__main__":
