@@ -73,6 +73,23 @@ def test_bad_input_is_said_with_what_to_do(capsys) -> None:
     assert "invalid choice" in capsys.readouterr().err
 
 
+def test_a_model_without_example_inputs_asks_for_their_sizes(write_model, capsys) -> None:
+    path = write_model(
+        "import torch\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = torch.nn.Linear(4, 4)\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(x)\n"
+    )
+    assert cli.main(["memory", f"{path}:Net"]) == 2
+    err = capsys.readouterr().err
+    assert "takes 1 input(s) (x), but 0 were given" in err and "--input" in err
+    assert cli.main(["memory", f"{path}:Net", "--input", "3x4"]) == 0
+    assert "peak 96 B" in capsys.readouterr().out  # x and fc's output, 48 B each
+
+
 def test_measured_against_a_baseline_gives_both_measured_peaks(tmp_path, capsys) -> None:
     out = tmp_path / "m.json"
     args = ["memory", "examples:resnet", "--against", "examples:resnet", "--measure"]

@@ -285,6 +285,7 @@ def _side(doc: GraphDocument, request: MemoryRequest) -> MemoryResult:
         _check_count(gm, inputs)
     else:
         inputs = tuple(doc.example_inputs)
+        _check_count(gm, inputs)
     # the recorded values are read only while they are the graph's (not behind an edit)
     fresh = not doc.shapes_stale and doc.shape_problem is None
     est = estimate(gm, inputs, recorded=fresh)
@@ -310,6 +311,6 @@ def _check_count(gm: Any, inputs: tuple[Any, ...]) -> None:
         names = ", ".join(n.name for n in placeholders)
         raise InputSpecError(
             f"The model's forward takes {len(required)} input(s) ({names}), but "
-            f"{len(inputs)} were given. Give one size per argument, in order, e.g. "
-            "1x3x224x224 or 1x16:int64."
+            f"{len(inputs)} were given. Give one size per argument, in order (--input, or "
+            "the Memory dock's inputs), e.g. 1x3x224x224 or 1x16:int64."
         )
