@@ -282,7 +282,7 @@ def test_commands_follow_the_document_selection_clipboard_and_lock(qtbot, window
         "File ▸ Reload",
         "File ▸ Save session",
         "File ▸ Save as Python module…",
-        "File ▸ Export picture (PNG, SVG)…",
+        "File ▸ Export picture (PNG, SVG, PDF)…",
         "File ▸ Close model",
         "Edit ▸ Insert node…",
         "Edit ▸ Add input…",

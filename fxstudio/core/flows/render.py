@@ -57,6 +57,9 @@ class RenderRequest:
     against: GraphDocument | None = None
     device: str = "cpu"
     min_time: float = 0.5  # seconds of timing for the profile heat
+    #: what the window's canvas shows now: the document's collapsed groups exactly (the
+    #: window's *File ▸ Export picture*), instead of ``expanded``/``collapse``
+    as_shown: bool = False
 
 
 @dataclass
@@ -139,7 +142,9 @@ def render_flow(request: RenderRequest) -> RenderResult:
         raise UserError(f"Unknown heat '{request.heat}': choose one of {', '.join(HEATS)}.")
     if request.heat == "diff" and request.against is None:
         raise UserError("A diff heat compares against a baseline: name it (--against BASE).")
-    shown = collapsed_groups(doc, expanded=request.expanded, collapse=request.collapse)
+    shown = collapsed_groups(
+        doc, expanded=request.expanded, collapse=request.collapse, as_shown=request.as_shown
+    )
     notes: list[str] = []
     heat, heat_summary, heat_s = None, None, 0.0
     if request.heat is not None:

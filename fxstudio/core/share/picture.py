@@ -53,13 +53,20 @@ class Picture:
 
 
 def collapsed_groups(
-    doc: GraphDocument, *, expanded: bool = False, collapse: Iterable[str] = ()
+    doc: GraphDocument,
+    *,
+    expanded: bool = False,
+    collapse: Iterable[str] = (),
+    as_shown: bool = False,
 ) -> set[str]:
     """The groups drawn as one box: those of ``collapse``, and -- unless ``expanded`` -- the
     document's collapsed groups (a session's view), or, where it has none and the graph is
-    big (over 300 nodes), the top-level modules (the canvas's first picture).  A name in
+    big (over 300 nodes), the top-level modules (the canvas's first picture); ``as_shown``:
+    the document's collapsed groups exactly (what the window's canvas shows now).  A name in
     ``collapse`` that is not a drawn group is a :class:`UserError` saying which are."""
     groups = doc.memo("share.groups", lambda: all_groups(doc))
+    if as_shown:
+        return {g for g in doc.collapsed if g in groups}
     wanted = list(collapse)
     for path in wanted:
         if path not in groups:

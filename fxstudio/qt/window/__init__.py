@@ -9,7 +9,7 @@
   ``status`` (the status bar), ``layouts`` (the task layouts, as data) and ``window_state``
   (geometry and layouts between runs), ``desktop`` (shortcuts list, dropped files, a file
   changed on disk);
-- files: ``saving``, ``autosave`` (recovery files), ``image_export`` (PNG/SVG),
+- files: ``saving``, ``autosave`` (recovery files), ``image_export`` (PNG/SVG/PDF),
   ``node_data`` (per-node numbers loaded from a file), ``compare_flow`` (the ways into the
   Compare window);
 - ``idle`` (the cycle collector run when nobody waits).

@@ -1,4 +1,11 @@
-"""Save the canvas picture as PNG or SVG (the whole graph or the visible area)."""
+"""Save the canvas picture as PNG, SVG or PDF (the whole graph or the visible area).
+
+The whole graph as SVG or PDF is ``fxstudio render``'s drawing of the document as the canvas
+shows it (its collapsed modules, the user's moves): vector, the text kept as text
+(searchable), the SVG structured by node, module and edge (:mod:`fxstudio.core.flows.render`,
+written by :mod:`fxstudio.qt.share`).  A PNG, and the visible area, are the scene itself
+painted -- what is on screen, overlays included.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +16,32 @@ from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsScene
 
+from fxstudio.core.flows.render import RenderRequest, render_flow
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.saving.files import WriteError, atomic_path
+from fxstudio.qt.share import write_picture
 
 MAX_PNG_SIDE = 16000  # pixels; a bigger picture is scaled down to fit
 
 
-def export_image(scene: QGraphicsScene, path: str | Path, source: QRectF | None = None) -> Path:
-    """Render ``source`` (default: everything) of ``scene`` to ``path`` (.png or .svg)."""
+def export_image(
+    scene: QGraphicsScene,
+    path: str | Path,
+    source: QRectF | None = None,
+    document: GraphDocument | None = None,
+) -> Path:
+    """Render ``source`` (default: everything) of ``scene`` to ``path`` (.png, .svg or
+    .pdf); the whole of ``document`` as SVG or PDF is its drawing (see above)."""
     out = Path(path)
-    rect = source if source is not None else scene.itemsBoundingRect().adjusted(-20, -20, 20, 20)
     suffix = out.suffix.lower()
-    if suffix not in (".png", ".svg"):
-        raise WriteError(f"Save the picture as .png or .svg, not '{out.suffix or out.name}'.")
+    if suffix not in (".png", ".svg", ".pdf"):
+        raise WriteError(f"Save the picture as .png, .svg or .pdf, not '{out.suffix or out.name}'.")
+    if suffix == ".pdf" or (suffix == ".svg" and source is None and document is not None):
+        if document is None or source is not None:
+            raise WriteError("A PDF is of the whole graph: save the visible area as PNG or SVG.")
+        result = render_flow(RenderRequest(document, as_shown=True))
+        return write_picture(result.svg, out, title=f"fxstudio: {document.request.spec}")
+    rect = source if source is not None else scene.itemsBoundingRect().adjusted(-20, -20, 20, 20)
     with atomic_path(out) as tmp:
         if suffix == ".svg":
             generator = QSvgGenerator()

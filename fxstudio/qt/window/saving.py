@@ -166,20 +166,21 @@ class SaveController(QObject):
             "Export picture",
             self.session.suggest(".png"),
             "PNG image, whole graph (*.png);;SVG drawing, whole graph (*.svg);;"
+            "PDF document, whole graph (*.pdf);;"
             "PNG image, visible area (*.png);;SVG drawing, visible area (*.svg)",
         )
         if not chosen:
             return
-        suffix = ".svg" if "SVG" in chosen_filter else ".png"
+        suffix = ".svg" if "SVG" in chosen_filter else ".pdf" if "PDF" in chosen_filter else ".png"
         path = Path(chosen if chosen.lower().endswith(suffix) else chosen + suffix)
         self.export_image(path, visible_only="visible" in chosen_filter)
 
     def export_image(self, path: Path, visible_only: bool = False) -> bool:
-        """Save the canvas picture (PNG or SVG by suffix); True when written."""
+        """Save the canvas picture (PNG, SVG or PDF by suffix); True when written."""
         canvas = self.window.canvas
         area = canvas.mapToScene(canvas.viewport().rect()).boundingRect() if visible_only else None
         try:
-            export_image(canvas.scene(), path, area)
+            export_image(canvas.scene(), path, area, self.session.document)
         except UserError as exc:
             self.error.emit(f"Could not save {path.name}", exc)
             return False

@@ -88,10 +88,11 @@ ENTRIES: Entries = (
     SEP,
     Action(
         id="actionExportImage",
-        text="Export &picture (PNG, SVG)…",
+        text="Export &picture (PNG, SVG, PDF)…",
         menu=MENU,
         run=lambda w: w.saving.export_image_dialog(),
-        tip="Save the canvas: the whole graph, or the visible area",
+        tip="Save the canvas: the whole graph (SVG and PDF: vector, the text searchable), or "
+        "the visible area",
         needs=DOC,
     ),
     SEP,
