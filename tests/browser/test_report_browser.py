@@ -168,3 +168,21 @@ def test_a_rewrite_diffed_colours_the_changed_nodes_on_both_sides(tmp_path, open
         set(_fills(page, LEFT, "fx-changed")) == {AMBER} == set(_fills(page, RIGHT, "fx-changed"))
     )
     assert len(_fills(page, RIGHT, "fx-changed")) == 15 == len(_fills(page, LEFT, "fx-removed"))
+
+
+def test_a_large_report_packs_its_drawing_and_the_browser_unpacks_it(tmp_path, open_report):
+    """Above ``COMPRESS_ABOVE`` bytes the SVG and the JSON go in gzip-compressed; the page's
+    script inflates them in memory (DecompressionStream) -- the same page, no request."""
+    from fxstudio.core.share.report import report_html
+    from fxstudio.core.share.svg import drawing_svg
+
+    doc = open_document("examples:resnet")
+    page_text = report_html({"title": "packed"}, drawing_svg(doc, expanded=True), compress_above=0)
+    assert '<g class="node"' not in page_text and 'data-encoding="gzip-base64"' in page_text
+    (tmp_path / "packed.html").write_text(page_text)
+    opened = open_report(tmp_path / "packed.html")
+    page = opened.page
+    assert opened.errors == [] and opened.refused == []
+    assert page.locator(f"{MAIN} g.node").count() == 54
+    page.locator(f"{MAIN} g.node[data-name=layer1_0_bn1]").click()
+    assert "target\tlayer1.0.bn1" in page.locator(f"{MAIN} .fx-details").inner_text()

@@ -5,7 +5,7 @@
  * the page's JSON (script#fx-data). */
 (function () {
   "use strict";
-  var data = JSON.parse(document.getElementById("fx-data").textContent || "{}");
+  var data = {};
   var NS = "http://www.w3.org/2000/svg";
   var panes = {};
 
@@ -14,10 +14,7 @@
     (list || []).forEach(function (row) { out[row[key]] = row; });
     return out;
   }
-  var profileNodes = byName((data.profile || {}).nodes, "name");
-  var memoryNodes = byName((data.memory || {}).nodes, "name");
-  var compare = data.compare || null;
-  var valuesByRight = compare && compare.values ? byName(compare.values.nodes, "right") : {};
+  var profileNodes = {}, memoryNodes = {}, compare = null, valuesByRight = {};
 
   function text(el, s) { el.textContent = s; return el; }
   function fmtSeconds(s) {
@@ -295,14 +292,50 @@
     }
   }
 
-  document.querySelectorAll(".fx-pane").forEach(function (root) {
-    var pane = new Pane(root);
-    panes[pane.name] = pane;
+  /* A large report holds its drawings and JSON gzip-compressed (base64): the browser's own
+   * DecompressionStream inflates them, in memory -- no request. */
+  function content(el) {
+    if (el.getAttribute("data-encoding") !== "gzip-base64") {
+      return Promise.resolve(el.textContent);
+    }
+    var raw = atob(el.textContent.trim()), bytes = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) { bytes[i] = raw.charCodeAt(i); }
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text();
+  }
+
+  function start(json) {
+    data = JSON.parse(json || "{}");
+    profileNodes = byName((data.profile || {}).nodes, "name");
+    memoryNodes = byName((data.memory || {}).nodes, "name");
+    compare = data.compare || null;
+    valuesByRight = compare && compare.values ? byName(compare.values.nodes, "right") : {};
+    var packed = Array.prototype.slice.call(document.querySelectorAll(".fx-view > script.fx-svg"));
+    return Promise.all(packed.map(content)).then(function (svgs) {
+      packed.forEach(function (el, i) {
+        var view = el.parentNode;
+        view.removeChild(el);
+        view.insertAdjacentHTML("afterbegin", svgs[i]);
+      });
+      document.querySelectorAll(".fx-pane").forEach(function (root) {
+        var pane = new Pane(root);
+        panes[pane.name] = pane;
+      });
+      markCompare();
+      document.querySelectorAll("[data-fx-goto]").forEach(function (a) {
+        a.addEventListener("click", function (e) { e.preventDefault(); goto(a.getAttribute("data-fx-goto")); });
+      });
+      document.body.setAttribute("data-fx-ready", "1");
+      window.fxReport = { panes: panes, data: data };
+    });
+  }
+
+  content(document.getElementById("fx-data")).then(start).catch(function (err) {
+    var p = document.createElement("p");
+    p.className = "fx-failed";
+    p.textContent = "This report could not be shown (" + err + "): open it in a current " +
+      "browser (Chrome/Edge 80+, Firefox 113+, Safari 16.4+).";
+    document.body.insertBefore(p, document.body.firstChild);
+    throw err;
   });
-  markCompare();
-  document.querySelectorAll("[data-fx-goto]").forEach(function (a) {
-    a.addEventListener("click", function (e) { e.preventDefault(); goto(a.getAttribute("data-fx-goto")); });
-  });
-  document.body.setAttribute("data-fx-ready", "1");
-  window.fxReport = { panes: panes, data: data };
 })();
