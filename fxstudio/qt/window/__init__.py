@@ -10,7 +10,7 @@
   (geometry and layouts between runs), ``desktop`` (shortcuts list, dropped files, a file
   changed on disk);
 - files: ``saving``, ``autosave`` (recovery files), ``image_export`` (PNG/SVG/PDF),
-  ``node_data`` (per-node numbers loaded from a file), ``compare_flow`` (the ways into the
-  Compare window);
+  ``report_export`` (*File ▸ Export report…*: the HTML report), ``node_data`` (per-node
+  numbers loaded from a file), ``compare_flow`` (the ways into the Compare window);
 - ``idle`` (the cycle collector run when nobody waits).
 """

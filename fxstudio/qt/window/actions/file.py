@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fxstudio.core.flows.diff import last_rewrite
-from fxstudio.qt.window import compare_flow
+from fxstudio.qt.window import compare_flow, report_export
 from fxstudio.qt.window.actions.action import DOC, SEP, SK, Action, Entries, Window
 
 MENU = "&File"
@@ -93,6 +93,16 @@ ENTRIES: Entries = (
         run=lambda w: w.saving.export_image_dialog(),
         tip="Save the canvas: the whole graph (SVG and PDF: vector, the text searchable), or "
         "the visible area",
+        needs=DOC,
+    ),
+    Action(
+        id="actionExportReport",
+        text="Export r&eport…",
+        menu=MENU,
+        run=lambda w: report_export.export_report(w),
+        tip="One HTML file that opens in any browser, no server: the graph (pan, zoom, modules "
+        "collapse, a node's details), the rewrites with their checks, and the docks' profile, "
+        "memory and kernels",
         needs=DOC,
     ),
     SEP,
