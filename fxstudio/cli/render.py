@@ -46,7 +46,7 @@ def add_parser(add: AddParser) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="MODULE",
-        help="draw this module (its path, e.g. layer1 or model.layers.3) as one box; repeatable",
+        help="draw this module (its path, e.g. layer1 or layers.3) as one box; repeatable",
     )
     p.add_argument(
         "--heat",
