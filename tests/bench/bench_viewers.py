@@ -67,7 +67,9 @@ def build(name: str, out: str) -> None:
     elif name == "gpt2_48":
         from transformers import GPT2Config, GPT2Model
 
-        config = GPT2Config(n_layer=48, use_cache=False)
+        # outputs a tuple: a ModelOutput's pytree node is registered only where transformers
+        # is imported, and torch.export.load (Model Explorer's reader) fails without it
+        config = GPT2Config(n_layer=48, use_cache=False, return_dict=False)
         model, inputs = GPT2Model(config), (torch.zeros(1, 16, dtype=torch.int64),)
     elif name == "nested_10000":
         from tests.bench.synthetic import nested_10000, nested_example_inputs
@@ -153,11 +155,12 @@ def fxstudio_run(path: Path, display_env: dict[str, str]) -> Outcome:
     with tempfile.TemporaryDirectory(prefix="fxs-viewers-") as work:
         png = Path(work) / "shot.png"
         t0 = time.perf_counter()
+        log = open(Path(work) / "log", "w+b")  # noqa: SIM115 (closed below)
         proc = subprocess.Popen(
             [str(BIN / "fxstudio"), str(path), "--screenshot", str(png)],
             env=display_env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stdout=log,
+            stderr=log,
             start_new_session=True,
         )
         try:
@@ -169,11 +172,11 @@ def fxstudio_run(path: Path, display_env: dict[str, str]) -> Outcome:
             if not drawn:
                 return Outcome(failed=f"timeout: no picture within {TIMEOUT_S:.0f} s")
             if not (png.exists() and png.stat().st_size > 0):
-                err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-                return Outcome(failed=f"exit {proc.returncode} without a picture: {err[-300:]}")
+                return Outcome(failed=f"exit {proc.returncode} without a picture{_error_in(log)}")
             return Outcome(seconds)
         finally:
             _stop(proc)
+            log.close()
 
 
 #: Netron's browser host blocks ``window.eval``, which Playwright's waits use: keep it (the
@@ -199,15 +202,28 @@ _MODEL_EXPLORER_DRAWN = (
 )
 
 
+def _error_in(log) -> str:
+    """The last line of a server's log that names an error, if any."""
+    log.seek(0)
+    lines = log.read().decode(errors="replace").splitlines()
+    found = [line.strip() for line in lines if "Error" in line or "error" in line]
+    return f" (the server logged: {found[-1][-200:]})" if found else ""
+
+
 def web_run(browser, command: list[str], port: int, url: str, drawn: str) -> Outcome:
     """A web viewer: its server's start until ``drawn`` holds in a page of ``url`` and that
     frame is painted."""
+    with tempfile.TemporaryFile() as log:
+        return _web_run(browser, command, port, url, drawn, log)
+
+
+def _web_run(browser, command, port, url, drawn, log) -> Outcome:
     t0 = time.perf_counter()
     deadline = t0 + TIMEOUT_S
     proc = subprocess.Popen(
         command,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stdout=log,
+        stderr=log,
         start_new_session=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
@@ -216,8 +232,7 @@ def web_run(browser, command: list[str], port: int, url: str, drawn: str) -> Out
         if not _until(lambda: _answers(port) or proc.poll() is not None, deadline):
             return Outcome(failed=f"timeout: the server did not answer within {TIMEOUT_S:.0f} s")
         if proc.poll() is not None:
-            err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-            return Outcome(failed=f"server exited {proc.returncode}: {err[-300:]}")
+            return Outcome(failed=f"server exited {proc.returncode}{_error_in(log)}")
         # A returning user has accepted Netron's cookie notice (it waits for a click).
         context.add_cookies([{"name": "consent", "value": "1", "url": f"http://localhost:{port}"}])
         page = context.new_page()
@@ -229,7 +244,7 @@ def web_run(browser, command: list[str], port: int, url: str, drawn: str) -> Out
             page.evaluate(_PAINTED)
         except Exception as exc:  # playwright's TimeoutError and page errors
             kind = "timeout" if "Timeout" in type(exc).__name__ else "error"
-            return Outcome(failed=f"{kind}: {str(exc).splitlines()[0][:200]}")
+            return Outcome(failed=f"{kind}: {str(exc).splitlines()[0][:200]}{_error_in(log)}")
         return Outcome(time.perf_counter() - t0)
     finally:
         context.close()
