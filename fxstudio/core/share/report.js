@@ -248,7 +248,7 @@
         continue;
       }
       var f = Math.sqrt(v / max);  /* small values stay visible beside the largest */
-      var hue = 55 - 55 * f, light = 92 - 42 * f;
+      var hue = 55 - 55 * f, light = 92 - 28 * f;  /* the text stays readable */
       el.style.setProperty("--fx-heat", "hsl(" + hue.toFixed(0) + ",95%," + light.toFixed(0) + "%)");
       el.classList.add("fx-heat");
     }

@@ -11,7 +11,7 @@ Tables stop at :data:`ROWS` rows (the largest first where the order matters): a 
 Example:
     >>> page = history_html([{"label": "Replace pattern fold-conv-bn", "edit": "rewrite",
     ...                        "check": {"ok": True, "text": "Check passed"}}])
-    >>> '<li class="fx-check-ok"><b>1. Replace pattern fold-conv-bn</b>' in page
+    >>> '<li class="fx-check-ok"><b>Replace pattern fold-conv-bn</b>' in page
     True
 """
 
@@ -85,11 +85,11 @@ def history_html(history: list[dict[str, Any]]) -> str:
     if not history:
         return _section("history", "Rewrite history", "<p>No edits: the graph as captured.</p>")
     items = []
-    for i, h in enumerate(history, 1):
+    for h in history:
         words, cls = _check_words(h.get("check"), h.get("unchecked", ""))
         extra = f" — {escape(h['note'])}" if h.get("note") else ""
         items.append(
-            f'<li class="fx-check-{cls}"><b>{i}. {escape(h.get("label", h.get("edit", "")))}'
+            f'<li class="fx-check-{cls}"><b>{escape(h.get("label", h.get("edit", "")))}'
             f"</b>{extra}<br><span>{escape(words)}</span></li>"
         )
     return _section("history", "Rewrite history", f'<ol class="fx-history">{"".join(items)}</ol>')
