@@ -38,6 +38,8 @@ def test_wheel_contains_forms_and_resources_and_they_load(tmp_path):
         "fxstudio/resources/examples/thumbs/resnet.png",
         "fxstudio/core/model/loading.py",
         "fxstudio/qt/window/main_window.py",
+        "fxstudio/core/share/report.js",  # the HTML report's script and style (package data)
+        "fxstudio/core/share/report.css",
     ]:
         assert required in names, required
     assert not any(n.startswith("tests/") for n in names)
