@@ -70,6 +70,10 @@
     var r = this.svg.getBoundingClientRect(), h = this.home;
     if (!r.width || !r.height) { return h.slice(); }
     var fit = Math.min(r.width / h[2], r.height / h[3]);
+    if (fit > 1.5) {  /* a small graph: at 1.5x, centred, not blown up to the pane */
+      var cw = r.width / 1.5, ch = r.height / 1.5;
+      return [h[0] + (h[2] - cw) / 2, h[1] + (h[3] - ch) / 2, cw, ch];
+    }
     if (fit >= 0.45) { return h.slice(); }
     var s = Math.max(fit, Math.min(1, r.width / h[2]));
     var w = r.width / s, hh = r.height / s;
