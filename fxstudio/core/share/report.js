@@ -30,7 +30,7 @@
     return (i ? n.toFixed(1) : n.toFixed(0)) + " " + units[i];
   }
 
-  function Pane(root) {
+  function Pane(root, size) {
     var self = this;
     this.root = root;
     this.name = root.getAttribute("data-pane");
@@ -52,7 +52,7 @@
     this.svg.removeAttribute("width");
     this.svg.removeAttribute("height");
     this.svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
-    this.view = this.start();
+    this.view = this.start(size);
     this.show();
     this.svg.addEventListener("wheel", function (e) { self.wheel(e); }, { passive: false });
     this.svg.addEventListener("pointerdown", function (e) { self.down(e); });
@@ -66,8 +66,8 @@
 
   /* the first view: the whole graph when it is readable so; else its top, as wide as fits
    * at no more than natural size (a tall graph of thousands of nodes starts legible) */
-  Pane.prototype.start = function () {
-    var r = this.svg.getBoundingClientRect(), h = this.home;
+  Pane.prototype.start = function (size) {
+    var r = size || this.svg.getBoundingClientRect(), h = this.home;
     if (!r.width || !r.height) { return h.slice(); }
     var fit = Math.min(r.width / h[2], r.height / h[3]);
     if (fit > 1.5) {  /* a small graph: at 1.5x, centred, not blown up to the pane */
@@ -316,13 +316,18 @@
     valuesByRight = compare && compare.values ? byName(compare.values.nodes, "right") : {};
     var packed = Array.prototype.slice.call(document.querySelectorAll(".fx-view > script.fx-svg"));
     return Promise.all(packed.map(content)).then(function (svgs) {
+      /* each packed pane's size, measured before its drawing is in: its first view is set
+       * before the browser lays the drawing out (once, not again for a new viewBox) */
+      var sizes = packed.map(function (el) { return el.parentNode.getBoundingClientRect(); });
       packed.forEach(function (el, i) {
         var view = el.parentNode;
+        view.setAttribute("data-fx-size", i);
         view.removeChild(el);
         view.insertAdjacentHTML("afterbegin", svgs[i]);
       });
       document.querySelectorAll(".fx-pane").forEach(function (root) {
-        var pane = new Pane(root);
+        var view = root.querySelector(".fx-view"), i = view.getAttribute("data-fx-size");
+        var pane = new Pane(root, i === null ? null : sizes[+i]);
         panes[pane.name] = pane;
       });
       markCompare();
