@@ -63,7 +63,7 @@ def in_chromium(path: Path, first: str, group: str) -> dict:
         page.locator(f'{main} g.group[data-module="{group}"] > text.title').click()
         page.wait_for_selector(f'{main} g.group[data-module="{group}"].fx-collapsed > g.fx-box')
         collapse_s = time.perf_counter() - t2
-        box = page.locator(f"{main} .fx-view svg").bounding_box()
+        box = page.locator(f"{main} .fx-view").bounding_box()
         page.mouse.move(box["x"] + 300, box["y"] + 300)
         t3 = time.perf_counter()
         page.mouse.wheel(0, 400)

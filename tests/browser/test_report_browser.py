@@ -88,14 +88,14 @@ def test_clicking_a_node_shows_its_details(session_report, open_report):
 def test_the_view_zooms_and_pans_and_the_heat_tints_the_nodes(session_report, open_report):
     page = open_report(session_report[0]).page
     svg = page.locator(f"{MAIN} .fx-view svg")
-    width = lambda: float(svg.get_attribute("viewBox").split()[2])  # noqa: E731
-    x = lambda: float(svg.get_attribute("viewBox").split()[0])  # noqa: E731
-    box = svg.bounding_box()
+    width = lambda: float(svg.get_attribute("data-fx-view").split()[2])  # noqa: E731
+    x = lambda: float(svg.get_attribute("data-fx-view").split()[0])  # noqa: E731
+    box = page.locator(f"{MAIN} .fx-view").bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 40)
     w0 = width()
     page.mouse.wheel(0, -300)
     page.wait_for_function(
-        f"() => document.querySelector('{MAIN} svg').viewBox.baseVal.width < {w0}"
+        f"() => +document.querySelector('{MAIN} svg').dataset.fxView.split(' ')[2] < {w0}"
     )
     x0 = x()
     page.mouse.down()

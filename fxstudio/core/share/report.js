@@ -49,11 +49,18 @@
       vb = this.svg.viewBox.baseVal;
     }
     this.home = [vb.x, vb.y, vb.width, vb.height];
-    this.svg.removeAttribute("width");
-    this.svg.removeAttribute("height");
-    this.svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
-    this.view = this.start(size);
+    /* the drawing keeps its natural size and viewBox; the view moves it by a CSS transform,
+     * which the browser paints without laying the drawing out again */
+    this.svg.setAttribute("width", vb.width);
+    this.svg.setAttribute("height", vb.height);
+    this.frame = root.querySelector(".fx-view");
+    this.size = size || this.frame.getBoundingClientRect();
+    this.view = this.start(this.size);
     this.show();
+    window.addEventListener("resize", function () {
+      self.size = self.frame.getBoundingClientRect();
+      self.show();
+    });
     this.svg.addEventListener("wheel", function (e) { self.wheel(e); }, { passive: false });
     this.svg.addEventListener("pointerdown", function (e) { self.down(e); });
     this.svg.addEventListener("click", function (e) { self.click(e); });
@@ -67,7 +74,7 @@
   /* the first view: the whole graph when it is readable so; else its top, as wide as fits
    * at no more than natural size (a tall graph of thousands of nodes starts legible) */
   Pane.prototype.start = function (size) {
-    var r = size || this.svg.getBoundingClientRect(), h = this.home;
+    var r = size || this.size, h = this.home;
     if (!r.width || !r.height) { return h.slice(); }
     var fit = Math.min(r.width / h[2], r.height / h[3]);
     if (fit > 1.5) {  /* a small graph: at 1.5x, centred, not blown up to the pane */
@@ -80,12 +87,20 @@
     return [h[0] + (h[2] - w) / 2, h[1], w, hh];
   };
   Pane.prototype.show = function () {
-    this.svg.setAttribute("viewBox", this.view.join(" "));
+    var v = this.view, h = this.home, W = this.size.width, H = this.size.height;
+    var s = Math.min(W / v[2], H / v[3]);
+    this.scale = s;
+    this.tx = (W - v[2] * s) / 2 - (v[0] - h[0]) * s;
+    this.ty = (H - v[3] * s) / 2 - (v[1] - h[1]) * s;
+    this.svg.style.transform = "translate(" + this.tx + "px," + this.ty + "px) scale(" + s + ")";
+    this.svg.setAttribute("data-fx-view", v.join(" "));
   };
   Pane.prototype.toSvg = function (clientX, clientY) {
-    var pt = this.svg.createSVGPoint();
-    pt.x = clientX; pt.y = clientY;
-    return pt.matrixTransform(this.svg.getScreenCTM().inverse());
+    var r = this.frame.getBoundingClientRect();
+    return {
+      x: this.home[0] + (clientX - r.left - this.tx) / this.scale,
+      y: this.home[1] + (clientY - r.top - this.ty) / this.scale
+    };
   };
   Pane.prototype.wheel = function (e) {
     e.preventDefault();
@@ -99,7 +114,7 @@
   Pane.prototype.down = function (e) {
     if (e.button !== 0) { return; }
     var self = this, x0 = e.clientX, y0 = e.clientY, start = this.view.slice();
-    var scale = 1 / this.svg.getScreenCTM().a;
+    var scale = 1 / this.scale;
     this.moved = false;
     function move(ev) {
       var dx = ev.clientX - x0, dy = ev.clientY - y0;
@@ -228,10 +243,8 @@
   Pane.prototype.center = function (name) {
     var node = this.nodes[name];
     if (!node) { return; }
-    var bb = node.getBBox(), m = node.getCTM(), sm = this.svg.getCTM();
-    var pt = this.svg.createSVGPoint();
-    pt.x = bb.x + bb.width / 2; pt.y = bb.y + bb.height / 2;
-    pt = pt.matrixTransform(sm.inverse().multiply(m));
+    var bb = node.getBBox();  /* (in the drawing's units: its groups carry no transform) */
+    var pt = { x: bb.x + bb.width / 2, y: bb.y + bb.height / 2 };
     var w = Math.min(this.view[2], this.home[2]), h = Math.min(this.view[3], this.home[3]);
     this.view = [pt.x - w / 2, pt.y - h / 2, w, h];
     this.show();
