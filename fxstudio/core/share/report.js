@@ -330,7 +330,7 @@
     var packed = Array.prototype.slice.call(document.querySelectorAll(".fx-view > script.fx-svg"));
     return Promise.all(packed.map(content)).then(function (svgs) {
       /* each packed pane's size, measured before its drawing is in: its first view is set
-       * before the browser lays the drawing out (once, not again for a new viewBox) */
+       * before the browser lays the drawing out (once, not again for another view) */
       var sizes = packed.map(function (el) { return el.parentNode.getBoundingClientRect(); });
       packed.forEach(function (el, i) {
         var view = el.parentNode;

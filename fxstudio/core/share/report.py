@@ -9,9 +9,10 @@ and its Content-Security-Policy (``default-src 'none'``) forbids the browser any
 the file works from an e-mail attachment, a CI artifact or a pull request, offline.
 
 Why small plain JavaScript written for it rather than a library inlined: what the page does is
-narrow -- pan/zoom by the SVG's ``viewBox``, collapse a ``<g class="group">`` by a class the
-CSS hides its members with, details from the ``data-*`` attributes the SVG already carries, the
-compare's colours from the page's JSON -- about 300 lines with nothing to keep updated, no
+narrow -- pan/zoom by a CSS transform of the SVG (painted, not laid out again), collapse a
+``<g class="group">`` by a class the CSS hides its members with, details from the ``data-*``
+attributes the SVG already carries, the compare's colours and partners from the page's JSON,
+a large drawing unpacked in memory -- about 360 lines with nothing to keep updated, no
 licence to ship, no build step; svg-pan-zoom (≈30 KB) would give only the pan/zoom, and a
 graph library (d3, cytoscape: 250 KB and more) would lay the graph out again in the browser,
 differently from the canvas, where the SVG's layout is the canvas's own.
