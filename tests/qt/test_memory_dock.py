@@ -150,6 +150,9 @@ def test_a_training_step_measured_shows_its_breakdown_and_the_measured_peak(qtbo
     said = panel.status_label.text()
     assert f"measured {format_bytes(measured)}" in said
     assert f"training step {format_bytes(step['peak_bytes'])}" in said
+    legend = [label.text for _sample, label in panel.plot.legend.items]  # the whole step
+    assert f"measured step on cpu: peak {format_bytes(step['measured_peak_bytes'])}" in legend
+    panel.whole_step.setChecked(False)  # the forward, its measured timeline
     legend = [label.text for _sample, label in panel.plot.legend.items]
     assert f"measured on cpu: peak {format_bytes(measured)}" in legend
 

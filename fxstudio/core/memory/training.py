@@ -124,7 +124,9 @@ class TrainingEstimate:
     ``forward`` and ``backward``: each node's bytes (``live_bytes``: activation bytes live
     after it -- saved values and gradients included, held bytes not); ``origins``: each
     forward and backward node -> the document's node it comes from; ``measured``: one real
-    step's peak, when it was run (:meth:`measured_by`)."""
+    step's peak, when it was run (:meth:`measured_by`); ``scratch_bytes``: what the
+    optimizer's step allocates and frees as it goes (the step's last point: everything held,
+    the gradients and this)."""
 
     optimizer: str
     partitioner: str
@@ -143,6 +145,7 @@ class TrainingEstimate:
     backward: tuple[NodeBytes, ...]
     origins: dict[str, str] = field(default_factory=dict)
     measured: TrainingMeasurement | None = None
+    scratch_bytes: int = 0  # what the optimizer's step allocates and frees as it goes
 
     def measured_by(self, measurement: TrainingMeasurement) -> TrainingEstimate:
         """This estimate with ``measurement`` beside it."""
@@ -197,6 +200,7 @@ class TrainingEstimate:
             "peak_phase": self.peak_phase,
             "live_at_peak": list(self.live_at_peak),
             "peak_parts": dict(self.peak_parts),
+            "scratch_bytes": self.scratch_bytes,
             "forward": rows(self.forward),
             "backward": rows(self.backward),
             **(
@@ -387,6 +391,7 @@ def _account(
         forward=forward.rows(module_path),
         backward=backward.rows(_backward_module),
         origins=_origins(fw, bw),
+        scratch_bytes=scratch,
     )
 
 

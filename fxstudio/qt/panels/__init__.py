@@ -15,5 +15,6 @@ its changes, says status, offers actions; given a ``PanelContext``, never the wi
 - ``compile`` (graph breaks under torch.compile) with ``compile_kernels`` (its Kernels tab);
   ``console`` (the Python console);
 - ``memory`` (the Memory dock: where the bytes go) with ``memory_form`` (its widgets) and
-  ``memory_plot`` (the timeline of live bytes, drawn with pyqtgraph).
+  ``memory_plot`` (the timeline of live bytes, drawn with pyqtgraph) and ``memory_step`` (a
+  training step: its whole timeline, the backward's nodes, what is live at its peak).
 """

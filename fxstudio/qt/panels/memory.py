@@ -25,7 +25,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QWidget
 
@@ -38,10 +38,12 @@ from fxstudio.qt.canvas.heat import HeatMarks
 from fxstudio.qt.canvas.marks import take_off
 from fxstudio.qt.copies import Copy, run_on_copy
 from fxstudio.qt.forms import ShapeWatcher
-from fxstudio.qt.panels import memory_form
+from fxstudio.qt.panels import memory_form, memory_step
 from fxstudio.qt.panels.base import DocumentPanel, in_words
+from fxstudio.qt.panels.memory_step import NAME_ROLE, ORIGIN_ROLE, SORT_ROLE, StepRowsModel
 from fxstudio.qt.workers import Task
 
+COLUMN_MAX = 180  # a backward table's column at most (a long name elided; wider by hand)
 STALE_NOTE = " — stale: the graph was changed since this estimate; Estimate again"
 HEAT_TIP = "memory: its output allocates {label}"
 #: What the training step says of a model opened in eval mode (the window opens it so).
@@ -78,6 +80,12 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
         self.cancel_button.clicked.connect(self.cancel)
         self.save_button.clicked.connect(self._save_chosen)
         self.heat.toggled.connect(self._heat_toggled)
+        self.backward_model = self._rows_model(self.backward_table, memory_step.BACKWARD_COLUMNS)
+        self.live_model = self._rows_model(self.live_table, memory_step.LIVE_COLUMNS)
+        self.whole_step.toggled.connect(
+            lambda _on: self._draw(self.last_json) if self.last else None
+        )
+        self.backward_button.toggled.connect(self._show_tabs)
         self.stacked.toggled.connect(lambda _on: self._draw(self.last_json) if self.last else None)
         self.panel("run").heat.toggled.connect(self._time_heat_toggled)
         self.selection.changed.connect(self._selected)
@@ -96,6 +104,18 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
         self.estimate_action.setEnabled(False)  # (until a model is open)
         return body
 
+    def _rows_model(self, table: Any, columns: tuple[str, ...]) -> StepRowsModel:
+        """A training step's rows in ``table``, sortable; a click selects the document's
+        node a row comes from."""
+        model = StepRowsModel([], columns, self)
+        proxy = QSortFilterProxyModel(self)
+        proxy.setSourceModel(model)
+        proxy.setSortRole(SORT_ROLE)
+        table.setModel(proxy)
+        table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # (in order until asked)
+        table.clicked.connect(self._row_chosen)
+        return model
+
     def menu_actions(self) -> list[QAction]:
         return [self.estimate_action]
 
@@ -111,6 +131,7 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
         self.estimate_action.setEnabled(doc is not None)
         if self.plot is not None:
             self.plot.clear()
+        self._show_step({})
         self.panel("table").show_bytes({})
         self.marks.set_values({}, {}, HEAT_TIP)
         self._redraw()
@@ -238,12 +259,53 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
         doc = self.document
         if training is not None and doc is not None and not doc.request.train:
             note = EVAL_NOTE
-        self.summary.setHtml(summary_html(result, data, note))
+        self._show_step(data)
+        words = memory_step.peak_words(training, self.live_model.rows) if training else ""
+        self.summary.setHtml(summary_html(result, data, note, words))
         self.save_button.setEnabled(True)
         self._draw(data)
         self.panel("table").show_bytes(self._sizes(), self.stale)
         self._heat_values()
         self.finished.emit(result)
+
+    def _show_step(self, data: dict[str, Any]) -> None:
+        """The training step's bar and tables (hidden without one)."""
+        has = isinstance(data.get("training"), dict)
+        self.backward_model.set_rows(memory_step.backward_rows(data) if has else [])
+        self.live_model.set_rows(memory_step.live_rows(data) if has else [])
+        for table in (self.backward_table, self.live_table):  # (what shows; long names capped)
+            table.resizeColumnsToContents()
+            for column in range(table.model().columnCount()):
+                table.setColumnWidth(column, min(table.columnWidth(column), COLUMN_MAX))
+        n, k = len(self.backward_model.rows), len(self.live_model.rows)
+        self.step_tabs.setTabText(0, f"Backward nodes ({n:,})")
+        self.step_tabs.setTabText(1, f"Live at the step's peak ({k:,})")
+        self.step_bar.setVisible(has)
+        self.step_tabs.setVisible(has and self.backward_button.isChecked())
+
+    def _show_tabs(self, on: bool) -> None:
+        """*Backward*: the tables under the plot (the plot the taller), or not."""
+        self.step_tabs.setVisible(on)
+        if on:
+            total = max(self.step_split.height(), 200)
+            self.step_split.setSizes([total * 3 // 5, total * 2 // 5])
+
+    def _row_chosen(self, index: QModelIndex) -> None:
+        """A backward node (or a value live at the peak) clicked: the document's node it
+        comes from selected -- or why none is."""
+        origin = str(index.data(ORIGIN_ROLE) or "")
+        name = str(index.data(NAME_ROLE))
+        doc = self.document
+        if origin and doc is not None and origin in doc:
+            self.selection.select([origin])
+            self.status_label.setText(f"{name} (backward) comes from {origin}, selected.")
+        elif origin:
+            self.status_label.setText(
+                f"{name} comes from {origin}, which the graph no longer has (it was changed "
+                "since this estimate): Estimate again."
+            )
+        else:
+            self.status_label.setText(f"{name} {memory_step.NO_ORIGIN}.")
 
     def _sizes(self) -> dict[str, tuple[int, int]]:
         return {n["name"]: (int(n["bytes"]), int(n["live_bytes"])) for n in _nodes(self.last_json)}
@@ -258,6 +320,11 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
             self.placeholder.hide()
             self.plot_layout.addWidget(self.plot)
             self.plot.show()  # (now: a layout shows a new child a turn later)
+        training = data.get("training")
+        if isinstance(training, dict) and self.whole_step.isChecked():
+            self.plot.show_step(memory_step.step_timeline(training), self.stacked.isChecked())
+            self.plot.highlight(self.selection.names)
+            return
         nodes = _nodes(data)
         now = Timeline(
             "now" if "before" in data else "estimate",
@@ -292,6 +359,17 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
     def _selected(self, names: list[str]) -> None:
         if self.plot is not None:
             self.plot.highlight(names)
+        if names and self.step_tabs.isVisible():  # the backward's first node of it, shown
+            table = self.backward_table
+            if str(table.currentIndex().data(ORIGIN_ROLE) or "") in names:
+                return
+            proxy = table.model()
+            for row in range(proxy.rowCount()):
+                index = proxy.index(row, 1)
+                if index.data(ORIGIN_ROLE) in names:
+                    table.setCurrentIndex(index)
+                    table.scrollTo(index)
+                    return
 
     # -- the heat by bytes ----------------------------------------------------------------
 
@@ -372,9 +450,10 @@ def _measured(result: Any) -> Any:
     return Timeline(f"measured on {device}", names, tuple(d.running_bytes for d in details))
 
 
-def summary_html(result: Any, data: dict[str, Any], note: str = "") -> str:
+def summary_html(result: Any, data: dict[str, Any], note: str = "", peak: str = "") -> str:
     """The result in words (``describe()``, as the command line prints it) and, for a
-    training step, its breakdown as a small table (and ``note``)."""
+    training step, its breakdown as a small table, what is live at its peak (``peak``:
+    HTML) and ``note``."""
     parts = []
     for line in str(result.describe()).splitlines():
         parts.append(html.escape(line) if line.strip() else "")
@@ -393,7 +472,7 @@ def summary_html(result: Any, data: dict[str, Any], note: str = "") -> str:
             for what, v in rows
             if v is not None
         )
-        text += f"<p><b>Training step</b></p><table>{cells}</table>"
+        text += f"<p><b>Training step</b></p><table>{cells}</table>{peak}"
         if note:
             text += f"<p><i>{html.escape(note)}</i></p>"
     return f"<div style='font-size: small'>{text}</div>"

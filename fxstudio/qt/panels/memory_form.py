@@ -5,15 +5,19 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QBoxLayout,
     QCheckBox,
     QComboBox,
     QGridLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
     QSizePolicy,
     QSplitter,
+    QTableView,
+    QTabWidget,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -61,6 +65,13 @@ class MemoryForm:
     placeholder: QLabel
     results: QSplitter
     body_layout: QBoxLayout
+    step_bar: QWidget  # shown for a result with a training step
+    whole_step: QCheckBox
+    backward_button: QPushButton
+    step_split: QSplitter  # the plot over the backward's tables
+    step_tabs: QTabWidget
+    backward_table: QTableView
+    live_table: QTableView
 
 
 def build(panel: MemoryForm) -> QWidget:
@@ -170,12 +181,29 @@ def build(panel: MemoryForm) -> QWidget:
     panel.summary.setPlaceholderText("The peak, the totals and what is live there appear here.")
     panel.plot_box = QWidget(body)
     panel.plot_box.setObjectName("memoryPlotBox")
-    panel.plot_layout = QVBoxLayout(panel.plot_box)
+    box_layout = QVBoxLayout(panel.plot_box)
+    box_layout.setContentsMargins(0, 0, 0, 0)
+    box_layout.addWidget(_step_bar(panel, panel.plot_box))
+    panel.step_split = QSplitter(Qt.Orientation.Vertical, panel.plot_box)
+    panel.step_split.setObjectName("memoryStepSplit")
+    panel.step_split.setChildrenCollapsible(False)
+    box_layout.addWidget(panel.step_split, 1)
+    holder = QWidget(panel.step_split)
+    panel.plot_layout = QVBoxLayout(holder)
     panel.plot_layout.setContentsMargins(0, 0, 0, 0)
-    panel.placeholder = QLabel("The timeline of live bytes appears here.", panel.plot_box)
+    panel.placeholder = QLabel("The timeline of live bytes appears here.", holder)
     panel.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
     panel.placeholder.setEnabled(False)
     panel.plot_layout.addWidget(panel.placeholder)
+    panel.step_split.addWidget(holder)
+    panel.step_tabs = QTabWidget(panel.step_split)
+    panel.step_tabs.setObjectName("memoryBackwardView")
+    panel.backward_table = _table(panel.step_tabs, "memoryBackwardTable")
+    panel.live_table = _table(panel.step_tabs, "memoryPeakLiveTable")
+    panel.step_tabs.addTab(panel.backward_table, "Backward nodes")
+    panel.step_tabs.addTab(panel.live_table, "Live at the step's peak")
+    panel.step_split.addWidget(panel.step_tabs)
+    panel.step_tabs.hide()
     panel.results = QSplitter(body)
     panel.results.setObjectName("memoryResults")
     panel.results.setChildrenCollapsible(False)
@@ -186,6 +214,49 @@ def build(panel: MemoryForm) -> QWidget:
     panel.body_layout.addWidget(panel.controls)
     panel.body_layout.addWidget(panel.results, 1)
     return body
+
+
+def _step_bar(panel: MemoryForm, parent: QWidget) -> QWidget:
+    """Above the plot, for a result with a training step: the whole step on the timeline,
+    the backward's tables on request."""
+    bar = QWidget(parent)
+    layout = QHBoxLayout(bar)
+    layout.setContentsMargins(0, 0, 0, 0)
+    panel.whole_step = QCheckBox("Whole training step", bar)
+    panel.whole_step.setObjectName("memoryWholeStep")
+    panel.whole_step.setChecked(True)
+    panel.whole_step.setToolTip(
+        "Draw the whole training step -- forward, backward, the optimizer's step, in execution "
+        "order -- with the step's peak starred at its node; off: the forward's estimate"
+    )
+    panel.backward_button = QPushButton("Backward", bar)
+    panel.backward_button.setObjectName("memoryBackward")
+    panel.backward_button.setCheckable(True)
+    panel.backward_button.setToolTip(
+        "Show the backward's nodes in order (a click selects the document's node each comes "
+        "from) and what is live at the step's peak"
+    )
+    layout.addWidget(panel.whole_step)
+    layout.addWidget(panel.backward_button)
+    layout.addStretch(1)
+    bar.hide()  # (until a result has a training step)
+    panel.step_bar = bar
+    return bar
+
+
+def _table(parent: QWidget, name: str) -> QTableView:
+    table = QTableView(parent)
+    table.setObjectName(name)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSortingEnabled(True)
+    table.setWordWrap(False)
+    table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    table.verticalHeader().hide()
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 6)
+    table.horizontalHeader().setStretchLastSection(True)
+    return table
 
 
 def arrange(panel: MemoryForm, shape: str) -> None:

@@ -28,13 +28,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Signal
+from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 from shiboken6 import isValid
 
 from fxstudio.core.process.guard import format_bytes
 from fxstudio.qt import theme
+from fxstudio.qt.panels.memory_step import StepTimeline
 
 UNITS = (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1))
 NOW = "#2563eb"  # the graph now: its curve and points
@@ -42,7 +43,11 @@ BEFORE = "#8c8c8c"  # the graph before
 MEASURED = "#059669"
 PEAK = "#d7191c"
 PARAMS = (245, 158, 11, 70)  # the parameters' band (amber, translucent)
+#: Each phase's band behind a training step (forward, backward, optimizer step).
+PHASE_BANDS = {"forward": (37, 99, 235, 22), "backward": (124, 58, 237, 30)}
+OPTIMIZER_BAND = (5, 150, 105, 40)
 HEADROOM = 1.35  # the y range over the highest curve: room for the legend and the peak's label
+STEP_HEADROOM = 1.6  # (a step's: its peak's label under the legend)
 
 
 @dataclass(frozen=True)
@@ -107,7 +112,9 @@ class MemoryPlot(QWidget):
             size=16, symbol="o", pen=pg.mkPen(theme.colors().selected, width=3), brush=None
         )
         self.ring.setZValue(20)
-        self._index: dict[str, int] = {}
+        self._index: dict[str, list[int]] = {}  # a node's name -> its points
+        self.step: StepTimeline | None = None  # the training step shown (show_step)
+        self.phase_labels: list[pg.TextItem] = []
         self.peak_label: pg.TextItem | None = None
         self._restyle()
         _follow_theme(self)
@@ -117,7 +124,8 @@ class MemoryPlot(QWidget):
     def clear(self) -> None:
         self.item.clear()
         self.legend.clear()
-        self.now, self.points, self._index = None, None, {}
+        self.now, self.points, self._index, self.step = None, None, {}, None
+        self.phase_labels = []
 
     def show_timelines(
         self,
@@ -179,15 +187,105 @@ class MemoryPlot(QWidget):
         self.points.setObjectName("memoryPoints")
         self.points.sigClicked.connect(self._clicked)
         self.item.addItem(self.points)
-        self._index = {name: i for i, name in enumerate(now.names)}
+        self._index = {name: [i] for i, name in enumerate(now.names)}
         self.item.addItem(self.ring)
-        self._mark_peak(now, y)
+        self._mark_peak(
+            now.peak,
+            y,
+            f"peak {format_bytes(max(now.during))} at {now.names[now.peak]}" if n else "",
+        )
         self.item.enableAutoRange()
         self.item.setYRange(0, max(tops) / size * HEADROOM)
         self.item.setXRange(-0.5, max(n - 0.5, 0.5), padding=0.02)
 
-    def _mark_peak(self, now: Timeline, y: np.ndarray) -> None:
-        i = now.peak
+    def show_step(self, step: StepTimeline, held: bool = True) -> None:
+        """Draw a whole training step: forward, backward and the optimizer's step in
+        execution order, each phase a band with its name, on a band of what is held through
+        the step (parameters, optimizer state, inputs; ``held`` False: the activations
+        alone), the step's peak starred at its node, a measured step's peak a line."""
+        self.clear()
+        self._restyle()
+        self.step = step
+        base = step.held if held else 0
+        during = np.asarray(step.during, dtype=float)
+        top = base + float(during.max(initial=0))
+        if held and step.measured:
+            top = max(top, float(step.measured))
+        self.unit = unit_for(top)
+        name, size = self.unit
+        self.item.setLabel("left", f"live while each node runs ({name})")
+        n = len(step.names)
+        x = np.arange(n, dtype=float)
+        ceiling = top / size * STEP_HEADROOM
+        self._phase_bands(step)
+        if base:
+            self.item.plot(
+                x,
+                np.full(n, base / size),
+                pen=pg.mkPen(PARAMS[:3], width=1),
+                fillLevel=0.0,
+                brush=pg.mkBrush(*PARAMS),
+                name=f"parameters, optimizer state, inputs: {format_bytes(base)}",
+            )
+        y = (base + during) / size
+        peak_bytes = step.peak_bytes if held else step.during[step.peak]
+        label = f"training step: peak {format_bytes(peak_bytes)}"
+        self.item.plot(x, y, pen=pg.mkPen(NOW, width=2), name=label)
+        if held and step.measured:  # (one real step's peak: a level across it)
+            level = np.full(2, step.measured / size)
+            pen = pg.mkPen(MEASURED, width=2, style=Qt.PenStyle.DashLine)
+            name = f"measured step{step.measured_on}: peak {format_bytes(step.measured)}"
+            self.item.plot(np.array([-0.5, n - 0.5]), level, pen=pen, name=name)
+        self.points = pg.ScatterPlotItem(
+            x=x,
+            y=y,
+            data=list(range(n)),
+            size=6 if n < 400 else 4,
+            pen=None,
+            brush=pg.mkBrush(NOW),
+            hoverable=True,
+            hoverSize=10,
+            tip=self._tip,
+        )
+        self.points.sigClicked.connect(self._clicked)
+        self.item.addItem(self.points)
+        self._index = {}
+        for i, origin in enumerate(step.origins):
+            if origin:
+                self._index.setdefault(origin, []).append(i)
+        self.item.addItem(self.ring)
+        i = step.peak
+        where = (
+            "in the optimizer's step"
+            if step.phases[i] == "optimizer"
+            else (f"at {step.phases[i]} node {step.names[i]}")
+        )
+        self._mark_peak(i, y, f"training peak {format_bytes(peak_bytes)} {where}")
+        self.item.enableAutoRange()
+        self.item.setYRange(0, ceiling)
+        self.item.setXRange(-0.5, max(n - 0.5, 0.5), padding=0.02)
+
+    def _phase_bands(self, step: StepTimeline) -> None:
+        """Each phase a tinted band across its nodes, its name at the bottom left of it (the
+        legend has the top)."""
+        ink = QApplication.palette().color(QPalette.ColorRole.Text)
+        for label, first, last in step.spans:
+            colour = PHASE_BANDS.get(label, OPTIMIZER_BAND)
+            band = pg.LinearRegionItem(
+                (first - 0.5, last + 0.5),
+                movable=False,
+                brush=pg.mkBrush(*colour),
+                pen=pg.mkPen(None),
+            )
+            band.setZValue(-20)
+            self.item.addItem(band)
+            text = pg.TextItem(label, color=ink, anchor=(0.0, 1.0) if last > first else (1.0, 1.0))
+            text.setPos(first - 0.5 if last > first else last + 0.5, 0.0)
+            text.setZValue(-10)
+            self.item.addItem(text)
+            self.phase_labels.append(text)
+
+    def _mark_peak(self, i: int, y: np.ndarray, text: str) -> None:
         if i < 0:
             return
         star = pg.ScatterPlotItem(
@@ -195,8 +293,7 @@ class MemoryPlot(QWidget):
         )
         star.setZValue(15)
         self.item.addItem(star)
-        text = f"peak {format_bytes(now.during[i])} at {now.names[i]}"
-        anchor = (1.0, 1.0) if i > len(now.live) / 2 else (0.0, 1.0)
+        anchor = (1.0, 1.0) if i > len(y) / 2 else (0.0, 1.0)
         base = QApplication.palette().color(QPalette.ColorRole.Base)
         fill = pg.mkBrush(QColor(base.red(), base.green(), base.blue(), 210))
         self.peak_label = pg.TextItem(text, color=PEAK, anchor=anchor, fill=fill)
@@ -205,8 +302,10 @@ class MemoryPlot(QWidget):
         self.item.addItem(self.peak_label)
 
     def _tip(self, x: float, y: float, data: object) -> str:
+        if isinstance(data, int) and self.step is not None:
+            return _step_tip(self.step, data)
         now = self.now
-        i = self._index.get(str(data), -1)
+        i = (self._index.get(str(data)) or [-1])[0]
         if now is None or i < 0:
             return str(data)
         lines = [str(data), f"live while it runs: {format_bytes(now.during[i])}"]
@@ -215,13 +314,19 @@ class MemoryPlot(QWidget):
         lines.append(f"live after it: {format_bytes(now.live[i])}")
         return "\n".join(lines)
 
-    def _clicked(self, _item: object, points: Sequence[pg.SpotItem], _event: object) -> None:
-        if len(points):
-            self.pointClicked.emit(str(points[0].data()))
+    def _clicked(self, _item: object, points: Sequence[pg.SpotItem], event: object) -> None:
+        if not len(points):
+            return
+        data = _nearest(self.points, points, event).data()
+        if isinstance(data, int) and self.step is not None:  # (the step: its document node)
+            if self.step.origins[data]:
+                self.pointClicked.emit(self.step.origins[data])
+            return
+        self.pointClicked.emit(str(data))
 
     def highlight(self, names: Sequence[str]) -> None:
         """Ring the points of ``names`` (the document's selection) -- those the graph has."""
-        found = [self._index[n] for n in names if n in self._index]
+        found = [i for n in names for i in self._index.get(n, ())]
         if self.points is None or not found:
             self.ring.setData([], [])
             return
@@ -233,11 +338,12 @@ class MemoryPlot(QWidget):
         xs, _ys = self.ring.getData()
         return [int(round(x)) for x in xs]
 
-    def point_position(self, name: str) -> QPointF:
-        """Where ``name``'s point is, in the plot view's viewport pixels."""
-        assert self.points is not None and name in self._index
+    def point_position(self, name: str | int) -> QPointF:
+        """Where ``name``'s point is (its first; an int: the point of that index), in the
+        plot view's viewport pixels."""
+        assert self.points is not None
+        i = name if isinstance(name, int) else self._index[name][0]
         xs, ys = self.points.getData()
-        i = self._index[name]
         scene = self.item.vb.mapViewToScene(QPointF(float(xs[i]), float(ys[i])))
         return QPointF(self.widget.mapFromScene(scene))
 
@@ -287,3 +393,27 @@ def _xs(timeline: Timeline, now: Timeline) -> np.ndarray:
 
 def _peak(timeline: Timeline) -> str:
     return format_bytes(max(timeline.during)) if timeline.live else "none"
+
+
+def _step_tip(step: StepTimeline, i: int) -> str:
+    lines = [f"{step.phases[i]}: {step.names[i]}"]
+    origin = step.origins[i]
+    lines.append(f"from the document's node {origin}" if origin else "from no document node")
+    lines.append(f"live while it runs: {format_bytes(step.during[i])} (and what is held)")
+    if step.allocated[i]:
+        lines.append(f"it allocates {format_bytes(step.allocated[i])}")
+    return "\n".join(lines)
+
+
+def _nearest(item: object, points: Sequence[pg.SpotItem], event: object) -> pg.SpotItem:
+    """Of the points under a click (dense ones overlap), the one nearest to it on screen."""
+    at = getattr(event, "scenePos", None)
+    if at is None or not isinstance(item, pg.ScatterPlotItem) or len(points) == 1:
+        return points[0]
+    click = at()
+
+    def distance(p: pg.SpotItem) -> float:
+        d = item.mapToScene(p.pos()) - click
+        return float(d.x() ** 2 + d.y() ** 2)
+
+    return min(points, key=distance)
