@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from fxstudio.cli.common import (
     EXIT_OK,
@@ -52,6 +52,12 @@ def add_parser(add: AddParser) -> argparse.ArgumentParser:
         "(2 states; default adamw)",
     )
     p.add_argument(
+        "--backward",
+        action="store_true",
+        help="with --train: print the backward's nodes in order, each with the bytes it "
+        "allocates, the live bytes after it and the document's node it comes from",
+    )
+    p.add_argument(
         "--measure", action="store_true", help="also run the model and measure its memory"
     )
     p.add_argument("--device", default="cpu", help="where --measure runs: cpu, cuda, cuda:N")
@@ -78,6 +84,12 @@ def cmd_memory(ns: argparse.Namespace) -> int:
     from fxstudio.core.flows import MemoryRequest, memory_flow, open_document
     from fxstudio.core.saving.files import check_writable
 
+    if ns.backward and not ns.train:
+        print(
+            "fxstudio: error: --backward lists a training step's backward: add --train.",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     for out in (ns.json, *overlay_outputs(ns)):
         if out:
             check_writable(out, ns.force)
@@ -98,6 +110,8 @@ def cmd_memory(ns: argparse.Namespace) -> int:
     print(result.describe(), file=data_out())
     if ns.module is not None:
         print(said, file=data_out())
+    if ns.backward and result.training is not None:
+        print(_backward(result.training), file=data_out())
     if ns.json:
         result.write(ns.json)
         print(f"wrote {ns.json}", file=sys.stderr)
@@ -134,3 +148,32 @@ def _module(result: MemoryResult, path: str) -> str | None:
             else ""
         )
     )
+
+
+def _backward(step: Any) -> str:
+    """The training step's backward nodes in order: bytes, live after, where each comes from."""
+    from fxstudio.core.flows.memory import format_bytes
+
+    rows = step.backward
+    width = min(max((len(n.name) for n in rows), default=4), 28)  # (a longer name: its own)
+    lines = [
+        f"  backward: {len(rows)} node(s) in order -- bytes it allocates, live after it, the "
+        "document's node it comes from"
+    ]
+    for i, n in enumerate(rows):
+        origin = step.origins.get(n.name)
+        if origin and n.target == n.name:
+            came = f"saved by the forward, from {origin}"
+        elif origin:
+            came = f"from {origin}"
+        elif n.name.startswith("tangents"):
+            came = "(the loss's gradient)"
+        elif n.target == n.name:
+            came = "(an input: a parameter or a model input)"
+        else:
+            came = "(autograd's own)"
+        made = format_bytes(n.bytes) if n.bytes else "-"
+        lines.append(
+            f"  {i:>5}  {n.name:<{width}}  {made:>10}  {format_bytes(n.live_bytes):>10}  {came}"
+        )
+    return "\n".join(lines)
