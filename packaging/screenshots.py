@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 HOME = Path(tempfile.mkdtemp(prefix="fxstudio-shots-"))  # each window's settings and recovery
 os.environ["XDG_DATA_HOME"] = str(HOME / "data")  # the recent models: not the user's
 
-from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402
+from PySide6.QtCore import QEventLoop, Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from fxstudio.core.model.request import OpenRequest  # noqa: E402
@@ -484,6 +484,39 @@ def memory_dock_narrow(window: MainWindow):
     return floated(window, memory_fused(window), NARROW)
 
 
+SMALL_LLAMA = (
+    "hf:llama(num_hidden_layers=2, hidden_size=64, intermediate_size=128, "
+    "num_attention_heads=4, num_key_value_heads=2, vocab_size=1000)"
+)
+
+
+def memory_training(window: MainWindow) -> None:
+    """A small LLaMA at 256 tokens, an AdamW training step estimated in the Profile layout:
+    the whole step on the timeline (forward, backward, optimizer step; its peak starred),
+    *Backward* on, the backward node at the peak clicked -- the document's node it comes
+    from selected on the canvas and ringed on the plot."""
+    open_model(window, SMALL_LLAMA, inputs=("1x256:int64",))
+    window.layouts.use("profile")
+    panel = window.panels["memory"]
+    panel.dock.show()
+    panel.dock.raise_()
+    panel.train.setChecked(True)
+    wait(panel.finished, panel.run_button.click)
+    window.resizeDocks([panel.dock], [560], Qt.Orientation.Vertical)  # (room for the tables)
+    panel.backward_button.setChecked(True)
+    table = panel.backward_table
+    model = table.model()
+    peak = panel.last_json["training"]["peak_node"]
+    for row in range(model.rowCount()):
+        index = model.index(row, 1)
+        if index.data() == peak:
+            table.setCurrentIndex(index)
+            table.scrollTo(index, table.ScrollHint.PositionAtCenter)
+            table.clicked.emit(index)
+            break
+    settle(window)
+
+
 SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "welcome": welcome,
     "main-window": main_window,
@@ -521,6 +554,7 @@ SHOTS: dict[str, Callable[[MainWindow], None]] = {
     "memory-dock": memory_dock,
     "memory-dock-wide": memory_dock_wide,
     "memory-dock-narrow": memory_dock_narrow,
+    "memory-training": memory_training,
 }
 
 
