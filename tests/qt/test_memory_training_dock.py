@@ -102,6 +102,15 @@ def test_the_backward_table_has_a_row_per_node_and_a_click_selects_its_origin(qt
     other = next(r["origin"] for r in step["backward"] if r["origin"] not in (None, origin))
     ctx.selection.select([other])
     assert table.currentIndex().data(ORIGIN_ROLE) == other
+    # sorted by the bytes (as numbers), then back in order by #
+    table.sortByColumn(3, Qt.SortOrder.DescendingOrder)
+    shown = [model.index(r, 3).data(Qt.ItemDataRole.UserRole) for r in range(model.rowCount())]
+    assert shown == sorted((r["bytes"] for r in step["backward"]), reverse=True)
+    assert model.index(0, 1).data(ORIGIN_ROLE) == next(
+        r["origin"] or "" for r in step["backward"] if r["name"] == model.index(0, 1).data()
+    )
+    table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+    assert [model.index(r, 1).data() for r in range(model.rowCount())] == names
     # what is live at the peak: one row a value, the largest first
     live = panel.live_table.model()
     assert live.rowCount() == len(step["live_at_peak"])

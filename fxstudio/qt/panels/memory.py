@@ -25,7 +25,7 @@ import html
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QWidget
 
@@ -40,7 +40,7 @@ from fxstudio.qt.copies import Copy, run_on_copy
 from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import memory_form, memory_step
 from fxstudio.qt.panels.base import DocumentPanel, in_words
-from fxstudio.qt.panels.memory_step import NAME_ROLE, ORIGIN_ROLE, SORT_ROLE, StepRowsModel
+from fxstudio.qt.panels.memory_step import NAME_ROLE, ORIGIN_ROLE, StepRowsModel
 from fxstudio.qt.workers import Task
 
 COLUMN_MAX = 180  # a backward table's column at most (a long name elided; wider by hand)
@@ -108,10 +108,7 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
         """A training step's rows in ``table``, sortable; a click selects the document's
         node a row comes from."""
         model = StepRowsModel([], columns, self)
-        proxy = QSortFilterProxyModel(self)
-        proxy.setSourceModel(model)
-        proxy.setSortRole(SORT_ROLE)
-        table.setModel(proxy)
+        table.setModel(model)
         table.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # (in order until asked)
         table.clicked.connect(self._row_chosen)
         return model
@@ -363,10 +360,10 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
             table = self.backward_table
             if str(table.currentIndex().data(ORIGIN_ROLE) or "") in names:
                 return
-            proxy = table.model()
-            for row in range(proxy.rowCount()):
-                index = proxy.index(row, 1)
-                if index.data(ORIGIN_ROLE) in names:
+            wanted = set(names)
+            for row, shown in enumerate(self.backward_model.rows):
+                if shown["origin"] in wanted:
+                    index = self.backward_model.index(row, 1)
                     table.setCurrentIndex(index)
                     table.scrollTo(index)
                     return

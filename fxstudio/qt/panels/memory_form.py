@@ -27,6 +27,7 @@ from fxstudio.core.flows.run import device_choices
 from fxstudio.qt.forms import FitScrollArea, FlowLayout, text_label
 
 QWIDGETSIZE_MAX = (1 << 24) - 1
+RESIZE_ROWS = 100  # the rows a table's columns are fitted to (all of 5,000: 0.5 s)
 CONTROLS_WIDTH = 300  # the controls' column when the dock is a strip along the bottom
 #: The optimizers a training step may take: label, what ``fxstudio memory --optimizer`` says.
 OPTIMIZERS = (
@@ -256,6 +257,7 @@ def _table(parent: QWidget, name: str) -> QTableView:
     table.verticalHeader().hide()
     table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 6)
     table.horizontalHeader().setStretchLastSection(True)
+    table.horizontalHeader().setResizeContentsPrecision(RESIZE_ROWS)
     return table
 
 

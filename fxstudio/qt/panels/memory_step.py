@@ -245,11 +245,28 @@ class StepRowsModel(QAbstractTableModel):
         super().__init__(parent)
         self.rows = rows
         self.columns = columns
+        self.order: tuple[int, Qt.SortOrder] | None = None  # the column sorted by, how
 
     def set_rows(self, rows: list[dict[str, Any]]) -> None:
         self.beginResetModel()
-        self.rows = rows
+        self.rows = self._sorted(rows)
         self.endResetModel()
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sorted by a column's raw values (the bytes as numbers), in Python (a proxy asks
+        ``data()`` per comparison: 0.4 s for 5,600 rows); column -1: as given."""
+        if column < 0 or column >= len(self.columns):
+            return
+        self.layoutAboutToBeChanged.emit()
+        self.order = (column, order)
+        self.rows = self._sorted(self.rows)
+        self.layoutChanged.emit()
+
+    def _sorted(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if self.order is None:
+            return rows
+        key, order = self.columns[self.order[0]], self.order[1]
+        return sorted(rows, key=lambda r: r[key], reverse=order == Qt.SortOrder.DescendingOrder)
 
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
         return 0 if parent.isValid() else len(self.rows)
