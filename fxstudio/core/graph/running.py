@@ -151,7 +151,7 @@ def run_nodes(
         at.node = node
         op, target = node.op, node.target
         if op == "placeholder":
-            value = _placeholder(node, given)
+            value = placeholder_value(node, given)
         elif op == "call_module":
             value = modules[target](*map_arg(node.args, get), **map_arg(node.kwargs, get))
         elif op == "call_function":
@@ -178,7 +178,9 @@ def _call_method(name: str, args: Any, kwargs: Any) -> Any:
     return getattr(this, name)(*rest, **kwargs)
 
 
-def _placeholder(node: fx.Node, given: Iterator[Any]) -> Any:
+def placeholder_value(node: fx.Node, given: Iterator[Any]) -> Any:
+    """A placeholder's value: the next of ``given`` (all the rest for ``*args``), else its
+    default."""
     if str(node.target).startswith("*"):
         return list(given)
     try:

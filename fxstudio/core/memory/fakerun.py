@@ -32,7 +32,7 @@ from torch.fx.node import map_arg
 
 from fxstudio.core.fxcompat import reparametrized
 from fxstudio.core.graph.edited import call_key, signature
-from fxstudio.core.graph.running import Current, Plan
+from fxstudio.core.graph.running import Current, Plan, placeholder_value
 from fxstudio.core.graph.weights import fake_of
 
 #: How a value is made again: for each of its items, ("in", i, size, stride, offset) -- a
@@ -75,13 +75,13 @@ def run_fake(
         if node.op == "output":
             break
         if node.op == "placeholder":
-            value = _placeholder(node, given)
+            value = placeholder_value(node, given)
         elif node.op == "get_attr":
             value = fake(interp.fetch_attr(str(node.target)))
         else:
             key = _key(node, env, plan)
             recipe = memo.get(key) if key is not None else None
-            tensors = [t for a in _arg_nodes(node) for t in _tensors(env[a])]
+            tensors = [t for a in arg_nodes(node) for t in _tensors(env[a])]
             if recipe is not None:
                 value = _made(recipe, tensors)
             elif node.op == "call_module":
@@ -100,20 +100,8 @@ def run_fake(
     return dict(env), state
 
 
-def _placeholder(node: fx.Node, given: Any) -> Any:
-    if str(node.target).startswith("*"):
-        return list(given)
-    try:
-        return next(given)
-    except StopIteration:
-        if node.args:
-            return node.args[0]
-        raise RuntimeError(
-            f"Expected positional argument for parameter {node.target}, but one was not passed in!"
-        ) from None
-
-
-def _arg_nodes(node: fx.Node) -> list[fx.Node]:
+def arg_nodes(node: fx.Node) -> list[fx.Node]:
+    """The nodes ``node`` reads, in the order of its arguments (one read twice: twice)."""
     found: list[fx.Node] = []
 
     def note(n: fx.Node) -> fx.Node:

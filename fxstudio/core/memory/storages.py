@@ -43,7 +43,7 @@ from fxstudio.core.graph.edited import call_key, signature
 from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.graph.running import Current, Plan
 from fxstudio.core.graph.weights import SHAPE_DEVICE, fake_of
-from fxstudio.core.memory.fakerun import run_fake
+from fxstudio.core.memory.fakerun import arg_nodes, run_fake
 from fxstudio.core.model.failures import describe_value, fake_state
 from fxstudio.core.process.noise import quiet_torch_logs
 
@@ -157,7 +157,7 @@ def _by_calls(gm: fx.GraphModule, graph: fx.Graph) -> Held:
             if node.op in ("placeholder", "get_attr"):
                 leaves[node] = _own(out, tensors, count, state=node.op == "get_attr")
             else:
-                args = _arg_nodes(node)
+                args = arg_nodes(node)
                 given = [tok for a in args for tok in leaves[a]]
                 key = _key(node, plan)
                 found = memo.get(key) if key is not None else None
@@ -183,18 +183,6 @@ def _by_calls(gm: fx.GraphModule, graph: fx.Graph) -> Held:
                 leaves[node] = mine
             out.tokens[node] = tuple(dict.fromkeys(leaves[node]))
     return out
-
-
-def _arg_nodes(node: fx.Node) -> list[fx.Node]:
-    """The nodes ``node`` reads, in the order of its arguments (one read twice: twice)."""
-    found: list[fx.Node] = []
-
-    def note(n: fx.Node) -> fx.Node:
-        found.append(n)
-        return n
-
-    map_arg((node.args, node.kwargs), note)
-    return found
 
 
 def _own(out: Held, tensors: list[torch.Tensor], count: Iterator[int], state: bool) -> list[Token]:
