@@ -42,6 +42,7 @@ from fxstudio.core.fxcompat import code_generator, set_code_generator, set_graph
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import line_map, make_row, module_tree_of, tidy_code
 from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.process import collector
 
 __all__ = [
     "AdoptGraph",
@@ -137,8 +138,9 @@ def detached(snap: Snapshot) -> GraphDocument:
     ``compile()`` of a 20,000-line forward holds the GIL for a second, freezing the window.
     It is compiled when it is run (:meth:`~GraphDocument.ensure_compiled`), or run node by
     node without (the rewrite check does, :func:`fxstudio.core.patterns.check.run_graph`)."""
-    gm = _module_with(snap.attributes)
-    set_graph(gm, rebuild(snap), recompile=False)
+    with collector.sparing(len(snap.nodes)):  # (a node and its meta per node, modules)
+        gm = _module_with(snap.attributes)
+        set_graph(gm, rebuild(snap), recompile=False)
     gm.training = snap.training  # (not train(): the submodules are shared)
     doc = GraphDocument(gm, snap.request, snap.example_inputs, source_file=snap.source_file)
     doc.compiled = False
@@ -153,17 +155,29 @@ def _module_with(attributes: dict[str, Any]) -> fx.GraphModule:
     with plain modules on the way, as ``fx.GraphModule(dict, graph)`` builds it -- without
     compiling a graph."""
     gm = fx.GraphModule(nn.Module(), fx.Graph())
+    # the modules on the way, by path: a walk of getattr per part cost 0.1 s at 13,000 targets
+    made: dict[str, nn.Module] = {"": gm}
+    fresh: set[int] = set()  # those made here: empty but for what is placed in them below
     for target in sorted(attributes, key=lambda t: t.count(".")):
-        *path, name = target.split(".")
-        owner: nn.Module = gm
-        for part in path:
-            child = getattr(owner, part, None)
-            if not isinstance(child, nn.Module):
-                child = nn.Module()
-                owner.add_module(part, child)
-            owner = child
+        at, _, name = target.rpartition(".")
+        owner = made.get(at)
+        if owner is None:
+            owner, walked = gm, ""
+            for part in at.split("."):
+                walked = f"{walked}.{part}" if walked else part
+                child = made.get(walked)
+                if child is None:
+                    child = getattr(owner, part, None)
+                    if not isinstance(child, nn.Module):
+                        child = nn.Module()
+                        owner.add_module(part, child)
+                        fresh.add(id(child))
+                    made[walked] = child
+                owner = child
         value = attributes[target]
-        if getattr(owner, name, None) is value:
+        if isinstance(value, nn.Module):
+            made.setdefault(target, value)
+        if id(owner) not in fresh and getattr(owner, name, None) is value:
             continue  # inside a submodule already placed (shared: never changed)
         if isinstance(value, nn.Module):
             owner.add_module(name, value)
@@ -230,14 +244,15 @@ def views(doc: GraphDocument) -> dict[str, Any]:
     """The views of a (detached) document's graph, made where it is: its code, line map,
     table rows and module tree -- so that the editing thread need not make them again."""
     graph = doc.graph
-    code = tidy_code(graph.python_code("self").src) if not doc.compiled else doc.code()
-    rows = [make_row(n) for n in graph.nodes]
-    return {
-        "code": code,
-        "lines": line_map(code, graph),
-        "rows": rows,
-        "tree": module_tree_of(graph),
-    }
+    with collector.sparing(len(doc)):  # (thousands of rows and lines)
+        code = tidy_code(graph.python_code("self").src) if not doc.compiled else doc.code()
+        rows = [make_row(n) for n in graph.nodes]
+        return {
+            "code": code,
+            "lines": line_map(code, graph),
+            "rows": rows,
+            "tree": module_tree_of(graph),
+        }
 
 
 def adopt(

@@ -31,7 +31,7 @@ import torch
 from fxstudio.core.fxcompat import tree_leaves
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.running import Plan, bookkeeping_count, run_nodes, threads
-from fxstudio.core.process import modelcode
+from fxstudio.core.process import collector, modelcode
 from fxstudio.core.saving.verify import largest_difference
 
 EXACT_ATOL = 1e-5  # float32; scaled by the dtype's epsilon
@@ -117,12 +117,13 @@ def _running(doc: GraphDocument, n_threads: int | None) -> Iterator[tuple[int, P
     says what failed instead) and ``n_threads`` torch threads (None: the bookkeeping count,
     :func:`~fxstudio.core.graph.running.bookkeeping_threads`).  Yields the count and the
     plan of the runs (made once for all of them)."""
-    plan = Plan(doc.graph_module, doc.graph)
-    if n_threads is None:
-        n_threads = bookkeeping_count(plan, tuple(doc.example_inputs))
-    with modelcode.one_turn(), torch.no_grad(), plan.eval_mode(), redirect_stderr(io.StringIO()):
-        with threads(n_threads) as n:
-            yield n, plan
+    with collector.sparing(len(doc)):  # (a value per node, a run per input)
+        plan = Plan(doc.graph_module, doc.graph)
+        if n_threads is None:
+            n_threads = bookkeeping_count(plan, tuple(doc.example_inputs))
+        with modelcode.one_turn(), torch.no_grad(), plan.eval_mode():
+            with redirect_stderr(io.StringIO()), threads(n_threads) as n:
+                yield n, plan
 
 
 def _call(doc: GraphDocument, inputs: tuple[Any, ...], plan: Plan) -> Any:
