@@ -34,11 +34,9 @@ from typing import Any
 
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import ModuleGroup
+from fxstudio.core.layout.boxes import GROUP_PAD, GROUP_TITLE, Box
 from fxstudio.core.layout.drawing import Drawing, drawing
 from fxstudio.core.layout.engine import (
-    GROUP_PAD,
-    GROUP_TITLE,
-    Box,
     Layout,
     LayoutCancelled,
     LayoutEngine,

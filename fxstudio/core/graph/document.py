@@ -39,6 +39,7 @@ from fxstudio.core.graph.graphviews import (
     tidy_code,
 )
 from fxstudio.core.graph.weights import has_weights, no_weights_message
+from fxstudio.core.layout.boxes import group_key
 from fxstudio.core.model.request import OpenRequest
 
 
@@ -417,8 +418,3 @@ class GraphDocument:
         self.collapsed = set(snap.collapsed)
         self.pattern_boxes = list(snap.pattern_boxes)
         self._cache.clear()  # new Node objects: the name index goes too
-
-
-def group_key(path: str) -> str:
-    """The key of a module group's position (node names never contain a colon)."""
-    return f"group:{path}"

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from fxstudio.core.graph.document import GraphDocument, group_key
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import ModuleGroup
-from fxstudio.core.layout.engine import Box, Layout
+from fxstudio.core.layout.boxes import Box, group_key
+from fxstudio.core.layout.engine import Layout
 from fxstudio.core.layout.groups import drawn_tree, group_label, node_label
 from fxstudio.core.layout.labels import ESTIMATE
 from fxstudio.core.layout.routes import edge_ends, routes

@@ -31,34 +31,15 @@ from typing import Any
 
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import ModuleGroup
-from fxstudio.core.layout.dot import NODESEP, RANKSEP, layered, run_dot
+from fxstudio.core.layout.boxes import COLLAPSED_HEIGHT, GROUP_PAD, GROUP_TITLE, NODE_HEIGHT, Box
+from fxstudio.core.layout.dot import RANKSEP, dot_positions, layered
 from fxstudio.core.layout.groups import drawn_tree, group_label, node_label
 from fxstudio.core.layout.labels import ESTIMATE, TextMetrics
 from fxstudio.core.layout.repeats import FOLD_AT, Structures, fold_label, runs
 from fxstudio.core.process import progress as progress_of
 
-# Sizes in points (1/72 inch), y pointing down, as Qt draws.
-NODE_HEIGHT = 44.0
-GROUP_PAD = 14.0
-GROUP_TITLE = 20.0
-COLLAPSED_HEIGHT = 40.0
 CHUNK = 250  # items in one dot run at most
 SHARED_ITEMS, SHARED_SPAN = 3, 100  # a value used by this many items this far apart is shared
-
-
-@dataclass(frozen=True)
-class Box:
-    x: float  # top-left
-    y: float
-    w: float
-    h: float
-
-    @property
-    def center(self) -> tuple[float, float]:
-        return (self.x + self.w / 2, self.y + self.h / 2)
-
-    def to_json(self) -> list[float]:
-        return [round(self.x, 2), round(self.y, 2), round(self.w, 2), round(self.h, 2)]
 
 
 @dataclass
@@ -444,32 +425,8 @@ class _Run:
         return layered(keys, sizes, edges)
 
     def _dot(self, keys, sizes, edges):
-        import pygraphviz
-
-        graph = pygraphviz.AGraph(directed=True, strict=True)
-        big = len(keys) > 60
-        graph.graph_attr.update(
-            rankdir="TB",
-            nodesep=str(NODESEP),
-            ranksep=str(RANKSEP),
-            splines="false",
-            **({"nslimit": "2", "mclimit": "0.5"} if big else {}),
-        )
-        graph.node_attr.update(shape="box", fixedsize="true", label="")
-        for k in keys:
-            w, h = sizes[k]
-            graph.add_node(k, width=f"{w / 72:.3f}", height=f"{h / 72:.3f}")
-        for a, b in edges:
-            graph.add_edge(a, b)
-        run_dot(graph)
         self.dot_runs += 1
-        bb = [float(v) for v in graph.graph_attr["bb"].split(",")]
-        height = bb[3] - bb[1]
-        pos = {}
-        for k in keys:
-            x, y = (float(v) for v in graph.get_node(k).attr["pos"].split(","))
-            pos[k] = (x - bb[0], height - (y - bb[1]))
-        return pos, bb[2] - bb[0], height
+        return dot_positions(keys, sizes, edges)
 
     # --- placing -------------------------------------------------------------------------------
 

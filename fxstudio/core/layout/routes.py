@@ -10,7 +10,7 @@ free lane, down the lane past the boxes in between (outside the frames around th
 along their borders), and back in above the user, with rounded corners.
 
 Example:
-    >>> from fxstudio.core.layout.engine import Box
+    >>> from fxstudio.core.layout.boxes import Box
     >>> ends = edge_ends(Box(0, 0, 80, 40), Box(0, 200, 80, 40), 0, 1)
     >>> blocker = [Box(0, 80, 80, 40)]
     >>> crosses(edge_path(ends), blocker)
@@ -25,7 +25,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
-from fxstudio.core.layout.engine import GROUP_PAD, GROUP_TITLE, RANKSEP, Box
+from fxstudio.core.layout.boxes import GROUP_PAD, GROUP_TITLE, Box
+from fxstudio.core.layout.dot import RANKSEP
 
 __all__ = [
     "Index",

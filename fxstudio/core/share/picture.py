@@ -18,10 +18,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from fxstudio.core.errors import UserError
-from fxstudio.core.graph.document import GraphDocument, group_key
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import module_path
+from fxstudio.core.layout.boxes import GROUP_PAD, GROUP_TITLE, Box, group_key
 from fxstudio.core.layout.drawing import Drawing, drawing
-from fxstudio.core.layout.engine import GROUP_PAD, GROUP_TITLE, Box, Layout, LayoutEngine
+from fxstudio.core.layout.engine import Layout, LayoutEngine
 from fxstudio.core.layout.groups import COLLAPSE_ABOVE, all_groups, top_level_groups
 from fxstudio.core.share.palette import METRICS
 

@@ -36,10 +36,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from fxstudio.core.graph.document import GraphDocument, group_key
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import ModuleGroup, module_path
 from fxstudio.core.graph.shapes import node_dtype
-from fxstudio.core.layout.engine import Box
+from fxstudio.core.layout.boxes import Box, group_key
 from fxstudio.core.layout.groups import drawn_tree, group_label
 from fxstudio.core.layout.labels import TEXT_MARGIN
 from fxstudio.core.layout.repeats import fold_label
