@@ -49,22 +49,25 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from fxstudio.cli.common import (
-    COMMANDS,
-    EXIT_INTERRUPTED,
-    EXIT_USAGE,
-    AddParser,
-    report_error,
-    user_output_to_stderr,
-)
-from fxstudio.core.process import progress
+if TYPE_CHECKING:
+    from fxstudio.cli.common import AddParser
 
-__all__ = ["COMMANDS", "main", "run"]
+__all__ = ["main", "run"]
+
+#: What the window imports while a ``.pt2``'s first picture is shown (torch among them).
+GUI_MODULES = ("fxstudio.cli.gui", "fxstudio.qt.app", "fxstudio.qt.window.main_window")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if _first_picture(args):  # drawn, and written (--first-picture) or closed by the user
+        return 0
+    # (imported here: ``fxstudio FILE.pt2`` draws its first picture before torch is imported)
+    from fxstudio.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, report_error
+    from fxstudio.core.process import progress
+
     debug = "--debug" in args
     from fxstudio.core.process.guard import install_interrupt_handler
 
@@ -93,9 +96,38 @@ def main(argv: Sequence[str] | None = None) -> int:
             told.finish()
 
 
+def _first_picture(args: list[str]) -> bool:
+    """``fxstudio FILE.pt2 [...]``: its graph drawn from the archive before torch is
+    imported (:mod:`fxstudio.qt.startup`), the window's modules imported meanwhile.  True
+    when the start stops here: the picture written (``--first-picture OUT.png``) or its
+    window closed by the user; False to go on (any other MODEL, or a file not read that way:
+    the normal open says why)."""
+    if not args or not args[0].endswith(".pt2") or not os.path.isfile(args[0]):
+        return False
+    if {"-h", "--help", "--version", "--screenshot"} & set(args):
+        return False
+    png = None
+    if "--first-picture" in args:
+        at = args.index("--first-picture") + 1
+        if at >= len(args):
+            return False  # argparse says what is missing
+        png = args[at]
+    from fxstudio.qt.startup import import_meanwhile, show_first_picture
+
+    window = show_first_picture(args[0], png)
+    if window is None:
+        return False
+    if png is not None:
+        return True
+    import_meanwhile(GUI_MODULES, window)
+    return window.dismissed
+
+
 def _command(args: list[str]) -> int:
     """Run the subcommand ``args`` name (the window when none is named). A subcommand's
     stdout carries only its data: what the model's code prints goes to stderr."""
+    from fxstudio.cli.common import COMMANDS, user_output_to_stderr
+
     if not args or args[0] not in COMMANDS:
         from fxstudio.cli.gui import cmd_gui, gui_parser
 

@@ -30,6 +30,12 @@ def gui_parser() -> argparse.ArgumentParser:
         metavar="OUT.png",
         help="render the window once the model is shown, write a PNG and exit",
     )
+    p.add_argument(
+        "--first-picture",
+        metavar="OUT.png",
+        help="write a PNG of the first picture drawn and exit: a .pt2's graph read from its "
+        "archive before torch is imported (else as --screenshot); how soon a start shows it",
+    )
     p.add_argument("--version", action="version", version=f"fxstudio {__version__}")
     p.add_argument(
         "--autosave",
@@ -48,4 +54,5 @@ def cmd_gui(ns: argparse.Namespace) -> int:
     if ns.verbose:
         logging.basicConfig(level=logging.INFO, format="fxstudio: %(message)s")
     request = request_from(ns) if ns.model else None
-    return run_gui(request, screenshot=ns.screenshot, debug=ns.debug, autosave_s=ns.autosave)
+    shot = ns.screenshot or ns.first_picture  # (a first picture not drawn from the archive)
+    return run_gui(request, screenshot=shot, debug=ns.debug, autosave_s=ns.autosave)

@@ -1,7 +1,8 @@
 """fxstudio's Qt views and controllers.  They read the document and call core functions;
 they never change a ``torch.fx.Graph`` themselves.
 
-``app`` starts the window; ``window`` (the main window and what it composes) > ``panels``
+``app`` starts the window (``startup``: before torch is imported, the application and a
+``.pt2``'s first picture drawn from its archive); ``window`` (the main window and what it composes) > ``panels``
 (the docks) > ``windows`` (the other top-level windows: Compare) > ``canvas`` > ``editing``
 import one way down, and all may use the shared pieces: ``workers`` (slow work off the GUI
 thread), ``copies`` (work on a copy of the document, its result taken only if the document

@@ -5,38 +5,26 @@ from __future__ import annotations
 import os
 import sys
 
-from PySide6.QtCore import QTimer, QtMsgType, qInstallMessageHandler
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows.save import CrashLog
 from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.process.guard import EXIT_OK, EXIT_USAGE, report_error
-from fxstudio.qt.window.autosave import DEFAULT_INTERVAL_S, recovery_dir
+from fxstudio.qt.startup import (
+    START_SIZE,
+    FirstPictureWindow,
+    application,
+    take_first_picture,
+)
+from fxstudio.qt.window.autosave import DEFAULT_INTERVAL_S, find_recoveries, recovery_dir
 
-_QUIET = ("This plugin does not support propagateSizeHints()",)
+__all__ = ["application", "run_gui"]
 
-
-def _qt_messages(kind: QtMsgType, _context: object, message: str) -> None:
-    """Drop the offscreen platform's harmless chatter; pass everything else to stderr."""
-    if message in _QUIET:
-        return
-    if kind != QtMsgType.QtDebugMsg:
-        print(f"qt: {message}", file=sys.stderr)
-
-
-def application(argv: list[str] | None = None) -> QApplication:
-    qInstallMessageHandler(_qt_messages)
-    app = QApplication.instance()
-    if app is None:
-        app = QApplication(argv if argv is not None else sys.argv[:1])
-        app.setApplicationName("fxstudio")
-        app.setOrganizationName("fxstudio")
-        app.setDesktopFileName(
-            "io.github.fxstudio.fxstudio"
-        )  # = the .desktop file (Wayland app id)
-    assert isinstance(app, QApplication)
-    return app
+#: The main window replaces a ``.pt2``'s first picture once its canvas is drawn, or this
+#: late at the latest (it then shows its progress, with Cancel).
+REPLACE_WITHIN_MS = 15_000
 
 
 def run_gui(
@@ -61,8 +49,15 @@ def run_gui(
     crash_log = CrashLog(recovery_dir().parent)
     crash = None if screenshot else crash_log.start()
     window = MainWindow(interactive=screenshot is None, autosave_s=0 if screenshot else interval)
-    window.window_state.start_size(1400, 860)  # a later run: as it was left
-    window.show()
+    window.window_state.start_size(*START_SIZE)  # a later run: as it was left
+    first = take_first_picture()
+    asks = crash is not None or bool(find_recoveries(window.session.autosaver.directory))
+    if first is None or asks:  # (what the last run left is asked about over the window)
+        window.show()
+        if first is not None:
+            first.hand_over()
+    else:
+        _replace_when_drawn(window, first)
     status = {"code": EXIT_OK}
 
     if screenshot:
@@ -89,6 +84,21 @@ def run_gui(
     app.exec()
     crash_log.end()
     return status["code"]
+
+
+def _replace_when_drawn(window, first: FirstPictureWindow) -> None:
+    """The main window replaces a ``.pt2``'s first picture once its canvas is drawn, the
+    open failed (its message shown over it) or :data:`REPLACE_WITHIN_MS` passed."""
+
+    def replace(*_: object) -> None:
+        if not first.handed_over:
+            window.show()
+            first.hand_over()
+
+    window.layoutShown.connect(replace)
+    window.session.loadFailed.connect(replace)
+    window.canvas_controller.layoutFailed.connect(replace)
+    QTimer.singleShot(REPLACE_WITHIN_MS, replace)  # never left on the picture alone
 
 
 def _save_and_quit(window, path: str, status: dict[str, int], app: QApplication) -> None:

@@ -72,11 +72,14 @@ not import the fronts below (the command line does not pay for them):
 - ``lesson`` -- the Learn FX dock: the steps, the demonstrations, ``diagnose`` (a trap's
   diagnosis)
 - ``patterns`` -- the Patterns dock: patterns made, matched, explained, replaced
+- ``picture`` -- a ``.pt2``'s first picture from its archive and the canvas items' drawing
+  vocabulary, torch-free (the window draws it before torch is imported)
 - ``report`` -- *File ▸ Export report…*, ``fxstudio report`` and ``fxstudio diff --html``:
   ``report_flow``, ``diff_report`` (a compare made already, as a page)
 
 Example:
     >>> from fxstudio.core.flows import DiffRequest, RewriteRequest, RewriteSpec
+    >>> from fxstudio.core.flows import diff_flow, open_document, rewrite_flow
     >>> doc = open_document("examples:negrelu")
     >>> len(rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="negrelu"))).result.replaced)
     1
@@ -85,19 +88,66 @@ Example:
     '  changed (rewritten): relu → relu'
 """
 
-from fxstudio.core.compiling.result import Compiled
-from fxstudio.core.flows.compile import CompileRequest, CompileResult, compile_flow
-from fxstudio.core.flows.diff import DiffRequest, DiffResult, diff_flow
-from fxstudio.core.flows.layout import LayoutRequest, LayoutResult, layout_flow
-from fxstudio.core.flows.memory import MemoryRequest, MemoryResult, memory_flow
-from fxstudio.core.flows.step import StepRequest, StepResult, UnknownNode, step_flow, step_through
-from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.patterns.apply import Report, RewriteRequest, RewriteSpec, rewrite_flow
-from fxstudio.core.patterns.explain import Explanation, explain
-from fxstudio.core.runtime.profiling import Profile, ProfileOptions, profile
-from fxstudio.core.saving.export import ExportResult, export
-from fxstudio.core.saving.sessions import open_document
-from fxstudio.core.stepping.stepper import Stepper
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fxstudio.core.compiling.result import Compiled
+    from fxstudio.core.flows.compile import CompileRequest, CompileResult, compile_flow
+    from fxstudio.core.flows.diff import DiffRequest, DiffResult, diff_flow
+    from fxstudio.core.flows.layout import LayoutRequest, LayoutResult, layout_flow
+    from fxstudio.core.flows.memory import MemoryRequest, MemoryResult, memory_flow
+    from fxstudio.core.flows.step import (
+        StepRequest,
+        StepResult,
+        UnknownNode,
+        step_flow,
+        step_through,
+    )
+    from fxstudio.core.model.request import OpenRequest
+    from fxstudio.core.patterns.apply import Report, RewriteRequest, RewriteSpec, rewrite_flow
+    from fxstudio.core.patterns.explain import Explanation, explain
+    from fxstudio.core.runtime.profiling import Profile, ProfileOptions, profile
+    from fxstudio.core.saving.export import ExportResult, export
+    from fxstudio.core.saving.sessions import open_document
+    from fxstudio.core.stepping.stepper import Stepper
+
+#: Where each name comes from: imported on first use, so that importing one front below
+#: (``flows.picture`` before torch, ``flows.layout`` for the canvas) does not import them all.
+_FROM = {
+    "Compiled": "fxstudio.core.compiling.result",
+    "CompileRequest": "fxstudio.core.flows.compile",
+    "CompileResult": "fxstudio.core.flows.compile",
+    "compile_flow": "fxstudio.core.flows.compile",
+    "DiffRequest": "fxstudio.core.flows.diff",
+    "DiffResult": "fxstudio.core.flows.diff",
+    "diff_flow": "fxstudio.core.flows.diff",
+    "LayoutRequest": "fxstudio.core.flows.layout",
+    "LayoutResult": "fxstudio.core.flows.layout",
+    "layout_flow": "fxstudio.core.flows.layout",
+    "MemoryRequest": "fxstudio.core.flows.memory",
+    "MemoryResult": "fxstudio.core.flows.memory",
+    "memory_flow": "fxstudio.core.flows.memory",
+    "StepRequest": "fxstudio.core.flows.step",
+    "StepResult": "fxstudio.core.flows.step",
+    "UnknownNode": "fxstudio.core.flows.step",
+    "step_flow": "fxstudio.core.flows.step",
+    "step_through": "fxstudio.core.flows.step",
+    "OpenRequest": "fxstudio.core.model.request",
+    "Report": "fxstudio.core.patterns.apply",
+    "RewriteRequest": "fxstudio.core.patterns.apply",
+    "RewriteSpec": "fxstudio.core.patterns.apply",
+    "rewrite_flow": "fxstudio.core.patterns.apply",
+    "Explanation": "fxstudio.core.patterns.explain",
+    "explain": "fxstudio.core.patterns.explain",
+    "Profile": "fxstudio.core.runtime.profiling",
+    "ProfileOptions": "fxstudio.core.runtime.profiling",
+    "profile": "fxstudio.core.runtime.profiling",
+    "ExportResult": "fxstudio.core.saving.export",
+    "export": "fxstudio.core.saving.export",
+    "open_document": "fxstudio.core.saving.sessions",
+    "Stepper": "fxstudio.core.stepping.stepper",
+}
+
 
 __all__ = [
     "CompileRequest",
@@ -133,3 +183,15 @@ __all__ = [
     "step_flow",
     "step_through",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """A flow's name, imported from its module on first use (PEP 562)."""
+    module = _FROM.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

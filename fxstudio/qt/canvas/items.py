@@ -26,15 +26,15 @@ from PySide6.QtWidgets import (
     QStyleOptionGraphicsItem,
 )
 
-from fxstudio.core.flows.layout import (
+from fxstudio.core.flows.picture import (
     GROUP_PAD,
     GROUP_TITLE,
     TEXT_MARGIN,
     Box,
     TextMetrics,
     edge_path,
+    group_key,
 )
-from fxstudio.core.graph.document import group_key
 from fxstudio.qt import theme
 
 DETAIL_SCALE = 0.45  # below this zoom, boxes show their name only, in a font kept legible

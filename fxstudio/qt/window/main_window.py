@@ -264,6 +264,7 @@ class MainWindow(QMainWindow):
 
     def _load_failed(self, exc: BaseException) -> None:
         if self.session.tell_failure:
+            self.show()  # (behind a .pt2's first picture until now: the message goes over it)
             self.show_error("Could not open the model", exc)
 
     # --- asking the user -------------------------------------------------------------------
