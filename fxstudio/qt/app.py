@@ -51,11 +51,11 @@ def run_gui(
     window = MainWindow(interactive=screenshot is None, autosave_s=0 if screenshot else interval)
     window.window_state.start_size(*START_SIZE)  # a later run: as it was left
     first = take_first_picture()
-    asks = crash is not None or bool(find_recoveries(window.session.autosaver.directory))
-    if first is None or asks:  # (what the last run left is asked about over the window)
+    if first is not None and (crash or find_recoveries(window.session.autosaver.directory)):
+        first.hand_over()  # what the last run left is asked about over the main window
+        first = None
+    if first is None:
         window.show()
-        if first is not None:
-            first.hand_over()
     else:
         _replace_when_drawn(window, first)
     status = {"code": EXIT_OK}

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 
 from PySide6.QtCore import (
     QEventLoop,
@@ -176,11 +175,9 @@ class _Done(QObject):
     done = Signal()
 
 
-def import_meanwhile(modules: tuple[str, ...], window: FirstPictureWindow) -> float:
-    """Import ``modules`` in a thread while ``window`` stays live (its events handled here);
-    the seconds it took.  An import that fails is left for the main thread to repeat and
-    report."""
-    t0 = time.perf_counter()
+def import_meanwhile(modules: tuple[str, ...], window: FirstPictureWindow) -> None:
+    """Import ``modules`` in a thread while ``window`` stays live (its events handled here).
+    An import that fails is left for the main thread to repeat and report."""
     loop = QEventLoop()
     signal = _Done()
     signal.done.connect(loop.quit, Qt.ConnectionType.QueuedConnection)
@@ -200,4 +197,3 @@ def import_meanwhile(modules: tuple[str, ...], window: FirstPictureWindow) -> fl
     QTimer.singleShot(0, thread.start)
     loop.exec()
     thread.join()
-    return time.perf_counter() - t0

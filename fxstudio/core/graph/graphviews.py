@@ -25,7 +25,8 @@ import torch.fx as fx
 from fxstudio.core.errors import stack_trace_location
 from fxstudio.core.fxcompat import is_op_overload, qualified_name
 from fxstudio.core.graph.attributes import submodule_at
-from fxstudio.core.graph.shapes import format_shape, node_dtype, node_shape
+from fxstudio.core.graph.shapes import node_dtype, node_shape
+from fxstudio.core.layout.labels import format_shape
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,9 @@ from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_map
 from fxstudio.core.graph.edited import call_key, in_place, signature
 from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.graph.running import Current, Plan, bookkeeping_count, run_nodes, threads
-from fxstudio.core.graph.shapes import format_shape, node_dtype, node_shape
+from fxstudio.core.graph.shapes import node_dtype, node_shape
 from fxstudio.core.graph.weights import SHAPE_DEVICE, fake_of
+from fxstudio.core.layout.labels import format_shape
 from fxstudio.core.model.failures import describe_value, fake_state, faked, short_location
 from fxstudio.core.process import progress
 from fxstudio.core.process.guard import special_failure

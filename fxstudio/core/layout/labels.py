@@ -5,6 +5,7 @@ The window measures its fonts once (:func:`fxstudio.qt.canvas.items.text_metrics
 the numbers to the layout, which runs in a worker thread and never touches Qt; without a
 window (the command line) :data:`ESTIMATE` stands in.  The canvas elides what is still wider
 than a box may grow (:data:`MAX_NODE_WIDTH`) and shows the whole text in the tooltip.
+:func:`format_shape` writes a shape as every view shows it.
 
 Example:
     >>> m = TextMetrics({"a": 7.0, "": 9.0}, {"a": 6.0, "": 8.0})
@@ -47,3 +48,12 @@ class TextMetrics:
 
 #: The command line's estimate: every character :data:`CHAR_WIDTH` wide.
 ESTIMATE = TextMetrics()
+
+
+def format_shape(shape: tuple[int, ...] | list[tuple[int, ...] | None] | None) -> str:
+    """``2x16``; ``(2x8, 2x8)`` for several; ``scalar`` for 0-d; ``""`` when unknown."""
+    if shape is None:
+        return ""
+    if isinstance(shape, list):
+        return "(" + ", ".join("None" if s is None else format_shape(s) for s in shape) + ")"
+    return "x".join("?" if d < 0 else str(d) for d in shape) or "scalar"

@@ -33,6 +33,7 @@ Example:
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 import zipfile
@@ -42,7 +43,7 @@ from typing import Any
 
 from fxstudio.core.layout.boxes import NODE_HEIGHT, Box
 from fxstudio.core.layout.dot import dot_positions, layered
-from fxstudio.core.layout.labels import ESTIMATE, TextMetrics
+from fxstudio.core.layout.labels import ESTIMATE, TextMetrics, format_shape
 
 #: Graphs up to this many nodes are laid out by ``dot`` (a fraction of a second); bigger ones
 #: by the layered layout, which takes a second at 20,000 nodes where ``dot`` takes minutes.
@@ -105,7 +106,7 @@ def first_picture(path: str, metrics: TextMetrics = ESTIMATE) -> FirstPicture | 
     if read is None:
         return None
     nodes, edges = read
-    picture = FirstPicture(re.split(r"[\\/]", path)[-1], nodes, edges)
+    picture = FirstPicture(os.path.basename(path), nodes, edges)
     keys = [n.name for n in nodes]
     sizes = {n.name: (metrics.box_width(n.name, n.target, n.shape), NODE_HEIGHT) for n in nodes}
     wires = [(a, b) for a, b, _ in edges if a != b]
@@ -187,8 +188,8 @@ def _graph(graph: dict, signature: dict) -> tuple[list[PreviewNode], list[tuple[
                 edges.append((name, out, "self"))
             made[out] = out if several else name
     returned = [n for value in graph.get("outputs") or [] for n in _names(value)]
-    shapes = ", ".join(_shape([n], values) or "None" for n in returned)
-    nodes.append(PreviewNode("output", "output", "output", f"({shapes})"))
+    shapes = format_shape([_sizes(values.get(n)) for n in returned])
+    nodes.append(PreviewNode("output", "output", "output", shapes))
     edges.extend((made[used], "output", "output") for used in returned if used in made)
     return nodes, edges
 
@@ -216,14 +217,13 @@ def _target(target: str) -> str:
 
 
 def _shape(outputs: list[str], values: dict) -> str:
-    shapes = [_one_shape(values.get(o)) for o in outputs]
-    if len(shapes) == 1:
-        return shapes[0]
-    return "(" + ", ".join(s or "None" for s in shapes) + ")" if shapes else ""
+    """As the canvas writes it (:func:`format_shape`): one output's shape, several's list."""
+    shapes = [_sizes(values.get(o)) for o in outputs]
+    return format_shape(shapes[0] if len(shapes) == 1 else shapes) if shapes else ""
 
 
-def _one_shape(value: dict | None) -> str:
+def _sizes(value: dict | None) -> tuple[int, ...] | None:
+    """A tensor value's sizes (a symbolic one as -1: written ``?``); None for no tensor."""
     if not value or "sizes" not in value:
-        return ""
-    dims = [str(d["as_int"]) if "as_int" in d else "?" for d in value["sizes"]]
-    return "x".join(dims) or "scalar"
+        return None
+    return tuple(d["as_int"] if "as_int" in d else -1 for d in value["sizes"])
