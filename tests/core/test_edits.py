@@ -47,6 +47,21 @@ def test_change_target_rename_and_inputs():
     assert "add = negated + z" in doc.code()
 
 
+def test_an_edit_leaves_the_forward_to_its_first_call_and_its_code_is_never_stale():
+    doc = open_document("examples:negrelu")
+    gelu = torch.nn.functional.gelu
+    edits.set_target(doc, "relu", "torch.nn.functional.gelu")
+    assert not doc.compiled  # nothing compiled by the edit
+    assert "relu = torch._C._nn.gelu(y)" in doc.code() and not doc.compiled  # code alone
+    x = doc.example_inputs
+    out = outputs(doc)[0]  # a plain call compiles, then runs the edited graph
+    assert doc.compiled and "gelu" in doc.graph_module.code
+    assert torch.equal(out, (torch.neg(x[0]) + gelu(x[1])) * x[2])
+    edits.rename(doc, "neg", "negated")
+    doc.ensure_compiled()  # (before it is handed to Dynamo, export or the profiler)
+    assert doc.compiled and "negated = torch.neg(x)" in doc.graph_module.code
+
+
 def test_rename_carries_the_position():
     doc = open_document("examples:negrelu")
     doc.set_positions({"neg": (5.0, 6.0)})

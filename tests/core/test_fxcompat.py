@@ -42,6 +42,36 @@ def test_code_generator_round_trips_and_forward_source_runs():
     assert torch.equal(module(x), gm(x))
 
 
+def test_a_forward_left_for_its_first_call_compiles_there_and_copies_compile_their_own():
+    import copy
+    import pickle
+
+    gm = _graph_module()
+    x = torch.randn(2, 3)
+    lin, relu = getattr(gm, "0"), getattr(gm, "1")
+    second = next(n for n in gm.graph.nodes if n.op == "call_module" and n.target == "1")
+    second.target = "0"  # the Linear twice: another result, and another line of code
+    fxcompat.compile_on_call(gm)
+    assert not fxcompat.is_compiled(gm) and fxcompat.is_compiled(_graph_module())  # its own
+    assert 'getattr(self, "1")' not in gm.code and fxcompat.is_compiled(gm)  # read: compiled
+    torch.testing.assert_close(gm(x), lin(lin(x)))
+    second.target = "1"
+    fxcompat.compile_on_call(gm)
+    torch.testing.assert_close(gm(x), relu(lin(x)))  # called: compiled, then run
+    assert fxcompat.is_compiled(gm) and 'getattr(self, "1")' in gm.code
+    second.target = "0"
+    fxcompat.compile_on_call(gm)
+    assert 'getattr(self, "1")' not in str(gm)  # printed: compiled first
+    fxcompat.compile_on_call(gm)
+    for twin in (copy.deepcopy(gm), pickle.loads(pickle.dumps(gm))):
+        torch.testing.assert_close(twin(x), lin(lin(x)))
+    other = _graph_module()
+    fxcompat.set_graph(other, copy.deepcopy(gm.graph), recompile=False)
+    assert not fxcompat.is_compiled(other)
+    twice = getattr(other, "0")
+    torch.testing.assert_close(other(x), twice(twice(x)))
+
+
 def test_aten_overloads_their_names_and_schemas():
     add = torch.ops.aten.add.Tensor
     assert fxcompat.is_op_overload(add) and fxcompat.is_op_overload(torch.ops.aten.add)

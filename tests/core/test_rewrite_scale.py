@@ -21,7 +21,7 @@ from fxstudio.core.graph.document import ChangeKind, GraphDocument
 from fxstudio.core.graph.edited import touched_since
 from fxstudio.core.graph.propagation import downstream, propagate_shapes
 from fxstudio.core.graph.running import Current, bookkeeping_threads, run_nodes, threads
-from fxstudio.core.graph.snapshots import detached, propagated, snapshot
+from fxstudio.core.graph.snapshots import adopt, detached, propagated, snapshot, views
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.check import check, reference
 
@@ -200,3 +200,64 @@ def test_the_note_of_what_edits_touched_is_dropped_when_another_change_came_betw
     doc.emit(ChangeKind.GRAPH_REPLACED)  # a change this note did not see
     edits.set_target(doc, "neg", "torch.sigmoid")
     assert touched_since(doc.graph_module, doc.version) is None
+
+
+RELU_TO_F = RewriteSpec(
+    pattern_code="def pattern(x):\n    return torch.relu(x)\n",
+    replacement_code="def replacement(x):\n    return torch.nn.functional.relu(x)\n",
+)
+F_TO_RELU = RewriteSpec(
+    pattern_code="def pattern(x):\n    return torch.nn.functional.relu(x)\n",
+    replacement_code="def replacement(x):\n    return torch.relu(x)\n",
+)
+
+
+def test_a_rewrite_after_a_checked_one_takes_the_model_before_from_that_check():
+    doc = open_document(OpenRequest(DEEP, "fx"))
+    first = rewrite_flow(doc, RewriteRequest(RELU_TO_F))
+    assert first.check is not None and first.check.ok
+    kept = doc.kept_values("check/3")
+    assert kept is not None and kept.holds_for(doc)
+    assert reference(doc) is kept  # the model after the first rewrite: not run again
+    with torch.no_grad():  # its outputs are what a run of the model gives now
+        for inputs, outputs in zip(kept.inputs, kept.outputs, strict=True):
+            assert len(outputs) == 1 and torch.equal(doc.graph_module(*inputs), outputs[0])
+    second = rewrite_flow(doc, RewriteRequest(F_TO_RELU))
+    assert second.check is not None and second.check.ok and second.check.runs == 3
+    assert doc.kept_values("check/3") is not kept  # this version's own
+    second.result.edit.undo()
+    assert doc.kept_values() == {}  # another version of the graph: nothing kept for it
+
+
+def test_kept_outputs_do_not_hold_once_a_weight_or_an_input_changed(monkeypatch):
+    doc = open_document(OpenRequest(DEEP, "fx"))
+    rewrite_flow(doc, RewriteRequest(RELU_TO_F))
+    kept = doc.kept_values("check/3")
+    with torch.no_grad():
+        next(doc.graph_module.parameters()).add_(1.0)  # in place: same graph, other values
+    assert not kept.holds_for(doc)
+    again = reference(doc)
+    assert again is not kept and not torch.equal(again.outputs[0][0], kept.outputs[0][0])
+    assert doc.kept_values("check/3") is again  # (kept in its turn)
+    doc.example_inputs = tuple(x.clone() for x in doc.example_inputs)
+    assert not again.holds_for(doc) and reference(doc) is not again
+    monkeypatch.setattr("fxstudio.core.patterns.check.KEEP_BYTES", 0)  # too big to keep
+    rewrite_flow(doc, RewriteRequest(F_TO_RELU))
+    assert doc.kept_values() == {}
+
+
+def test_kept_outputs_go_with_the_graph_to_a_workers_copy_and_come_back_adopted():
+    doc = open_document(OpenRequest(DEEP, "fx"))
+    rewrite_flow(doc, RewriteRequest(RELU_TO_F))
+    kept = doc.kept_values("check/3")
+    snap = snapshot(doc)
+    copy = detached(snap)
+    assert copy.kept_values("check/3") is kept and kept.holds_for(copy)
+    report = rewrite_flow(copy, RewriteRequest(F_TO_RELU))
+    assert report.check is not None and report.check.ok
+    after = copy.kept_values("check/3")
+    propagated(copy)
+    edit = adopt(doc, snap, copy, report.result.edit, views(copy))
+    assert doc.kept_values("check/3") is after and after.holds_for(doc)
+    edit.undo()  # the graph before, and its values with it
+    assert doc.kept_values("check/3") is kept and reference(doc) is kept

@@ -22,7 +22,7 @@ from fxstudio.core.edits.steps import (
     Step,
 )
 from fxstudio.core.errors import EditError, UserError
-from fxstudio.core.fxcompat import release_name
+from fxstudio.core.fxcompat import compile_on_call, release_name
 from fxstudio.core.graph.document import ChangeKind, GraphDocument
 from fxstudio.core.graph.edited import note_touched, touched_since
 from fxstudio.core.graph.propagation import repropagate
@@ -233,12 +233,9 @@ def _lint_target(root: nn.Module, node: fx.Node) -> None:
 
 
 def _recompile(doc: GraphDocument) -> None:
-    if doc.defer_heavy:
-        # the code comes from fxstudio.core.graph.catchup; run: ensure_compiled
-        doc.compiled = False
-    else:
-        doc.graph_module.recompile()
-        doc.compiled = True
+    """The forward generated and compiled when the module is first called (the code view
+    generates the code alone: doc.code(), or fxstudio.core.graph.catchup's worker)."""
+    compile_on_call(doc.graph_module)
 
 
 def _finish(

@@ -43,8 +43,11 @@ __all__ = [
     "OpOverload",
     "OpOverloadPacket",
     "code_generator",
+    "compile_on_call",
     "compiled_graph_count",
     "fake_tensor_mode",
+    "inplace_count",
+    "is_compiled",
     "is_fake",
     "large_on_meta",
     "is_op_overload",
@@ -188,12 +191,64 @@ def rename_node(node: fx.Node, name: str) -> None:
 
 def set_graph(module: fx.GraphModule, graph: fx.Graph, recompile: bool = True) -> None:
     """Give ``module`` the graph ``graph`` (the very object); without ``recompile`` its
-    forward is left as it was until the caller recompiles (a big graph's code comes later)."""
+    forward is generated when it is first called (:func:`compile_on_call`)."""
     if recompile:
         module.graph = graph
         return
     module._graph = graph
     graph.owning_module = module
+    compile_on_call(module)
+
+
+def compile_on_call(module: fx.GraphModule) -> None:
+    """Leave ``module``'s forward to be generated from its graph and compiled when it is
+    first called or its ``code`` read (as torch's ``_LazyGraphModule`` does): Python's
+    ``compile()`` of a 20,000-line forward costs half a second, and an edit that nothing runs
+    after (a rewrite checked node by node, a session saved) need not pay it.  A GraphModule
+    has a class of its own, so this changes ``module`` alone; ``recompile()`` puts the real
+    forward back, and a copy (deepcopy, pickle) compiles its own."""
+    cls = type(module)
+    cls.forward = _compile_then_forward  # type: ignore[method-assign]
+    cls.code = _code_after_compile  # type: ignore[assignment,method-assign]
+    # (GraphModule pickles and prints the code it has, not its graph's: compiled first)
+    cls.__reduce__ = _reduce_after_compile  # type: ignore[assignment,method-assign]
+    cls.__str__ = _str_after_compile  # type: ignore[assignment,method-assign]
+    cls.__reduce_package__ = _reduce_package_after_compile  # type: ignore[attr-defined]
+
+
+def is_compiled(module: fx.GraphModule) -> bool:
+    """Whether ``module``'s forward is its graph's (not left for :func:`compile_on_call`)."""
+    return type(module).forward is not _compile_then_forward
+
+
+def _compile_then_forward(self: fx.GraphModule, *args: Any, **kwargs: Any) -> Any:
+    self.recompile()  # (its class's forward: the graph's own from now on)
+    return type(self).forward(self, *args, **kwargs)
+
+
+@property  # type: ignore[misc]
+def _code_after_compile(self: fx.GraphModule) -> str:
+    if not is_compiled(self):
+        self.recompile()
+    return fx.GraphModule.code.fget(self)  # type: ignore[attr-defined,no-any-return]
+
+
+def _reduce_after_compile(self: fx.GraphModule) -> Any:
+    if not is_compiled(self):
+        self.recompile()
+    return fx.GraphModule.__reduce__(self)
+
+
+def _str_after_compile(self: fx.GraphModule) -> str:
+    if not is_compiled(self):
+        self.recompile()
+    return fx.GraphModule.__str__(self)
+
+
+def _reduce_package_after_compile(self: fx.GraphModule, exporter: Any) -> Any:
+    if not is_compiled(self):
+        self.recompile()
+    return fx.GraphModule.__reduce_package__(self, exporter)
 
 
 def code_generator(graph: fx.Graph) -> fx.graph.CodeGen:
@@ -242,6 +297,12 @@ def set_module_state(
     module._modules = OrderedDict(children)
     module._parameters = OrderedDict(parameters)
     module._buffers = OrderedDict(buffers)
+
+
+def inplace_count(module: nn.Module) -> int:
+    """How many in-place changes the module's parameters and buffers have had, all told
+    (each tensor's version counter): values computed from them still hold while it stays."""
+    return sum(t._version for t in (*module.parameters(), *module.buffers()))
 
 
 def own_tensors(module: nn.Module) -> Iterator[tuple[str, str, torch.Tensor, bool]]:

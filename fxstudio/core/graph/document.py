@@ -27,7 +27,7 @@ from typing import Any
 import torch.fx as fx
 
 from fxstudio.core.errors import SourceLocation, UserError, stack_trace_location
-from fxstudio.core.fxcompat import module_state, set_module_state
+from fxstudio.core.fxcompat import is_compiled, module_state, set_module_state
 from fxstudio.core.graph.graphviews import (
     ModuleGroup,
     NodeRow,
@@ -41,6 +41,9 @@ from fxstudio.core.graph.graphviews import (
 from fxstudio.core.graph.weights import has_weights, no_weights_message
 from fxstudio.core.layout.boxes import group_key
 from fxstudio.core.model.request import OpenRequest
+
+#: The cache keys of values kept from runs of a version of the graph (not views of it).
+VALUES = "values:"
 
 
 class ChangeKind(str, Enum):
@@ -113,7 +116,6 @@ class GraphDocument:
         # A big graph's editor defers code generation and shape propagation past the moment
         # an edit is drawn: a worker thread does them on a snapshot (fxstudio.core.graph.catchup).
         self.defer_heavy = False
-        self.compiled = True  # the module's forward matches the graph (ensure_compiled())
         self.shapes_stale = False
         self.version = 0  # counts changes to the graph, to drop work done on an older one
         self.session_extra: dict[str, Any] = {}  # what else the session it came from saved
@@ -188,6 +190,21 @@ class GraphDocument:
         """``make()``, made once per version of the graph (what a layout derives from it
         alone, whatever is collapsed); the caller must not change it."""
         return self._cached(key, make)
+
+    def keep_values(self, key: str, values: Any) -> None:
+        """Keep ``values`` computed by running this version of the graph (a numerical check's
+        outputs: the next check's model before); gone with the next change, and carried
+        with the graph to a worker's copy and back (:mod:`~fxstudio.core.graph.snapshots`).
+        Whether they still hold (the same inputs, weights not changed in place) is for the
+        one who keeps them to say."""
+        self._cache[VALUES + key] = values
+
+    def kept_values(self, key: str | None = None) -> Any:
+        """What :meth:`keep_values` kept under ``key`` for this version (None: nothing), or,
+        without ``key``, every value kept, by key (to give to a copy of this version)."""
+        if key is not None:
+            return self._cache.get(VALUES + key)
+        return {k[len(VALUES) :]: v for k, v in self._cache.items() if k.startswith(VALUES)}
 
     def node(self, name: str) -> fx.Node:
         node = self.node_index().get(name)
@@ -266,12 +283,18 @@ class GraphDocument:
             if any(q in v.lower() for v in (r.name, r.target, r.opcode, r.shape, r.module_path))
         ]
 
+    @property
+    def compiled(self) -> bool:
+        """Whether the module's forward is its graph's: an edit leaves its generation and
+        compilation to the module's first call (:func:`~fxstudio.core.fxcompat.compile_on_call`)
+        or to :meth:`ensure_compiled`."""
+        return is_compiled(self._gm)
+
     def ensure_compiled(self) -> None:
-        """Recompile if an edit left that for later (always before the module is run or
-        saved)."""
+        """Recompile if an edit left that for later (before the module is handed to torch:
+        Dynamo, export, the profiler; a plain call compiles it itself)."""
         if not self.compiled:
             self._gm.recompile()
-            self.compiled = True
 
     def code(self) -> str:
         """The generated ``forward`` (``GraphModule.code``) without its leading blank lines:

@@ -39,7 +39,7 @@ from fxstudio.core.edits.engine import Edit, commit, recheck_shapes
 from fxstudio.core.edits.steps import Step
 from fxstudio.core.errors import EditError
 from fxstudio.core.fxcompat import code_generator, set_code_generator, set_graph
-from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.document import VALUES, GraphDocument
 from fxstudio.core.graph.graphviews import line_map, make_row, module_tree_of, tidy_code
 from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.process import collector
@@ -74,6 +74,7 @@ class Snapshot:
     attributes: dict[str, Any] = field(default_factory=dict)
     training: bool = False
     checkpoint: str | None = None  # the folder its weights come from (hf:FOLDER)
+    values: dict[str, Any] = field(default_factory=dict)  # kept from runs of this version
 
 
 def snapshot(doc: GraphDocument, held: bool = False) -> Snapshot:
@@ -98,6 +99,7 @@ def snapshot(doc: GraphDocument, held: bool = False) -> Snapshot:
         {t: _attribute(modules, t) for t in targets},
         gm.training,
         doc.checkpoint,
+        doc.kept_values(),
     )
 
 
@@ -136,17 +138,19 @@ def detached(snap: Snapshot) -> GraphDocument:
 
     Its forward is not compiled (``doc.compiled`` is False, and edits leave it so): Python's
     ``compile()`` of a 20,000-line forward holds the GIL for a second, freezing the window.
-    It is compiled when it is run (:meth:`~GraphDocument.ensure_compiled`), or run node by
-    node without (the rewrite check does, :func:`fxstudio.core.patterns.check.run_graph`)."""
+    It is compiled when it is first called (:func:`~fxstudio.core.fxcompat.compile_on_call`),
+    or run node by node without (the rewrite check does,
+    :func:`fxstudio.core.patterns.check.run_graph`)."""
     with collector.sparing(len(snap.nodes)):  # (a node and its meta per node, modules)
         gm = _module_with(snap.attributes)
         set_graph(gm, rebuild(snap), recompile=False)
     gm.training = snap.training  # (not train(): the submodules are shared)
     doc = GraphDocument(gm, snap.request, snap.example_inputs, source_file=snap.source_file)
-    doc.compiled = False
     doc.defer_heavy = True  # edits do not compile it, nor propagate shapes (see propagated)
     doc.shapes_stale = snap.shapes
     doc.checkpoint = snap.checkpoint
+    for key, values in snap.values.items():  # (the same graph, the same weights)
+        doc.keep_values(key, values)
     return doc
 
 
@@ -242,7 +246,8 @@ class AdoptGraph(Step):
 
 def views(doc: GraphDocument) -> dict[str, Any]:
     """The views of a (detached) document's graph, made where it is: its code, line map,
-    table rows and module tree -- so that the editing thread need not make them again."""
+    table rows and module tree -- so that the editing thread need not make them again --
+    and the values kept from runs of it (a check's)."""
     graph = doc.graph
     with collector.sparing(len(doc)):  # (thousands of rows and lines)
         code = tidy_code(graph.python_code("self").src) if not doc.compiled else doc.code()
@@ -252,6 +257,7 @@ def views(doc: GraphDocument) -> dict[str, Any]:
             "lines": line_map(code, graph),
             "rows": rows,
             "tree": module_tree_of(graph),
+            **{VALUES + key: v for key, v in doc.kept_values().items()},
         }
 
 
