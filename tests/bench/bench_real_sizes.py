@@ -1,5 +1,5 @@
 """Real sizes, structure only (issue 38): the shapes of Llama-3-70B and -405B, Mixtral-8x22B
-and Mixtral-8x22B opened without weights, against torch's bare step on the same machine in
+and Flux-12B opened without weights, against torch's bare step on the same machine in
 the same run -- the model built under ``FakeTensorMode`` and captured by
 ``torch.export.export(strict=False)``, nothing else.  Each side runs in a fresh process and is
 timed from the process's start (Python, torch, transformers and fxstudio imported; peak RSS

@@ -2,8 +2,12 @@
 nested synthetic graph, through the very paths the command line and the window run --
 ``rewrite_flow`` on the document (``fxstudio rewrite``), and on a detached copy in a worker,
 its shapes propagated, its views made and adopted as one edit (the Patterns dock) -- each
-split into its parts: match, replace (the edit's steps), validate, recompile, shapes, and
-the numerical check (the model before and after, run for values).  Then one edit of one node
+split into its parts: match, replace (the edit's steps), validate, recompile (left to the
+module's first call since an edit no longer compiles), shapes, and the numerical check (the
+model before and after, run for values).  Each path twice: the first rewrite on the document
+(the model before it run on the check's 3 inputs, then the model after it) and a rewrite after
+a rewrite (A, then its way back B, then A...: the last check's outputs are the model before,
+so only the model after runs).  Then one edit of one node
 on the same graph, as the window makes it (deferred): until it is applied and shown, and
 until its code, rows and shapes have caught up (:mod:`fxstudio.core.graph.catchup`) -- the
 first edit after the open too.
@@ -39,13 +43,19 @@ sys.path.insert(0, str(ROOT))
 SPEC = f"{ROOT / 'tests' / 'bench' / 'synthetic.py'}:nested_20000"
 PATTERN = "def pattern(x):\n    return x * 0.1\n"
 REPLACEMENT = "def replacement(x):\n    return torch.mul(x, 0.1)\n"
+#: the way back, for one rewrite after another (A, B, A, ...)
+BACK = (
+    "def pattern(x):\n    return torch.mul(x, 0.1)\n",
+    "def replacement(x):\n    return x * 0.1\n",
+)
 REPEATS = 3
 
 
-def _spec() -> Any:
+def _spec(back: bool = False) -> Any:
     from fxstudio.core.patterns.apply import RewriteSpec
 
-    return RewriteSpec(pattern_code=PATTERN, replacement_code=REPLACEMENT)
+    pattern, replacement = BACK if back else (PATTERN, REPLACEMENT)
+    return RewriteSpec(pattern_code=pattern, replacement_code=replacement)
 
 
 @contextlib.contextmanager
@@ -95,7 +105,7 @@ def _parts() -> Parts:
     from fxstudio.core.patterns import apply
 
     parts = Parts()
-    parts.wrap(apply, "reference", "check")
+    parts.wrap(apply, "reference", "before")
     parts.wrap(apply, "check", "check")
     parts.wrap(engine, "validate", "validate")  # lint, targets, calls on fake tensors (+compile)
     parts.wrap(engine, "_recompile", "recompile")
@@ -110,35 +120,43 @@ def _median(rows: list[dict[str, float]]) -> dict[str, float]:
     return {k: round(statistics.median(r.get(k, 0.0) for r in rows), 3) for k in rows[0]}
 
 
-def rewrite_cli(doc: Any) -> dict[str, float]:
-    """``fxstudio rewrite``'s path: ``rewrite_flow`` on the document itself; undone after."""
+def rewrite_cli(doc: Any, after: bool = False, keep: bool = False) -> dict[str, float]:
+    """``fxstudio rewrite``'s path: ``rewrite_flow`` on the document itself.  The first
+    rewrite (the model run before it: nothing kept) is undone after unless ``keep``;
+    ``after``: one rewrite after another (A, B, A, ...: the last check's outputs are the
+    model before), kept."""
     from fxstudio.core.patterns.apply import RewriteRequest, rewrite_flow
 
+    fresh = not doc.kept_values()
     parts = _parts()
     try:
         t0 = time.perf_counter()
-        report = rewrite_flow(doc, RewriteRequest(_spec()))
+        report = rewrite_flow(doc, RewriteRequest(_spec(back=_back(doc))))
         total = time.perf_counter() - t0
     finally:
         parts.remove()
     _expect(report)
-    report.result.edit.undo()
+    if not (after or keep):
+        report.result.edit.undo()
+    assert fresh == (not after), "a first rewrite with values kept, or one after without"
     return _split(total, report, parts.seconds)
 
 
-def rewrite_window(doc: Any) -> dict[str, float]:
+def rewrite_window(doc: Any, after: bool = False, keep: bool = False) -> dict[str, float]:
     """The Patterns dock's path: on a detached copy (a worker's), shapes propagated and views
-    made there, adopted as one edit; undone after and caught up again."""
+    made there, adopted as one edit; a first one undone after and caught up again (``after``:
+    as :func:`rewrite_cli`'s)."""
     from fxstudio.core.graph import snapshots
     from fxstudio.core.graph.catchup import catch_up
     from fxstudio.core.patterns.apply import RewriteRequest, rewrite_flow
 
+    fresh = not doc.kept_values()
     parts = _parts()
     try:
         t0 = time.perf_counter()
         snap = snapshots.snapshot(doc)
         copy = snapshots.detached(snap)
-        report = rewrite_flow(copy, RewriteRequest(_spec()))
+        report = rewrite_flow(copy, RewriteRequest(_spec(back=_back(doc))))
         snapshots.propagated(copy)
         known = snapshots.views(copy)
         edit = snapshots.adopt(doc, snap, copy, report.result.edit, known)
@@ -146,15 +164,39 @@ def rewrite_window(doc: Any) -> dict[str, float]:
     finally:
         parts.remove()
     _expect(report)
-    edit.undo()
+    if not (after or keep):
+        edit.undo()
     catch_up(doc)
+    assert fresh == (not after), "a first rewrite with values kept, or one after without"
     return _split(total, report, parts.seconds)
+
+
+def _back(doc: Any) -> bool:
+    """Whether the graph is rewritten already (its multiplications torch.mul calls)."""
+    import torch
+
+    return _a_mul(doc).target is torch.mul
+
+
+def _a_mul(doc: Any) -> Any:
+    """The first multiplication by 0.1 (its name changes with each rewrite)."""
+    import operator
+
+    import torch
+
+    return next(
+        n
+        for n in doc.graph.nodes
+        if n.op == "call_function" and n.target in (operator.mul, torch.mul)
+    )
 
 
 def _expect(report: Any) -> None:
     replaced = len(report.result.replaced)
     if replaced != 3330 or report.check is None or not report.check.ok:
         raise AssertionError(f"expected 3,330 replacements, checked: {report.describe()}")
+    if report.check.runs != 3:
+        raise AssertionError(f"the check ran on {report.check.runs} inputs, not 3")
 
 
 def _split(total: float, report: Any, seconds: dict[str, float]) -> dict[str, float]:
@@ -164,13 +206,14 @@ def _split(total: float, report: Any, seconds: dict[str, float]) -> dict[str, fl
     validate = seconds.get("validate", 0.0)
     out = {
         "total_s": total,
-        "without_check_s": total - seconds.get("check", 0.0),
+        "without_check_s": total - seconds.get("before", 0.0) - seconds.get("check", 0.0),
         "match_s": r.seconds_match,
         "replace_steps_s": r.seconds_replace - validate - (0.0 if copied else shapes),
         "validate_s": validate - seconds.get("recompile", 0.0),
         "recompile_s": seconds.get("recompile", 0.0),
         "shapes_s": shapes,
-        "check_s": seconds.get("check", 0.0),
+        "check_s": seconds.get("before", 0.0) + seconds.get("check", 0.0),
+        "of_which_model_before_s": seconds.get("before", 0.0),  # ~0 when kept
     }
     if copied:
         out["copy_s"] = seconds["copy"]
@@ -184,7 +227,7 @@ def one_edit(doc: Any, i: int) -> dict[str, float]:
     from fxstudio.core import edits
     from fxstudio.core.graph.catchup import catch_up
 
-    name = "mul_50"
+    name = _a_mul(doc).name
     t0 = time.perf_counter()
     edits.set_target(doc, name, "torch.mul" if i % 2 == 0 else "operator.mul")
     shown = time.perf_counter() - t0
@@ -250,11 +293,19 @@ def bench_rewrite_scale(emit: Callable[..., None]) -> None:
             state = "under load (2 busy processes)" if loaded_on else "quiet"
             for row in baselines(doc, loaded):
                 emit(**common, **row, load=state)
-            cli = _median([rewrite_cli(doc) for _ in range(REPEATS)])
-            emit(**common, what="rewrite, command line path (rewrite_flow)", load=state, **cli)
+            for path, rewrite_once in (
+                ("command line path (rewrite_flow)", rewrite_cli),
+                ("window path (copy, adopt)", rewrite_window),
+            ):
+                doc.defer_heavy = rewrite_once is rewrite_window
+                first = _median([rewrite_once(doc) for _ in range(REPEATS)])
+                emit(**common, what=f"first rewrite, {path}", load=state, **first)
+                rewrite_once(doc, keep=True)  # A: the model after it kept (not timed)
+                then = _median([rewrite_once(doc, after=True) for _ in range(REPEATS)])
+                emit(**common, what=f"rewrite after a rewrite, {path}", load=state, **then)
+                assert not _back(doc)  # B, A, B: back where it started
+                doc.drop_caches()  # (nothing kept: the next first rewrite runs the model)
             doc.defer_heavy = True
-            win = _median([rewrite_window(doc) for _ in range(REPEATS)])
-            emit(**common, what="rewrite, window path (copy, adopt)", load=state, **win)
             edit = _median([one_edit(doc, i) for i in range(2 * REPEATS)])
             emit(**common, what="one edit of one node (deferred)", load=state, **edit)
             doc.defer_heavy = False
