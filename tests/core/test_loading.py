@@ -1,3 +1,5 @@
+import json
+import os
 import subprocess
 import sys
 
@@ -220,3 +222,77 @@ def test_input_specs():
 def test_bad_input_specs(bad):
     with pytest.raises(InputSpecError):
         parse_input_spec(bad)
+
+
+_OUTPUT_MODULE = """
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class Out:
+    total: torch.Tensor
+    twice: torch.Tensor
+
+
+torch.export.register_dataclass(Out, serialized_type_name="fxs_outputs.Out")
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        return Out(x.sum(1), x * 2)
+"""
+
+
+def _show(path, env_path=None):
+    env = {**os.environ, "PYTHONPATH": env_path or ""}
+    return subprocess.run(
+        [sys.executable, "-m", "fxstudio", "show", str(path), "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+
+
+def test_a_program_returning_a_library_type_opens_in_a_process_that_never_imported_it(tmp_path):
+    # (torch reads the type's name only once its module is imported: fxstudio imports it)
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "fxs_outputs.py").write_text(_OUTPUT_MODULE)
+    code = (
+        "import sys, torch; sys.path.insert(0, sys.argv[1]); import fxs_outputs;"
+        "ep = torch.export.export(fxs_outputs.Net(), (torch.ones(2, 3),));"
+        "torch.export.save(ep, sys.argv[2])"
+    )
+    path = tmp_path / "out.pt2"
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "lib"), str(path)], check=True)
+
+    opened = _show(path, env_path=str(tmp_path / "lib"))
+    assert opened.returncode == 0, opened.stderr
+    targets = {n["target"] for n in json.loads(opened.stdout)["nodes"]}
+    assert {"torch.ops.aten.sum.dim_IntList", "torch.ops.aten.mul.Tensor"} <= targets, targets
+
+    lost = _show(path)  # the module is nowhere to be imported: said, by name
+    assert lost.returncode == 2
+    assert "fxs_outputs.Out" in lost.stderr and "PYTHONPATH" in lost.stderr, lost.stderr
+    assert "damaged" not in lost.stderr and "Traceback" not in lost.stderr
+
+
+def test_a_transformers_program_opens_in_a_fresh_process(tmp_path):
+    """A transformers model's program returns its ModelOutput: transformers is imported to
+    read it (a fresh ``fxstudio`` process imports none of it for a .pt2)."""
+    pytest.importorskip("transformers")
+    code = (
+        "import sys, torch\n"
+        "from transformers import GPT2Config, GPT2Model\n"
+        "cfg = GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=64, use_cache=False)\n"
+        "m = GPT2Model(cfg).eval()\n"
+        "ep = torch.export.export(m, (torch.randint(0, 64, (1, 8)),), strict=False)\n"
+        "torch.export.save(ep, sys.argv[1])\n"
+    )
+    path = tmp_path / "gpt2.pt2"
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+    opened = _show(path)
+    assert opened.returncode == 0, opened.stderr
+    modules = {n["module_path"] for n in json.loads(opened.stdout)["nodes"]}
+    assert "ln_f" in modules, modules

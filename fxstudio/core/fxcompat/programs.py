@@ -1,6 +1,10 @@
 """torch.export archives (``.pt2``), read faster than ``torch.export.load`` and, structure
 only, without their weights; an ExportedProgram unlifted with its code generated once.
 
+A program whose inputs or outputs are a library's own pytree types (a transformers model's
+``BaseModelOutputWithPast``) names them in its archive; torch reads such a name only once the
+module that registers the type is imported: :func:`load_program` imports it.
+
 Part of :mod:`fxstudio.core.fxcompat` (torch's private APIs, each use tested in
 ``tests/core/test_fxcompat.py``); imported through it.
 """
@@ -8,6 +12,8 @@ Part of :mod:`fxstudio.core.fxcompat` (torch's private APIs, each use tested in
 from __future__ import annotations
 
 import contextlib
+import importlib
+import re
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -15,8 +21,19 @@ from typing import Any
 import torch
 import torch.fx as fx
 from torch import nn
+from torch.utils import _pytree as pytree
 
-__all__ = ["load_program", "program_weight_bytes", "unlifted"]
+__all__ = ["UnregisteredType", "load_program", "program_weight_bytes", "unlifted"]
+
+
+class UnregisteredType(Exception):
+    """A program's inputs or outputs are of a pytree type (``name``) that no importable
+    module registers.  (Not a RuntimeError: torch's ``load`` turns those into "check the
+    warnings above".)"""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"{name} is not registered as a pytree type")
+        self.name = name
 
 
 def load_program(path: str, weights: bool = True) -> Any:
@@ -26,7 +43,10 @@ def load_program(path: str, weights: bool = True) -> Any:
     JSON values, 60% of a 20,000-node load; here each class's decoder is made once.)"""
     from torch.export.pt2_archive import _package
 
-    swaps: dict[str, Any] = {"_dict_to_dataclass": _fast_dict_to_dataclass()}
+    swaps: dict[str, Any] = {
+        "_dict_to_dataclass": _fast_dict_to_dataclass(),
+        "treespec_loads": _registering(pytree.treespec_loads),
+    }
     if not weights:
         original = _package._load_state_dict
         swaps["_load_state_dict"] = lambda r, name: _meta_state_dict(r, name, original)
@@ -72,11 +92,12 @@ def program_weight_bytes(path: str) -> int:
 
 @contextlib.contextmanager
 def _package_swapped(swaps: dict[str, Any]) -> Iterator[None]:
-    """``torch.export``'s archive reader (and its serde's decoder) with ``swaps``."""
+    """``torch.export``'s archive reader (and its serde's decoders) with ``swaps``."""
     from torch._export.serde import serialize
     from torch.export.pt2_archive import _package
 
-    where = [(_package, n) for n in swaps] + [(serialize, "_dict_to_dataclass")]
+    serde = ("_dict_to_dataclass", "treespec_loads")
+    where = [(_package, n) for n in swaps if n not in serde] + [(serialize, n) for n in serde]
     old = [getattr(m, n) for m, n in where]
     for m, n in where:
         setattr(m, n, swaps[n])
@@ -85,6 +106,46 @@ def _package_swapped(swaps: dict[str, Any]) -> Iterator[None]:
     finally:
         for (m, n), v in zip(where, old, strict=True):
             setattr(m, n, v)
+
+
+_UNREGISTERED = re.compile(r"Deserializing (\S+) in pytree is not registered")
+
+
+def _registering(loads: Any) -> Any:
+    """torch's ``treespec_loads`` that, for a type no module has registered yet, imports the
+    module its serialized name says it comes from and reads it again -- or raises
+    :class:`UnregisteredType`."""
+
+    def registering_loads(data: str) -> Any:
+        tried: set[str] = set()
+        while True:
+            try:
+                return loads(data)
+            except NotImplementedError as exc:
+                found = _UNREGISTERED.search(str(exc))
+                if found is None:
+                    raise
+                name = found.group(1)
+                if name in tried or not _import_registering(name):
+                    raise UnregisteredType(name) from exc
+                tried.add(name)
+
+    return registering_loads
+
+
+def _import_registering(name: str) -> bool:
+    """Import the module that registers the pytree type serialized as ``name``
+    (``package.module.Class``: the longest importable prefix); whether it is registered."""
+    registered = pytree.SERIALIZED_TYPE_TO_PYTHON_TYPE
+    parts = name.split(".")
+    for end in range(len(parts) - 1, 0, -1):
+        try:
+            importlib.import_module(".".join(parts[:end]))
+        except Exception:  # (not installed, or fails to import: a shorter prefix)
+            continue
+        if name in registered:
+            return True
+    return name in registered
 
 
 def _fast_dict_to_dataclass() -> Any:

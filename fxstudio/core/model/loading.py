@@ -31,7 +31,12 @@ import torch
 from torch import nn
 
 from fxstudio.core.errors import LoadError, SourceLocation, user_frame
-from fxstudio.core.fxcompat.programs import load_program, program_weight_bytes, unlifted
+from fxstudio.core.fxcompat.programs import (
+    UnregisteredType,
+    load_program,
+    program_weight_bytes,
+    unlifted,
+)
 from fxstudio.core.graph.weights import (
     SMALL_BUFFER,
     building,
@@ -360,6 +365,14 @@ def _load_pt2(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) ->
                 notes.append(f"{ms.text}: structure only, no weights: {too_big}")
             progress.tell("Reading the program")
             ep = load_program(path, weights=weights and not too_big)
+    except UnregisteredType as exc:
+        owner = exc.name.rpartition(".")[0] or exc.name
+        raise LoadError(
+            f"{ms.location}'s program takes or returns a {exc.name}, a type of the code that "
+            f"exported it, and {owner} cannot be imported here to read it. Install the "
+            "package that defines it (or put its folder on PYTHONPATH), or export a program "
+            "whose inputs and outputs are tensors, tuples, lists and dicts."
+        ) from exc
     except Exception as exc:
         raise LoadError(
             f"{ms.location} is not a readable torch.export program "
