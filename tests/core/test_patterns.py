@@ -686,3 +686,49 @@ def test_the_torch_fx_demo_is_meant_to_change_the_values() -> None:
     assert report.check is not None and not report.check.ok
     assert report.intended and not report.check_failed
     assert "found other values (as intended)" in report.check.describe(report.intended)
+
+
+class _SmallOps(nn.Module):
+    """Small ops (the check runs its three inputs as one vmapped run), and two that vmap
+    cannot batch, switched on: a random op, a value read with .item()."""
+
+    def __init__(self, odd: str = "") -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.odd = odd
+
+    def forward(self, x, ids):
+        y = torch.relu(self.fc(x)) * 2 + ids.float()[:, None]
+        if self.odd == "random":
+            y = y + torch.rand_like(y) * 0
+        if self.odd == "item":
+            y = y * y.abs().max().item()
+        return y, y.sum(-1)
+
+
+@pytest.mark.parametrize("odd", ["", "random", "item"])
+def test_the_check_runs_its_inputs_batched_with_the_values_of_one_run_each(odd, monkeypatch):
+    from fxstudio.core.graph.document import GraphDocument
+    from fxstudio.core.graph.running import run_nodes
+    from fxstudio.core.patterns import check as check_module
+
+    gm = fx.symbolic_trace(_SmallOps(odd).eval())
+    doc = GraphDocument(gm, example_inputs=(torch.randn(2, 8), torch.tensor([1, 2])))
+    batched: list = []
+    real = check_module._batched
+    monkeypatch.setattr(  # (watched, not changed)
+        check_module, "_batched", lambda *a: batched.append(real(*a)) or batched[-1]
+    )
+    before = reference(doc)
+    assert len(before.inputs) == 3
+    with torch.no_grad():  # one run each: the very values (this process, this CPU)
+        for inputs, outputs in zip(before.inputs, before.outputs, strict=True):
+            each = run_nodes(gm, gm.graph, inputs)
+            if odd != "random":
+                assert all(torch.equal(a, b) for a, b in zip(outputs, each, strict=True))
+    if odd:  # vmap refused: one run each, and the check still passes
+        assert batched == [] or batched == [None]
+    else:
+        assert batched and batched[0] is not None
+    rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="swap-activation:relu:relu")))
+    assert check(doc, before, exact=True).ok

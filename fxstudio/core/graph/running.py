@@ -34,6 +34,8 @@ import torch.fx as fx
 from torch import nn
 from torch.fx.node import map_arg
 
+from fxstudio.core.fxcompat import tensors_of
+
 #: Ops on fewer elements than this run on one thread anyway (ATen's grain size for splitting
 #: an op among threads); a model whose weights and inputs come to fewer elements per node
 #: than this is run on one thread when only its shapes or a comparison are wanted.
@@ -55,6 +57,7 @@ class Plan:
         self.module, self.graph = module, graph
         self.modules = dict(module.named_modules(remove_duplicate=False))
         self.nodes = list(graph.nodes)
+        self._weights: int | None = None  # elements, all weights told (small_ops)
         self.last_use: dict[fx.Node, list[fx.Node]] = {}
         seen: set[fx.Node] = set()
         for node in reversed(self.nodes):  # a value is dropped after the last node reading it
@@ -77,15 +80,13 @@ class Plan:
                 m.training = True
 
     def small_ops(self, inputs: tuple[Any, ...]) -> bool:
-        """:func:`small_ops`, from the submodules already read."""
-        tensors = {
-            id(t): t.numel()
-            for m in self.modules.values()
-            for t in (*m.parameters(recurse=False), *m.buffers(recurse=False))
-        }
+        """:func:`small_ops`, from the submodules already read (their weights counted once
+        for all the runs)."""
+        if self._weights is None:
+            self._weights = sum(t.numel() for t in tensors_of(self.modules.values()))
         given = sum(t.numel() for t in inputs if isinstance(t, torch.Tensor))
         calls = sum(1 for n in self.nodes if n.op.startswith("call_")) or 1
-        return (sum(tensors.values()) + given) / calls < SMALL_OP_ELEMENTS
+        return (self._weights + given) / calls < SMALL_OP_ELEMENTS
 
 
 @contextlib.contextmanager
