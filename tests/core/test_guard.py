@@ -1,6 +1,7 @@
 """Hostile and broken model files: every failure of the user's code is one message naming
 their file and line, and nothing is left half done."""
 
+import subprocess
 import sys
 import threading
 import traceback
@@ -317,3 +318,33 @@ def test_cancel_stops_library_code_between_two_modules(stage, inside):
     thread, box = _run_in_thread(call_after)
     thread.join(60)
     assert box == {"result": (1, 2)}
+
+
+_OPEN_WHILE_THE_ZOO_IS_READ = """
+import threading
+from fxstudio.core.flows.open import zoo_specs
+from fxstudio.core.saving.sessions import open_document
+
+listed = []
+reader = threading.Thread(target=lambda: listed.append(len(zoo_specs())))
+reader.start()  # (the Open dialog reads them as it opens; the user opens at once)
+doc = open_document("hf:llama(num_hidden_layers=1, hidden_size=32, intermediate_size=64, "
+                    "num_attention_heads=2, num_key_value_heads=1, vocab_size=64)")
+reader.join()
+print(len(doc), listed[0])
+"""
+
+
+def test_a_model_opened_while_the_zoo_names_are_read_is_not_handed_half_made_modules():
+    """The Open dialog reads the zoos' names (importing timm, torchvision, transformers) in
+    a thread; an hf: model opened meanwhile imports transformers too, and was handed its
+    half-made modules ("cannot import name 'AutoModel' from 'transformers'").  In a fresh
+    process: nothing imported yet."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("timm")
+    done = subprocess.run(
+        [sys.executable, "-c", _OPEN_WHILE_THE_ZOO_IS_READ], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    nodes, names = map(int, done.stdout.split())
+    assert nodes > 20 and names > 100

@@ -36,6 +36,7 @@ from fxstudio.core.model.loading import check_spec, model_names_in
 from fxstudio.core.model.modelfiles import FileModels, file_models
 from fxstudio.core.model.modelspec import list_examples, model_file
 from fxstudio.core.model.request import SESSION_SUFFIX, OpenRequest
+from fxstudio.core.process import modelcode
 from fxstudio.core.saving.recent import RecentModels
 from fxstudio.core.saving.sessions import open_document
 
@@ -86,10 +87,14 @@ def request_for_file(path: str) -> OpenRequest | str:
 
 def zoo_specs() -> list[str]:
     """``hf:`` model types and ``timm:`` names of the installed packages (importing timm
-    and transformers takes seconds: call it off the GUI thread)."""
+    and transformers takes seconds: call it off the GUI thread).  It imports them in the
+    model code's turn (:func:`~fxstudio.core.process.modelcode.one_turn`): an open started
+    meanwhile importing them too would be handed half-made modules ("cannot import name
+    'AutoModel' from 'transformers'")."""
     from fxstudio.core.model.zoo import hf_model_types, timm_names
 
-    return [f"hf:{t}" for t in hf_model_types()] + [f"timm:{n}" for n in timm_names()]
+    with modelcode.one_turn():
+        return [f"hf:{t}" for t in hf_model_types()] + [f"timm:{n}" for n in timm_names()]
 
 
 def open_prepared(request: OpenRequest | str, *, first_open: bool = True) -> GraphDocument:
