@@ -48,6 +48,7 @@ def test_a_structure_only_layer_runs_with_random_weights_and_says_what_it_is():
     assert result.ok
     said = part.estimate(result.after.timing.median_s)
     assert said.startswith("x2 modules alike") and "not a measurement" in said
+    assert part.estimate(16.3).startswith("x2 modules alike ~ 32.600 s for all")  # not 3.26e+04 ms
 
 
 def test_a_module_that_is_not_there_is_named_with_those_that_are():

@@ -3,6 +3,8 @@ alone from the Run dock's Module list or the canvas's menu on the module -- the 
 profile on the part, off the GUI thread -- and the result says what was run and, of many
 modules alike, the whole-model figure as an extrapolation."""
 
+import pytest
+
 from fxstudio.core.model.request import OpenRequest
 from fxstudio.qt.panels.run_module import ONE_MODULE, WHOLE
 from tests.core.test_structure_only import SMALL_LLAMA
@@ -105,6 +107,21 @@ def test_the_window_offers_a_module_on_a_structure_only_document(qtbot, window):
     panel = window.panels["run"]
     assert panel.module.findData("layer1") > 0
     assert "Run this module" in panel.run_button.toolTip()
+
+
+def test_a_checkpoint_folders_document_offers_a_module_with_its_weights(qtbot, window, tmp_path):
+    """Opened structure only from a checkpoint folder, a module runs with the folder's
+    weights: the offer says so, not random weights."""
+    transformers = pytest.importorskip("transformers")
+    from tests.core.test_checkpoints import SMALL
+
+    folder = tmp_path / "checkpoint"
+    model = transformers.LlamaForCausalLM(transformers.LlamaConfig(**SMALL))
+    model.save_pretrained(folder, max_shard_size="100KB")
+    with qtbot.waitSignal(window.layoutShown, timeout=60000):
+        window.session.open(OpenRequest(f"hf:{folder}", weights=False))
+    tip = window.panels["run"].run_button.toolTip()
+    assert "checkpoint folder" in tip and "random weights" not in tip, tip
 
 
 LLAMA_4 = SMALL_LLAMA.replace("num_hidden_layers=2", "num_hidden_layers=4")  # folded: ×4

@@ -40,6 +40,7 @@ from fxstudio.core.graph.checkpoints import find_checkpoint
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import ModuleGroup
 from fxstudio.core.graph.propagation import propagate_shapes
+from fxstudio.core.share.sections import seconds as format_seconds
 
 __all__ = ["Part", "part_of"]
 
@@ -68,7 +69,7 @@ class Part:
         if self.alike <= 1:
             return ""
         return (
-            f"x{self.alike} modules alike ~ {seconds * self.alike * 1e3:.4g} ms for all of "
+            f"x{self.alike} modules alike ~ {format_seconds(seconds * self.alike)} for all of "
             "them: an extrapolation of one module, not a measurement of the model"
         )
 

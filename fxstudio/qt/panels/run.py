@@ -349,7 +349,7 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         text = in_words(exc)
         doc = self.document
         if doc is not None and not doc.weights and "needs the model's weights" in text:
-            text += "\n" + run_module.ONE_MODULE  # what can run
+            text += "\n" + run_module.one_module(doc)  # what can run
         if isinstance(exc, UserError):
             self.status_label.setText(text)
             self.finished.emit(exc)

@@ -33,11 +33,26 @@ ONE_MODULE = (
     "shapes: choose it in the Run dock's Options (Module), or right-click a module on the canvas "
     "and choose Run this module."
 )
-NO_WEIGHTS_TIP = (
-    "This document holds the model's structure only (no weights): running and timing the "
-    "whole model need them. " + ONE_MODULE + " Or open it again without Structure only, or "
-    "a smaller configuration of it."
+#: :data:`ONE_MODULE` for a document opened from a checkpoint folder (hf:FOLDER).
+ONE_MODULE_FROM_CHECKPOINT = ONE_MODULE.replace(
+    "random weights at their shapes", "its weights read from the checkpoint folder"
 )
+
+
+def one_module(doc: GraphDocument) -> str:
+    """:data:`ONE_MODULE`, as it is for ``doc`` (its weights from its checkpoint, if any)."""
+    return ONE_MODULE_FROM_CHECKPOINT if doc.checkpoint is not None else ONE_MODULE
+
+
+def no_weights_tip(doc: GraphDocument) -> str:
+    """Why the whole model does not run, and what does."""
+    return (
+        "This document holds the model's structure only (no weights): running and timing the "
+        f"whole model need them. {one_module(doc)} Or open it again without Structure only, "
+        "or a smaller configuration of it."
+    )
+
+
 BARE_STATUS = "Structure only: no weights to run the whole model. Choose a Module to run alone."
 
 
@@ -139,4 +154,4 @@ def tip(doc: GraphDocument | None, path: str | None) -> str:
         if not doc.weights and doc.checkpoint is not None:
             weights = "its weights from the checkpoint folder"
         return f"Run the module {path} alone, with {weights} and inputs of the recorded shapes"
-    return NO_WEIGHTS_TIP if not doc.weights else ""
+    return no_weights_tip(doc) if not doc.weights else ""
