@@ -21,3 +21,10 @@ def test_fuse_attention_preview_says_the_soft_cap_keeps_it_from_sdpa(qtbot, wind
     ), summary
     rows = [panel.match_list.item(i).text() for i in range(panel.match_list.count())]
     assert len(rows) == 1 and "30 · tanh(s / 30)" in rows[0] and "fuse-attention-flex" in rows[0]
+    # nothing to replace: Replace is off and says why; another built-in that has places
+    # to change turns it on again
+    assert not panel.replace_button.isEnabled()
+    assert panel.replace_button.toolTip().startswith("Nothing to replace here: 1 candidate")
+    with qtbot.waitSignal(panel.found, timeout=60000):
+        panel.choose_rewrite("fuse-attention-flex")
+    assert panel.replace_button.isEnabled() and panel.replace_button.toolTip() == ""

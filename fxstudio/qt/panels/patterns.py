@@ -351,8 +351,8 @@ class PatternsPanel(DocumentPanel):
         self.session.unlock()
         for b in (self.find_button, self.why_button, self.make_button):
             b.setEnabled(True)
-        self.update_replace()
         then(value)
+        self.update_replace()  # (after: a preview may have found nothing to replace)
         self.idle.emit()
 
     def _failed(self, exc: BaseException) -> None:
@@ -469,13 +469,19 @@ class PatternsPanel(DocumentPanel):
     def update_replace(self) -> None:
         """*Replace* is for a built-in, or a pattern with its replacement: an empty
         replacement is no replacement (never an example's code)."""
+        builtin = self.rewrites.chosen_builtin()
         missing = (
-            not self.rewrites.chosen_builtin()
+            not builtin
             and self.replacement_choice.currentData() != BOX
             and not self.replacement_code.toPlainText().strip()
         )
-        self.replace_button.setEnabled(not self.busy() and not missing)
-        self.replace_button.setToolTip(NO_REPLACEMENT if missing else "")
+        previewed = self.rewrites.previewed
+        nothing = bool(builtin) and previewed is not None and not previewed.result.replaced
+        self.replace_button.setEnabled(not self.busy() and not missing and not nothing)
+        tip = NO_REPLACEMENT if missing else ""
+        if nothing:
+            tip = f"Nothing to replace here: {previewed.verdict or 'no place to change'}"
+        self.replace_button.setToolTip(tip)
 
     def use_selection_as_replacement(self) -> None:
         doc = self.document
