@@ -1,4 +1,5 @@
 import pytest
+from PySide6.QtCore import QPointF, QRectF
 
 from fxstudio.qt.canvas.items import EdgeItem, GroupItem, NodeItem
 from tests.qt.conftest import open_and_wait
@@ -60,6 +61,38 @@ def test_double_click_collapses_and_expands_a_group(qtbot, docks):
     with qtbot.waitSignal(ctx.layoutShown, timeout=60000):
         scene.groupToggled.emit("layer2")
     assert "layer2_0_conv1" in ctx.canvas.scene().nodes
+
+
+@pytest.mark.parametrize("size", [(1000, 700), (1600, 1000)])
+def test_the_view_shows_a_group_expanded_or_collapsed(qtbot, docks, size):
+    """Toggled at 150 % with the view elsewhere, a group is shown once laid out again: an
+    expanded one whole when that stays readable (else its top, readable), a collapsed box
+    scrolled into view (the view stayed where it was: empty frames, the group off screen)."""
+    from tests.qt.test_run_module import LLAMA_4
+
+    ctx = docks()
+    ctx.window.resize(*size)
+    open_and_draw(qtbot, ctx, LLAMA_4)
+    view = ctx.canvas
+    assert set(ctx.document.collapsed) >= {"layers.0"}  # folded: ×4
+
+    def shown() -> QRectF:
+        return view.mapToScene(view.viewport().rect()).boundingRect()
+
+    for path in ("layers.0", "layers.0", "norm"):  # expand the fold, fold it, expand another
+        view.resetTransform()
+        view.scale(1.5, 1.5)
+        view.centerOn(view.scene().content_rect().bottomRight())  # far from it
+        with qtbot.waitSignal(ctx.layoutShown, timeout=60000):
+            view.scene().groupToggled.emit(path)
+        rect = view.scene().groups[path].sceneBoundingRect()
+        port = view.viewport().rect()
+        readable = min(port.width() / rect.width(), port.height() / rect.height()) > 0.6
+        if view.scene().groups[path].collapsed or readable:
+            assert shown().contains(rect), (path, shown(), rect)
+        else:  # too big to read whole: its top, readable
+            assert view.transform().m11() == pytest.approx(0.85)
+            assert shown().contains(QPointF(rect.center().x(), rect.top() + 5)), (path, rect)
 
 
 def test_big_graphs_open_collapsed(qtbot, window, monkeypatch):

@@ -73,6 +73,7 @@ class CanvasController(QObject):
         self.layout: Layout | None = None
         self._task: Task | None = None
         self._fit_next = False
+        self._toggled: str | None = None  # a group expanded or collapsed: shown once laid out
         self._syncing = False
         self._building: tuple[GraphScene, Iterator[float], GraphDocument, Layout] | None = None
         self._generation = 0  # of scene builds: a newer one makes older steps stale
@@ -250,7 +251,10 @@ class CanvasController(QObject):
         self._show_selection(self.selection.names)
         if self._fit_next:
             self._fit_next = False
+            self._toggled = None
             self.view.first_view()
+        else:
+            self._show_toggled()
         if self.minimap_enabled:  # drawn in a turn of its own (80 ms at 10,000 nodes)
             self.minimap.schedule_refresh()
         else:
@@ -303,8 +307,21 @@ class CanvasController(QObject):
     # --- groups --------------------------------------------------------------------------------
 
     def toggle_group(self, path: str) -> None:
+        """Expand or collapse the group at ``path``; once laid out again the view shows it
+        (an expanded layer of a big model is off screen, or larger than the screen)."""
         if self.document is not None:
+            self._toggled = path
             self.document.set_collapsed(path, path not in self.document.collapsed)
+
+    def _show_toggled(self) -> None:
+        path, self._toggled = self._toggled, None
+        item = self.scene.groups.get(path) if path is not None else None
+        if item is None:
+            return
+        if item.collapsed:
+            self.view.ensureVisible(item.sceneBoundingRect())
+        else:
+            self.view.show_part(item.sceneBoundingRect())
 
     def expand_all(self) -> None:
         if self.document is not None and self.document.collapsed:

@@ -70,6 +70,24 @@ class CanvasView(QGraphicsView):
                 self.scale(1.5, 1.5)
             self._moved()
 
+    def show_part(self, rect: QRectF) -> None:
+        """Show ``rect`` (a group just expanded) as :meth:`first_view` shows a graph: all
+        of it if that stays readable (never magnified past the zoom now), else its top at a
+        readable zoom."""
+        viewport = self.viewport().rect()
+        if rect.isEmpty() or viewport.isEmpty():
+            return
+        zoom = self.transform().m11()
+        fit = 0.95 * min(viewport.width() / rect.width(), viewport.height() / rect.height())
+        scale = min(zoom, fit, 1.5) if fit >= 0.6 else min(zoom, 0.85)
+        self.resetTransform()
+        self.scale(scale, scale)
+        if fit >= 0.6:
+            self.centerOn(rect.center())
+        else:
+            self.centerOn(rect.center().x(), rect.top() + viewport.height() / 2 / scale - 10)
+        self._moved()
+
     def first_view(self) -> None:
         """The view of a freshly opened graph: all of it if that stays readable, else its top
         at a readable zoom (a deep model is a tall, thin picture)."""
