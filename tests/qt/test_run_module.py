@@ -83,7 +83,20 @@ def test_a_call_module_node_offers_its_module(qtbot, docks):
     node = controller.scene.nodes["layer1_0_conv1"]
     menu = controller.context_menu(node.sceneBoundingRect().center())
     assert menu is not None
-    assert "Run this module (layer1.0.conv1)" in [a.text() for a in menu.actions()]
+    texts = [a.text() for a in menu.actions()]
+    assert "Run this module (layer1.0.conv1)" in texts
+    # and the modules around it, innermost first (a decoder layer, clicked on its attention)
+    around = [t for t in texts if t.startswith("Run the module around it")]
+    assert around == [
+        "Run the module around it (layer1.0)",
+        "Run the module around it (layer1)",
+    ], texts
+    ran = []
+    ctx.panels["run"].run_alone = ran.append  # (which module each asks for; run above)
+    for action in menu.actions():
+        if action.text().startswith("Run the module around it"):
+            action.trigger()
+    assert ran == ["layer1.0", "layer1"]
 
 
 def test_one_layer_of_many_says_the_whole_as_an_extrapolation(qtbot, docks):

@@ -143,12 +143,18 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         self._options_changed()
 
     def _canvas_menu(self, menu: QMenu, target: Target) -> None:
-        """The canvas's menu on a module (or a node in one) offers to run it alone."""
+        """The canvas's menu on a module (or a node in one) offers to run it alone, and
+        each module around it (a decoder layer, clicked on its attention)."""
         label = run_module.menu_label(target)
-        if label is not None and self.document is not None:
-            action = menu.addAction(label)
-            action.setEnabled(not self.busy())
-            action.triggered.connect(lambda: self.run_alone(target.module))
+        if label is None or self.document is None or target.module is None:
+            return
+        action = menu.addAction(label)
+        action.setEnabled(not self.busy())
+        action.triggered.connect(lambda: self.run_alone(target.module))
+        for path in run_module.enclosing(self.document, target.module):
+            around = menu.addAction(f"Run the module around it ({path})")
+            around.setEnabled(not self.busy())
+            around.triggered.connect(lambda _=False, p=path: self.run_alone(p))
 
     def run_alone(self, path: str | None) -> None:
         """Choose the module ``path`` (None: the whole model), show the dock and run."""

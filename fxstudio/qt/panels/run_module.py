@@ -127,6 +127,19 @@ def menu_label(target: Target) -> str | None:
     )
 
 
+def enclosing(doc: GraphDocument, path: str) -> list[str]:
+    """The modules around the module at ``path`` that run alone (groups of the module tree
+    with nodes of their own to run: not a ModuleList), innermost first."""
+    groups = {g.path: g for g in doc.module_tree().walk() if g.path}
+    parts = path.split(".")
+    out = []
+    for end in range(len(parts) - 1, 0, -1):
+        around = ".".join(parts[:end])
+        if around in groups and groups[around].type_name not in ("ModuleList", "ModuleDict"):
+            out.append(around)
+    return out
+
+
 def lines(ran: Ran) -> list[str]:
     """What was run, and (of many alike) the extrapolation on its own line."""
     said = [f"Ran {ran.part.describe()}"]
