@@ -92,6 +92,7 @@ class FlowLayout(QLayout):
     def __init__(self, parent: QWidget | None = None, spacing: int = 4) -> None:
         super().__init__(parent)
         self.items: list[QLayoutItem] = []
+        self._rows_height = 0  # the height of the rows as last laid out
         self.setSpacing(spacing)
         self.setContentsMargins(0, 0, 0, 0)
 
@@ -118,17 +119,22 @@ class FlowLayout(QLayout):
 
     def setGeometry(self, rect: QRect) -> None:  # noqa: N802
         super().setGeometry(rect)
-        self.place(rect, move=True)
+        height = self.place(rect, move=True)
+        if height != self._rows_height:  # rows wrapped (or unwrapped) at this width: the
+            self._rows_height = height  # layouts around ask again (a dock that keeps no
+            self.invalidate()  # height for width would draw the next widget over them)
 
     def sizeHint(self) -> QSize:  # noqa: N802
         return self.minimumSize()
 
     def minimumSize(self) -> QSize:  # noqa: N802
+        """The widest item, and as high as the rows are at the width the layout has."""
         size = QSize()
         for item in self.items:
             size = size.expandedTo(item.minimumSize())
         m = self.contentsMargins()
-        return size + QSize(m.left() + m.right(), m.top() + m.bottom())
+        size += QSize(m.left() + m.right(), m.top() + m.bottom())
+        return size.expandedTo(QSize(0, self._rows_height))
 
     def place(self, rect: QRect, move: bool) -> int:
         """Lay the items out in ``rect`` (``move``: really); the height they take."""

@@ -52,6 +52,7 @@ def test_an_edit_leaves_the_forward_to_its_first_call_and_its_code_is_never_stal
     gelu = torch.nn.functional.gelu
     edits.set_target(doc, "relu", "torch.nn.functional.gelu")
     assert not doc.compiled  # nothing compiled by the edit
+    assert doc.code_ready()  # a small graph's code is made when asked: no worker waited for
     assert "relu = torch._C._nn.gelu(y)" in doc.code() and not doc.compiled  # code alone
     x = doc.example_inputs
     out = outputs(doc)[0]  # a plain call compiles, then runs the edited graph

@@ -102,3 +102,34 @@ def test_opening_another_model_does_not_say_the_graph_was_edited(qtbot, docks):
     assert "edited" not in panel.status_label.text()
     assert panel.status_label.text() == ""
     assert panel.where.text().startswith("Before the first node")
+
+
+def test_a_row_of_buttons_that_wraps_keeps_room_for_its_rows(qtbot):
+    """The Step dock's buttons wrap to two rows in a narrow dock; the rows' height is the
+    layout's minimum at that width, so a short dock never draws the slider over them."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QSlider, QToolButton, QVBoxLayout, QWidget
+
+    from fxstudio.qt.forms import FlowLayout
+
+    body = QWidget()
+    qtbot.addWidget(body)
+    column = QVBoxLayout(body)
+    row = FlowLayout(spacing=2)
+    for text in ("Restart", "Back", "Step", "Over", "Out", "To selected", "Continue"):
+        row.addWidget(QToolButton(text=text))
+    column.addLayout(row)
+    slider = QSlider(Qt.Orientation.Horizontal)
+    column.addWidget(slider)
+    column.addStretch(1)
+    body.resize(220, 40)  # too short for two rows and the slider
+    body.show()
+    qtbot.waitExposed(body)
+    qtbot.waitUntil(lambda: body.minimumSizeHint().height() > 40)  # asked again, wrapped
+    body.resize(220, body.minimumSizeHint().height())
+    qtbot.waitUntil(lambda: slider.geometry().top() >= _bottom_of(row))
+    assert _bottom_of(row) > row.itemAt(0).geometry().bottom()  # two rows at least
+
+
+def _bottom_of(layout) -> int:
+    return max(layout.itemAt(i).geometry().bottom() for i in range(layout.count()))

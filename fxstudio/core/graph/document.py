@@ -304,8 +304,9 @@ class GraphDocument:
         return self._cached("code", lambda: tidy_code(self.graph.python_code("self").src))
 
     def code_ready(self) -> bool:
-        """Whether :meth:`code` answers at once (no code generation needed)."""
-        return self.compiled or "code" in self._cache
+        """Whether :meth:`code` answers at once: no code generation needed, or a small
+        graph's (made when asked; a big graph's editor leaves it to a worker, ``defer_heavy``)."""
+        return self.compiled or "code" in self._cache or not self.defer_heavy
 
     def code_line_map(self) -> dict[str, int]:
         """Node name -> 1-based line in :meth:`code` where the node's value is computed.
