@@ -214,7 +214,7 @@ def compile_on_call(module: fx.GraphModule) -> None:
     # (GraphModule pickles and prints the code it has, not its graph's: compiled first)
     cls.__reduce__ = _reduce_after_compile  # type: ignore[assignment,method-assign]
     cls.__str__ = _str_after_compile  # type: ignore[assignment,method-assign]
-    cls.__reduce_package__ = _reduce_package_after_compile  # type: ignore[attr-defined]
+    cls.__reduce_package__ = _reduce_package_after_compile  # type: ignore[method-assign]
 
 
 def is_compiled(module: fx.GraphModule) -> bool:

@@ -479,7 +479,7 @@ class PatternsPanel(DocumentPanel):
         nothing = bool(builtin) and previewed is not None and not previewed.result.replaced
         self.replace_button.setEnabled(not self.busy() and not missing and not nothing)
         tip = NO_REPLACEMENT if missing else ""
-        if nothing:
+        if nothing and previewed is not None:
             tip = f"Nothing to replace here: {previewed.verdict or 'no place to change'}"
         self.replace_button.setToolTip(tip)
 
