@@ -1,6 +1,12 @@
 """torch.export archives (``.pt2``), read faster than ``torch.export.load`` and, structure
 only, without their weights; an ExportedProgram unlifted with its code generated once.
 
+A program's weights are read lazily: each is memory-mapped from the archive (copy on write,
+as ``torch.load(mmap=True)`` maps a checkpoint), so opening a 4 GB program reads no weight
+and a page of one is read when something first uses it.  :func:`archive_tensors` reads
+chosen weights by name the same way -- what a structure-only document of a program too
+large for memory takes one module's weights from.
+
 A program whose inputs or outputs are a library's own pytree types (a transformers model's
 ``BaseModelOutputWithPast``) names them in its archive; torch reads such a name only once the
 module that registers the type is imported: :func:`load_program` imports it.
@@ -13,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import mmap
+import os
 import re
 import threading
 from collections.abc import Iterator
@@ -23,7 +31,14 @@ import torch.fx as fx
 from torch import nn
 from torch.utils import _pytree as pytree
 
-__all__ = ["UnregisteredType", "load_program", "program_weight_bytes", "unlifted"]
+__all__ = [
+    "UnregisteredType",
+    "archive_tensor_metas",
+    "archive_tensors",
+    "load_program",
+    "program_weight_bytes",
+    "unlifted",
+]
 
 
 class UnregisteredType(Exception):
@@ -37,21 +52,157 @@ class UnregisteredType(Exception):
 
 
 def load_program(path: str, weights: bool = True) -> Any:
-    """``torch.export.load(path)``, faster; without ``weights`` no weight is read: parameters
-    and buffers are ``meta`` tensors of their recorded shapes, strides and dtypes.  (torch
-    asks ``typing`` for a class's type hints at each of a graph's hundreds of thousands of
-    JSON values, 60% of a 20,000-node load; here each class's decoder is made once.)"""
+    """``torch.export.load(path)``, faster, its weights and constants memory-mapped from the
+    archive rather than read (:func:`_mapped_file_map`); without ``weights`` no weight is
+    read at all: parameters and buffers are ``meta`` tensors of their recorded shapes,
+    strides and dtypes.  (torch asks ``typing`` for a class's type hints at each of a graph's
+    hundreds of thousands of JSON values, 60% of a 20,000-node load; here each class's
+    decoder is made once.)"""
     from torch.export.pt2_archive import _package
 
     swaps: dict[str, Any] = {
         "_dict_to_dataclass": _fast_dict_to_dataclass(),
         "treespec_loads": _registering(pytree.treespec_loads),
     }
+    built = _package._build_file_map
+    swaps["_build_file_map"] = lambda r, config, base: _mapped_file_map(
+        path, r, config, base, built
+    )
     if not weights:
         original = _package._load_state_dict
         swaps["_load_state_dict"] = lambda r, name: _meta_state_dict(r, name, original)
     with _package_swapped(swaps):
         return torch.export.load(path)
+
+
+def archive_tensor_metas(path: str) -> dict[str, Any]:
+    """Every weight (parameter and persistent buffer) of a ``.pt2`` archive's model by its
+    name, as a ``meta`` tensor of its shape and dtype -- its records' descriptions only,
+    nothing read.  Empty for a legacy archive of pickled weights."""
+    return {name: meta for name, (meta, _) in _archive_payloads(path).items()}
+
+
+def archive_tensors(path: str, names: Iterator[str] | list[str]) -> dict[str, torch.Tensor]:
+    """The weights ``names`` of a ``.pt2`` archive's model, memory-mapped from it (those
+    alone: a module's worth of a program far larger than memory); a name the archive lacks
+    is left out."""
+    from torch.export.pt2_archive import _package as p
+
+    payloads = _archive_payloads(path)
+    wanted = [n for n in names if n in payloads]
+    files: dict[str, torch.Tensor] = {}
+    out: dict[str, torch.Tensor] = {}
+    stored = _stored_records(path) if wanted else set()
+    with p.PT2ArchiveReader(path) as reader, open(path, "rb") as f:
+        for name in wanted:
+            meta, payload = payloads[name]
+            tm = payload.tensor_meta
+            if payload.path_name not in files:
+                record = p.WEIGHTS_DIR + payload.path_name
+                try:
+                    files[payload.path_name] = _mapped_record(f, reader, record, meta.dtype, stored)
+                except _NotMappable:  # (read as torch reads it)
+                    raw = bytearray(reader.archive_file.get_record(record))
+                    files[payload.path_name] = (
+                        torch.frombuffer(raw, dtype=meta.dtype)
+                        if raw
+                        else torch.zeros(meta.shape, dtype=meta.dtype)
+                    )
+            out[name] = torch.as_strided(
+                files[payload.path_name],
+                meta.shape,
+                p.deserialize_stride(tm.strides),
+                p.deserialize_storage_offset(tm.storage_offset),
+            )
+    return out
+
+
+def _archive_payloads(path: str) -> dict[str, tuple[torch.Tensor, Any]]:
+    """Each weight's name -> (a meta tensor of its shape and dtype, its payload record)."""
+    from torch.export.pt2_archive import _package as p
+
+    with p.PT2ArchiveReader(path) as reader:
+        names = reader.get_file_names()
+        configs = [n for n in names if n.startswith(p.WEIGHTS_DIR) and n.endswith(".json")]
+        out: dict[str, tuple[torch.Tensor, Any]] = {}
+        for config in configs:
+            with _package_swapped({"_dict_to_dataclass": _fast_dict_to_dataclass()}):
+                payloads = p._load_payload_config(reader, config).config
+            for fqn, payload in payloads.items():
+                tm = payload.tensor_meta
+                if tm is None or payload.use_pickle:
+                    continue
+                size = p.deserialize_size(tm.sizes)
+                dtype = p.deserialize_scalar_type(tm.dtype)
+                out[fqn] = (torch.empty(size, dtype=dtype, device="meta"), payload)
+    return out
+
+
+def _mapped_file_map(path: str, reader: Any, config: Any, base_dir: str, built: Any) -> Any:
+    """torch's ``_build_file_map`` (each record of a weights or constants config as a flat
+    tensor), every record memory-mapped from the archive instead of read into memory --
+    torch's own (``built``) for an archive whose records are not stored as they are (a
+    compressed zip, a record at an offset its dtype cannot start at)."""
+    from torch.export.pt2_archive import _package as p
+
+    files: dict[str, torch.Tensor] = {}
+    try:
+        stored = _stored_records(path)
+        with open(path, "rb") as f:
+            for payload in config.config.values():
+                tm = payload.tensor_meta
+                if payload.use_pickle or payload.path_name in files or tm is None:
+                    continue
+                dtype = p.deserialize_scalar_type(tm.dtype)
+                device = p.deserialize_device(tm.device)
+                record = os.path.join(base_dir, payload.path_name)
+                if reader.archive_file.get_record_size(record) == 0:
+                    return built(reader, config, base_dir)  # (torch's zeros of the size)
+                t = _mapped_record(f, reader, record, dtype, stored)
+                if tm.requires_grad:
+                    t.requires_grad_(True)
+                files[payload.path_name] = t if device == torch.device("cpu") else t.to(device)
+    except _NotMappable:
+        return built(reader, config, base_dir)
+    return files
+
+
+class _NotMappable(Exception):
+    """A record that is not its bytes, as they are, at an offset its dtype can start at."""
+
+
+def _mapped_record(
+    f: Any, reader: Any, record: str, dtype: torch.dtype, stored: set[str]
+) -> torch.Tensor:
+    """The archive's ``record`` as a flat tensor of ``dtype`` over a private (copy-on-write)
+    memory map of its bytes in the file ``f``: nothing is read until it is used, and a
+    change made to it stays in this process."""
+    nbytes = reader.archive_file.get_record_size(record)
+    offset = reader.archive_file.get_record_offset(record)
+    size = torch._utils._element_size(dtype)
+    if nbytes == 0 or nbytes % size or offset % size or record not in stored:
+        raise _NotMappable(record)
+    start = offset - offset % mmap.ALLOCATIONGRANULARITY
+    try:
+        mapped = mmap.mmap(
+            f.fileno(), offset - start + nbytes, access=mmap.ACCESS_COPY, offset=start
+        )
+        return torch.frombuffer(mapped, dtype=dtype, count=nbytes // size, offset=offset - start)
+    except (OSError, ValueError, TypeError, RuntimeError) as exc:  # (a dtype frombuffer lacks)
+        raise _NotMappable(record) from exc
+
+
+def _stored_records(path: str) -> set[str]:
+    """The archive's records stored as they are (not compressed), by the names torch's reader
+    gives them (without the archive's top folder): its zip directory, read once."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        return {
+            i.filename.partition("/")[2]
+            for i in z.infolist()
+            if i.compress_type == zipfile.ZIP_STORED
+        }
 
 
 def unlifted(program: Any) -> fx.GraphModule:
@@ -97,7 +248,7 @@ def _package_swapped(swaps: dict[str, Any]) -> Iterator[None]:
     from torch.export.pt2_archive import _package
 
     serde = ("_dict_to_dataclass", "treespec_loads")
-    where = [(_package, n) for n in swaps if n not in serde] + [(serialize, n) for n in serde]
+    where = [(serialize if n in serde else _package, n) for n in swaps]
     old = [getattr(m, n) for m, n in where]
     for m, n in where:
         setattr(m, n, swaps[n])

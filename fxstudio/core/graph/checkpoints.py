@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -33,7 +34,7 @@ from fxstudio.core.errors import LoadError
 INDEX = "model.safetensors.index.json"
 SINGLE = "model.safetensors"
 
-__all__ = ["INDEX", "SINGLE", "Checkpoint", "find_checkpoint", "few"]
+__all__ = ["INDEX", "SINGLE", "ArchiveCheckpoint", "Checkpoint", "find_checkpoint", "few"]
 
 #: safetensors' names of the floating-point dtypes.
 _FLOATING = {
@@ -53,6 +54,16 @@ class Checkpoint:
     files: tuple[str, ...]
     index: dict[str, str] | None = None
     _names: dict[str, str] | None = field(default=None, repr=False)
+
+    #: what to do about a tensor it lacks, or holds at another shape
+    MISSING = (
+        "Check that the folder holds this model's checkpoint (its config.json and safetensors "
+        "files together), or open the model without it."
+    )
+    WRONG = (
+        "The folder's config.json does not describe its weights: save them again with the "
+        "model (save_pretrained), or fix the config."
+    )
 
     @property
     def shards(self) -> int:
@@ -97,33 +108,35 @@ class Checkpoint:
         if missing:
             raise LoadError(
                 f"The checkpoint {self.describe()} has no tensor {few(missing)} "
-                f"({len(missing)} of the {len(wanted)} asked for). Check that the folder holds "
-                "this model's checkpoint (its config.json and safetensors files together), or "
-                "open the model without it."
+                f"({len(missing)} of the {len(wanted)} asked for). {self.MISSING}"
             )
-        by_file: dict[str, list[str]] = {}
-        for name, key in keys.items():
-            by_file.setdefault(self.names()[str(key)], []).append(name)
-        from safetensors import safe_open
-
         out: dict[str, torch.Tensor] = {}
         wrong: list[str] = []
-        for file, names in by_file.items():
-            with safe_open(self._path(file), framework="pt") as f:
-                for name in names:
-                    value = f.get_tensor(str(keys[name]))
-                    like = wanted[name]
-                    if tuple(value.shape) != tuple(like.shape):
-                        shapes = f"{tuple(value.shape)} instead of {tuple(like.shape)}"
-                        wrong.append(f"{keys[name]} {shapes}")
-                        continue
-                    out[name] = value.to(like.dtype)
+        for name, value in self._tensors({n: str(k) for n, k in keys.items()}).items():
+            like = wanted[name]
+            if tuple(value.shape) != tuple(like.shape):
+                wrong.append(f"{keys[name]} {tuple(value.shape)} instead of {tuple(like.shape)}")
+                continue
+            out[name] = value.to(like.dtype)
         if wrong:
             raise LoadError(
                 f"The checkpoint {self.describe()} holds {few(wrong)} at another shape than "
-                "the model's. The folder's config.json does not describe its weights: save "
-                "them again with the model (save_pretrained), or fix the config."
+                f"the model's. {self.WRONG}"
             )
+        return out
+
+    def _tensors(self, keys: dict[str, str]) -> dict[str, torch.Tensor]:
+        """The tensors at ``keys`` (the model's name -> the checkpoint's), by the model's
+        names: each file's own, memory-mapped by safetensors."""
+        from safetensors import safe_open
+
+        by_file: dict[str, list[str]] = {}
+        for name, key in keys.items():
+            by_file.setdefault(self.names()[key], []).append(name)
+        out: dict[str, torch.Tensor] = {}
+        for file, names in by_file.items():
+            with safe_open(self._path(file), framework="pt") as f:
+                out.update((name, f.get_tensor(keys[name])) for name in names)
         return out
 
     def floating_dtype(self) -> torch.dtype | None:
@@ -151,11 +164,71 @@ class Checkpoint:
         return path
 
 
+class ArchiveCheckpoint(Checkpoint):
+    """A ``torch.export`` archive's weights (a ``.pt2`` file, ``folder`` its path), read by
+    name, each memory-mapped from the archive when asked for
+    (:func:`fxstudio.core.fxcompat.programs.archive_tensors`)."""
+
+    MISSING = (
+        "The model has weights its program does not (made by an edit): run a module "
+        "without them, or save the program again from a model that has them."
+    )
+    WRONG = "The program changed since it was opened: open it again."
+
+    def describe(self) -> str:
+        return f"{self.folder} (a torch.export program)"
+
+    def names(self) -> dict[str, str]:
+        if self._names is None:
+            from fxstudio.core.fxcompat.programs import archive_tensor_metas
+
+            self._names = dict.fromkeys(self._metas(archive_tensor_metas), self.files[0])
+        return self._names
+
+    def _tensors(self, keys: dict[str, str]) -> dict[str, torch.Tensor]:
+        from fxstudio.core.fxcompat.programs import archive_tensors
+
+        read = self._read(lambda path: archive_tensors(path, list(keys.values())))
+        return {name: read[key] for name, key in keys.items()}
+
+    def floating_dtype(self) -> torch.dtype | None:
+        from collections import Counter
+
+        from fxstudio.core.fxcompat.programs import archive_tensor_metas
+
+        stored = Counter(t.dtype for t in self._metas(archive_tensor_metas).values())
+        floating = [(n, d) for d, n in stored.items() if d.is_floating_point]
+        return max(floating, key=lambda nd: nd[0])[1] if floating else None
+
+    def _metas(self, read: Any) -> dict[str, torch.Tensor]:
+        return self._read(read)  # type: ignore[no-any-return]
+
+    def _read(self, read: Any) -> Any:
+        if not os.path.isfile(self.folder):
+            raise LoadError(
+                f"The program {self.folder} the document's weights come from is not there "
+                "any more. Put it back, or open the model again."
+            )
+        try:
+            return read(self.folder)
+        except LoadError:
+            raise
+        except Exception as exc:
+            raise LoadError(
+                f"The weights of {self.folder} cannot be read ({type(exc).__name__}: {exc}): "
+                "it changed since it was opened, or is damaged. Save the program again "
+                "with torch.export.save(), or open the model again."
+            ) from exc
+
+
 def find_checkpoint(folder: str) -> Checkpoint | None:
     """The safetensors checkpoint in ``folder``, or ``None`` when it has none: its index's
     files when there is ``model.safetensors.index.json``, else ``model.safetensors``, else
-    every ``*.safetensors`` file there.  Reads the listing and the index, no shard."""
+    every ``*.safetensors`` file there.  Reads the listing and the index, no shard.  A
+    ``.pt2`` file is a checkpoint of its own: an :class:`ArchiveCheckpoint`."""
     folder = os.path.abspath(os.path.expanduser(folder))
+    if os.path.isfile(folder) and folder.endswith(".pt2"):
+        return ArchiveCheckpoint(folder, (os.path.basename(folder),))
     if not os.path.isdir(folder):
         return None
     index_path = os.path.join(folder, INDEX)

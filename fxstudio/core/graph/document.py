@@ -105,7 +105,7 @@ class GraphDocument:
         #: what was opened (to title it, open it again, save it); its frontend the one used
         self.request = request or OpenRequest("", "fx")
         self.source_file = source_file  # the user's file, for the lines nodes come from
-        self.checkpoint: str | None = None  # the folder its weights come from (hf:FOLDER)
+        self.checkpoint: str | None = None  # where its weights come from (hf:FOLDER, a .pt2)
         self.example_inputs = example_inputs
         self.notes = list(notes or [])
         self.positions: dict[str, tuple[float, float]] = {}

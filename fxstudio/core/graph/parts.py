@@ -7,8 +7,9 @@ The part is the document's own graph (rewrites included), cut at the module's bo
 values flowing in become its inputs (made with the shapes and dtypes the document recorded),
 the values used after it its outputs, and the weights it reads come with it -- the document's
 own when it has them; for a structure-only document of a checkpoint folder (``hf:FOLDER``,
-``doc.checkpoint``) the module's own tensors read from its safetensors files by name (those
-alone, memory-mapped: :mod:`fxstudio.core.graph.checkpoints`); else made up at their real
+``doc.checkpoint``) or of a ``.pt2`` program, the module's own tensors read from its
+safetensors files or the archive by name (those alone, memory-mapped:
+:mod:`fxstudio.core.graph.checkpoints`); else made up at their real
 shapes (random, as a model built from a config is).  Timing one part of many alike says
 what one costs: a whole-model figure made from it (:meth:`Part.estimate`) is an
 extrapolation, not a measurement.
@@ -60,7 +61,9 @@ class Part:
         """What was taken, in one line."""
         weights = "random weights at their real shapes" if self.made_up else "the model's weights"
         if self.checkpoint is not None:
-            weights = f"weights from the checkpoint {self.checkpoint}"
+            weights = f"weights from {self.checkpoint}"
+            if not self.checkpoint.endswith(".pt2"):
+                weights = f"weights from the checkpoint {self.checkpoint}"
         n = len(self.document)
         return f"the module {self.path} alone ({n} nodes, {weights}; 1 of {self.alike} alike)"
 
@@ -203,10 +206,10 @@ def _from_checkpoint(
     another shape is a :class:`~fxstudio.core.errors.LoadError` naming it."""
     checkpoint = find_checkpoint(folder)
     if checkpoint is None:
-        raise UserError(
-            f"The checkpoint folder {folder} holds no safetensors files any more. Put them "
-            "back, or open the model again."
-        )
+        where = f"checkpoint folder {folder} holds no safetensors files"
+        if folder.endswith(".pt2"):
+            where = f"program {folder} is not there"
+        raise UserError(f"The {where} any more. Put it back, or open the model again.")
     wanted: dict[str, torch.Tensor] = {}
     read = dict.fromkeys(
         [*inside, *(a for n in inside for a in n.all_input_nodes if a.op == "get_attr")]

@@ -352,8 +352,9 @@ def as_input_tuple(value: Any) -> tuple[Any, ...]:
 
 
 def _load_pt2(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> LoadedModel:
-    """A ``.pt2`` program: its graph and every shape read from the archive, its weights too
-    unless asked not to or they would not fit (then none is read: structure only)."""
+    """A ``.pt2`` program: its graph and every shape read from the archive, its weights
+    memory-mapped from it unless asked not to or they would not fit (then none is read:
+    structure only, and the archive is the checkpoint one module's weights are read from)."""
     path = os.path.abspath(os.path.expanduser(ms.location))
     if not os.path.isfile(path):
         raise LoadError(f"No such file: {ms.location}. Check the path.")
@@ -385,8 +386,16 @@ def _load_pt2(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) ->
         stored = getattr(ep, "example_inputs", None)
         example = tuple(stored[0]) if stored else ()
     progress.tell("Unlifting the program")
+    bare = not weights or bool(too_big)  # (a module's weights are then read from the archive)
     return LoadedModel(
-        ms, unlifted(ep), example, source_file=None, exported=ep, seed=seed, notes=notes
+        ms,
+        unlifted(ep),
+        example,
+        source_file=None,
+        exported=ep,
+        seed=seed,
+        notes=notes,
+        checkpoint=path if bare else None,
     )
 
 

@@ -64,7 +64,7 @@ class LoadedModel:
     seed: int = 0
     frontend: Literal["fx", "export"] | None = None  # how this kind of model captures best
     notes: list[str] = field(default_factory=list)  # what was chosen for the user, in words
-    checkpoint: str | None = None  # the checkpoint folder its weights are read from (hf:FOLDER)
+    checkpoint: str | None = None  # where its weights are read from: hf:FOLDER, a .pt2 file
 
 
 SPEC_FORMS = (

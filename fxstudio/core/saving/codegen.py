@@ -3,8 +3,9 @@
 A standalone module is one readable ``.py`` file that defines the (possibly rewritten) model
 as an ``nn.Module`` class -- submodules built in ``__init__`` from their constructor
 arguments, the generated ``forward`` -- and a ``load()`` that fills it with the weights from
-a ``.safetensors`` file beside it, or from a checkpoint folder (``load("FOLDER")``: the
-safetensors files of the Hugging Face layout the model was opened from, ``hf:FOLDER``).  It
+a ``.safetensors`` file beside it, from a checkpoint folder (``load("FOLDER")``: the
+safetensors files of the Hugging Face layout the model was opened from, ``hf:FOLDER``), or
+from the ``.pt2`` program a structure-only document was opened from (``load("m.pt2")``).  It
 needs only torch and safetensors, not fxstudio.
 
 Example:
@@ -118,23 +119,28 @@ WEIGHTS = "{weights}"
 def load(path=None, device="cpu"):
     """Build {cls}, fill it with the weights in ``path`` and return it in eval mode.
 
-    ``path`` is a ``.safetensors`` file (default: WEIGHTS beside this file) or a folder of
-    them: a checkpoint in the Hugging Face layout (``model.safetensors``, or shards listed by
-    ``model.safetensors.index.json``).  A folder's names are matched to the model's (a
-    leading component the model's names lack, such as ``model.``, dropped), its tensors the
-    model has no use for are left out, and what it lacks (buffers the model computes, such
-    as a rotary embedding's ``inv_freq``) is taken from WEIGHTS beside this file."""
+    ``path`` is a ``.safetensors`` file (default: WEIGHTS beside this file), a folder of
+    them -- a checkpoint in the Hugging Face layout (``model.safetensors``, or shards listed
+    by ``model.safetensors.index.json``) -- or a torch.export program (``.pt2``).  A folder's
+    names are matched to the model's (a leading component the model's names lack, such as
+    ``model.``, dropped), its tensors the model has no use for are left out, and what a
+    folder or program lacks (buffers the model computes, such as a rotary embedding's
+    ``inv_freq``) is taken from WEIGHTS beside this file."""
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), WEIGHTS)
     path = here if path is None else os.fspath(path)
     model = {cls}()
     own = dict(model.named_parameters(remove_duplicate=False))
     own.update(model.named_buffers(remove_duplicate=False))
     folder = os.path.isdir(path)
-    tensors = _checkpoint(path, own) if folder else load_file(path)
+    program = not folder and path.endswith(".pt2")
+    if folder or program:
+        tensors = _checkpoint(path, own) if folder else _program(path, own)
+    else:
+        tensors = load_file(path)
     unexpected = sorted(set(tensors) - set(own))
     covered = {{id(own[name]) for name in tensors if name in own}}
     missing = sorted(name for name, t in own.items() if id(t) not in covered)
-    if folder and missing and os.path.isfile(here):
+    if (folder or program) and missing and os.path.isfile(here):
         beside = load_file(here)
         tensors.update((name, beside[name]) for name in missing if name in beside)
         covered = {{id(own[name]) for name in tensors}}
@@ -174,6 +180,13 @@ def _checkpoint(folder, own):
                 if name in own:
                     tensors[name] = f.get_tensor(key)
     return tensors
+
+
+def _program(path, own):
+    """The weights of a torch.export program (``.pt2``) the model has, by their names."""
+    exported = torch.export.load(path)
+    tensors = {{**exported.state_dict, **exported.constants}}
+    return {{name: t for name, t in tensors.items() if name in own}}
 
 
 if __name__ == "__main__":

@@ -136,7 +136,7 @@ def _without_weights(doc: GraphDocument, stem: str) -> str:
     return (
         f"Saved without its weights (the document held its structure only): {stem}.safetensors "
         f"holds only what the model computes (buffers such as inv_freq). Give load() the "
-        f"checkpoint folder or .safetensors file with the weights: load({where})."
+        f"checkpoint folder, .safetensors file or .pt2 program with the weights: load({where})."
     )
 
 

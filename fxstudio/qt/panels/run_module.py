@@ -33,15 +33,20 @@ ONE_MODULE = (
     "shapes: choose it in the Run dock's Options (Module), or right-click a module on the canvas "
     "and choose Run this module."
 )
-#: :data:`ONE_MODULE` for a document opened from a checkpoint folder (hf:FOLDER).
-ONE_MODULE_FROM_CHECKPOINT = ONE_MODULE.replace(
-    "random weights at their shapes", "its weights read from the checkpoint folder"
-)
+
+
+def weights_from(doc: GraphDocument) -> str:
+    """Where a module of structure-only ``doc`` takes its weights from, in words."""
+    if doc.checkpoint is None:
+        return "random weights at their shapes"
+    if doc.checkpoint.endswith(".pt2"):
+        return "its weights read from the program's .pt2 file"
+    return "its weights read from the checkpoint folder"
 
 
 def one_module(doc: GraphDocument) -> str:
     """:data:`ONE_MODULE`, as it is for ``doc`` (its weights from its checkpoint, if any)."""
-    return ONE_MODULE_FROM_CHECKPOINT if doc.checkpoint is not None else ONE_MODULE
+    return ONE_MODULE.replace("random weights at their shapes", weights_from(doc))
 
 
 def no_weights_tip(doc: GraphDocument) -> str:
@@ -165,6 +170,6 @@ def tip(doc: GraphDocument | None, path: str | None) -> str:
     if path is not None:
         weights = "its weights" if doc.weights else "random weights at their real shapes"
         if not doc.weights and doc.checkpoint is not None:
-            weights = "its weights from the checkpoint folder"
+            weights = weights_from(doc)
         return f"Run the module {path} alone, with {weights} and inputs of the recorded shapes"
     return no_weights_tip(doc) if not doc.weights else ""
