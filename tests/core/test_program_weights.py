@@ -126,6 +126,20 @@ def test_a_module_of_a_structure_only_program_runs_with_its_weights(program):
     assert torch.equal(output(part.document, inputs), output(full.document, inputs))
 
 
+def test_torchs_input_check_is_in_no_module(program):
+    """torch gives ``_guards_fn`` (the exported program's check of its inputs) the modules of
+    its first node: it was drawn inside layers.0.fc, and layers.0 was not alike layers.1."""
+    for doc in (
+        open_document(OpenRequest(str(program), weights=False)),
+        open_document(
+            OpenRequest("tests.core.test_program_weights:Stack", "export", inputs=("5x32",))
+        ),
+    ):
+        guard = next(n for n in doc.graph.nodes if n.target == programs.GUARD_TARGET)
+        assert "nn_module_stack" not in guard.meta
+        assert [part_of(doc, f"layers.{i}").alike for i in range(3)] == [3, 3, 3]
+
+
 def test_the_run_docks_words_say_the_weights_come_from_the_program(program):
     from fxstudio.qt.panels.run_module import no_weights_tip, tip
 

@@ -37,6 +37,7 @@ from fxstudio.core.compiling.running import (
     timed_kernels,
 )
 from fxstudio.core.fxcompat import reset_dynamo
+from fxstudio.core.fxcompat.programs import GUARD_TARGET
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.process import modelcode
 from fxstudio.core.runtime.breakdown import NodeProfile
@@ -66,7 +67,7 @@ def _check(node: torch.fx.Node) -> bool:
     ['_assert']
     """
     name = str(getattr(node.target, "__name__", node.target))
-    return name == "_guards_fn" or name.startswith("_assert")  # torch._assert, aten._assert_*
+    return name == GUARD_TARGET or name.startswith("_assert")  # torch._assert, aten._assert_*
 
 
 def compile_graph(

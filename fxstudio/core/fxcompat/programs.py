@@ -220,10 +220,16 @@ def unlifted(program: Any) -> fx.GraphModule:
             gm = program.module()
         finally:
             fx.GraphModule.recompile = original  # type: ignore[method-assign]
+    for node in gm.graph.nodes:  # torch gives it the first node's modules (layers.0.fc's)
+        if node.op == "call_module" and node.target == GUARD_TARGET:
+            node.meta.pop("nn_module_stack", None)  # it checks the whole model's inputs
     for m in gm.modules():  # (the steps' intermediate modules are dropped uncompiled)
         if isinstance(m, fx.GraphModule):
             m.recompile()
     return gm  # type: ignore[no-any-return]
+
+
+GUARD_TARGET = "_guards_fn"  # torch.export's input check, not part of the computation
 
 
 _UNLIFTING = threading.Lock()

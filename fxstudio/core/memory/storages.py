@@ -39,6 +39,7 @@ from torch.fx.node import map_arg
 
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_leaves
+from fxstudio.core.fxcompat.programs import GUARD_TARGET
 from fxstudio.core.graph.edited import call_key, signature
 from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.graph.running import Current, Plan
@@ -326,7 +327,7 @@ def _failed(exc: Exception, node: fx.Node | None, inputs: tuple[Any, ...]) -> Ca
 
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     given = ", ".join(describe_value(v) for v in inputs)
-    if "Guard failed" in text or (node is not None and node.target == "_guards_fn"):
+    if "Guard failed" in text or (node is not None and node.target == GUARD_TARGET):
         return CaptureError(
             f"This graph was captured by torch.export for inputs of fixed sizes, and the "
             f"inputs {given} are not those ({text.removeprefix('Guard failed: ')}): its "

@@ -43,6 +43,7 @@ from fxstudio.core.fxcompat import (
     pytree,
     set_code_generator,
 )
+from fxstudio.core.fxcompat.programs import GUARD_TARGET
 from fxstudio.core.saving.codeimports import (
     CodegenError,
     CustomOps,
@@ -58,9 +59,6 @@ class StandaloneModule:
     tensors: dict[str, torch.Tensor]  # every distinct weight, by its first name
     class_name: str
     notes: list[str] = field(default_factory=list)
-
-
-GUARD_TARGET = "_guards_fn"  # torch.export's input check, not part of the computation
 
 
 def forward_code(gm: fx.GraphModule, origin: str = "") -> str:
