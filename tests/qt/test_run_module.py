@@ -137,6 +137,30 @@ def test_a_checkpoint_folders_document_offers_a_module_with_its_weights(qtbot, w
     assert "checkpoint folder" in tip and "random weights" not in tip, tip
 
 
+def test_a_structure_only_programs_module_runs_with_the_archives_weights(qtbot, docks, tmp_path):
+    """A .pt2 opened structure only: the Run dock offers a module with the weights read from
+    the archive, and runs it with them (the result says where they came from)."""
+    import torch
+
+    from tests.core.test_program_weights import Stack
+
+    path = tmp_path / "stack.pt2"
+    torch.export.save(torch.export.export(Stack().eval(), (torch.randn(5, 32),)), path)
+    ctx = docks("run")
+    ctx.open(str(path), weights=False)
+    panel = ctx.panels["run"]
+    quick(panel)
+    panel.module.setCurrentIndex(panel.module.findData("layers.1"))
+    tip = panel.run_button.toolTip()
+    assert "read from the program's .pt2 file" in tip and "random weights" not in tip, tip
+    with qtbot.waitSignal(panel.finished, timeout=120000) as done:
+        panel.run_button.click()
+    assert not isinstance(done.args[0], Exception), panel.result.toPlainText()
+    said = panel.result.toPlainText()
+    assert "the module layers.1 alone" in said and f"weights from {path}" in said, said
+    assert "x3 modules alike" in said  # the three blocks: one run, the rest extrapolated
+
+
 LLAMA_4 = SMALL_LLAMA.replace("num_hidden_layers=2", "num_hidden_layers=4")  # folded: ×4
 
 
