@@ -23,7 +23,7 @@ import mmap
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import torch
@@ -82,7 +82,7 @@ def archive_tensor_metas(path: str) -> dict[str, Any]:
     return {name: meta for name, (meta, _) in _archive_payloads(path).items()}
 
 
-def archive_tensors(path: str, names: Iterator[str] | list[str]) -> dict[str, torch.Tensor]:
+def archive_tensors(path: str, names: Iterable[str]) -> dict[str, torch.Tensor]:
     """The weights ``names`` of a ``.pt2`` archive's model, memory-mapped from it (those
     alone: a module's worth of a program far larger than memory); a name the archive lacks
     is left out."""
