@@ -221,8 +221,10 @@ def unlifted(program: Any) -> fx.GraphModule:
         finally:
             fx.GraphModule.recompile = original  # type: ignore[method-assign]
     for node in gm.graph.nodes:  # torch gives it the first node's modules (layers.0.fc's)
-        if node.op == "call_module" and node.target == GUARD_TARGET:
-            node.meta.pop("nn_module_stack", None)  # it checks the whole model's inputs
+        if node.op == "call_module" and node.target == GUARD_TARGET:  # (the whole model's)
+            stack = node.meta.get("nn_module_stack") or {}
+            root = {k: v for k, v in stack.items() if not v[0]}  # the model itself: path ""
+            node.meta["nn_module_stack"] = root
     for m in gm.modules():  # (the steps' intermediate modules are dropped uncompiled)
         if isinstance(m, fx.GraphModule):
             m.recompile()
