@@ -123,7 +123,7 @@ def rebuild(snap: Snapshot) -> fx.Graph:
     env: dict[fx.Node, fx.Node] = {}
     for node, op, name, target, args, kwargs, type_, meta in snap.nodes:
         # made bare, then given its arguments: create_node walks a new node's arguments with
-        # pytree for raw SymInts (a graph's own nodes have none), 40% of a 20,000-node copy
+        # pytree for raw SymInts (a graph's own nodes have none): a third of a 20,000-node copy
         new = graph.create_node(op, target, None, None, name, type_)
         if new.name != name:  # never seen: fx keeps a valid, unique name as it is
             raise RuntimeError(f"the snapshot renamed '{name}' to '{new.name}'")
