@@ -114,6 +114,7 @@ def test_a_module_of_a_structure_only_program_runs_with_its_weights(program):
     same output bit for bit (the same ops on the same inputs, one process)."""
     bare = open_document(OpenRequest(str(program), weights=False))
     assert not bare.weights and bare.checkpoint == str(program)
+    assert any(f"a module's weights from {program}" in n for n in bare.notes), bare.notes
     part = part_of(bare, "layers.1")
     assert part.document.weights and not part.made_up
     assert f"weights from {program}" in part.describe(), part.describe()

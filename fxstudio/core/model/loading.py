@@ -83,9 +83,11 @@ def load_model(
     if not weights or not has_weights(loaded.module):
         loaded.example_inputs = without_weights(loaded.module, loaded.example_inputs)
         if not weights and ms.kind not in ("timm", "hf"):  # the zoo's notes say it
+            runs = "nothing to run"  # (a .pt2 is its own checkpoint, as an hf: folder is)
+            if loaded.checkpoint is not None:
+                runs = f"a module's weights from {loaded.checkpoint}"
             loaded.notes.append(
-                f"{ms.text}: structure only, no weights (asked for): shapes and dtypes, "
-                "nothing to run"
+                f"{ms.text}: structure only, no weights (asked for): shapes and dtypes, {runs}"
             )
     return loaded
 
