@@ -244,3 +244,16 @@ def test_a_program_loads_as_torch_loads_it_and_without_weights_reads_none(tmp_pa
     gm = programs.unlifted(ours)
     assert gm.code == theirs.module().code
     torch.testing.assert_close(gm(x), m(x), rtol=0, atol=0)  # one process, the same kernels
+
+
+def test_a_new_node_gets_its_arguments_in_one_step_and_its_inputs_know_it():
+    graph = fx.Graph()
+    x = graph.placeholder("x")
+    y = graph.create_node("call_function", torch.add, None, None, "y")
+    fxcompat.set_node_inputs(y, (x, 1), {"alpha": 2})
+    graph.output(y)
+    assert y.args == (x, 1) and dict(y.kwargs) == {"alpha": 2}
+    assert list(x.users) == [y] and y.all_input_nodes == [x]
+    assert isinstance(y.kwargs, fx.immutable_collections.immutable_dict)
+    assert graph.find_nodes(op="call_function", target=torch.add) == [y]
+    assert fx.GraphModule(nn.Module(), graph)(torch.ones(1)).item() == 3

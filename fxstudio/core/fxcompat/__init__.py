@@ -66,6 +66,7 @@ __all__ = [
     "set_forward_source",
     "set_graph",
     "set_interpreter_inputs",
+    "set_node_inputs",
     "set_module_state",
     "tensors_of",
     "tree_flatten",
@@ -188,6 +189,18 @@ def release_name(graph: fx.Graph, name: str) -> None:
 def rename_node(node: fx.Node, name: str) -> None:
     """Rename ``node`` in its graph (fx may change a name it cannot use; read it back)."""
     node._rename(name)
+
+
+def set_node_inputs(node: fx.Node, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Give a new node its arguments in one step: setting ``args`` then ``kwargs`` goes
+    through ``Node.__setattr__`` twice, each time taking the node out of the graph's lookup
+    table of nodes by op and target and putting it back.  The arguments are nodes of the
+    node's own graph (not checked here)."""
+    update = getattr(node, "_update_args_kwargs", None)
+    if update is None:  # (a torch without it: the public way)
+        node.args, node.kwargs = args, kwargs
+    else:
+        update(args, kwargs)
 
 
 def set_graph(module: fx.GraphModule, graph: fx.Graph, recompile: bool = True) -> None:

@@ -38,7 +38,12 @@ from torch.fx.node import map_arg
 from fxstudio.core.edits.engine import Edit, commit, recheck_shapes
 from fxstudio.core.edits.steps import Step
 from fxstudio.core.errors import EditError
-from fxstudio.core.fxcompat import code_generator, set_code_generator, set_graph
+from fxstudio.core.fxcompat import (
+    code_generator,
+    set_code_generator,
+    set_graph,
+    set_node_inputs,
+)
 from fxstudio.core.graph.document import VALUES, GraphDocument
 from fxstudio.core.graph.graphviews import line_map, make_row, module_tree_of, tidy_code
 from fxstudio.core.model.request import OpenRequest
@@ -121,17 +126,18 @@ def rebuild(snap: Snapshot) -> fx.Graph:
     graph = fx.Graph()
     set_code_generator(graph, snap.codegen)
     env: dict[fx.Node, fx.Node] = {}
+    get = env.__getitem__
     for node, op, name, target, args, kwargs, type_, meta in snap.nodes:
         # made bare, then given its arguments: create_node walks a new node's arguments with
         # pytree for raw SymInts (a graph's own nodes have none): a third of a 20,000-node copy
         new = graph.create_node(op, target, None, None, name, type_)
         if new.name != name:  # never seen: fx keeps a valid, unique name as it is
             raise RuntimeError(f"the snapshot renamed '{name}' to '{new.name}'")
-        if args:
-            new.args = map_arg(args, env.__getitem__)
-        if kwargs:
-            new.kwargs = map_arg(kwargs, env.__getitem__)
-        new.meta = dict(meta)  # the copy's own: a worker may change it
+        # its arguments in one step and its meta filled in, not set: each attribute set goes
+        # through the graph's lookup table (20,000 nodes: 0.18 -> 0.12 s, medians of 7)
+        if args or kwargs:
+            set_node_inputs(new, map_arg(args, get), map_arg(kwargs, get))
+        new.meta.update(meta)  # the copy's own dict: a worker may change it
         env[node] = new
     return graph
 
