@@ -148,3 +148,34 @@ def test_a_view_made_while_an_edit_lands_is_not_kept_for_the_new_graph():
     stale = doc._cached("rows", rows_while_an_edit_lands)
     assert [r.target for r in stale if r.name == "relu"] == ["torch.relu"]
     assert [r.target for r in doc.rows() if r.name == "relu"] == ["torch.tanh"]
+
+
+def test_a_catch_up_writes_again_only_the_rows_its_edits_changed():
+    """Rows are taken from the last ones made where a node's op, target, arguments, shape
+    and module are as they were (graphviews.make_rows) -- never a row that no longer holds."""
+    from fxstudio.core.graph.graphviews import make_row
+
+    doc = deferred("examples:resnet")
+    before = {r.name: r for r in doc.rows()}
+    edits.rename(doc, "layer1_0_relu_1", "r")  # its users' arguments now read r
+    edits.splice(doc, "r", "layer1_1_conv1", "call_function", "torch.neg")
+    assert catchup.catch_up(doc)
+    rows = {r.name: r for r in doc.rows()}
+    assert doc.rows() == [make_row(n) for n in doc.graph.nodes]
+    again = {name for name, row in rows.items() if row is not before.get(name)}
+    assert again == {"r", "neg", "layer1_1_conv1", "add_1"}
+    assert (
+        rows["add_1"].args == "(layer1_1_bn2, r)"
+        and rows["neg"].shape == rows["r"].shape == "1x16x32x32"
+    )
+    edits.splice(
+        doc,
+        "layer3_1_relu",
+        "layer3_1_conv2",
+        "call_function",
+        "torch.nn.functional.avg_pool2d",
+        [2],
+    )
+    assert catchup.catch_up(doc)  # half as wide and high from there on
+    assert doc.rows() == [make_row(n) for n in doc.graph.nodes]
+    assert doc.row("layer3_1_conv2").shape != rows["layer3_1_conv2"].shape

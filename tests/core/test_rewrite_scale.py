@@ -261,3 +261,27 @@ def test_kept_outputs_go_with_the_graph_to_a_workers_copy_and_come_back_adopted(
     assert doc.kept_values("check/3") is after and after.holds_for(doc)
     edit.undo()  # the graph before, and its values with it
     assert doc.kept_values("check/3") is kept and reference(doc) is kept
+
+
+def test_a_rewrite_on_a_copy_writes_again_only_the_rows_it_changed():
+    """The worker's rows (snapshots.views) take the document's where a node is as it was:
+    the 32 replacements and the 32 adds that use them are written again, nothing else."""
+    from fxstudio.core.graph.graphviews import make_row
+
+    doc = open_document(OpenRequest(DEEP, "fx"))
+    doc.defer_heavy = True
+    before = {r.name: r for r in doc.rows()}
+    snap = snapshot(doc)
+    copy = detached(snap)
+    report = rewrite_flow(copy, RewriteRequest(RELU_TO_F))
+    known = views(propagated(copy))
+    assert known["rows"] == [make_row(n) for n in copy.graph.nodes]
+    again = [r for r in known["rows"] if r is not before.get(r.name)]
+    assert len(again) == 64 and {r.target for r in again} == {
+        "torch.nn.functional.relu",
+        "operator.add",
+    }
+    adopt(doc, snap, copy, report.result.edit, known)
+    assert doc.rows() is known["rows"] and doc.row_memo  # the memo came with them
+    doc.drop_caches()
+    assert doc.rows() == known["rows"] and doc.rows()[5] is known["rows"][5]

@@ -28,13 +28,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxstudio.core.graph.document import ChangeKind, GraphDocument
+from fxstudio.core.graph.document import ROW_MEMO, ChangeKind, GraphDocument
 from fxstudio.core.graph.edited import touched_since
 from fxstudio.core.graph.graphviews import (
     ModuleGroup,
     NodeRow,
+    RowMemo,
     line_map,
-    make_row,
+    make_rows,
     module_tree_of,
     tidy_code,
 )
@@ -58,6 +59,7 @@ class CatchUp:
     vals: dict[str, Any] = field(default_factory=dict)  # node name -> meta["val"]
     problem: tuple[str, str] | None = None
     changed: set[str] = field(default_factory=set)  # nodes whose shape or dtype text changed
+    row_memo: RowMemo = field(default_factory=dict)  # (graphviews.make_rows)
 
 
 def needed(doc: GraphDocument) -> bool:
@@ -76,8 +78,8 @@ def _compute(snap: Snapshot) -> CatchUp:
     code = tidy_code(graph.python_code("self").src)
     lines, tree = line_map(code, graph), module_tree_of(graph)
     if not snap.shapes:
-        rows = [make_row(n) for n in graph.nodes]
-        return CatchUp(snap.version, code, lines, rows, tree, False)
+        rows, memo = make_rows(graph.nodes, snap.row_memo)
+        return CatchUp(snap.version, code, lines, rows, tree, False, row_memo=memo)
     # from the nodes the edits since the shapes were last right touched, when known
     since = touched_since(snap.module, snap.version)
     names, paths = since if since is not None else (None, ())
@@ -85,8 +87,8 @@ def _compute(snap: Snapshot) -> CatchUp:
         snap.module, graph, snap.example_inputs, snap.source_file, names, paths
     )
     vals = {n.name: n.meta["val"] for n in graph.nodes if "val" in n.meta}
-    rows = [make_row(n) for n in graph.nodes]
-    return CatchUp(snap.version, code, lines, rows, tree, True, vals, problem, changed)
+    rows, memo = make_rows(graph.nodes, snap.row_memo)  # (the copy shares the values kept)
+    return CatchUp(snap.version, code, lines, rows, tree, True, vals, problem, changed, memo)
 
 
 def apply(doc: GraphDocument, result: CatchUp) -> bool:
@@ -105,7 +107,13 @@ def apply(doc: GraphDocument, result: CatchUp) -> bool:
         names = {p[0] for p in (doc.shape_problem, result.problem) if p}
         doc.shape_problem = result.problem
         doc.shapes_stale = False
-    known = {"code": result.code, "lines": result.lines, "rows": result.rows, "tree": result.tree}
+    known = {
+        "code": result.code,
+        "lines": result.lines,
+        "rows": result.rows,
+        "tree": result.tree,
+        ROW_MEMO: result.row_memo,
+    }
     doc.emit(ChangeKind.SHAPES_CHANGED, names, known=known, reshaped=result.changed)
     return True
 

@@ -31,10 +31,12 @@ from fxstudio.core.fxcompat import is_compiled, module_state, set_module_state
 from fxstudio.core.graph.graphviews import (
     ModuleGroup,
     NodeRow,
+    RowMemo,
     graph_json,
     input_refs,
     line_map,
     make_row,
+    make_rows,
     module_tree_of,
     tidy_code,
 )
@@ -44,6 +46,9 @@ from fxstudio.core.model.request import OpenRequest
 
 #: The cache keys of values kept from runs of a version of the graph (not views of it).
 VALUES = "values:"
+#: The key, among the views an event brings (``emit``'s ``known``), of the rows' memo
+#: (``graphviews.make_rows``): the document keeps it as its ``row_memo``.
+ROW_MEMO = "row_memo"
 
 
 class ChangeKind(str, Enum):
@@ -118,6 +123,8 @@ class GraphDocument:
         self.defer_heavy = False
         self.shapes_stale = False
         self.version = 0  # counts changes to the graph, to drop work done on an older one
+        #: the rows last made, of whichever version (graphviews.make_rows): kept across edits
+        self.row_memo: RowMemo = {}
         self.session_extra: dict[str, Any] = {}  # what else the session it came from saved
         self.replayed: list[Any] = []  # the Edits a session's replay made (for an undo stack)
         self._listeners: list[Listener] = []
@@ -157,6 +164,7 @@ class GraphDocument:
         if kind is not ChangeKind.VIEW_CHANGED:
             self.version += 1
             self._cache = dict(known or {})
+            self.row_memo = self._cache.pop(ROW_MEMO, None) or self.row_memo
         event = DocumentEvent(kind, frozenset(names), frozenset(reshaped))
         for listener in list(self._listeners):
             listener(event)
@@ -261,7 +269,11 @@ class GraphDocument:
 
     def rows(self) -> list[NodeRow]:
         """The table: one row per node in graph order."""
-        return self._cached("rows", lambda: [make_row(n) for n in self.graph.nodes])
+        return self._cached("rows", self._make_rows)
+
+    def _make_rows(self) -> list[NodeRow]:
+        rows, self.row_memo = make_rows(self.graph.nodes, self.row_memo)
+        return rows
 
     def row(self, name: str) -> NodeRow:
         return make_row(self.node(name))

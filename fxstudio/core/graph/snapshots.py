@@ -44,8 +44,8 @@ from fxstudio.core.fxcompat import (
     set_graph,
     set_node_inputs,
 )
-from fxstudio.core.graph.document import VALUES, GraphDocument
-from fxstudio.core.graph.graphviews import line_map, make_row, module_tree_of, tidy_code
+from fxstudio.core.graph.document import ROW_MEMO, VALUES, GraphDocument
+from fxstudio.core.graph.graphviews import RowMemo, line_map, make_rows, module_tree_of, tidy_code
 from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.process import collector
 
@@ -80,6 +80,7 @@ class Snapshot:
     training: bool = False
     checkpoint: str | None = None  # the folder its weights come from (hf:FOLDER)
     values: dict[str, Any] = field(default_factory=dict)  # kept from runs of this version
+    row_memo: RowMemo = field(default_factory=dict)  # the rows the document last made
 
 
 def snapshot(doc: GraphDocument, held: bool = False) -> Snapshot:
@@ -105,6 +106,7 @@ def snapshot(doc: GraphDocument, held: bool = False) -> Snapshot:
         gm.training,
         doc.checkpoint,
         doc.kept_values(),
+        doc.row_memo,  # (never changed: the document's next rows make a new one)
     )
 
 
@@ -160,6 +162,7 @@ def detached(snap: Snapshot) -> GraphDocument:
     doc.defer_heavy = True  # edits do not compile it, nor propagate shapes (see propagated)
     doc.shapes_stale = snap.shapes
     doc.checkpoint = snap.checkpoint
+    doc.row_memo = snap.row_memo
     for key, values in snap.values.items():  # (the same graph, the same weights)
         doc.keep_values(key, values)
     return doc
@@ -262,11 +265,12 @@ def views(doc: GraphDocument) -> dict[str, Any]:
     graph = doc.graph
     with collector.sparing(len(doc)):  # (thousands of rows and lines)
         code = tidy_code(graph.python_code("self").src) if not doc.compiled else doc.code()
-        rows = [make_row(n) for n in graph.nodes]
+        rows, memo = make_rows(graph.nodes, doc.row_memo)
         return {
             "code": code,
             "lines": line_map(code, graph),
             "rows": rows,
+            ROW_MEMO: memo,
             "tree": module_tree_of(graph),
             **{VALUES + key: v for key, v in doc.kept_values().items()},
         }
