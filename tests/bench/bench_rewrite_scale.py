@@ -280,6 +280,7 @@ def bench_rewrite_scale(emit: Callable[..., None]) -> None:
     from fxstudio.core.saving.sessions import open_document
 
     doc = open_document(SPEC, ("2x8",))
+    doc.rows()  # (the window's open makes them for its table: open_prepared)
     loaded = load_model(SPEC, ("2x8",))
     common = {"bench": "rewrite_scale", "nodes": len(doc), "matches": 3330}
     doc.defer_heavy = True  # the first edit after the open (and its way back)
