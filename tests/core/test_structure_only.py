@@ -214,3 +214,35 @@ def test_a_pt2_program_opens_structure_only_reading_no_weight(tmp_path):
     vals = {n.name: n.meta.get("val") for n in doc.graph.nodes}
     shapes = {k: tuple(v.shape) for k, v in vals.items() if isinstance(v, torch.Tensor)}
     assert shapes["linear_1"] == (3, 4)
+
+
+def test_whether_a_document_holds_its_weights_follows_the_edits_that_change_its_tensors(
+    monkeypatch,
+):
+    """Walked once (the window asks after every edit), and again after a step that adds,
+    removes or replaces a tensor or a submodule -- undone and redone too."""
+    from torch import nn
+
+    from fxstudio.core.edits.engine import commit
+    from fxstudio.core.edits.steps import SetAttribute, SetSubmodule
+    from fxstudio.core.graph import document
+
+    walks = []
+    walk = document.has_weights
+    monkeypatch.setattr(document, "has_weights", lambda m: walks.append(m) or walk(m))
+    doc = open_document("examples:simple")
+    assert doc.weights and doc.weights and len(walks) == 1
+    meta = torch.empty(2, device="meta")
+    edit = commit(doc, "scale", [SetAttribute("scale", meta)], document.ChangeKind.NODES_CHANGED)
+    assert not doc.weights
+    edit.undo()
+    assert doc.weights
+    edit.redo()
+    assert not doc.weights
+    edit.undo()
+    with torch.device("meta"):
+        bare = nn.Linear(2, 2)
+    commit(doc, "layer", [SetSubmodule("extra", bare)], document.ChangeKind.NODES_CHANGED)
+    assert not doc.weights and len(walks) == 5
+    edits.rename(doc, "act", "a2")  # the graph only: what was known holds
+    assert not doc.weights and len(walks) == 5

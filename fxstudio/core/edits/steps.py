@@ -293,6 +293,7 @@ class SetSubmodule(Step):
             gm.delete_submodule(self.path)
         else:
             gm.add_submodule(self.path, self.module)
+        doc.modules_changed()
         doc.graph_touched()
 
     def inverse(self) -> Step:
@@ -332,6 +333,7 @@ class SetAttribute(Step):
             owner.register_buffer(name, self.value)
         elif self.value is not None:
             setattr(owner, name, self.value)
+        doc.modules_changed()
         doc.graph_touched()
 
     def inverse(self) -> Step:
