@@ -136,8 +136,9 @@ class GraphDocument:
         """Whether the document holds the model's weights; ``False`` for a structure-only one
         (:mod:`fxstudio.core.graph.weights`): shapes and edits, nothing to run.  Walked once,
         and again after an edit changed the module's submodules or tensors
-        (:meth:`modules_changed`): the window asks after every edit, and a walk of a
-        20,000-node graph's 6,700 submodules costs 20-40 ms."""
+        (:meth:`modules_changed`): the window asks two or three times an edit, and a walk
+        costs 17 ms over the 6,700 submodules of a 20,000-node chain, 67 ms over the 20,000
+        of a nested one."""
         if self._weights is None:
             self._weights = has_weights(self._gm)
         return self._weights
