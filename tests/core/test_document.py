@@ -197,3 +197,21 @@ def test_exported_weights_sit_in_the_module_that_owns_them(tmp_path):
     assert set(tree.children) == {"h.0", "h.1"}
     fc = tree.children["h.0"].children["h.0.fc"]
     assert {"h_0_fc_weight", "h_0_fc_bias"} <= set(fc.nodes)
+
+
+def test_a_submodule_is_found_by_its_path_however_it_is_held():
+    """Registered children (the fast way), a module held as a plain attribute, a child
+    registered as None, a path through a tensor: as ``get_submodule`` finds them, or None."""
+    from torch import nn
+
+    from fxstudio.core.graph.attributes import submodule_at
+
+    root = nn.Sequential(nn.Sequential(nn.Linear(2, 2)))
+    plain = nn.ReLU()
+    object.__setattr__(root[0], "held", plain)  # (not a registered child)
+    root[0].register_module("gone", None)
+    assert submodule_at(root, "") is root
+    assert submodule_at(root, "0.0") is root[0][0] is root.get_submodule("0.0")
+    assert submodule_at(root, "0.held") is plain is root.get_submodule("0.held")
+    for missing in ("0.gone", "0.0.weight", "1", "0.0.weight.x", "0..0"):
+        assert submodule_at(root, missing) is None, missing
