@@ -257,3 +257,16 @@ def test_a_new_node_gets_its_arguments_in_one_step_and_its_inputs_know_it():
     assert isinstance(y.kwargs, fx.immutable_collections.immutable_dict)
     assert graph.find_nodes(op="call_function", target=torch.add) == [y]
     assert fx.GraphModule(nn.Module(), graph)(torch.ones(1)).item() == 3
+
+
+def test_forward_source_is_the_code_python_code_generates_and_leaves_the_nodes_as_they_were():
+    gm = fx.symbolic_trace(nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2)))
+    graph = gm.graph
+    x = next(iter(graph.nodes))
+    with graph.inserting_after(x):
+        graph.call_function(torch.add, (x, 1))  # (unused: its value dropped in the code)
+    reprs = [n._repr_fn for n in graph.nodes]
+    assert fxcompat.forward_source(graph) == graph.python_code("self").src
+    assert [n._repr_fn for n in graph.nodes] == reprs
+    assert [repr(n) for n in graph.nodes] == [n.name for n in graph.nodes]
+    assert graph.find_nodes(op="call_function", target=torch.add)  # the lookup table intact

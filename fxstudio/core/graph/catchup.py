@@ -34,10 +34,10 @@ from fxstudio.core.graph.graphviews import (
     ModuleGroup,
     NodeRow,
     RowMemo,
+    code_of,
     line_map,
     make_rows,
     module_tree_of,
-    tidy_code,
 )
 from fxstudio.core.graph.propagation import repropagate
 from fxstudio.core.graph.snapshots import Snapshot, rebuild, snapshot
@@ -75,7 +75,7 @@ def compute(snap: Snapshot) -> CatchUp:
 
 def _compute(snap: Snapshot) -> CatchUp:
     graph = rebuild(snap)
-    code = tidy_code(graph.python_code("self").src)
+    code = code_of(graph)
     lines, tree = line_map(code, graph), module_tree_of(graph)
     if not snap.shapes:
         rows, memo = make_rows(graph.nodes, snap.row_memo)

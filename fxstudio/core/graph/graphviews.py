@@ -23,7 +23,7 @@ from typing import Any
 import torch.fx as fx
 
 from fxstudio.core.errors import stack_trace_location
-from fxstudio.core.fxcompat import is_op_overload, qualified_name
+from fxstudio.core.fxcompat import forward_source, is_op_overload, qualified_name
 from fxstudio.core.graph.attributes import submodule_at
 from fxstudio.core.graph.shapes import node_dtype, node_shape
 from fxstudio.core.layout.labels import format_shape
@@ -262,6 +262,11 @@ _ASSIGN_RE = re.compile(
 def tidy_code(src: str) -> str:
     """Generated code as fxstudio shows it: no leading blank lines, one final newline."""
     return src.lstrip("\n").rstrip() + "\n"
+
+
+def code_of(graph: fx.Graph) -> str:
+    """The ``forward`` a graph generates, as fxstudio shows it (:func:`tidy_code`)."""
+    return tidy_code(forward_source(graph))
 
 
 def line_map(code: str, graph: fx.Graph) -> dict[str, int]:
