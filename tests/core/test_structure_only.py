@@ -246,3 +246,20 @@ def test_whether_a_document_holds_its_weights_follows_the_edits_that_change_its_
     assert not doc.weights and len(walks) == 5
     edits.rename(doc, "act", "a2")  # the graph only: what was known holds
     assert not doc.weights and len(walks) == 5
+
+
+def test_a_copy_for_a_worker_knows_what_its_document_knew_of_its_weights(monkeypatch):
+    """A detached copy shares the document's tensors, so it takes the answer the document had
+    instead of walking them again; one the document had not walked yet is walked there."""
+    from fxstudio.core.graph import document
+    from fxstudio.core.graph.snapshots import detached, snapshot
+
+    walks = []
+    walk = document.has_weights
+    monkeypatch.setattr(document, "has_weights", lambda m: walks.append(m) or walk(m))
+    doc = open_document("examples:simple")
+    assert detached(snapshot(doc)).weights and len(walks) == 1  # (not known: walked on the copy)
+    assert walks[0] is not doc.graph_module
+    assert doc.weights and detached(snapshot(doc)).weights and len(walks) == 2
+    bare = open_document(OpenRequest("examples:simple", weights=False))
+    assert not bare.weights and not detached(snapshot(bare)).weights and len(walks) == 3
