@@ -189,9 +189,8 @@ def _module_with(attributes: dict[str, Any]) -> fx.GraphModule:
                 child = made.get(walked)
                 if child is None:
                     # (a module made here holds its children in its dict alone)
-                    child = (
-                        owner._modules.get(part) if id(owner) in fresh else getattr(owner, part, None)
-                    )
+                    mine = id(owner) in fresh
+                    child = owner._modules.get(part) if mine else getattr(owner, part, None)
                     if not isinstance(child, nn.Module):
                         child = nn.Module()
                         _place(owner, part, child)
