@@ -51,3 +51,27 @@ def test_a_node_that_no_longer_fits_is_named_as_before():
     assert doc.shape_problem is not None and doc.shape_problem[0] == "linear_1"
     edits.set_target(doc, "relu", "torch.ops.aten.relu.default")  # fixed: all shapes back
     assert doc.shape_problem is None and doc.row("linear_1").shape == "2x4"
+
+
+def test_a_call_s_key_is_the_same_whether_its_tensors_were_signed_before_or_not():
+    """Downstream shapes sign each fake tensor once (edited.signature's ``signed``): a key
+    taken from what was signed is the key read afresh, and a tensor of another layout, or
+    one signed in another call, is never given a key it does not have."""
+    import torch
+    import torch.fx as fx
+
+    from fxstudio.core.graph.edited import call_key, signature
+
+    gm = fx.symbolic_trace(lambda x, y: torch.add(x, y, alpha=2))
+    x, y = (n for n in gm.graph.nodes if n.op == "placeholder")
+    add = next(n for n in gm.graph.nodes if n.op == "call_function")
+    a, b = torch.empty(2, 3), torch.empty(3, 2).t()
+    signed = {}
+    first = call_key(add, {x: a, y: a}, signed)
+    assert first == call_key(add, {x: a, y: a}) and set(signed) == {id(a)}
+    assert signed[id(a)][0] is a  # (held: no other tensor takes its id meanwhile)
+    other = call_key(add, {x: a, y: b}, signed)
+    assert other == call_key(add, {x: a, y: b}) != first  # (the same shape, other strides)
+    assert signature([a, {"k": b}, slice(1, None)], signed) == signature(
+        [a, {"k": b}, slice(1, None)]
+    )

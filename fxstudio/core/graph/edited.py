@@ -71,15 +71,15 @@ def in_place(node: fx.Node, interp: fx.Interpreter) -> bool:
     return str(name).endswith("_") or bool(node.kwargs.get("inplace"))
 
 
-def call_key(node: fx.Node, env: dict[fx.Node, Any]) -> Any:
+def call_key(node: fx.Node, env: dict[fx.Node, Any], signed: Signed | None = None) -> Any:
     """What a call's result shape depends on: its op and target, and its arguments with each
     fake tensor as its shape, strides, dtype and device; None when an argument is not plainly
-    comparable (then the call is run)."""
+    comparable (then the call is run).  ``signed``: as :func:`signature`'s."""
     if node.op not in ("call_function", "call_method"):
         return None
     try:
-        args = signature(map_arg(node.args, env.__getitem__))
-        kwargs = signature(map_arg(dict(node.kwargs), env.__getitem__))
+        args = signature(map_arg(node.args, env.__getitem__), signed)
+        kwargs = signature(map_arg(dict(node.kwargs), env.__getitem__), signed)
         key = (node.op, node.target, args, kwargs)
         hash(key)
     except _NotPlain:
@@ -96,17 +96,33 @@ class _NotPlain(Exception):
 _PLAIN = (int, float, bool, str, type(None), torch.dtype, torch.device, torch.memory_format)
 
 
-def signature(v: Any) -> Any:
+#: Tensors already signed (:func:`signature`): by ``id``, with the tensor itself (kept alive,
+#: so that no other tensor takes its ``id`` meanwhile)
+Signed = dict[int, tuple[torch.Tensor, Any]]
+
+
+def signature(v: Any, signed: Signed | None = None) -> Any:
+    """``v`` as a hashable key: each tensor as its shape, strides, dtype, device and whether
+    it requires grad.  ``signed``: tensors signed before, whose keys are taken again instead of
+    read (a fake tensor's shape and strides each cross into C++: the 20,000-node graph's shapes
+    after a rewrite read the same few fakes tens of thousands of times)."""
     if isinstance(v, torch.Tensor):
+        if signed is not None:
+            hit = signed.get(id(v))
+            if hit is not None:
+                return hit[1]
         if not all(isinstance(d, int) for d in (*v.shape, *v.stride())):
             raise _NotPlain
-        return ("T", tuple(v.shape), tuple(v.stride()), v.dtype, str(v.device), v.requires_grad)
+        key = ("T", tuple(v.shape), tuple(v.stride()), v.dtype, str(v.device), v.requires_grad)
+        if signed is not None:
+            signed[id(v)] = (v, key)
+        return key
     if isinstance(v, (tuple, list)):
-        return (type(v).__name__, *(signature(x) for x in v))
+        return (type(v).__name__, *(signature(x, signed) for x in v))
     if isinstance(v, dict):
-        return ("D", *((k, signature(x)) for k, x in v.items()))
+        return ("D", *((k, signature(x, signed)) for k, x in v.items()))
     if isinstance(v, slice):
-        return ("S", signature(v.start), signature(v.stop), signature(v.step))
+        return ("S", *(signature(x, signed) for x in (v.start, v.stop, v.step)))
     if isinstance(v, _PLAIN) or v is Ellipsis:
         return (type(v).__name__, v)
     raise _NotPlain

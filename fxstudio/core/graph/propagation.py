@@ -24,7 +24,7 @@ from torch import nn
 
 from fxstudio.core.errors import CaptureError, stack_trace_location, user_frame
 from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_map
-from fxstudio.core.graph.edited import call_key, in_place, signature
+from fxstudio.core.graph.edited import Signed, call_key, in_place, signature
 from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.graph.running import Current, Plan, bookkeeping_count, run_nodes, threads
 from fxstudio.core.graph.shapes import node_dtype, node_shape
@@ -329,11 +329,12 @@ def downstream(
     limit, runs = len(graph.nodes) // FAKE_NODE_COST, 0
 
     made: dict[Any, Any] = {}  # one fake tensor per shape, strides, dtype and device read
+    signed: Signed = {}  # (each tensor's key read once)
 
     def refake(v: Any) -> Any:
         if not isinstance(v, torch.Tensor):
             return _refake(mode, v)
-        key = signature(v)  # (raises for a symbolic size: _NotPlain, the whole graph runs)
+        key = signature(v, signed)  # (raises for a symbolic size: _NotPlain: the whole graph)
         if key not in made:
             made[key] = _refake(mode, v)
         return made[key]
@@ -359,7 +360,7 @@ def downstream(
                     # (an op that changes its input in place gets a copy: a value may be shared)
                     interp.env[arg] = value(arg) if not inplace else _copy(mode, value(arg))
                 before = _shape_text(node)
-                key = None if inplace else call_key(node, interp.env)
+                key = None if inplace else call_key(node, interp.env, signed)
                 result = memo.get(key, _NONE) if key is not None else _NONE
                 if result is _NONE:
                     runs += 1
