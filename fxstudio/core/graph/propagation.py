@@ -29,7 +29,6 @@ from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.graph.running import Current, Plan, bookkeeping_count, run_nodes, threads
 from fxstudio.core.graph.shapes import node_dtype, node_shape
 from fxstudio.core.graph.weights import SHAPE_DEVICE, fake_of
-from fxstudio.core.layout.labels import format_shape
 from fxstudio.core.model.failures import describe_value, fake_state, faked, short_location
 from fxstudio.core.process import progress
 from fxstudio.core.process.guard import special_failure
@@ -269,7 +268,7 @@ def repropagate(
             return None, downstream(module, graph, touched, tuple(paths), example_inputs)
         except Exception:  # noqa: BLE001, S110 - a node that no longer fits, a symbolic size,
             pass  # more than a real run costs: the whole graph runs (sys.exit, Ctrl+C go on up)
-    before = {n.name: _shape_text(n) for n in graph.nodes}
+    before = {n.name: _shape_and_dtype(n) for n in graph.nodes}
     problem = None
     if example_inputs:
         try:
@@ -282,11 +281,13 @@ def repropagate(
                 if stale:
                     node.meta.pop("val", None)
             problem = (bad, getattr(exc, "detail", str(exc)))
-    return problem, {n.name for n in graph.nodes if before.get(n.name) != _shape_text(n)}
+    return problem, {n.name for n in graph.nodes if before.get(n.name) != _shape_and_dtype(n)}
 
 
-def _shape_text(node: fx.Node) -> tuple[str, str | None]:
-    return format_shape(node_shape(node)), node_dtype(node)
+def _shape_and_dtype(node: fx.Node) -> tuple[Any, str | None]:
+    """What a node's label shows of its value, to compare: its shape (not yet written out as
+    the label writes it: that cost more than the compare) and dtype."""
+    return node_shape(node), node_dtype(node)
 
 
 #: A node run alone on fake tensors costs about this many nodes of one real run of a small
@@ -359,7 +360,7 @@ def downstream(
                 for arg in node.all_input_nodes:
                     # (an op that changes its input in place gets a copy: a value may be shared)
                     interp.env[arg] = value(arg) if not inplace else _copy(mode, value(arg))
-                before = _shape_text(node)
+                before = _shape_and_dtype(node)
                 key = None if inplace else call_key(node, interp.env, signed)
                 result = memo.get(key, _NONE) if key is not None else _NONE
                 if result is _NONE:
@@ -372,7 +373,7 @@ def downstream(
                         memo[key] = result
                 old.setdefault(node, node.meta.get("val", _NONE))
                 node.meta["val"] = fakes[node] = result
-                if _shape_text(node) != before:
+                if _shape_and_dtype(node) != before:
                     reshaped.add(node.name)
                     dirty |= {u.name for u in node.users}
     except BaseException:
