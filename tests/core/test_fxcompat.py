@@ -270,3 +270,19 @@ def test_forward_source_is_the_code_python_code_generates_and_leaves_the_nodes_a
     assert [n._repr_fn for n in graph.nodes] == reprs
     assert [repr(n) for n in graph.nodes] == [n.name for n in graph.nodes]
     assert graph.find_nodes(op="call_function", target=torch.add)  # the lookup table intact
+
+
+def test_graph_interpreter_is_the_interpreter_torch_makes_with_its_submodules_walked_when_read():
+    gm = fx.symbolic_trace(nn.Sequential(nn.Linear(3, 4), nn.ReLU()))
+    ours = fxcompat.graph_interpreter(gm, gm.graph)
+    theirs = fx.Interpreter(gm, garbage_collect_values=False, graph=gm.graph)
+    assert set(vars(ours)) == set(vars(theirs))  # (a field torch adds later is seen here)
+    for name, value in vars(theirs).items():
+        if name != "submodules":
+            assert vars(ours)[name] == value, name
+    assert ours.module is gm and ours.graph is gm.graph
+    assert ours.submodules._walked is None  # not walked until read
+    assert dict(ours.submodules) == theirs.submodules
+    assert ours.submodules["0"] is gm.get_submodule("0")
+    x = torch.randn(2, 3)
+    assert torch.equal(ours.run(x), gm(x))

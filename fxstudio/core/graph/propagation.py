@@ -23,7 +23,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core.errors import CaptureError, stack_trace_location, user_frame
-from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_map
+from fxstudio.core.fxcompat import fake_tensor_mode, graph_interpreter, reparametrized, tree_map
 from fxstudio.core.graph.edited import Signed, call_key, in_place, signature
 from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.graph.running import Current, Plan, bookkeeping_count, run_nodes, threads
@@ -347,7 +347,7 @@ def downstream(
             fakes[node] = tree_map(refake, node.meta["val"])
         return fakes[node]
 
-    interp = fx.Interpreter(module, garbage_collect_values=False, graph=graph)
+    interp = graph_interpreter(module, graph)
     reshaped = set()
     try:
         with quiet_torch_logs():  # (a submodule runs in eval mode: _run_alone)
