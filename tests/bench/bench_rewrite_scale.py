@@ -300,6 +300,7 @@ def bench_rewrite_scale(emit: Callable[..., None]) -> None:
 
     doc = open_document(SPEC, ("2x8",))
     doc.rows()  # (the window's open makes them for its table: open_prepared)
+    assert doc.weights  # (asked by the window's title and status bar: known since the open)
     loaded = load_model(SPEC, ("2x8",))
     common = {"bench": "rewrite_scale", "nodes": len(doc), "matches": 3330}
     doc.defer_heavy = True  # the first edit after the open (and its way back)
