@@ -285,8 +285,8 @@ def repropagate(
 
 
 def _shape_and_dtype(node: fx.Node) -> tuple[Any, str | None]:
-    """What a node's label shows of its value, to compare: its shape (not yet written out as
-    the label writes it: that cost more than the compare) and dtype."""
+    """What a node's label shows of its value, to compare: its shape as a tuple (written out as
+    the label writes it, only to be compared, it cost more than the compare) and its dtype."""
     return node_shape(node), node_dtype(node)
 
 
