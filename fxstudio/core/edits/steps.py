@@ -18,7 +18,7 @@ from torch import nn
 from torch.fx.node import map_aggregate
 
 from fxstudio.core.errors import EditError
-from fxstudio.core.fxcompat import release_name, rename_node
+from fxstudio.core.fxcompat import release_name, rename_node, set_node_inputs
 from fxstudio.core.graph.attributes import submodule_at
 from fxstudio.core.graph.document import GraphDocument
 
@@ -148,19 +148,19 @@ class CreateNode(Step):
             if s.after is not None
             else graph.inserting_before(next(iter(graph.nodes), None))
         )
+        args, kwargs = from_refs(doc, s.args) or (), from_refs(doc, s.kwargs) or {}
+        if not isinstance(args, tuple) or not isinstance(kwargs, dict):  # (as create_node)
+            raise EditError(f"A node's arguments are a tuple and a dict, not {args!r}, {kwargs!r}.")
         with where:
-            node = graph.create_node(
-                s.op,
-                s.target,
-                from_refs(doc, s.args),
-                from_refs(doc, s.kwargs),
-                name=s.name,
-                type_expr=s.type,
-            )
+            # made bare, then given its arguments (as snapshots.rebuild does): create_node walks
+            # them with pytree only to warn of a raw SymInt (a graph's own arguments have none)
+            node = graph.create_node(s.op, s.target, None, None, name=s.name, type_expr=s.type)
         if node.name != s.name:  # fx refused the name (a Python builtin or keyword)
             graph.erase_node(node)
             doc.graph_touched()
             raise EditError(f"'{s.name}' cannot name a node: Python reserves it.")
+        if args or kwargs:
+            set_node_inputs(node, args, kwargs)
         node.meta = dict(s.meta)
         doc.graph_touched(added=node)
 
