@@ -42,6 +42,7 @@ __all__ = [
     "DropoutBase",
     "OpOverload",
     "OpOverloadPacket",
+    "child_module",
     "code_generator",
     "compile_on_call",
     "compiled_graph_count",
@@ -58,6 +59,7 @@ __all__ = [
     "op_registrar",
     "op_schema_arguments",
     "own_tensors",
+    "place_attribute",
     "pytree",
     "qualified_name",
     "release_name",
@@ -70,6 +72,7 @@ __all__ = [
     "set_interpreter_inputs",
     "set_node_inputs",
     "set_module_state",
+    "submodule_at",
     "tensors_of",
     "tree_flatten",
     "tree_leaves",
@@ -267,6 +270,68 @@ class _Submodules(Mapping[str, nn.Module]):
 
     def __len__(self) -> int:
         return len(self._all())
+
+
+def submodule_at(gm: nn.Module, path: str) -> nn.Module | None:
+    """The submodule at a dotted ``path``, or ``None`` where there is none.
+
+    Found in each module's registered children first: ``get_submodule`` asks ``hasattr`` and
+    ``getattr`` of each part, and a submodule is no instance attribute, so each ask raises and
+    catches an ``AttributeError`` inside ``nn.Module.__getattr__`` -- 11 microseconds a path
+    where the children's dicts take 1 (13,320 paths of the nested 20,000-node graph: 0.15 s of
+    a pattern search's 0.20).  Anything else (a module held as a plain attribute) is
+    ``get_submodule``'s."""
+    module = gm
+    for part in path.split(".") if path else ():
+        child = module._modules.get(part) if isinstance(module, nn.Module) else None
+        if child is None:
+            break
+        module = child
+    else:
+        return module
+    try:
+        return gm.get_submodule(path)
+    except AttributeError:
+        return None
+
+
+def child_module(module: nn.Module, name: str) -> nn.Module | None:
+    """The child registered under ``name`` (``None``: none): the module's own dict of them,
+    not ``getattr``, which reaches a child only after a failed lookup raises and is caught
+    inside ``nn.Module.__getattr__`` (1 against 11 microseconds a dotted path)."""
+    return module._modules.get(name)  # type: ignore[no-any-return]
+
+
+def place_attribute(owner: nn.Module, name: str, value: Any, checked: bool = False) -> None:
+    """``value`` into ``owner`` as ``add_module``, ``register_parameter`` or
+    ``register_buffer`` would put it.  Unless ``checked``, where ``owner`` has nothing by that
+    name yet, straight into its dict: each of those asks ``hasattr`` first, which raises and
+    catches inside ``nn.Module.__getattr__`` (20,000 places: 0.07 s).  For a module a caller
+    made itself and fills (a graph's copy, :mod:`fxstudio.core.graph.snapshots`)."""
+    free = not checked and not (
+        name in owner._modules
+        or name in owner._parameters
+        or name in owner._buffers
+        or name in owner.__dict__
+        or hasattr(type(owner), name)
+    )
+    if isinstance(value, nn.Module):
+        if free:
+            owner._modules[name] = value
+        else:
+            owner.add_module(name, value)
+    elif isinstance(value, nn.Parameter):
+        if free:
+            owner._parameters[name] = value
+        else:
+            owner.register_parameter(name, value)
+    elif isinstance(value, torch.Tensor):
+        if free:
+            owner._buffers[name] = value
+        else:
+            owner.register_buffer(name, value)
+    else:
+        setattr(owner, name, value)
 
 
 def set_graph(module: fx.GraphModule, graph: fx.Graph, recompile: bool = True) -> None:

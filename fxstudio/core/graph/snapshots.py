@@ -30,7 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
 import torch.fx as fx
 from torch import nn
 from torch.fx.node import map_arg
@@ -39,7 +38,9 @@ from fxstudio.core.edits.engine import Edit, commit, recheck_shapes
 from fxstudio.core.edits.steps import Step
 from fxstudio.core.errors import EditError
 from fxstudio.core.fxcompat import (
+    child_module,
     code_generator,
+    place_attribute,
     set_code_generator,
     set_graph,
     set_node_inputs,
@@ -190,10 +191,10 @@ def _module_with(attributes: dict[str, Any]) -> fx.GraphModule:
                 if child is None:
                     # (a module made here holds its children in its dict alone)
                     mine = id(owner) in fresh
-                    child = owner._modules.get(part) if mine else getattr(owner, part, None)
+                    child = child_module(owner, part) if mine else getattr(owner, part, None)
                     if not isinstance(child, nn.Module):
                         child = nn.Module()
-                        _place(owner, part, child)
+                        place_attribute(owner, part, child)
                         fresh.add(id(child))
                     made[walked] = child
                 owner = child
@@ -201,41 +202,10 @@ def _module_with(attributes: dict[str, Any]) -> fx.GraphModule:
         if isinstance(value, nn.Module):
             made.setdefault(target, value)
         if id(owner) in fresh:
-            _place(owner, name, value)
+            place_attribute(owner, name, value)
         elif getattr(owner, name, None) is not value:  # (else inside a submodule placed: shared)
-            _place(owner, name, value, checked=True)
+            place_attribute(owner, name, value, checked=True)
     return gm
-
-
-def _place(owner: nn.Module, name: str, value: Any, checked: bool = False) -> None:
-    """``value`` into ``owner`` as ``add_module``, ``register_parameter`` or
-    ``register_buffer`` would put it.  In a module made here (not ``checked``), under a name
-    it holds nothing by yet, straight into its dict: each of those asks ``hasattr`` first,
-    which raises and catches inside ``nn.Module.__getattr__`` (20,000 places: 0.07 s)."""
-    free = not checked and not (
-        name in owner._modules
-        or name in owner._parameters
-        or name in owner._buffers
-        or name in owner.__dict__
-        or hasattr(type(owner), name)
-    )
-    if isinstance(value, nn.Module):
-        if free:
-            owner._modules[name] = value
-        else:
-            owner.add_module(name, value)
-    elif isinstance(value, nn.Parameter):
-        if free:
-            owner._parameters[name] = value
-        else:
-            owner.register_parameter(name, value)
-    elif isinstance(value, torch.Tensor):
-        if free:
-            owner._buffers[name] = value
-        else:
-            owner.register_buffer(name, value)
-    else:
-        setattr(owner, name, value)
 
 
 def propagated(doc: GraphDocument) -> GraphDocument:
