@@ -204,7 +204,7 @@ def test_a_submodule_is_found_by_its_path_however_it_is_held():
     registered as None, a path through a tensor: as ``get_submodule`` finds them, or None."""
     from torch import nn
 
-    from fxstudio.core.fxcompat import submodule_at
+    from fxstudio.core.fxcompat.modules import submodule_at
 
     root = nn.Sequential(nn.Sequential(nn.Linear(2, 2)))
     plain = nn.ReLU()

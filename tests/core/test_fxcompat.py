@@ -9,6 +9,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core import fxcompat
+from fxstudio.core.fxcompat import modules as fxmodules
 from fxstudio.core.fxcompat import programs
 
 
@@ -90,17 +91,17 @@ def test_qualified_names_of_functions():
 
 def test_module_state_is_a_cheap_snapshot_that_puts_back():
     gm = _graph_module()
-    state = fxcompat.module_state(gm)
+    state = fxmodules.module_state(gm)
     weight = gm.get_submodule("0").weight
     gm.delete_submodule("0")
-    fxcompat.set_module_state(gm, *state)
+    fxmodules.set_module_state(gm, *state)
     assert gm.get_submodule("0").weight is weight  # the very tensor: nothing was copied
 
 
 def test_own_tensors_lists_parameters_then_buffers_with_persistence():
     bn = nn.BatchNorm1d(3)
     bn.register_buffer("scratch", torch.zeros(1), persistent=False)
-    got = [(kind, name, persistent) for kind, name, _t, persistent in fxcompat.own_tensors(bn)]
+    got = [(kind, name, persistent) for kind, name, _t, persistent in fxmodules.own_tensors(bn)]
     assert got[:2] == [("parameter", "weight", True), ("parameter", "bias", True)]
     assert ("buffer", "running_mean", True) in got and ("buffer", "scratch", False) in got
 

@@ -31,7 +31,8 @@ import torch
 import torch.fx as fx
 
 from fxstudio.core.errors import EditError
-from fxstudio.core.fxcompat import fake_tensor_mode, submodule_at, tree_leaves, tree_map
+from fxstudio.core.fxcompat import fake_tensor_mode, tree_leaves, tree_map
+from fxstudio.core.fxcompat.modules import submodule_at
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import format_target
 from fxstudio.core.graph.modes import eval_mode

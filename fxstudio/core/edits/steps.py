@@ -18,7 +18,8 @@ from torch import nn
 from torch.fx.node import map_aggregate
 
 from fxstudio.core.errors import EditError
-from fxstudio.core.fxcompat import release_name, rename_node, set_node_inputs, submodule_at
+from fxstudio.core.fxcompat import release_name, rename_node, set_node_inputs
+from fxstudio.core.fxcompat.modules import submodule_at
 from fxstudio.core.graph.document import GraphDocument
 
 

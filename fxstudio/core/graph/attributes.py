@@ -1,5 +1,5 @@
 """A model's attributes, found by their dotted path (``layer1.0.conv1``, ``fc.weight``); its
-submodules by path are :func:`fxcompat.submodule_at <fxstudio.core.fxcompat.submodule_at>`'s
+submodules by path are :func:`~fxstudio.core.fxcompat.modules.submodule_at`'s
 (it reads a module's registered children).
 
 Example:

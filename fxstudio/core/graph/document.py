@@ -27,7 +27,8 @@ from typing import Any
 import torch.fx as fx
 
 from fxstudio.core.errors import SourceLocation, UserError, stack_trace_location
-from fxstudio.core.fxcompat import is_compiled, module_state, set_module_state
+from fxstudio.core.fxcompat import is_compiled
+from fxstudio.core.fxcompat.modules import module_state, set_module_state
 from fxstudio.core.graph.graphviews import (
     ModuleGroup,
     NodeRow,

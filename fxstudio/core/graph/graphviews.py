@@ -23,7 +23,8 @@ from typing import Any
 import torch.fx as fx
 
 from fxstudio.core.errors import stack_trace_location
-from fxstudio.core.fxcompat import forward_source, is_op_overload, qualified_name, submodule_at
+from fxstudio.core.fxcompat import forward_source, is_op_overload, qualified_name
+from fxstudio.core.fxcompat.modules import submodule_at
 from fxstudio.core.graph.shapes import node_dtype, node_shape
 from fxstudio.core.layout.labels import format_shape
 

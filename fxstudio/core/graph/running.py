@@ -34,7 +34,7 @@ import torch.fx as fx
 from torch import nn
 from torch.fx.node import map_arg
 
-from fxstudio.core.fxcompat import tensors_of
+from fxstudio.core.fxcompat.modules import tensors_of
 
 #: Ops on fewer elements than this run on one thread anyway (ATen's grain size for splitting
 #: an op among threads); a model whose weights and inputs come to fewer elements per node

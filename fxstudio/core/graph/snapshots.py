@@ -37,14 +37,8 @@ from torch.fx.node import map_arg
 from fxstudio.core.edits.engine import Edit, commit, recheck_shapes
 from fxstudio.core.edits.steps import Step
 from fxstudio.core.errors import EditError
-from fxstudio.core.fxcompat import (
-    child_module,
-    code_generator,
-    place_attribute,
-    set_code_generator,
-    set_graph,
-    set_node_inputs,
-)
+from fxstudio.core.fxcompat import code_generator, set_code_generator, set_graph, set_node_inputs
+from fxstudio.core.fxcompat.modules import child_module, place_attribute
 from fxstudio.core.graph.document import ROW_MEMO, VALUES, GraphDocument
 from fxstudio.core.graph.graphviews import RowMemo, code_of, line_map, make_rows, module_tree_of
 from fxstudio.core.model.request import OpenRequest

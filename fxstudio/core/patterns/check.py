@@ -32,7 +32,8 @@ from typing import Any
 
 import torch
 
-from fxstudio.core.fxcompat import inplace_count, tree_leaves
+from fxstudio.core.fxcompat import tree_leaves
+from fxstudio.core.fxcompat.modules import inplace_count
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.running import Plan, bookkeeping_count, run_nodes, threads
 from fxstudio.core.process import collector, modelcode
@@ -55,7 +56,7 @@ class Reference:
     inputs: list[tuple[Any, ...]]
     outputs: list[list[torch.Tensor]]
     threads: int = 0  # torch threads it ran on (0: as many as the check finds)
-    weights: int = -1  # the weights' in-place changes when it ran (fxcompat.inplace_count)
+    weights: int = -1  # the weights' in-place changes when it ran (fxcompat.modules.inplace_count)
 
     def holds_for(self, doc: GraphDocument) -> bool:
         """Whether these are still the outputs of ``doc``'s graph as it is (kept for this

@@ -20,7 +20,8 @@ from typing import Any
 import torch.fx as fx
 from torch import nn
 
-from fxstudio.core.fxcompat import DropoutBase, is_op_overload, op_schema_arguments, submodule_at
+from fxstudio.core.fxcompat import DropoutBase, is_op_overload, op_schema_arguments
+from fxstudio.core.fxcompat.modules import submodule_at
 from fxstudio.core.graph.families import function_family, method_family
 
 # Modules that are one elementwise function of their input, whatever their settings (the

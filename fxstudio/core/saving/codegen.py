@@ -36,13 +36,8 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio import __version__
-from fxstudio.core.fxcompat import (
-    code_generator,
-    module_state,
-    own_tensors,
-    pytree,
-    set_code_generator,
-)
+from fxstudio.core.fxcompat import code_generator, pytree, set_code_generator
+from fxstudio.core.fxcompat.modules import module_state, own_tensors
 from fxstudio.core.fxcompat.programs import GUARD_TARGET
 from fxstudio.core.saving.codeimports import (
     CodegenError,
