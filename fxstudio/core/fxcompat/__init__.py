@@ -8,7 +8,9 @@ so a torch upgrade that moves one breaks this package and its test, not the edit
 
 A use big enough to be an idea of its own is a module here: ``programs``
 (``.pt2`` archives read faster, or without their weights), ``autograd`` (AOTAutograd's joint
-forward/backward graph, partitioned, and where its nodes come from), imported from there.
+forward/backward graph, partitioned, and where its nodes come from), ``modules`` (an
+``nn.Module``'s own dicts: a submodule by its path, a child placed without ``add_module``'s
+checks, its state and in-place counter), imported from there.
 
 Example:
     >>> import torch, torch.fx as fx
