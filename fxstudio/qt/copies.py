@@ -87,10 +87,12 @@ class Copy:
 @dataclass(frozen=True)
 class Reading:
     """How :func:`run_on_copy` reads the document: ``held`` (the snapshot keeps the nodes'
-    ``meta``), ``copy`` (a snapshot at all), ``states`` (staleness by graph state)."""
+    ``meta``), ``copy`` (a snapshot at all), ``modules`` (the snapshot reads what the graph's
+    targets name), ``states`` (staleness by graph state)."""
 
     held: bool = False
     copy: bool = True
+    modules: bool = True
     states: States | None = None
 
 
@@ -151,7 +153,8 @@ class OnCopy(Generic[R]):
         states = self.reading.states
         try:
             if self.reading.copy:
-                self._snapshot = snapshot(self.document, held=self.reading.held)
+                reading = self.reading
+                self._snapshot = snapshot(self.document, reading.held, reading.modules)
             self._version = self.document.version
             self._state = states.graph_state() if states is not None else None
         except Exception as exc:  # noqa: BLE001 -- told as the work's own failure
@@ -197,6 +200,7 @@ def run_on_copy(
     gone: Callable[[R], None] | None = None,
     held: bool = False,
     copy: bool = True,
+    modules: bool = True,
     states: States | None = None,
     kind: type[Task] = Task,
     later: Callable[[Callable[[], None]], object] | None = None,
@@ -207,11 +211,13 @@ def run_on_copy(
     ``kind`` task (:class:`~fxstudio.qt.workers.UserCodeTask` for the model's code) under
     ``parent``, and hand the result back as the module says.  ``held``: the snapshot keeps
     the nodes' ``meta`` as read (a baseline kept while the document goes on); ``copy=False``:
-    no snapshot (the work carries what it needs); ``states``: the result is current while the
+    no snapshot (the work carries what it needs); ``modules=False``: a snapshot of the graph
+    alone, not of the submodules and weights it names (views and shapes need no more; a
+    :func:`~fxstudio.core.graph.snapshots.detached` copy does); ``states``: the result is current while the
     graph is the one read, not only the version (the module's docstring)."""
     document = opened.document
     assert document is not None, "no document to copy"
-    reading = Reading(held=held, copy=copy, states=states)
+    reading = Reading(held=held, copy=copy, modules=modules, states=states)
     job = OnCopy(opened, document, work, then, failed, stale, gone, reading, kind, parent)
     if later is None:
         job.read()

@@ -33,3 +33,24 @@ def test_a_result_is_never_taken_by_another_document_at_the_same_version():
     assert "tanh" not in other.code()
     snapshots.adopt(doc, snap, work, done)
     assert "tanh" in doc.code()
+
+
+def test_a_snapshot_of_the_graph_alone_names_no_module_and_cannot_be_detached(monkeypatch):
+    doc = open_document("examples:resnet")
+    walks = []
+    real = type(doc.graph_module).named_modules
+    def named_modules(module, *args, **kwargs):
+        walks.append(module)
+        return real(module, *args, **kwargs)
+
+    monkeypatch.setattr(type(doc.graph_module), "named_modules", named_modules)
+    alone = snapshots.snapshot(doc, modules=False)
+    assert walks == [] and alone.attributes is None
+    assert [n[2] for n in alone.nodes] == doc.node_names()
+    with pytest.raises(ValueError, match="without its modules"):
+        snapshots.detached(alone)
+    whole = snapshots.snapshot(doc)
+    assert walks == [doc.graph_module]
+    conv = doc.graph_module.get_submodule("layer1.0.conv1")
+    assert whole.attributes["layer1.0.conv1"] is conv
+    assert snapshots.detached(whole).graph_module.get_submodule("layer1.0.conv1") is conv

@@ -16,7 +16,7 @@ Example:
     >>> doc.code_ready(), doc.shapes_stale
     (False, True)
     >>> from fxstudio.core.graph.snapshots import snapshot
-    >>> result = compute(snapshot(doc))  # in a worker thread, while the user goes on
+    >>> result = compute(snapshot(doc, modules=False))  # in a worker thread, while the user goes on
     >>> apply(doc, result), doc.code_ready(), doc.shapes_stale
     (True, True, False)
     >>> "tanh" in doc.code()
@@ -122,4 +122,4 @@ def catch_up(doc: GraphDocument) -> bool:
     """All of it at once, on this thread.  False when there was nothing to do."""
     if not needed(doc):
         return False
-    return apply(doc, compute(snapshot(doc)))
+    return apply(doc, compute(snapshot(doc, modules=False)))

@@ -70,8 +70,9 @@ class Snapshot:
     request: OpenRequest
     source_file: str | None
     shapes: bool  # an edit left the shapes stale
-    #: what each get_attr and call_module target was (a submodule, a weight) at that version
-    attributes: dict[str, Any] = field(default_factory=dict)
+    #: what each get_attr and call_module target was (a submodule, a weight) at that version;
+    #: None when not read (``snapshot(modules=False)``)
+    attributes: dict[str, Any] | None = field(default_factory=dict)
     training: bool = False
     checkpoint: str | None = None  # the folder its weights come from (hf:FOLDER)
     values: dict[str, Any] = field(default_factory=dict)  # kept from runs of this version
@@ -79,16 +80,17 @@ class Snapshot:
     weights: bool | None = None  # whether it holds its weights, when known (not walked here)
 
 
-def snapshot(doc: GraphDocument, held: bool = False) -> Snapshot:
+def snapshot(doc: GraphDocument, held: bool = False, modules: bool = True) -> Snapshot:
     """Read the graph (about 1 microsecond a node), on the thread that edits it.  ``held``:
     kept while the document goes on (a baseline to compare with), so the ``meta`` dicts are
-    copied now, not as later shapes leave them."""
+    copied now, not as later shapes leave them.  ``modules``: read what its targets name too
+    (a walk of every submodule, two thirds of the read at 20,000 of them), which a
+    :func:`detached` copy needs and the graph's views and shapes do not."""
     gm = doc.graph_module
     nodes = [(n, n.op, n.name, n.target, n.args, n.kwargs, n.type, n.meta) for n in gm.graph.nodes]
     if held:
         nodes = [(*fields, dict(meta)) for *fields, meta in nodes]
-    targets = {n[3] for n in nodes if n[1] in ("get_attr", "call_module")}
-    modules = dict(gm.named_modules(remove_duplicate=False))  # one walk, not a getattr per part
+    attributes = _attributes(gm, nodes) if modules else None
     return Snapshot(
         doc.version,
         nodes,
@@ -98,13 +100,19 @@ def snapshot(doc: GraphDocument, held: bool = False) -> Snapshot:
         doc.request,
         doc.source_file,
         doc.shapes_stale,
-        {t: _attribute(modules, t) for t in targets},
+        attributes,
         gm.training,
         doc.checkpoint,
         doc.kept_values(),
         doc.row_memo,  # (never changed: the document's next rows make a new one)
         doc.weights_known(),
     )
+
+
+def _attributes(gm: fx.GraphModule, nodes: list[tuple[Any, ...]]) -> dict[str, Any]:
+    targets = {n[3] for n in nodes if n[1] in ("get_attr", "call_module")}
+    modules = dict(gm.named_modules(remove_duplicate=False))  # one walk, not a getattr per part
+    return {t: _attribute(modules, t) for t in targets}
 
 
 def _attribute(modules: dict[str, Any], target: str) -> Any:
@@ -151,6 +159,8 @@ def detached(snap: Snapshot) -> GraphDocument:
     It is compiled when it is first called (:func:`~fxstudio.core.fxcompat.compile_on_call`),
     or run node by node without (the rewrite check does,
     :func:`fxstudio.core.patterns.check.run_graph`)."""
+    if snap.attributes is None:
+        raise ValueError("a snapshot read without its modules cannot be detached")
     with collector.sparing(len(snap.nodes)):  # (a node and its meta per node, modules)
         gm = _module_with(snap.attributes)
         set_graph(gm, rebuild(snap), recompile=False)

@@ -76,6 +76,7 @@ class CatchUpRunner(QObject):
             lambda result: self._done(job, doc, result),
             stale=lambda _result: self._moved_on(job),  # edited in the meantime: once more
             failed=lambda exc: self._failed(job, exc),
+            modules=False,  # (views and shapes: the live module's submodules, read as they run)
             parent=self,
         )
         self._task = job
