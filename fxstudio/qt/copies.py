@@ -213,8 +213,8 @@ def run_on_copy(
     the nodes' ``meta`` as read (a baseline kept while the document goes on); ``copy=False``:
     no snapshot (the work carries what it needs); ``modules=False``: a snapshot of the graph
     alone, not of the submodules and weights it names (views and shapes need no more; a
-    :func:`~fxstudio.core.graph.snapshots.detached` copy does); ``states``: the result is current while the
-    graph is the one read, not only the version (the module's docstring)."""
+    :func:`~fxstudio.core.graph.snapshots.detached` copy does); ``states``: the result is
+    current while the graph is the one read, not only the version (the module's docstring)."""
     document = opened.document
     assert document is not None, "no document to copy"
     reading = Reading(held=held, copy=copy, modules=modules, states=states)

@@ -39,6 +39,7 @@ def test_a_snapshot_of_the_graph_alone_names_no_module_and_cannot_be_detached(mo
     doc = open_document("examples:resnet")
     walks = []
     real = type(doc.graph_module).named_modules
+
     def named_modules(module, *args, **kwargs):
         walks.append(module)
         return real(module, *args, **kwargs)
