@@ -1,7 +1,9 @@
 """Every private torch API fxstudio uses, through fxstudio.core.fxcompat, against the torch
 installed: a torch upgrade that moves one fails here, in one place."""
 
+import gc
 import operator
+import weakref
 
 import pytest
 import torch
@@ -271,6 +273,27 @@ def test_forward_source_is_the_code_python_code_generates_and_leaves_the_nodes_a
     assert [n._repr_fn for n in graph.nodes] == reprs
     assert [repr(n) for n in graph.nodes] == [n.name for n in graph.nodes]
     assert graph.find_nodes(op="call_function", target=torch.add)  # the lookup table intact
+
+
+def test_a_dismantled_copy_is_freed_at_once_its_code_made_and_the_graph_it_copied_untouched():
+    gm = fx.symbolic_trace(nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2)))
+    code = gm.graph.python_code("self").src
+    copy = fx.Graph()
+    copy.output(copy.graph_copy(gm.graph, {}))
+    held = [weakref.ref(n) for n in copy.nodes]
+    was = gc.isenabled()
+    gc.disable()  # freed by reference counting alone, no collection
+    try:
+        assert fxcompat.forward_source(copy) == code  # (its namespace holds no node after)
+        fxcompat.dismantle(copy)
+        del copy
+        assert [r() for r in held] == [None] * len(held)
+    finally:
+        if was:
+            gc.enable()
+    assert gm.graph.python_code("self").src == code  # the graph copied: as it was
+    x = torch.randn(2, 3)
+    assert torch.equal(fx.GraphModule(gm, gm.graph)(x), gm(x))
 
 
 def test_graph_interpreter_is_the_interpreter_torch_makes_with_its_submodules_walked_when_read():

@@ -46,6 +46,7 @@ __all__ = [
     "code_generator",
     "compile_on_call",
     "compiled_graph_count",
+    "dismantle",
     "fake_tensor_mode",
     "forward_source",
     "graph_interpreter",
@@ -227,6 +228,26 @@ def forward_source(graph: fx.Graph) -> str:
     finally:
         for n, fn in zip(nodes, kept, strict=True):
             set_(n, "_repr_fn", fn)
+        # the generation's closures leave a cycle holding the namespace, and the namespace a
+        # dict keyed by every node: emptied, the nodes are not kept alive by that garbage
+        vars(namespace).clear()
+
+
+def dismantle(graph: fx.Graph) -> None:
+    """Break the cycles of a graph about to be dropped -- each node points at its neighbours,
+    its users and its graph, the graph at its nodes -- so that reference counting frees it at
+    once rather than leaving it (five objects a node) to a full collection of everything
+    alive.  For a copy nothing else holds: its nodes are left empty."""
+    nodes = list(graph.nodes)
+    set_ = object.__setattr__  # (the fields themselves: no lookup-table or users bookkeeping)
+    for n in nodes:
+        n.users.clear()
+        n._input_nodes.clear()
+        set_(n, "_args", ())
+        set_(n, "_kwargs", {})
+        set_(n, "_prev", None)
+        set_(n, "_next", None)
+    vars(graph).clear()
 
 
 def graph_interpreter(module: nn.Module, graph: fx.Graph) -> fx.Interpreter:

@@ -28,6 +28,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch.fx as fx
+
+from fxstudio.core.fxcompat import dismantle
 from fxstudio.core.graph.document import ROW_MEMO, ChangeKind, GraphDocument
 from fxstudio.core.graph.edited import touched_since
 from fxstudio.core.graph.graphviews import (
@@ -75,6 +78,13 @@ def compute(snap: Snapshot) -> CatchUp:
 
 def _compute(snap: Snapshot) -> CatchUp:
     graph = rebuild(snap)
+    try:
+        return _views(snap, graph)
+    finally:  # 100,000 objects at 20,000 nodes, freed now rather than in an idle collection
+        dismantle(graph)
+
+
+def _views(snap: Snapshot, graph: fx.Graph) -> CatchUp:
     code = code_of(graph)
     lines, tree = line_map(code, graph), module_tree_of(graph)
     if not snap.shapes:
