@@ -11,8 +11,8 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core import fxcompat
+from fxstudio.core.fxcompat import compiler, programs
 from fxstudio.core.fxcompat import modules as fxmodules
-from fxstudio.core.fxcompat import programs
 
 
 def _graph_module() -> fx.GraphModule:
@@ -143,12 +143,12 @@ def test_pytrees():
 
 
 def test_dynamo_counts_compiled_graphs_and_resets():
-    fxcompat.reset_dynamo()
-    before = fxcompat.compiled_graph_count()
+    compiler.reset_dynamo()
+    before = compiler.compiled_graph_count()
     compiled = torch.compile(lambda x: x * 2 + 1, backend="eager")
     compiled(torch.ones(2))
-    assert fxcompat.compiled_graph_count() == before + 1
-    fxcompat.reset_dynamo()
+    assert compiler.compiled_graph_count() == before + 1
+    compiler.reset_dynamo()
 
 
 def _ops_package(root, name):

@@ -36,7 +36,7 @@ from fxstudio.core.compiling.running import (
     notes_on,
     timed_kernels,
 )
-from fxstudio.core.fxcompat import reset_dynamo
+from fxstudio.core.fxcompat.compiler import reset_dynamo
 from fxstudio.core.fxcompat.programs import GUARD_TARGET
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.process import modelcode
@@ -86,7 +86,8 @@ def compile_graph(
     compiled run's kernels to the document's nodes (module doc); with ``per_module``, the
     eager graph is profiled node by node too and each module compared (both sides under the
     profiler, so the ratio is fair, not the absolute times).  ``freezing``: inductor folds
-    the weights as constants (:func:`~fxstudio.core.fxcompat.inductor_provenance`).  Raises
+    the weights as constants
+    (:func:`~fxstudio.core.fxcompat.compiler.inductor_provenance`).  Raises
     :class:`CompileError` when the compiler fails, with what to do."""
     check_choices(backend, mode, freezing)
     # The turn is held to the end, not for the compiles alone: a compiled model may compile

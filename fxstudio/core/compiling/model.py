@@ -49,7 +49,8 @@ from fxstudio.core.compiling.running import (
     timed_kernels,
 )
 from fxstudio.core.errors import UserError
-from fxstudio.core.fxcompat import reset_dynamo, tree_map
+from fxstudio.core.fxcompat import tree_map
+from fxstudio.core.fxcompat.compiler import reset_dynamo
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.model.modelspec import LoadedModel
 from fxstudio.core.process import modelcode, progress

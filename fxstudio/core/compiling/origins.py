@@ -25,7 +25,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from fxstudio.core.fxcompat import CACHE_EVENTS
+from fxstudio.core.fxcompat.compiler import CACHE_EVENTS
 
 #: Events inside a compiled graph's call that are no kernel: buffers made or viewed.
 NOT_KERNELS = {"empty", "empty_strided", "as_strided", "resize_", "set_", "view", "detach"}
@@ -53,7 +53,7 @@ class Recorded:
 
 def records(payloads: list[tuple[str, Any]]) -> list[Recorded]:
     """The provenance artifacts among ``payloads`` (:func:`~fxstudio.core.fxcompat.
-    inductor_provenance`), one per compiled graph, each kernel with the nodes it computes
+    compiler.inductor_provenance`), one per compiled graph, each kernel with the nodes it computes
     (:func:`_computed`)."""
     out = []
     for name, payload in payloads:

@@ -37,7 +37,7 @@ from fxstudio.core.compiling.origins import (
 from fxstudio.core.compiling.quiet import muted_stdout, printed_note
 from fxstudio.core.compiling.result import Compiled, Kernel, Lines
 from fxstudio.core.errors import UserError
-from fxstudio.core.fxcompat import inductor_provenance, reset_dynamo
+from fxstudio.core.fxcompat.compiler import inductor_provenance, reset_dynamo
 from fxstudio.core.runtime.breakdown import middle_calls
 from fxstudio.core.runtime.run import default_calls
 from fxstudio.core.runtime.speedup import speedup

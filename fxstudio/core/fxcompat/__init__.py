@@ -10,7 +10,9 @@ A use big enough to be an idea of its own is a module here: ``programs``
 (``.pt2`` archives read faster, or without their weights), ``autograd`` (AOTAutograd's joint
 forward/backward graph, partitioned, and where its nodes come from), ``modules`` (an
 ``nn.Module``'s own dicts: a submodule by its path, a child placed without ``add_module``'s
-checks, its state and in-place counter), imported from there.
+checks, its state and in-place counter), ``compiler`` (torch.compile's Dynamo and Inductor:
+their counters, reset, explain, and the kernels' provenance from the trace log), imported
+from there.
 
 Example:
     >>> import torch, torch.fx as fx
@@ -23,7 +25,6 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import os
 import re
@@ -45,7 +46,6 @@ __all__ = [
     "OpOverloadPacket",
     "code_generator",
     "compile_on_call",
-    "compiled_graph_count",
     "dismantle",
     "fake_tensor_mode",
     "forward_source",
@@ -62,7 +62,6 @@ __all__ = [
     "release_name",
     "rename_node",
     "reparametrized",
-    "reset_dynamo",
     "set_code_generator",
     "set_forward_source",
     "set_graph",
@@ -414,89 +413,3 @@ def fake_tensor_mode() -> Any:
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     return FakeTensorMode(allow_non_fake_inputs=True)
-
-
-# --- torch.compile ------------------------------------------------------------------------------
-
-
-def compiled_graph_count() -> int:
-    """Graphs torch.compile has compiled so far in this process."""
-    from torch._dynamo.utils import counters
-
-    return int(counters["stats"]["unique_graphs"])
-
-
-def reset_dynamo() -> None:
-    """Forget what torch.compile has compiled (a fresh start for the next compile)."""
-    import torch._dynamo
-
-    torch._dynamo.reset()
-
-
-def dynamo_explain(module: Any, inputs: tuple[Any, ...]) -> Any:
-    """``torch._dynamo.explain(module)(*inputs)``: the graphs Dynamo made and its break
-    reasons (``graph_count``, ``graphs``, ``break_reasons`` with ``reason``, ``user_stack``)."""
-    import torch._dynamo
-
-    return torch._dynamo.explain(module)(*inputs)
-
-
-#: Inductor's structured-log artifacts fxstudio reads: which post-grad nodes each kernel came
-#: from and which pre-grad (the document's) nodes those came from; whether the FX graph cache
-#: answered the compile.
-INDUCTOR_ARTIFACTS = ("inductor_provenance_tracking_node_mappings",)
-CACHE_EVENTS = ("fx_graph_cache_hit", "fx_graph_cache_miss", "fx_graph_cache_bypass")
-
-
-@contextlib.contextmanager
-def inductor_provenance(
-    freezing: bool = False, cached: bool = True
-) -> Iterator[list[tuple[str, Any]]]:
-    """Inside: inductor tracks which FX nodes each kernel it generates came from, and its CPU
-    kernels mark themselves for ``torch.profiler`` (``graph_<id>_<kernel>``); with
-    ``freezing``, it folds the weights as constants (inference only: what is computed from
-    weights alone -- layout copies, folded batch norms -- runs once, at compile time).
-    Yields a list that fills, compile after compile, with ``(name, payload)``: the
-    provenance artifacts of
-    :data:`INDUCTOR_ARTIFACTS` (JSON text) and the cache events of :data:`CACHE_EVENTS`
-    (payload None) -- read from torch's structured trace log, the one tlparse reads.
-
-    A graph answered from inductor's FX graph cache (or AOTAutograd's) comes with the records
-    of the graph that was cached -- which may have had other node names (the cache keys
-    on the computation, not the names): ``cached=False`` compiles without those caches, so
-    the records are of this very graph."""
-    import logging
-
-    import torch._inductor.config as inductor_config
-
-    got: list[tuple[str, Any]] = []
-
-    class Listener(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            meta = getattr(record, "metadata", None)
-            if not isinstance(meta, dict):
-                return
-            if "artifact" in meta and meta["artifact"].get("name") in INDUCTOR_ARTIFACTS:
-                got.append((meta["artifact"]["name"], getattr(record, "payload", None)))
-            for name in CACHE_EVENTS:
-                if name in meta or meta.get("artifact", {}).get("name") == name:
-                    got.append((name, None))
-
-    trace_log = logging.getLogger("torch.__trace")
-    listener = Listener(logging.DEBUG)
-    level = trace_log.level
-    trace_log.setLevel(logging.DEBUG)
-    trace_log.addHandler(listener)
-    try:
-        patch: dict[str, Any] = {
-            "trace.provenance_tracking_level": 1,
-            "cpp.enable_kernel_profile": True,
-            "freezing": freezing,
-        }
-        if not cached:  # (AOTAutograd's cache is not used without inductor's)
-            patch["fx_graph_cache"] = False
-        with inductor_config.patch(patch):
-            yield got
-    finally:
-        trace_log.removeHandler(listener)
-        trace_log.setLevel(level)

@@ -26,7 +26,8 @@ from typing import Any
 import torch
 
 from fxstudio.core.errors import UserError
-from fxstudio.core.fxcompat import compiled_graph_count, reset_dynamo, tree_leaves, tree_map
+from fxstudio.core.fxcompat import tree_leaves, tree_map
+from fxstudio.core.fxcompat.compiler import compiled_graph_count, reset_dynamo
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.process import modelcode
