@@ -27,7 +27,7 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QWidget
+from PySide6.QtWidgets import QWidget
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows.memory import MemoryRequest, memory_flow
@@ -37,6 +37,7 @@ from fxstudio.core.process.guard import format_bytes
 from fxstudio.qt.canvas.heat import HeatMarks
 from fxstudio.qt.canvas.marks import take_off
 from fxstudio.qt.copies import Copy, run_on_copy
+from fxstudio.qt.file_dialogs import JSON_TYPE, ask_save_path
 from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import memory_form, memory_step
 from fxstudio.qt.panels.base import DocumentPanel, in_words
@@ -409,9 +410,9 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
     # -- saving ---------------------------------------------------------------------------
 
     def _save_chosen(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self.dock, "Save memory JSON", "", "JSON (*.json)")
-        if path:
-            self.save(Path(path))
+        chosen = ask_save_path(self.dock, "Save memory JSON", "memory.json", (JSON_TYPE,))
+        if chosen is not None:
+            self.save(chosen[0])
 
     def save(self, path: Path) -> bool:
         """Write the last result as ``fxstudio memory --json`` does (atomically); a failure

@@ -18,7 +18,10 @@ from PySide6.QtWidgets import (
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import Report, RewriteSpec
 from fxstudio.core.flows.patterns import read_pattern_file, write_pattern_file
+from fxstudio.qt.file_dialogs import JSON_TYPE, FileType, ask_save_path
 from fxstudio.qt.panels.pattern_rules import RulesPresenter
+
+PYTHON_TYPE = FileType("Python", (".py",))
 
 
 class PatternFiles:
@@ -59,11 +62,12 @@ class PatternFiles:
             self.say("Replace something first: the report is of a replacement.")
             return False
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self.parent, "Save the rewrite's report", "rewrite.json", "JSON (*.json)"
+            chosen = ask_save_path(
+                self.parent, "Save the rewrite's report", "rewrite.json", (JSON_TYPE,)
             )
-            if not path:
+            if chosen is None:
                 return False
+            path = str(chosen[0])
         try:
             report.write(path)
         except (UserError, OSError) as exc:
@@ -74,11 +78,12 @@ class PatternFiles:
 
     def save_file(self, path: str | None = None) -> bool:
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(
-                self.parent, "Save pattern", f"{self.name.text() or 'pattern'}.py", "Python (*.py)"
+            chosen = ask_save_path(
+                self.parent, "Save pattern", f"{self.name.text() or 'pattern'}.py", (PYTHON_TYPE,)
             )
-            if not path:
+            if chosen is None:
                 return False
+            path = str(chosen[0])
         code = self.pattern_code.toPlainText()
         if not code.strip():
             self.say("There is no pattern to save yet.")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QWidget
+from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import Profile, ProfileOptions, profile
@@ -35,6 +35,7 @@ from fxstudio.qt import theme
 from fxstudio.qt.canvas.heat import HeatMarks
 from fxstudio.qt.canvas.menu import Target
 from fxstudio.qt.copies import Copy, run_on_copy
+from fxstudio.qt.file_dialogs import FileType, ask_save_path
 from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import run_form, run_module
 from fxstudio.qt.panels.base import DocumentPanel, in_words
@@ -43,6 +44,12 @@ from fxstudio.qt.panels.run_summary import summary_html
 from fxstudio.qt.windows.compare import CompareWindow, compare_snapshot
 from fxstudio.qt.workers import Task
 
+#: What a profile is exported as (a name with another's extension is exported as that one).
+PROFILE_TYPES = (
+    FileType("Chrome/Perfetto trace", (".json",), "trace"),
+    FileType("CSV", (".csv",), "csv"),
+    FileType("JSON", (".json",), "json"),
+)
 #: What the dock adds to a result's line once the graph is no longer the one it ran.
 STALE_NOTE = " — stale: the graph was changed since this run; Run again"
 STALE_TIP = "Stale: measured before the graph last changed. Run again for current times."
@@ -474,14 +481,15 @@ class RunPanel(DocumentPanel, run_form.RunForm):
     # -- exports ----------------------------------------------------------------------
 
     def _export(self, kind: str) -> None:
-        filters = {
-            "trace": "Chrome/Perfetto trace (*.json)",
-            "csv": "CSV (*.csv)",
-            "json": "JSON (*.json)",
-        }
-        path, _ = QFileDialog.getSaveFileName(self.dock, "Export the profile", "", filters[kind])
-        if path:
-            self.export(kind, Path(path))
+        chosen = ask_save_path(
+            self.dock,
+            "Export the profile",
+            "profile" + ("-trace.json" if kind == "trace" else f".{kind}"),
+            PROFILE_TYPES,
+            next(t for t in PROFILE_TYPES if t.kind == kind),
+        )
+        if chosen is not None:
+            self.export(chosen[1].kind, chosen[0])
 
     def export(self, kind: str, path: Path) -> bool:
         """Write the last result (``json``: what ``fxstudio profile --json`` writes; ``csv``,

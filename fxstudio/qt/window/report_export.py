@@ -10,17 +10,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QFileDialog
-
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows.report import ReportRequest, report_flow
+from fxstudio.qt.file_dialogs import FileType, ask_save_path
 from fxstudio.qt.panels.compile import CompilePanel
 from fxstudio.qt.panels.memory import MemoryPanel
 from fxstudio.qt.panels.run import RunPanel
 from fxstudio.qt.windows.compare import copy_of
 from fxstudio.qt.workers import UserCodeTask
 
-__all__ = ["export_report", "export_report_to", "what_the_docks_hold"]
+__all__ = ["REPORT_TYPES", "export_report", "export_report_to", "what_the_docks_hold"]
+
+REPORT_TYPES = (FileType("HTML report", (".html", ".htm")),)
 
 
 def what_the_docks_hold(window: Any) -> tuple[dict[str, Any], list[str]]:
@@ -75,10 +76,5 @@ def export_report(window: Any) -> UserCodeTask | None:
     """Ask where, then :func:`export_report_to`."""
     if window.document is None:
         return None
-    chosen, _ = QFileDialog.getSaveFileName(
-        window, "Export report", window.session.suggest(".html"), "HTML report (*.html)"
-    )
-    if not chosen:
-        return None
-    path = Path(chosen if chosen.lower().endswith((".html", ".htm")) else chosen + ".html")
-    return export_report_to(window, path)
+    chosen = ask_save_path(window, "Export report", window.session.suggest(".html"), REPORT_TYPES)
+    return export_report_to(window, chosen[0]) if chosen is not None else None

@@ -9,22 +9,34 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QMessageBox
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import ExportResult, export
 from fxstudio.core.flows.save import DESCRIPTIONS, weights_path
 from fxstudio.core.model.request import SESSION_SUFFIX
+from fxstudio.qt.file_dialogs import FileType, ask_save_path
 from fxstudio.qt.window.image_export import export_image
 from fxstudio.qt.workers import Task
 
-_EXPORT_FILTERS = {
-    "py": (".py", "Python module (*.py)"),
-    "code": (".py", "Python file (*.py)"),
-    "torchscript": (".pt", "TorchScript (*.pt)"),
-    "pt2": (".pt2", "torch.export program (*.pt2)"),
-    "onnx": (".onnx", "ONNX (*.onnx)"),
-}
+#: The model's formats, each dialog offering them all (the menu's selected): a name typed
+#: with another's extension saves in that format.
+MODEL_TYPES = (
+    FileType("Standalone Python module, weights beside it", (".py",), "py"),
+    FileType("Generated forward code", (".py",), "code"),
+    FileType("TorchScript", (".pt",), "torchscript"),
+    FileType("torch.export program", (".pt2",), "pt2"),
+    FileType("ONNX", (".onnx",), "onnx"),
+)
+SESSION_TYPES = (FileType("fxstudio session", (SESSION_SUFFIX,)),)
+#: The picture: its format, and what of the canvas it shows (``kind``).
+PICTURE_TYPES = (
+    FileType("PNG image, whole graph", (".png",), "whole"),
+    FileType("SVG drawing, whole graph", (".svg",), "whole"),
+    FileType("PDF document, whole graph", (".pdf",), "whole"),
+    FileType("PNG image, visible area", (".png",), "visible"),
+    FileType("SVG drawing, visible area", (".svg",), "visible"),
+)
 
 
 class SaveController(QObject):
@@ -52,15 +64,12 @@ class SaveController(QObject):
             return False
         target = Path(path) if path else None if ask else self.session.path
         if target is None:
-            chosen, _ = QFileDialog.getSaveFileName(
-                self.window,
-                "Save session",
-                self.session.suggest(SESSION_SUFFIX),
-                "fxstudio sessions (*.fxstudio)",
+            chosen = ask_save_path(
+                self.window, "Save session", self.session.suggest(SESSION_SUFFIX), SESSION_TYPES
             )
-            if not chosen:
+            if chosen is None:
                 return False
-            target = Path(chosen if chosen.endswith(SESSION_SUFFIX) else chosen + SESSION_SUFFIX)
+            target = chosen[0]
         try:
             self.session.save(target, **self.extras())
         except UserError as exc:
@@ -99,16 +108,21 @@ class SaveController(QObject):
     # --- other formats -------------------------------------------------------------------
 
     def export_dialog(self, fmt: str) -> None:
-        """Ask for a file name, then save the model in ``fmt`` in a worker thread."""
+        """Ask for a file name, then save the model in ``fmt`` -- or the format whose extension
+        the name typed has -- in a worker thread."""
         if self.session.document is None:
             return
-        suffix, filt = _EXPORT_FILTERS[fmt]
-        chosen, _ = QFileDialog.getSaveFileName(
-            self.window, f"Save {DESCRIPTIONS[fmt]}", self.session.suggest(suffix), filt
+        kind = next(t for t in MODEL_TYPES if t.kind == fmt)
+        chosen = ask_save_path(
+            self.window,
+            f"Save {DESCRIPTIONS[fmt]}",
+            self.session.suggest(kind.suffixes[0]),
+            MODEL_TYPES,
+            kind,
         )
-        if not chosen:
+        if chosen is None:
             return
-        path = Path(chosen if chosen.endswith(suffix) else chosen + suffix)
+        path, fmt = chosen[0], chosen[1].kind
         if fmt == "py" and weights_path(path).exists() and not path.exists():
             answer = QMessageBox.question(
                 self.window,
@@ -159,21 +173,15 @@ class SaveController(QObject):
     # --- the picture ---------------------------------------------------------------------
 
     def export_image_dialog(self) -> None:
+        """Ask where, and in which format (the name's extension says it), then save the
+        picture."""
         if self.session.document is None:
             return
-        chosen, chosen_filter = QFileDialog.getSaveFileName(
-            self.window,
-            "Export picture",
-            self.session.suggest(".png"),
-            "PNG image, whole graph (*.png);;SVG drawing, whole graph (*.svg);;"
-            "PDF document, whole graph (*.pdf);;"
-            "PNG image, visible area (*.png);;SVG drawing, visible area (*.svg)",
+        chosen = ask_save_path(
+            self.window, "Export picture", self.session.suggest(".png"), PICTURE_TYPES
         )
-        if not chosen:
-            return
-        suffix = ".svg" if "SVG" in chosen_filter else ".pdf" if "PDF" in chosen_filter else ".png"
-        path = Path(chosen if chosen.lower().endswith(suffix) else chosen + suffix)
-        self.export_image(path, visible_only="visible" in chosen_filter)
+        if chosen is not None:
+            self.export_image(chosen[0], visible_only=chosen[1].kind == "visible")
 
     def export_image(self, path: Path, visible_only: bool = False) -> bool:
         """Save the canvas picture (PNG, SVG or PDF by suffix); True when written."""
