@@ -446,6 +446,28 @@ def test_long_code_changed_in_place_is_coloured_like_the_rest(qtbot, docks, monk
             assert got == [(a, n) for a, n, _ in highlighter.spans(block.text())], block.text()
 
 
+def test_undoing_a_reopened_sessions_deletes_puts_no_node_over_another(qtbot, window, tmp_path):
+    """A reopened session is laid out as its replayed edits left it, so the nodes their undo
+    brings back have no place in that layout: each went beside its input, and two deleted
+    one after the other (the second then fed by the first's input) landed on one spot."""
+    from fxstudio.core.edits import delete
+    from fxstudio.core.saving.sessionfile import save_session
+    from fxstudio.core.saving.sessions import open_document
+
+    doc = open_document("examples:resnet")
+    delete(doc, ["layer1_0_relu"])
+    delete(doc, ["layer1_0_conv2"])
+    path = tmp_path / "deleted.fxstudio"
+    save_session(doc, path)
+    draw(qtbot, window, str(path))
+    for _ in range(2):
+        scene = relaid(qtbot, window, window.session.undo_stack.undo)
+    assert {"layer1_0_relu", "layer1_0_conv2"} <= set(scene.nodes)
+    boxes = {name: item.sceneBoundingRect() for name, item in scene.nodes.items()}
+    over = [(a, b) for a in boxes for b in boxes if a < b and boxes[a].intersects(boxes[b])]
+    assert over == []
+
+
 def test_undoing_a_node_a_big_graph_marked_leaves_nothing_behind(qtbot, window, monkeypatch):
     """Regression: a big graph keeps its shape problem until the catch-up; undoing the node
     it names used to make the canvas patch fail, and the selection kept the removed node."""

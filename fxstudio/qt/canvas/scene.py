@@ -243,7 +243,8 @@ class GraphScene(QGraphicsScene):
             self.removeItem(item)
         bad = doc.shape_problem or ("", "")
         order = {n: i for i, n in enumerate(index)}
-        for name in sorted(redo, key=order.__getitem__):
+        # Those drawn before keep their places; new ones go where no node is (so, after them).
+        for name in sorted(redo, key=lambda n: (n not in old_pos, order[n])):
             node = index[name]
             w, h = placing.node_size(doc, name, text_metrics())
             item = NodeItem(
@@ -252,7 +253,7 @@ class GraphScene(QGraphicsScene):
                 Box(0, 0, w, h),
                 bad[1] if bad[0] == name else None,
             )
-            item.setPos(old_pos.get(name) or self._place_new(doc, node, layout))
+            item.setPos(old_pos.get(name) or self._place_new(doc, node, layout, item.rect))
             self.nodes[name] = item
             parent = self.parent_of[name] = self._drawn_group(node)
             if parent in self.tree:  # its frame fits around it
@@ -339,17 +340,40 @@ class GraphScene(QGraphicsScene):
                 inner = str(path)
         return inner
 
-    def _place_new(self, doc: GraphDocument, node: fx.Node, layout: Layout) -> QPointF:
+    def _place_new(
+        self, doc: GraphDocument, node: fx.Node, layout: Layout, rect: QRectF
+    ) -> QPointF:
         """Where a node without a place goes: where the layout had it (an undone delete), or
-        beside its first drawn input, a little lower; else at :attr:`place_hint`."""
+        beside its first drawn input, a little lower; else at :attr:`place_hint` -- moved
+        right, past what is drawn there, until it covers no other node.
+
+        The layout may have no place for a node that comes back: a session reopened lays
+        out the graph its replayed edits left, so undoing them brings back nodes it never
+        placed, each beside its input -- two beside one input landed on one spot."""
         if node.name in layout.nodes:
             box = layout.nodes[node.name]
-            return QPointF(box.x, box.y)
+            return self._free_spot(QPointF(box.x, box.y), rect)
         for arg in node.all_input_nodes:
             item = self.item(layout.visible(arg.name))
             if item is not None:
-                return item.pos() + QPointF(item.rect.width() + 30, NODE_GAP)
-        return QPointF(self.place_hint)  # nothing to sit beside: where the user is looking
+                beside = item.pos() + QPointF(item.rect.width() + 30, NODE_GAP)
+                return self._free_spot(beside, rect)
+        return self._free_spot(QPointF(self.place_hint), rect)  # where the user is looking
+
+    def _free_spot(self, at: QPointF, rect: QRectF) -> QPointF:
+        """``at``, or the first place to its right where a box of ``rect``'s size covers no
+        drawn node or collapsed group."""
+        spot = rect.translated(at - rect.topLeft())
+        for _ in range(len(self.nodes) + len(self.groups) + 1):  # each step passes one box
+            covered = [
+                item.sceneBoundingRect().right()
+                for item in self.items(spot.adjusted(-4, -4, 4, 4))
+                if isinstance(item, NodeItem) or (isinstance(item, GroupItem) and item.collapsed)
+            ]
+            if not covered:
+                break
+            spot.moveLeft(max(covered) + NODE_GAP)
+        return spot.topLeft()
 
     def _add(self, item: QGraphicsItem, z: float) -> None:
         """Frames (0) under edges (1) under nodes and collapsed groups (2)."""
