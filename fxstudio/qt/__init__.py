@@ -11,5 +11,5 @@ event loop), ``selection`` (the one selection), ``theme``, ``forms`` (Designer f
 small widget makers), ``fitting`` (result areas sized in rows and lines), ``screen``
 (windows fitted to the screen), ``wrapped_text`` (long values wrapped, never cut),
 ``resources`` (icons and files shipped in the package), ``share`` (a picture's SVG written
-as SVG, PDF or PNG), ``file_dialogs`` (save dialogs whose file name and type agree), ``seams`` (the window's own objects as the lower layers see them, typed
-as Protocols)."""
+as SVG, PDF or PNG), ``file_dialogs`` (save dialogs whose file name and type agree),
+``seams`` (the window's own objects as the lower layers see them, typed as Protocols)."""

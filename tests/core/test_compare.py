@@ -17,6 +17,7 @@ from fxstudio.core.compare.overlay import (
     write_model_explorer,
     write_netron,
 )
+from fxstudio.core.compare.sides import ordered
 from fxstudio.core.compare.values import compare_values
 from fxstudio.core.edits import splice
 from fxstudio.core.graph.nodedata import Overlay
@@ -130,6 +131,31 @@ def test_two_models_written_differently_align_by_structure(write_model):
     # both built under the same seed: the same weights, so every pair agrees (right pairs)
     values = compare_values(one, other, a)
     assert values.first_difference is None and len(values.nodes) == len(a.pairs)
+
+
+def test_an_earlier_version_of_the_document_is_before_wherever_the_comparison_starts(
+    before, tmp_path
+):
+    from fxstudio.core.edits import set_target
+    from fxstudio.core.saving.sessionfile import save_session
+
+    now = open_document("examples:resnet")
+    rewrite_flow(now, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
+    assert ordered(now, before) == (before, now)  # the model it was rewritten from: before
+    assert ordered(before, now) == (before, now)
+    save_session(now, tmp_path / "folded.fxstudio")
+    reopened = open_document(str(tmp_path / "folded.fxstudio"))
+    set_target(reopened, "add", "torch.add")  # an edit since the session it was opened from
+    session = open_document(str(tmp_path / "folded.fxstudio"))
+    assert ordered(reopened, session) == (session, reopened)
+    # not an earlier version: the document stays on the left
+    other = open_document("examples:resnet")
+    set_target(other, "add", "torch.add")
+    assert ordered(other, now) == (other, now)  # edits apart: neither came from the other
+    simple = open_document("examples:simple")
+    assert ordered(simple, before) == (simple, before) and ordered(now, now) == (now, now)
+    names = {p.left[0] for p in align(*ordered(now, before)).pairs if p.status == "changed"}
+    assert "layer1_0_conv1" in names and "layer1_0_bn1" in align(before, now).removed
 
 
 def test_op_kinds_are_one_word_across_captures(before):

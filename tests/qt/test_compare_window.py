@@ -127,6 +127,43 @@ def test_compare_with_another_model_and_a_side_that_cannot_open(qtbot, window, w
     assert window.document.request.spec == "examples:simple"  # the document is untouched
 
 
+def _differences(view) -> list[str]:
+    return [view.differences.item(i).text() for i in range(view.differences.count())]
+
+
+def test_compare_with_the_model_it_was_rewritten_from_puts_that_one_before(qtbot, window):
+    """*File ▸ Compare with…* from the rewritten document: the model as captured is before
+    (left), so the fold's BatchNorms read as removed; *Swap sides* swaps and compares again."""
+    from fxstudio.core.model.request import OpenRequest
+
+    open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
+    _fold(qtbot, window)
+    task = compare_flow.compare_with_request(window, OpenRequest("examples:resnet"))
+    with qtbot.waitSignal(task.finished, timeout=60000):
+        pass
+    view = _compare_window()
+    qtbot.waitUntil(lambda: view.alignment is not None, timeout=60000)
+    assert "layer1_0_bn1" in view.left.document and "layer1_0_bn1" not in view.right.document
+    assert view.left.title.text() == "Left (before): examples:resnet"
+    assert view.right.title.text() == "Right (after): examples:resnet (now)"
+    texts = _differences(view)
+    assert texts[0] == "Changed (rewritten): stem_0 + stem_1 → stem_0"
+    assert "Removed: layer1_0_bn1" in texts and not any(t.startswith("Added") for t in texts)
+    assert view.left.marks.status["layer1_0_bn1"] == "removed"
+    with qtbot.waitSignal(view.ready, timeout=60000):
+        view.swap_button.click()
+    assert "layer1_0_bn1" in view.right.document and "layer1_0_bn1" not in view.left.document
+    assert view.left.title.text() == "Left (before): examples:resnet (now)"
+    assert view.split.widget(0) is view.left and view.split.widget(1) is view.right
+    texts = _differences(view)
+    assert "Added: layer1_0_bn1" in texts and not any(t.startswith("Removed") for t in texts)
+    assert view.right.marks.status["layer1_0_bn1"] == "added"
+    assert "layer1_0_bn1" not in view.left.marks.status  # the old marks are gone
+    view.left.selection.select(["layer1_0_relu"])  # the partners follow the sides
+    assert view.right.selection.names == ["layer1_0_relu"]
+    view.close()
+
+
 def test_node_data_from_a_file_is_drawn_with_a_legend(qtbot, window, tmp_path, monkeypatch):
     from PySide6.QtWidgets import QFileDialog
 

@@ -4,10 +4,11 @@ flow behind ``fxstudio diff`` and the Compare window (:mod:`fxstudio.core.compar
 
 Besides :func:`diff_flow` it exposes what the window compares and shows from elsewhere: the
 document's last rewrite (:func:`last_rewrite`) and the document as it was before it
-(:func:`before_last_rewrite`: *File ▸ Compare with before the last rewrite*), and per-node
-data read from another viewer's file (:func:`read_overlay` -> :class:`Overlay`: *View ▸ Load
-node data…*) or written for one (:func:`write_model_explorer`, :func:`write_netron`: the
-commands' ``--model-explorer`` and ``--netron``).
+(:func:`before_last_rewrite`: *File ▸ Compare with before the last rewrite*), which of two
+documents is "before" (:func:`ordered`: *File ▸ Compare with…* puts an earlier version of the
+document on the left), and per-node data read from another viewer's file (:func:`read_overlay`
+-> :class:`Overlay`: *View ▸ Load node data…*) or written for one (:func:`write_model_explorer`,
+:func:`write_netron`: the commands' ``--model-explorer`` and ``--netron``).
 
 Example:
     >>> req = DiffRequest("examples:resnet", "examples:resnet", rewrites=("fold-conv-bn",))
@@ -26,7 +27,7 @@ from typing import Any
 
 from fxstudio.core.compare.align import Alignment, align
 from fxstudio.core.compare.overlay import read_overlay, write_model_explorer, write_netron
-from fxstudio.core.compare.sides import before_last_rewrite, last_rewrite
+from fxstudio.core.compare.sides import before_last_rewrite, last_rewrite, ordered
 from fxstudio.core.compare.times import Times, time_both
 from fxstudio.core.compare.values import Values, compare_values
 from fxstudio.core.errors import UserError
@@ -49,6 +50,7 @@ __all__ = [
     "before_last_rewrite",
     "diff_flow",
     "last_rewrite",
+    "ordered",
     "read_overlay",
     "write_model_explorer",
     "write_netron",

@@ -2,9 +2,14 @@
 (:func:`fxstudio.core.flows.diff_flow`, as ``fxstudio diff`` compares them).
 
 Opened from *File ▸ Compare with…* (another model or session), *File ▸ Compare with before
-the last rewrite*, and the Run dock's pinned baseline.  The left graph is a copy of the
-document as it was when the window opened (later edits do not reach it).  The alignment and
-both graphs' values on the same inputs are worked out in a worker; then:
+the last rewrite*, and the Run dock's pinned baseline.  "Before" is on the left, "after" on
+the right: the graph before the rewrite, the pinned baseline, or -- compared with another
+model -- the earlier version of the two (:func:`fxstudio.core.flows.diff.ordered`: the model
+the document was captured from, the session it was reopened from), else the document; *Swap
+sides* swaps them and compares again.  The document's side is a copy of it as it was when
+the window opened (later edits do not reach it); each side is a
+:class:`~fxstudio.qt.windows.compare_side.CompareSide`.  The alignment and both graphs'
+values on the same inputs are worked out in a worker; then:
 
 - each side is drawn on a canvas of its own: removed nodes red (left), added green (right),
   changed amber (both: a rewrite made it, its op, shape or inputs differ, or its values do);
@@ -30,8 +35,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QFont, QKeySequence, QShortcut, QUndoStack
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -51,64 +56,15 @@ from fxstudio.core.flows.diff import Alignment, Times, Values
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.snapshots import Snapshot, detached, snapshot
 from fxstudio.core.wording import for_window
-from fxstudio.qt.canvas.controller import CanvasController
-from fxstudio.qt.canvas.heat import HeatMarks
 from fxstudio.qt.canvas.items import NodeItem
-from fxstudio.qt.canvas.marks import DiffMarks
-from fxstudio.qt.canvas.view import CanvasView
 from fxstudio.qt.screen import fit_to_screen
-from fxstudio.qt.selection import SelectionModel
+from fxstudio.qt.windows.compare_side import CompareSide
 from fxstudio.qt.workers import Task
 
 HEATS = ("No heat", "Value difference", "Time change")
 
 #: Why *Measure times* is off when a side holds its structure only.
 NO_TIMES = "Timing needs both models' weights: a side holds its structure only (no weights)"
-
-
-class _ViewSession(QObject):
-    """What a canvas needs of a session: the document's changes (a module collapsed, nodes
-    dragged) and an undo stack (for the drags)."""
-
-    changed = Signal(object)
-
-    def __init__(self, doc: GraphDocument, parent: QObject) -> None:
-        super().__init__(parent)
-        self.undo_stack = QUndoStack(self)
-        self._unsubscribe = doc.subscribe(self.changed.emit)
-        self.destroyed.connect(lambda *_: self._unsubscribe())
-
-
-class _Side(QWidget):
-    """One graph of the comparison: its title, its canvas, its marks."""
-
-    def __init__(self, doc: GraphDocument, title: str, parent: QWidget) -> None:
-        super().__init__(parent)
-        self.document = doc
-        self.title = QLabel(title, self)
-        self.title.setObjectName("compareSideTitle")
-        self.title.setWordWrap(True)
-        bold = QFont(self.title.font())
-        bold.setBold(True)
-        self.title.setFont(bold)
-        self.view = CanvasView(self)
-        self.selection = SelectionModel(self)
-        self.session = _ViewSession(doc, self)
-        self.canvas = CanvasController(self.view, self.selection, self.session, self)
-        self.marks = DiffMarks()
-        self.heat = HeatMarks()
-        box = QVBoxLayout(self)
-        box.setContentsMargins(0, 0, 0, 0)
-        box.addWidget(self.title)
-        box.addWidget(self.view, 1)
-        self.canvas.layoutDone.connect(lambda _layout: self.redraw())
-
-    def show_document(self) -> None:
-        self.canvas.set_document(self.document)
-
-    def redraw(self) -> None:
-        self.marks.redraw(self.canvas.scene)
-        self.heat.redraw(self.canvas.scene)
 
 
 class CompareWindow(QWidget):
@@ -127,7 +83,7 @@ class CompareWindow(QWidget):
     ) -> None:
         super().__init__(parent, Qt.WindowType.Window)
         self.setObjectName("compareWindow")
-        self.setWindowTitle(f"Compare — {titles[0]} vs {titles[1]}")
+        self.titles = titles
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.alignment: Alignment | None = None
         self.values: Values | None = None
@@ -138,8 +94,9 @@ class CompareWindow(QWidget):
         self.summary = QLabel("Aligning the two graphs and running both on the same inputs…")
         self.summary.setObjectName("compareSummary")
         self.summary.setWordWrap(True)
-        self.left = _Side(left, f"Left: {titles[0]}", self)
-        self.right = _Side(right, f"Right: {titles[1]}", self)
+        self.left = CompareSide(left, "", self)
+        self.right = CompareSide(right, "", self)
+        self._titled()
         self.differences = QListWidget(self)
         self.differences.setObjectName("compareDifferences")
         self.previous = QPushButton("◀ Previous", self)
@@ -155,6 +112,10 @@ class CompareWindow(QWidget):
         self.measure = QPushButton("Measure times", self)
         self.measure.setToolTip(
             "Profile both graphs node by node, interleaved, and compare each pair's time"
+        )
+        self.swap_button = QPushButton("⇄ Swap sides", self)
+        self.swap_button.setToolTip(
+            "Put the right graph on the left, as 'before', and compare the two again"
         )
         self._build()
         for side, other in ((self.left, self.right), (self.right, self.left)):
@@ -172,6 +133,7 @@ class CompareWindow(QWidget):
         self.next.clicked.connect(lambda: self._step(1))
         self.heat.currentIndexChanged.connect(lambda _i: self._show_heat())
         self.measure.clicked.connect(self.measure_times)
+        self.swap_button.clicked.connect(self.swap)
         for keys in (QKeySequence.StandardKey.Close, QKeySequence(Qt.Key.Key_Escape)):
             QShortcut(keys, self, self.close)  # Ctrl+W (Cmd+W), Esc
         self.left.show_document()
@@ -191,7 +153,8 @@ class CompareWindow(QWidget):
         side.addWidget(self.heat)
         side.addWidget(self.sync_scroll)
         side.addWidget(self.measure)
-        split = QSplitter(Qt.Orientation.Horizontal, self)
+        side.addWidget(self.swap_button)
+        split = self.split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(self.left)
         split.addWidget(self.right)
         split.addWidget(panel)
@@ -201,12 +164,19 @@ class CompareWindow(QWidget):
         box = QVBoxLayout(self)
         box.addWidget(self.summary)
         box.addWidget(split, 1)
-        for widget in (self.previous, self.next, self.heat, self.measure):
+        for widget in (self.previous, self.next, self.heat, self.measure, self.swap_button):
             widget.setEnabled(False)
+
+    def _titled(self) -> None:
+        left, right = self.titles
+        self.setWindowTitle(f"Compare — {left} vs {right}")
+        self.left.title.setText(f"Left (before): {left}")
+        self.right.title.setText(f"Right (after): {right}")
 
     # --- the work, in a worker ---------------------------------------------------------------
 
     def _start(self, work: Any, done: Any) -> None:
+        self.swap_button.setEnabled(False)  # (until this work is done)
         task = Task(work, self)
         task.succeeded.connect(done)
         task.failed.connect(self._failed)
@@ -221,6 +191,7 @@ class CompareWindow(QWidget):
     def _failed(self, exc: BaseException) -> None:
         self._task = None
         self.measure.setEnabled(self.alignment is not None)
+        self.swap_button.setEnabled(True)
         self.summary.setText(f"{self.summary.text()}\n\nCould not finish: {_in_words(exc)}")
 
     def _aligned(self, diff: DiffResult) -> None:
@@ -236,7 +207,7 @@ class CompareWindow(QWidget):
         self.summary.setText(text)
         self._fill()
         self._mark()
-        for widget in (self.previous, self.next, self.heat, self.measure):
+        for widget in (self.previous, self.next, self.heat, self.measure, self.swap_button):
             widget.setEnabled(True)
         if not (self.left.document.weights and self.right.document.weights):
             self.measure.setEnabled(False)  # a structure-only side: nothing to time
@@ -256,10 +227,34 @@ class CompareWindow(QWidget):
         self.times = times
         self.measure.setText("Measure again")
         self.measure.setEnabled(True)
+        self.swap_button.setEnabled(True)
         self.summary.setText(f"{self.summary.text()}\nTimes: {times.whole.describe()}")
         self.heat.setCurrentIndex(HEATS.index("Time change"))
         self._show_heat()
         self.timed.emit()
+
+    def swap(self) -> None:
+        """*Swap sides*: the right graph on the left, as "before", and the two compared
+        again (the canvases move with their graphs: nothing is laid out again)."""
+        if self._task is not None:
+            return
+        self.left, self.right = self.right, self.left
+        self.split.insertWidget(0, self.left)
+        self.titles = (self.titles[1], self.titles[0])
+        self._titled()
+        self.alignment = self.values = self.times = self.diff = None
+        self.differences.clear()
+        self.heat.setCurrentIndex(HEATS.index("No heat"))
+        for side in (self.left, self.right):
+            side.marks.status, side.marks.current = {}, set()
+            side.heat.set_values({}, {}, "")
+            side.redraw()
+        for widget in (self.previous, self.next, self.heat, self.measure):
+            widget.setEnabled(False)
+        self.measure.setText("Measure times")
+        self.summary.setText("Sides swapped: aligning the two graphs and running both again…")
+        left, right = self.left.document, self.right.document
+        self._start(lambda: self._work(left, right), self._aligned)
 
     # --- what is shown -----------------------------------------------------------------------
 
@@ -368,7 +363,7 @@ class CompareWindow(QWidget):
         finally:
             self._syncing = False
 
-    def _partners_near(self, side: _Side, names: tuple[str, ...]) -> list[str]:
+    def _partners_near(self, side: CompareSide, names: tuple[str, ...]) -> list[str]:
         """The other side's nodes for ``names`` of ``side``, which have no partner: those of
         the pair that took them away (a folded BatchNorm's conv), else those of their
         nearest paired neighbour in the graph (inputs and users, a step at a time)."""
@@ -397,7 +392,7 @@ class CompareWindow(QWidget):
             frontier = step
         return []
 
-    def _selected(self, side: _Side, other: _Side, names: list[str]) -> None:
+    def _selected(self, side: CompareSide, other: CompareSide, names: list[str]) -> None:
         """A node picked on one side: its partners picked and centred on the other."""
         if self._syncing or self.alignment is None:
             return
@@ -415,7 +410,7 @@ class CompareWindow(QWidget):
         finally:
             self._syncing = False
 
-    def _collapsed(self, side: _Side, other: _Side) -> None:
+    def _collapsed(self, side: CompareSide, other: CompareSide) -> None:
         """A module collapsed or expanded on one side: the same on the other, where it has
         a module of that path (the same model, or one that shares its structure)."""
         if self._syncing:
@@ -431,7 +426,7 @@ class CompareWindow(QWidget):
             finally:
                 self._syncing = False
 
-    def _scrolled(self, side: _Side, other: _Side) -> None:
+    def _scrolled(self, side: CompareSide, other: CompareSide) -> None:
         """One side scrolled: the other centred on the partner of the node in its middle."""
         if self._syncing or self.alignment is None or not self.sync_scroll.isChecked():
             return
