@@ -31,7 +31,8 @@ def add_parser(add: AddParser) -> argparse.ArgumentParser:
         "session's rewrite history with each check made again; with --profile the profile "
         "(whole, per module, per node, with its heat), before/after with its confidence "
         "interval against --against; with --against the compare (both graphs, differences "
-        "coloured, the first divergence); --memory the memory estimate; --compile the "
+        "coloured, the first divergence); --memory the memory estimate (its peak before -> "
+        "after against --against); --compile the "
         "compiled kernels.",
     )
     p.add_argument("model", help=MODEL_HELP + " (or a .fxstudio session)")
@@ -40,7 +41,7 @@ def add_parser(add: AddParser) -> argparse.ArgumentParser:
         "--against",
         metavar="MODEL_OR_SESSION",
         help="the baseline (before), opened with the same options: the compare, and the "
-        "profile's before/after",
+        "profile's and the memory's before/after",
     )
     p.add_argument("--profile", action="store_true", help="run and time it, node by node")
     p.add_argument("--memory", action="store_true", help="estimate its memory (no run)")

@@ -6,6 +6,7 @@ before/after with the confidence interval; a compare its counts and first diverg
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -17,6 +18,7 @@ from fxstudio.core.flows import (
     open_document,
     rewrite_flow,
 )
+from fxstudio.core.flows.memory import MemoryRequest, memory_flow
 from fxstudio.core.flows.report import ReportRequest, report_flow
 from fxstudio.core.flows.save import save_session
 from fxstudio.core.share.report import page_data, report_html
@@ -74,6 +76,53 @@ def test_a_profile_against_a_baseline_gives_before_after_with_its_interval():
     assert '<option value="profile">' in html  # the heat by time
     assert compare["structural"] == result.structural == 30 and "values" not in compare
     assert html.count('<g class="node"') == 39 + 54 + 39  # the graph, then both sides
+
+
+ATTENTION = """import torch
+
+
+class Attn(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q, self.k, self.v = (torch.nn.Linear(16, 16) for _ in range(3))
+
+    def forward(self, x):
+        q, k, v = self.q(x), self.k(x), self.v(x)
+        return torch.softmax(q @ k.transpose(-2, -1) / 4.0, dim=-1) @ v
+
+
+def example_inputs():
+    return (torch.randn(1, 256, 16),)
+"""
+
+
+def _shown(page: str, section: str) -> str:
+    """The text a reader sees of a section of the page (its tags dropped)."""
+    found = re.search(f'<section id="{section}">(.*?)</section>', page, re.S)
+    assert found is not None, section
+    return html.unescape(re.sub(r"<[^>]+>", "", found.group(1)))
+
+
+def test_the_memory_section_shows_the_peak_before_and_after_and_the_measured_peak(write_model):
+    """A rewrite's finding is in the section a reader sees, not only in the page's JSON: the
+    fused attention no longer makes the 256x256 scores (544 KiB -> 80 KiB)."""
+    path = write_model(ATTENTION, "attn.py")
+    before, after = open_document(f"{path}:Attn"), open_document(f"{path}:Attn")
+    rewrite_flow(after, RewriteRequest(RewriteSpec(builtin="fuse-attention")))
+    # as the Memory dock hands it in: estimated and measured, against the graph before
+    memory = memory_flow(after, MemoryRequest(measure=True), against=before)
+    shown = _shown(report_flow(ReportRequest(after, memory=memory)).html, "memory")
+    assert "Before → after (against " in shown
+    assert "peak 544.0 KiB → 80.0 KiB (−464.0 KiB, −85.3%)" in shown
+    assert re.search(r"measured peak [\d.]+ KiB → [\d.]+ KiB \(−[\d.]+ KiB, −\d", shown)
+    assert "no longer made: 4 value(s), 784.0 KiB in all" in shown
+    measured = re.search(r"Measured peak ([\d.]+) KiB at node (\w+) on cpu, ([\d.]+)×", shown)
+    assert measured is not None and float(measured.group(1)) > 0
+    assert "the estimate (80.0 KiB)" in shown
+    # fxstudio report --against --memory: the same finding, estimated (nothing measured)
+    shown = _shown(report_flow(ReportRequest(after, against=before, memory=True)).html, "memory")
+    assert "peak 544.0 KiB → 80.0 KiB (−464.0 KiB, −85.3%)" in shown
+    assert "Measured" not in shown and "measured" not in shown
 
 
 def test_a_compare_says_its_first_divergence():

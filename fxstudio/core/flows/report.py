@@ -44,7 +44,7 @@ class ReportRequest:
     """What to report: ``source`` (a MODEL spec, a session, a request or an open document,
     which the flow never changes), compared with ``against`` when given; a profile run with
     ``profile`` (its options; against the baseline when there is one) or handed in done; the
-    memory estimate when ``memory`` (or handed in); compiled kernels handed in (the compile
+    memory estimate when ``memory`` (before -> after against the baseline; or handed in); compiled kernels handed in (the compile
     flow's result, its :class:`~fxstudio.core.compiling.result.Compiled`, or their JSON)."""
 
     source: Side
@@ -115,7 +115,7 @@ def report_flow(request: ReportRequest) -> ReportResult:
     if isinstance(request.memory, MemoryResult):
         data["memory"] = request.memory.to_json()
     elif request.memory:
-        data["memory"] = memory_flow(doc, MemoryRequest(None)).to_json()
+        data["memory"] = memory_flow(doc, MemoryRequest(None), against=base).to_json()
     if request.compiled is not None:
         compiled = request.compiled
         data["compile"] = compiled if isinstance(compiled, dict) else compiled.to_json()

@@ -1,7 +1,8 @@
 """The report's sections as HTML, each from the JSON the report gathered (:mod:`.gather`): the
 rewrite history with each check, the profile (whole, per module, per node; before/after with
 its confidence interval), the compare (what was removed, added and changed, the first
-divergence), the compiled kernels and the memory estimate.  Each function takes that
+divergence), the compiled kernels and the memory estimate (against a baseline its peak before
+→ after with the change, and the measured peak when there is one).  Each function takes that
 section's JSON and returns an HTML fragment (text escaped); the page is
 :func:`fxstudio.core.share.report.report_html`'s.
 
@@ -270,15 +271,75 @@ def compile_html(compiled: dict[str, Any]) -> str:
     return _section("compile", "Compiled kernels", "".join(parts) or "<p>Nothing compiled.</p>")
 
 
+def signed_size(n: float) -> str:
+    """A change in bytes, signed: ``−57.0 MiB``, ``+1.0 KiB``."""
+    return ("−" if n < 0 else "+") + size(abs(n))
+
+
+def _change(before: float | None, after: float | None) -> str:
+    """``112.0 MiB → 55.0 MiB (−57.0 MiB, −50.9%)``."""
+    if before is None or after is None:
+        return f"{size(before)} → {size(after)}"
+    share = (
+        f", {'−' if after < before else '+'}{abs(after - before) / before:.1%}" if before else ""
+    )
+    return f"{size(before)} → {size(after)} ({signed_size(after - before)}{share})"
+
+
+def _goto(name: object) -> str:
+    return f"<a href='#' data-fx-goto='{escape(str(name))}'>{escape(str(name))}</a>"
+
+
+def _memory_change(memory: dict[str, Any]) -> list[str]:
+    """Against a baseline: the peak before → after with the change (estimated, and measured
+    when both sides were), the parameters, and the values no longer made."""
+    before, diff = memory.get("before"), memory.get("difference") or {}
+    if not isinstance(before, dict):
+        return []
+    lines = [
+        f"<b>Before → after</b> (against {escape(str(before.get('model', 'the baseline')))}): "
+        f"peak {_change(before.get('peak_bytes'), memory.get('peak_bytes'))}"
+    ]
+    if None not in (before.get("measured_peak_bytes"), memory.get("measured_peak_bytes")):
+        lines.append(
+            "measured peak " + _change(before["measured_peak_bytes"], memory["measured_peak_bytes"])
+        )
+    if diff.get("params_bytes"):
+        lines.append(f"parameters and buffers {signed_size(diff['params_bytes'])}")
+    gone = diff.get("gone") or []
+    if gone:
+        total = sum(g.get("bytes", 0) for g in gone)
+        lines.append(f"no longer made: {len(gone)} value(s), {size(total)} in all")
+    return [f'<p class="fx-change">{"; ".join(lines)}.</p>']
+
+
+def _measured(memory: dict[str, Any]) -> list[str]:
+    """The measured peak (a real run) beside the estimate, and what explains the rest."""
+    m = memory.get("measured")
+    if not isinstance(m, dict) or memory.get("measured_peak_bytes") is None:
+        return []
+    ratio = m.get("ratio")
+    estimated = size(m.get("estimated_peak_bytes", memory.get("peak_bytes")))
+    vs = f", {ratio:.3f}× the estimate ({estimated})" if isinstance(ratio, (int, float)) else ""
+    head = (
+        f"<p><b>Measured peak</b> {size(memory['measured_peak_bytes'])} at node "
+        f"{_goto(m.get('peak_node', ''))} on {escape(str(m.get('device', '?')))}{vs}.</p>"
+    )
+    return [head] + [f'<p class="fx-note">{escape(str(n))}</p>' for n in m.get("notes", [])]
+
+
 def memory_html(memory: dict[str, Any]) -> str:
-    """The memory estimate: the peak and where, parameters, the largest values, per module."""
-    parts = [
+    """The memory estimate: against a baseline the peak before → after with the change, the
+    peak and where, the measured peak when there is one, parameters, the largest values,
+    per module."""
+    parts = _memory_change(memory)
+    parts.append(
         f"<p><b>Peak</b> {size(memory.get('peak_bytes'))} of activations at node "
-        f"<a href='#' data-fx-goto='{escape(str(memory.get('peak_node', '')))}'>"
-        f"{escape(str(memory.get('peak_node', '')))}</a> on "
+        f"{_goto(memory.get('peak_node', ''))} on "
         f"{escape(', '.join(memory.get('inputs', [])))}; parameters "
         f"{size(memory.get('params_bytes'))}, buffers {size(memory.get('buffers_bytes'))}.</p>"
-    ]
+    )
+    parts += _measured(memory)
     nodes = sorted(memory.get("nodes", []), key=lambda n: -(n.get("bytes") or 0))
     parts.append("<h3>Largest values (the graph's heat: <i>Heat ▸ memory</i>)</h3>")
     parts.append(
