@@ -44,8 +44,9 @@ class ReportRequest:
     """What to report: ``source`` (a MODEL spec, a session, a request or an open document,
     which the flow never changes), compared with ``against`` when given; a profile run with
     ``profile`` (its options; against the baseline when there is one) or handed in done; the
-    memory estimate when ``memory`` (before -> after against the baseline; or handed in); compiled kernels handed in (the compile
-    flow's result, its :class:`~fxstudio.core.compiling.result.Compiled`, or their JSON)."""
+    memory estimate when ``memory`` (before -> after against the baseline; or handed in);
+    compiled kernels handed in (the compile flow's result, its
+    :class:`~fxstudio.core.compiling.result.Compiled`, or their JSON)."""
 
     source: Side
     against: Side | None = None
