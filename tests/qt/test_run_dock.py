@@ -157,3 +157,21 @@ def test_a_compiled_run_reports_its_compile_time(qtbot, docks):
     result = done.args[0].after
     assert result.compiled == "eager" and result.compile_s is not None and result.nodes is None
     assert "torch.compile(eager)" in panel.result.toPlainText()
+
+
+def test_another_model_opened_clears_the_last_models_results(qtbot, docks):
+    """Pin, fold nothing, compare: the Before / after table fills; once another model is
+    open the dock shows none of the last model's results (they are not of this one)."""
+    ctx = docks("run")
+    ctx.open("examples:negrelu")
+    panel = ctx.panels["run"]
+    panel.min_time.setValue(0.05)
+    panel.threads.setValue(1)
+    panel.pin_button.click()
+    with qtbot.waitSignal(panel.finished, timeout=120000):
+        panel.compare_button.click()
+    assert panel.compare_table.rowCount() > 0 and panel.result.toPlainText()
+    ctx.open("examples:simple")
+    assert panel.compare_table.rowCount() == 0 and panel.node_table.rowCount() == 0
+    assert not panel.result.toPlainText() and panel.status_label.text() == "Not run yet."
+    assert not panel.compare_button.isEnabled()  # (no baseline of this model)

@@ -136,6 +136,7 @@ class RunPanel(DocumentPanel, run_form.RunForm):
         self.export_button.setEnabled(False)
         self.status_label.setText("Not run yet." if doc is not None else "")
         self.result.clear()
+        self.compare_table.setRowCount(0)  # (the model before's before / after)
         self._show_profile(None)
         self._show_age()
         self.run_button.setEnabled(doc is not None)
