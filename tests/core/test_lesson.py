@@ -8,6 +8,7 @@ import torch
 
 from fxstudio.core import edits
 from fxstudio.core.errors import CaptureError
+from fxstudio.core.flows.lesson import traced_nodes
 from fxstudio.core.lesson import demos
 from fxstudio.core.lesson.steps import (
     DEFAULT_MODEL,
@@ -16,10 +17,13 @@ from fxstudio.core.lesson.steps import (
     TRAPS,
     LessonState,
     code_target,
+    count_word,
     record_comparison,
     record_stepper,
+    record_trace_size,
     record_trap,
     step_index,
+    trace_size_wanted,
 )
 from fxstudio.core.model.fixes import diagnose_failure, diagnose_graph
 from fxstudio.core.model.request import OpenRequest
@@ -120,6 +124,10 @@ def test_pattern_step_needs_the_miss_and_then_a_rewrite(docs_module) -> None:
     assert "6.0" in why and "1.0" in why  # the report names the literal
     state.facts["missed"] = why.splitlines()[0]
     assert "Fix it" in check("pattern", docs_module, state).message
+    state.facts["matched"] = 1  # Find found the fixed pattern: what is left is Replace
+    verdict = check("pattern", docs_module, state).message
+    assert "It missed" not in verdict and "matches now (1 place)" in verdict
+    assert "Press Replace accepted in the Patterns dock" in verdict
     report = rewrite_flow(
         docs_module,
         RewriteRequest(RewriteSpec(pattern_code=ex.fix, replacement_code=ex.replacement)),
@@ -164,7 +172,7 @@ def test_the_real_pass_and_export_steps() -> None:
     after = open_document(PASS_MODEL)
     assert "BatchNorm" in check("pass", after, state).message
     rewrite_flow(after, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
-    assert "compare" in check("pass", after, state).message
+    assert "press Compare in the Run dock" in check("pass", after, state).message
     record_comparison(state, compare(before, after, threads=1, min_time=0.05))
     verdict = check("pass", after, state)
     assert verdict.ok and "×" in verdict.message and "95 % CI" in verdict.message
@@ -176,7 +184,7 @@ def test_the_real_pass_and_export_steps() -> None:
     assert (
         verdict.ok
         and "ATen calls" in verdict.message
-        and "symbolic tracing gave 6" in verdict.message
+        and "symbolic tracing gives 6" in verdict.message
     )
 
 
@@ -204,3 +212,62 @@ def test_a_trap_without_an_automatic_fix_says_so_and_ordinary_models_have_no_tra
         else:
             doc = open_document(spec)
         assert diagnose_graph(doc) == [], spec
+
+
+def test_step_10_counts_a_fresh_trace_not_the_graph_step_9_folded() -> None:
+    """After step 9's fold the open ResNet is not what symbolic tracing gives: step 10 says
+    how many nodes a fresh trace has, and the folded graph's count as the folded graph's."""
+    state = LessonState()
+    traced = len(open_document(PASS_MODEL))
+    folded = open_document(PASS_MODEL)
+    rewrite_flow(folded, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
+    assert len(folded) < traced  # (54 and 39)
+    STEPS[step_index("export")].begin(folded, state)
+    assert trace_size_wanted(state) == PASS_MODEL  # counted by the window, off its thread
+    record_trace_size(state, PASS_MODEL, traced_nodes(folded.request))
+    assert trace_size_wanted(state) is None
+    exported = open_document(OpenRequest(PASS_MODEL, "export"))
+    said = check("export", exported, state).message
+    assert f"symbolic tracing gives {traced}" in said
+    assert f"the fx graph you had open has {len(folded)} after 1 edit" in said
+    aten = sum(
+        isinstance(n.target, torch._ops.OpOverload)
+        for n in exported.graph.nodes
+        if n.op == "call_function"
+    )
+    gets = sum(n.op == "get_attr" for n in exported.graph.nodes)
+    assert said.startswith(f"The export graph has {len(exported)} nodes")
+    assert f"{aten} ATen calls, {gets} get_attr reads" in said
+    # another model opened with export: nothing said of the ResNet's trace
+    other = open_document(OpenRequest(DEFAULT_MODEL, "export"))
+    assert "symbolic tracing" not in check("export", other, state).message
+
+
+def test_every_count_the_lesson_states_is_of_what_it_names(docs_module) -> None:
+    """Step 1 of an edited graph says it is edited, not "traced"; the opcodes the IR step
+    counts are the graph's, its table has as many rows as it says there are opcodes, and the
+    questions and traps are as many as the steps say."""
+    import re
+
+    state = LessonState()
+    assert "traced: 6 nodes" in check("pick", docs_module, state).message
+    edits.rename(docs_module, "add", "added")
+    said = check("pick", docs_module, state).message
+    assert "traced" not in said and "6 nodes now, after 1 edit to its trace" in said
+    ir = STEPS[step_index("ir")]
+    intro = ir.intro(docs_module, state)
+    rows = re.findall(r"^\| `(\w+)` \| (\d+) \|", intro, re.M)
+    assert f"There are {count_word(len(rows))} opcodes" in intro and ir.title.endswith(
+        f"{count_word(len(rows))} opcodes"
+    )
+    assert sum(int(n) for _, n in rows) == len(docs_module)
+    assert (
+        ir.task(docs_module, state)
+        == f"Answer the {count_word(len(demos.quiz(docs_module)))} questions."
+    )
+    state.facts["fixed"] = [cid for cid, _, _ in TRAPS]
+    assert check("failures", None, state).message == (
+        f"All {count_word(len(TRAPS))} traps explained and fixed."
+    )
+    failures = STEPS[step_index("failures")].intro(None, state)
+    assert f"The {count_word(len(TRAPS))} classic cases" in failures

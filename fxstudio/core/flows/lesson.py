@@ -5,10 +5,11 @@ tried).
 
 Called by ``fxstudio.qt.panels.lesson`` and ``lesson_form`` (the Learn FX dock).
 
-Exposes :func:`diagnose` (worked out here) and, from the lesson: the steps (:data:`STEPS`,
-:class:`Step`, :data:`TRAPS`, :data:`PASS_MODEL`), its state and verdicts
+Exposes :func:`diagnose` and :func:`traced_nodes` (worked out here) and, from the lesson: the
+steps (:data:`STEPS`, :class:`Step`, :data:`TRAPS`, :data:`PASS_MODEL`), its state and verdicts
 (:class:`LessonState`, :class:`Verdict`, :func:`record_comparison`, :func:`record_stepper`,
-:func:`record_trap`), the demonstrations (:func:`trace_order`, :func:`replay_note`,
+:func:`record_trap`, :func:`record_trace_size` and :func:`trace_size_wanted`,
+:func:`count_word`), the demonstrations (:func:`trace_order`, :func:`replay_note`,
 :func:`quiz` and its :class:`Question`, :func:`pattern_exercise`) and :class:`Diagnosis`.
 
 Example:
@@ -22,9 +23,17 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.lesson.demos import Question, pattern_exercise, quiz, replay_note, trace_order
+from fxstudio.core.lesson.demos import (
+    Question,
+    pattern_exercise,
+    quiz,
+    replay_note,
+    trace_order,
+)
 from fxstudio.core.lesson.steps import (
     PASS_MODEL,
     STEPS,
@@ -32,12 +41,16 @@ from fxstudio.core.lesson.steps import (
     LessonState,
     Step,
     Verdict,
+    count_word,
     record_comparison,
     record_stepper,
+    record_trace_size,
     record_trap,
+    trace_size_wanted,
 )
 from fxstudio.core.model.fixes import Diagnosis, diagnose_failure, diagnose_graph
 from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.saving.sessions import open_document
 
 __all__ = [
     "PASS_MODEL",
@@ -48,14 +61,18 @@ __all__ = [
     "Question",
     "Step",
     "Verdict",
+    "count_word",
     "diagnose",
     "pattern_exercise",
     "quiz",
     "record_comparison",
     "record_stepper",
+    "record_trace_size",
     "record_trap",
     "replay_note",
     "trace_order",
+    "trace_size_wanted",
+    "traced_nodes",
 ]
 
 
@@ -67,3 +84,14 @@ def diagnose(request: OpenRequest, opened: GraphDocument | CaptureError) -> list
     if isinstance(opened, CaptureError):
         return [diagnose_failure(request, opened)]
     return diagnose_graph(opened)
+
+
+def traced_nodes(request: OpenRequest) -> int:
+    """How many nodes symbolic tracing gives the model of ``request``: captured afresh (it
+    runs the model's code: off the GUI thread), without the edits a document made since --
+    what step 10 compares the export graph with (:func:`record_trace_size`).
+
+    >>> traced_nodes(OpenRequest("examples:fxdocs", frontend="export"))
+    6
+    """
+    return len(open_document(replace(request, frontend="fx")))

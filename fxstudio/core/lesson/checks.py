@@ -11,11 +11,19 @@ from fxstudio.core.fxcompat import BatchNormBase
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import format_target
 from fxstudio.core.lesson import demos
-from fxstudio.core.lesson.state import PASS_MODEL, RELUS, TRAPS, LessonState, Verdict
+from fxstudio.core.lesson.state import (
+    PASS_MODEL,
+    RELUS,
+    TRAPS,
+    LessonState,
+    Verdict,
+    count_word,
+    edits_word,
+)
 
 
 def need(doc: GraphDocument | None) -> Verdict | None:
-    return None if doc is not None else Verdict(False, "Open a model first (File ▸ Open).")
+    return None if doc is not None else Verdict(False, "Open a model first (File ▸ Open model…).")
 
 
 def call_nodes(doc: GraphDocument) -> list[Any]:
@@ -50,10 +58,16 @@ def pick_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
     returned = output.all_input_nodes
     shape = doc.row(returned[0].name).shape if returned else ""
     gives = f" it returns {shape}" if shape else ""
+    name = doc.request.spec or "The model"
+    edits = len(doc.history)
+    size = (
+        f"{name}: {len(doc)} nodes now, after {edits_word(edits)} to its trace."
+        if edits
+        else f"{name} traced: {len(doc)} nodes."
+    )
     return Verdict(
         True,
-        f"{doc.request.spec or 'The model'} traced: {len(doc)} nodes. Run on its example "
-        f"inputs{gives}: the reference the later steps compare with.",
+        f"{size} Run on its example inputs{gives}: the reference the later steps compare with.",
     )
 
 
@@ -91,7 +105,8 @@ def ir_intro(doc: GraphDocument | None, state: LessonState) -> str:
     )
     return (
         "The **Nodes** table is `graph.print_tabular()`: one row per node — opcode, name, "
-        "target, args, kwargs. There are six opcodes; your graph has:\n\n"
+        f"target, args, kwargs. There are {count_word(len(demos.OPCODES))} opcodes; your "
+        "graph has:\n\n"
         "| opcode | nodes | what it is |\n|---|---|---|\n" + rows + "\n\n"
         "Inputs are made with the real API `Graph.placeholder(name, type_expr, "
         "default_value)`; a graph with a typed and a defaulted input generates:\n\n"
@@ -109,7 +124,7 @@ def ir_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
     for q in demos.quiz(doc):
         given = state.answers.get(q.id)
         if given is None:
-            return Verdict(False, "Answer both questions.")
+            return Verdict(False, f"Answer all {count_word(len(demos.quiz(doc)))} questions.")
         if given != q.answer:
             wrong.append(f"Not quite: {q.why}")
     if wrong:
@@ -142,7 +157,7 @@ def code_task(doc: GraphDocument | None, state: LessonState) -> str:
     if doc is None:
         return "Open a model."
     name, line = code_target(doc)
-    return f"In Generated code, click line {line} (it computes `{name}`)."
+    return f"In the Generated code dock, click line {line} (it computes `{name}`)."
 
 
 def code_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
@@ -233,8 +248,8 @@ def surgery_intro(doc: GraphDocument | None, state: LessonState) -> str:
 def surgery_task(doc: GraphDocument | None, state: LessonState) -> str:
     return (
         "Change one node's target (select the add node; in the Inspector set target to "
-        "operator.mul), then insert a torch.relu after a node (select it, Edit ▸ Insert node, "
-        "type relu)."
+        "operator.mul, or Edit ▸ Change target…), then insert a torch.relu after a node "
+        "(select it, Edit ▸ Insert node…, type relu)."
     )
 
 
@@ -275,6 +290,7 @@ def pattern_begin(doc: GraphDocument | None, state: LessonState) -> None:
         sum(1 for r in doc.history if r.get("edit") == "rewrite") if doc is not None else 0
     )
     state.facts.pop("missed", None)
+    state.facts.pop("matched", None)
 
 
 def pattern_intro(doc: GraphDocument | None, state: LessonState) -> str:
@@ -296,8 +312,9 @@ def pattern_intro(doc: GraphDocument | None, state: LessonState) -> str:
 
 def pattern_task(doc: GraphDocument | None, state: LessonState) -> str:
     return (
-        "Press Try the pattern: it does not match; read why in the Patterns dock. Then fix "
-        "the literal in the pattern (or press Fix it), Find, and Replace."
+        "Press Try the pattern: it does not match, and the Patterns dock says why. Fix the "
+        "literal in the pattern (or press Fix it), press Find, then press Replace accepted in "
+        "the Patterns dock."
     )
 
 
@@ -306,11 +323,26 @@ def pattern_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
         return missing
     assert doc is not None
     if not state.facts.get("missed"):
-        return Verdict(False, "Try the pattern that does not match first, and read why.")
+        return Verdict(
+            False, "First press Try the pattern: it does not match, and the Patterns dock says why."
+        )
     rewrites = sum(1 for r in doc.history if r.get("edit") == "rewrite")
-    if rewrites <= int(state.baseline.get("rewrites", 0)):
-        return Verdict(False, f"It missed: {state.facts['missed']}. Fix it, Find, then Replace.")
-    return Verdict(True, "Matched and replaced as one undo step, checked against the graph before.")
+    if rewrites > int(state.baseline.get("rewrites", 0)):
+        return Verdict(
+            True, "Matched and replaced as one undo step, checked against the graph before."
+        )
+    matched = int(state.facts.get("matched") or 0)  # what the last Find found
+    if matched:
+        places = "1 place" if matched == 1 else f"{matched} places"
+        return Verdict(
+            False,
+            f"Fixed: the pattern matches now ({places}). Press Replace accepted in the "
+            "Patterns dock.",
+        )
+    return Verdict(
+        False,
+        f"It missed: {state.facts['missed']}. Fix the literal (or press Fix it), then press Find.",
+    )
 
 
 # 8. the classic failures -------------------------------------------------------------------------
@@ -328,10 +360,12 @@ def failures_intro(doc: GraphDocument | None, state: LessonState) -> str:
     rows = "\n".join(f"- **{label}** (`{spec}`)" for _, spec, label in TRAPS)
     return (
         "Symbolic tracing records what happens to Proxies, so code that needs a *value* "
-        "fails, and code that makes a value without one is silently frozen. The four classic "
-        "cases:\n\n" + rows + "\n\nOpen each: fxstudio shows the rule at your line and the fix "
-        "it can make itself — each fix captures the model again (a leaf module, the export "
-        "frontend, the training mode)."
+        "fails, and code that makes a value without one is silently frozen. The "
+        f"{count_word(len(TRAPS))} classic cases:\n\n"
+        + rows
+        + "\n\nOpen each: fxstudio shows the rule at your line and the fix it can make "
+        "itself — each fix captures the model again (a leaf module, the export frontend, the "
+        "training mode)."
     )
 
 
@@ -342,7 +376,7 @@ def failures_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
         return Verdict(
             False, f"Fixed {len(TRAPS) - len(left)} of {len(TRAPS)}; still: {', '.join(left)}."
         )
-    return Verdict(True, "All four traps explained and fixed.")
+    return Verdict(True, f"All {count_word(len(TRAPS))} traps explained and fixed.")
 
 
 # 9. a real pass --------------------------------------------------------------------------------
@@ -369,21 +403,23 @@ def pass_intro(doc: GraphDocument | None, state: LessonState) -> str:
 
 def pass_task(doc: GraphDocument | None, state: LessonState) -> str:
     return (
-        "Run ▸ Pin baseline, then Rewrite ▸ Fold conv + BatchNorm ▸ Replace, then Run ▸ "
-        "Compare with baseline."
+        "Press Pin baseline in the Run dock; choose Rewrite ▸ Fold conv + BatchNorm and press "
+        "Replace in the Patterns dock; then press Compare in the Run dock."
     )
 
 
 def pass_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
     if doc is None or doc.request.spec != PASS_MODEL:
-        return Verdict(False, f"Open the ResNet ({PASS_MODEL}) — the button does.")
+        return Verdict(False, f"This step works on {PASS_MODEL}: press Open the ResNet.")
     left = batchnorms(doc)
     if left:
         fold = "Rewrite ▸ Fold conv + BatchNorm"
         return Verdict(False, f"{left} BatchNorm nodes left: fold them ({fold}).")
     speedup = state.facts.get("speedup")
     if speedup is None:
-        return Verdict(False, "Folded. Now compare with the pinned baseline in the Run dock.")
+        return Verdict(
+            False, "Folded. Now press Compare in the Run dock: the pinned baseline against this."
+        )
     lo, hi = state.facts.get("ci", (speedup, speedup))
     verdict = (
         "a significant change" if state.facts.get("significant") else "not a significant change"
@@ -397,9 +433,26 @@ def pass_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
 
 
 def export_begin(doc: GraphDocument | None, state: LessonState) -> None:
-    if doc is not None and doc.request.frontend == "fx":
+    """The symbolically traced graph open now, to compare the export graph with: its size,
+    its edits and -- when it is the trace as made -- the trace's size (``fx_nodes``; of an
+    edited graph, :func:`~fxstudio.core.flows.lesson.traced_nodes` counts a fresh trace and
+    :func:`~fxstudio.core.lesson.steps.record_trace_size` records it)."""
+    if doc is None or doc.request.frontend != "fx":
+        return
+    edits = len(doc.history)
+    state.baseline.update(fx_spec=doc.request.spec, fx_open=len(doc), fx_edits=edits)
+    if edits:
+        state.baseline.pop("fx_nodes", None)  # not the trace's: counted afresh
+    else:
         state.baseline["fx_nodes"] = len(doc)
-        state.baseline["fx_spec"] = doc.request.spec
+
+
+def trace_size_wanted(state: LessonState) -> str | None:
+    """The spec of the model whose fresh trace step 10 still needs counted, if any."""
+    base = state.baseline
+    if base.get("fx_spec") and base.get("fx_edits") and base.get("fx_nodes") is None:
+        return str(base["fx_spec"])
+    return None
 
 
 def export_intro(doc: GraphDocument | None, state: LessonState) -> str:
@@ -414,22 +467,42 @@ def export_intro(doc: GraphDocument | None, state: LessonState) -> str:
 
 
 def export_task(doc: GraphDocument | None, state: LessonState) -> str:
-    return "Open the same model with the export frontend (the button), and compare the tables."
+    return (
+        "Press Open with torch.export (the same model, through the export frontend), and "
+        "compare the tables."
+    )
+
+
+def _fx_said(doc: GraphDocument, state: LessonState) -> str:
+    """What step 10 says of the symbolic trace of the same model: the size of a fresh trace
+    and, when the graph open before was edited, its size too (never one for the other)."""
+    base = state.baseline
+    if base.get("fx_spec") != doc.request.spec:
+        return ""
+    said = []
+    if base.get("fx_nodes") is not None:
+        said.append(f"symbolic tracing gives {base['fx_nodes']}")
+    if base.get("fx_edits"):
+        said.append(
+            f"the fx graph you had open has {base['fx_open']} after "
+            f"{edits_word(int(base['fx_edits']))}"
+        )
+    return f" ({'; '.join(said)})" if said else ""
 
 
 def export_check(doc: GraphDocument | None, state: LessonState) -> Verdict:
     if doc is None or doc.request.frontend != "export":
-        return Verdict(False, "Open a model with the export frontend.")
+        return Verdict(
+            False, "Press Open with torch.export (the model through the export frontend)."
+        )
     aten = sum(
         1
         for n in doc.graph.nodes
         if n.op == "call_function" and format_target(n).startswith("torch.ops.aten")
     )
     gets = sum(1 for n in doc.graph.nodes if n.op == "get_attr")
-    before = state.baseline.get("fx_nodes")
-    was = f" (symbolic tracing gave {before})" if before else ""
     return Verdict(
         True,
-        f"The export graph has {len(doc)} nodes{was}: {aten} ATen calls, {gets} get_attr "
-        "reads of parameters and buffers.",
+        f"The export graph has {len(doc)} nodes{_fx_said(doc, state)}: {aten} ATen calls, "
+        f"{gets} get_attr reads of its parameters, buffers and constants.",
     )

@@ -71,7 +71,7 @@ def replay_note(doc: GraphDocument) -> str:
     return (
         f"This graph was edited since it was traced ({edits} edit{'s' if edits > 1 else ''}): "
         "the replay shows it as it is now, not as tracing made it. Open the model again "
-        "(File ▸ Open…) to watch the trace itself."
+        "(File ▸ Open model…) to watch the trace itself."
     )
 
 

@@ -24,8 +24,26 @@ TRAPS = (
 #: What the window saw the learner do on one model (a node picked, how far the Step dock ran,
 #: a measured speed-up): of the model open then, dropped when another opens.
 MODEL_FACTS: tuple[str, ...] = ("selected", "step_position", "step_total", "step_differs")
-MODEL_FACTS += ("replayed", "speedup", "ci", "significant")
+MODEL_FACTS += ("replayed", "speedup", "ci", "significant", "matched")
 RELUS = ("torch.relu", "torch.nn.functional.relu", "relu", "torch.relu_")
+
+
+_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def count_word(n: int) -> str:
+    """``n`` as the lesson's sentences say a small count ("four traps"): a word up to ten,
+    digits above.
+
+    >>> count_word(len(TRAPS)), count_word(12)
+    ('four', '12')
+    """
+    return _WORDS[n] if 0 <= n < len(_WORDS) else str(n)
+
+
+def edits_word(n: int) -> str:
+    """``n`` edits, in words: "1 edit", "3 edits"."""
+    return f"{n} edit{'' if n == 1 else 's'}"
 
 
 @dataclass(frozen=True)

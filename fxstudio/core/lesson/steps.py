@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.lesson import checks
-from fxstudio.core.lesson.checks import case_fixed, code_target
+from fxstudio.core.lesson import checks, demos
+from fxstudio.core.lesson.checks import case_fixed, code_target, trace_size_wanted
 from fxstudio.core.lesson.state import (
     DEFAULT_MODEL,
     PASS_MODEL,
@@ -34,6 +34,7 @@ from fxstudio.core.lesson.state import (
     LessonState,
     Text,
     Verdict,
+    count_word,
 )
 
 __all__ = [
@@ -46,10 +47,13 @@ __all__ = [
     "Verdict",
     "case_fixed",
     "code_target",
+    "count_word",
     "record_comparison",
     "record_stepper",
     "record_trap",
+    "record_trace_size",
     "step_index",
+    "trace_size_wanted",
 ]
 
 
@@ -73,7 +77,7 @@ STEPS: tuple[Step, ...] = (
         "pick",
         "Pick a model",
         checks.pick_intro,
-        _fixed_text("Keep the docs' module open, or open your own (File ▸ Open)."),
+        _fixed_text("Keep the docs' module open, or open your own (File ▸ Open model…)."),
         checks.pick_check,
         opens=lambda doc, state: state.model if doc is None else None,
     ),
@@ -86,9 +90,13 @@ STEPS: tuple[Step, ...] = (
     ),
     Step(
         "ir",
-        "The IR: six opcodes",
+        f"The IR: {count_word(len(demos.OPCODES))} opcodes",
         checks.ir_intro,
-        _fixed_text("Answer the two questions."),
+        lambda doc, state: (
+            f"Answer the {count_word(len(demos.quiz(doc)))} questions."
+            if doc is not None
+            else "Open a model."
+        ),
         checks.ir_check,
     ),
     Step("code", "Generated code, linked", checks.code_intro, checks.code_task, checks.code_check),
@@ -166,6 +174,13 @@ def record_comparison(state: LessonState, comparison: Any) -> None:
     """The before/after speed-up the Run dock measured."""
     w = comparison.whole
     state.facts.update(speedup=w.speedup, ci=[w.ci_low, w.ci_high], significant=bool(w.significant))
+
+
+def record_trace_size(state: LessonState, spec: str, nodes: int) -> None:
+    """How many nodes a fresh symbolic trace of ``spec`` has (:func:`trace_size_wanted`):
+    what step 10 compares the export graph with, when the graph open was edited."""
+    if state.baseline.get("fx_spec") == spec:
+        state.baseline["fx_nodes"] = nodes
 
 
 def record_trap(state: LessonState, doc: GraphDocument | None) -> None:
