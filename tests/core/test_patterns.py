@@ -677,6 +677,26 @@ def test_fuse_attention_says_plainly_when_the_attention_is_fused_already(write_m
     assert any("already fused" in line for line in report.describe())
 
 
+def test_fused_transformers_attention_says_how_to_open_it_written_out_and_that_works():
+    """GPT-2 opens with SDPA: fuse-attention said so, not how to see the attention it
+    fuses.  It names the spec that opens it eager, and that spec's attention is fused."""
+    small = "hf:gpt2(n_layer=1, n_embd=32, n_head=2, vocab_size=64)"
+    report = rewrite_flow(
+        open_document(OpenRequest(small, inputs=("1x8:int64",))),
+        RewriteRequest(RewriteSpec(builtin="fuse-attention"), dry_run=True),
+    )
+    (warning,) = [w for w in report.result.found.warnings if "already fused" in w]
+    eager = warning.split("open ")[-1]
+    assert (
+        eager
+        == 'hf:gpt2(n_layer=1, n_embd=32, n_head=2, vocab_size=64, attn_implementation="eager")'
+    )
+    doc = open_document(OpenRequest(eager, inputs=("1x8:int64",)))
+    report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention")))
+    assert len(report.result.replaced) == 1 and report.check is not None and report.check.ok
+    assert not [w for w in report.result.found.warnings if "already fused" in w]
+
+
 def test_the_torch_fx_demo_is_meant_to_change_the_values() -> None:
     """relu(x) is not neg(x) + relu(y): its check informs, it does not fail (the window
     would hold it back and the command line refuse it)."""

@@ -31,8 +31,10 @@ import torch.nn.functional as F
 from torch import nn
 from torch.fx.node import map_aggregate
 
+from fxstudio.core.errors import LoadError
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.shapes import node_dtype, node_shape
+from fxstudio.core.model.modelspec import parse_spec
 from fxstudio.core.patterns.attention import CASTS, SAME, Attention, kind, survey
 from fxstudio.core.patterns.constants import constant, value_of
 from fxstudio.core.patterns.found import Found, Match, Skipped
@@ -345,8 +347,34 @@ def attention_jobs(doc: GraphDocument, arg: str, flex: bool = False) -> list[Job
             f"{len(fused)} attention call{'s are' if len(fused) != 1 else ' is'} already fused "
             f"(scaled_dot_product_attention: {', '.join(fused[:3])}"
             f"{', …' if len(fused) > 3 else ''}): nothing to fuse there"
+            + eager_hint(doc.request.spec)
         )
     return [job]
+
+
+def eager_hint(spec: str) -> str:
+    """How to open ``spec`` with its attention written out, where that is known: a
+    transformers model chooses SDPA unless its config says ``attn_implementation="eager"``
+    (given as an ``hf:`` override); "" for any other model.
+
+    >>> eager_hint("hf:gpt2(n_layer=2)").split("open ")[1]
+    'hf:gpt2(n_layer=2, attn_implementation="eager")'
+    >>> eager_hint("examples:transformer")
+    ''
+    """
+    try:
+        ms = parse_spec(spec)
+    except LoadError:
+        return ""
+    given = dict(ms.kwargs)
+    if ms.kind != "hf" or given.get("attn_implementation") == "eager":
+        return ""
+    given.pop("attn_implementation", None)
+    overrides = [f"{k}={v!r}" for k, v in given.items()] + ['attn_implementation="eager"']
+    return (
+        ". To see the attention written out (matmul, softmax), open "
+        f"hf:{ms.location}({', '.join(overrides)})"
+    )
 
 
 def flex_attention_jobs(doc: GraphDocument, arg: str) -> list[Job]:
