@@ -5,14 +5,22 @@ A ``QScrollArea`` whose widget holds a word-wrapped label sizes that widget to i
 *preferred* height for the width (height-for-width), so a dock full of lists and editors
 scrolled what would have fitted (the Patterns dock's Find button sat below the fold at
 1400x860).  :class:`FittingScrollArea` fits the widget to the viewport, scrolling only what
-cannot be shrunk further.
+cannot be shrunk further.  :class:`LinesLabel` keeps room for every line of its wrapped
+text where a splitter would cut it.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, QRect, Qt
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QAbstractItemView, QFrame, QPlainTextEdit, QScrollArea, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QLabel,
+    QPlainTextEdit,
+    QScrollArea,
+    QWidget,
+)
 
 
 def rows_height(view: QAbstractItemView, rows: int) -> int:
@@ -59,9 +67,44 @@ class FittingScrollArea(QScrollArea):
         if widget is None:
             return
         size = self.viewport().size()
-        need = widget.minimumSizeHint().expandedTo(widget.minimumSize())
-        widget.resize(size.width(), max(size.height(), need.height()))
+        need = widget.minimumSizeHint().expandedTo(widget.minimumSize()).height()
+        layout = widget.layout()
+        if layout is not None and layout.hasHeightForWidth():  # wrapped lines: at this width
+            need = max(need, layout.minimumHeightForWidth(size.width()))
+        widget.resize(size.width(), max(size.height(), need))
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
         self.fit()
+
+
+class LinesLabel(QLabel):
+    """A wrapping label, its text selectable, whose least height is that of its lines at its
+    width: a splitter (and the layouts in it) asks a label no height for its width, so a
+    long summary in a narrow dock was cut off after its first lines."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+    def setText(self, text: str) -> None:  # noqa: N802
+        super().setText(text)
+        self._fit()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        """(QLabel's own height for a width is never less than its least height: measured.)"""
+        margins = self.contentsMargins()
+        width = self.width() - margins.left() - margins.right() - 2 * self.margin()
+        if width <= 0:
+            return
+        lines = self.fontMetrics().boundingRect(
+            QRect(0, 0, width, 0), int(Qt.TextFlag.TextWordWrap), self.text()
+        )
+        height = lines.height() + margins.top() + margins.bottom() + 2 * self.margin()
+        if height != self.minimumHeight():
+            self.setMinimumHeight(height)

@@ -86,7 +86,7 @@ def test_rewrite_with_preview_replace_and_undo(qtbot, big):
     assert "Check passed" in patterns.check_label.text()
     assert patterns.check_label.isVisible()
     assert "stem_1" not in big.document
-    assert "nothing to change" in patterns.summary.text()
+    assert "done -- nothing left to change" in patterns.summary.text()
     with qtbot.waitSignal(patterns.found, timeout=60000):
         big.action("actionUndo").trigger()
     assert patterns.check_label.text() == ""  # the check was of the undone rewrite

@@ -3,7 +3,7 @@
 Finding, explaining and replacing run in workers: each test waits for the dock's signal
 (``found``, ``explained``, ``rewritten``) as a user waits for the dock to show the result."""
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, QRect, Qt
 
 from fxstudio.core.patterns.pattern import FX_RULES
 from tests.qt.conftest import open_and_wait
@@ -219,6 +219,64 @@ def test_a_rewrite_of_a_big_graph_becomes_one_undo_step_made_off_the_gui_thread(
     assert not doc.shapes_stale and not window.session.catch_up.busy()
     window.session.undo_stack.redo()
     assert doc.code_ready() and "torch.sigmoid" in doc.code()
+
+
+def test_after_a_rewrite_the_preview_above_its_success_reads_as_what_is_left(qtbot, window):
+    """The built-in is previewed again on the graph its rewrite made: "nothing to change --
+    no candidates" sat above the green success line as if it were stale; it says the
+    rewrite is done and nothing is left."""
+    draw(qtbot, window, "examples:resnet")
+    panel = window.panels["patterns"]
+    with qtbot.waitSignal(panel.found, timeout=60000):
+        panel.choose_rewrite("fold-conv-bn")
+    assert "15 places to change" in panel.summary.text()
+    with qtbot.waitSignal(panel.found, timeout=60000):  # the preview again, after it
+        click(qtbot, panel.replace_button, panel.rewritten)
+    assert panel.check_label.text().startswith("fold-conv-bn (15 matches).")
+    assert panel.summary.text() == "Fold conv + BatchNorm: done -- nothing left to change."
+    with qtbot.waitSignal(panel.found, timeout=60000):  # undone: a verdict of that graph
+        window.session.undo_stack.undo()
+    assert "15 places to change" in panel.summary.text() and not panel.check_label.text()
+    with qtbot.waitSignal(panel.found, timeout=60000):
+        window.session.undo_stack.redo()  # (no rewrite of this dock's last: a plain verdict)
+    assert panel.summary.text().startswith("Fold conv + BatchNorm: nothing to change -- no ")
+
+
+def test_a_long_summary_is_whole_at_1000_pixels(qtbot, window, write_model):
+    """A built-in that changes nothing says why, and what it noticed, in several lines: at
+    1000x700 the lines past the first few were drawn under the list of places."""
+    path = write_model(
+        "import torch\n"
+        "import torch.nn.functional as F\n"
+        "from torch import nn\n"
+        "class Net(nn.Module):\n"
+        "    def forward(self, q, k, v):\n"
+        "        for _ in range(4):\n"
+        "            q = F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
+        "        return q\n"
+        "def example_inputs():\n"
+        "    return tuple(torch.randn(1, 2, 4, 8) for _ in range(3))\n"
+    )
+    window.resize(1000, 700)
+    draw(qtbot, window, f"{path}:Net")
+    window.layouts.use("rewrite")
+    panel = window.panels["patterns"]
+    with qtbot.waitSignal(panel.found, timeout=60000):
+        panel.choose_rewrite("fuse-attention")
+    summary = panel.summary
+    assert "already fused" in summary.text()
+
+    def whole() -> bool:
+        lines = summary.fontMetrics().boundingRect(
+            QRect(0, 0, summary.width(), 0), int(Qt.TextFlag.TextWordWrap), summary.text()
+        )
+        below = panel.match_list.mapTo(panel.dock, QPoint(0, 0)).y()
+        bottom = summary.mapTo(panel.dock, QPoint(0, summary.height())).y()
+        return summary.height() >= lines.height() > 5 * summary.fontMetrics().height() and (
+            below >= bottom
+        )
+
+    qtbot.waitUntil(whole, timeout=5000)
 
 
 def test_a_preview_follows_changes_in_a_row_without_a_refusal(qtbot, window):

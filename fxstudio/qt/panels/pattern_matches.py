@@ -82,9 +82,10 @@ class MatchesView:
         if found.matches and current:
             self.match_list.setCurrentRow(0)
 
-    def show_preview(self, title: str, report: Report) -> Found:
+    def show_preview(self, title: str, report: Report, after: bool = False) -> Found:
         """A built-in's dry run (``title``): the places it would change, those it would skip
-        and why; returns them as the matches shown."""
+        and why; returns them as the matches shown.  ``after``: of the graph its own rewrite
+        just made (told below, by the check) -- what is left, not a verdict read as stale."""
         r = report.result
         self.result = Found(r.replaced, r.found.skipped, r.found.warnings, r.seconds_match)
         self.match_list.blockSignals(True)
@@ -100,9 +101,12 @@ class MatchesView:
         self.match_list.blockSignals(False)
         n, k = len(r.replaced), len(skips)
         if n:
-            text = f"{title}: {n} place{'s' if n != 1 else ''} to change"
-            text += f", {k} skipped" if k else ""
+            text = f"{title}: {n}{' more' if after else ''} place{'s' if n != 1 else ''}"
+            text += f" to change{', ' + str(k) + ' skipped' if k else ''}"
             text += ". Replace makes them one undo step."
+        elif after:  # the rewrite below left nothing for it: no verdict on the graph before
+            text = f"{title}: done -- nothing left to change"
+            text += f"; {k} skipped, each one below." if k else "."
         else:  # how many places it looked at, and why it left each alone
             text = f"{title}: nothing to change -- {report.verdict}"
             text += "; each one below." if k else "."

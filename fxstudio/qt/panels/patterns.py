@@ -133,6 +133,7 @@ class PatternsPanel(DocumentPanel):
             ready=lambda: not self.busy() and not self.session.locked,
             chosen=self._rewrite_chosen,
             found=self.found.emit,
+            made=lambda: self._made_by(self.check.report),
         )
         form.make_button.clicked.connect(self.make_from_selection)
         form.find_button.clicked.connect(lambda: self.find())
@@ -215,6 +216,12 @@ class PatternsPanel(DocumentPanel):
             and bool(doc.history)
             and (doc.history[-1] is edit.record)
         )
+
+    def _made_by(self, report: Report | None) -> str:
+        """The built-in whose rewrite (``report``'s) is the graph's last edit, else ""."""
+        if report is None or report.result.edit is None or not self._is_current(report):
+            return ""
+        return str(report.result.edit.record.get("builtin") or "")
 
     def _boxes_from_document(self) -> None:
         doc = self.document

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.flows.patterns import BUILTINS, DEFAULT_RULES
-from fxstudio.qt.fitting import FittingScrollArea, rows_height
+from fxstudio.qt.fitting import FittingScrollArea, LinesLabel, rows_height
 
 BOX = "__box__"  # the replacement-choice entry for a replacement box
 MINE = ""  # the rewrite list's entry for the user's own pattern
@@ -185,9 +185,8 @@ class PatternsForm:
         for b in (self.find_button, self.fx_button, self.why_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
-        self.summary = QLabel("No pattern yet.", body)
+        self.summary = LinesLabel("No pattern yet.", body)  # (whole, however long)
         self.summary.setObjectName("matchSummary")
-        self.summary.setWordWrap(True)
         self.match_list = QListWidget(body)
         self.match_list.setObjectName("matchList")
         self.explanation = QPlainTextEdit(body)

@@ -36,7 +36,8 @@ class RewriteList:
     (run by ``start``, once ``ready()`` -- no worker nor edit under way), and one command per
     built-in (:meth:`menu_actions`, children of ``parent``) bringing ``dock`` forward with it
     chosen.  ``chosen(builtin)`` (``None``: the user's pattern) when another is chosen (the
-    first, once the panel selects it); ``found(matches)`` after a preview."""
+    first, once the panel selects it); ``found(matches)`` after a preview; ``made()``: the
+    built-in whose rewrite made the graph as it is ("" when its last edit was another)."""
 
     def __init__(
         self,
@@ -52,11 +53,13 @@ class RewriteList:
         ready: Callable[[], bool],
         chosen: Callable[[Builtin | None], None],
         found: Callable[[Found], None],
+        made: Callable[[], str],
     ) -> None:
         self.rewrite_list, self.about = rewrite_list, about
         self.argument_row, self.argument = argument_row, argument
         self.dock, self.matches, self.start = dock, matches, start
         self.document, self.ready, self.chosen, self.found = document, ready, chosen, found
+        self.made = made
         self.previewed: Report | None = None  # the chosen built-in's, on the graph as it is
         self.rewrite_actions = self._make_actions(parent)
         argument.editingFinished.connect(lambda: self.preview())
@@ -131,7 +134,7 @@ class RewriteList:
             return
         self.previewed = report
         title = BUILTINS[spec.partition(":")[0]].title or spec
-        self.found(self.matches.show_preview(title, report))
+        self.found(self.matches.show_preview(title, report, after=self.made() == spec))
 
     def preview_failed(self, exc: BaseException) -> None:
         """The built-in cannot run here (another dialect, a wrong argument): said in the
