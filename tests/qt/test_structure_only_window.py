@@ -120,3 +120,25 @@ def test_a_rewrite_without_weights_says_not_checked_not_failed(qtbot, window):
     assert panel.check_label.isVisible() and "color" not in panel.check_label.styleSheet()
     assert not panel.form.apply_button.isVisible()  # nothing held back
     assert window.session.undo_stack.count() == 1
+
+
+def test_why_a_model_has_no_weights_is_readable_whole_at_1000_pixels(qtbot, interactive):
+    """The status bar cut the open's note -- the reason there are no weights -- at the
+    window's width: the *Structure only* note's tooltip holds it whole, and a click on it
+    shows it in a message."""
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtWidgets import QMessageBox
+
+    window = interactive
+    window.resize(1000, 700)
+    draw(qtbot, window, SMALL_LLAMA, weights=False)
+    (reason,) = [n for n in window.document.notes if "structure only" in n]
+    assert window.status.shown_message().endswith("…")  # the bar's line: cut
+    note = window.status.structure
+    assert note.isVisible() and reason in note.toolTip().replace("&quot;", '"')
+    qtbot.mouseClick(note, Qt.MouseButton.LeftButton, pos=QPoint(2, 2))
+    box = window.findChild(QMessageBox)
+    assert box is not None and box.isVisible()
+    assert reason in box.informativeText().replace("&quot;", '"')
+    assert "open it again without Structure only" in box.informativeText()
+    box.close()

@@ -9,12 +9,20 @@ document, a save) takes it away, so it never speaks of an earlier state."""
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer
 from PySide6.QtGui import QPainter
-from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QStatusBar, QWidget
+from PySide6.QtWidgets import (
+    QLabel,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QStatusBar,
+    QWidget,
+)
 
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent
 from fxstudio.core.wording import for_window
@@ -32,6 +40,14 @@ STRUCTURE_TIP = (
 )
 
 
+def structure_reason(notes: list[str]) -> str:
+    """Why a document holds no weights, whole: the open's notes that say so (the status bar
+    cuts the one it shows at the window's width), then what that means -- as paragraphs, so
+    that a tooltip wraps them (a plain one is a single line, past the screen's edge)."""
+    said = [for_window(n) for n in notes if "structure only" in n or "no weights" in n]
+    return "".join(f"<p>{html.escape(text)}</p>" for text in [*said, STRUCTURE_TIP])
+
+
 class StatusArea(QObject):
     """Shows ``session``'s status and busy state, and ``canvas``'s layout progress, in
     ``bar``; the window's title follows the document and whether it is modified."""
@@ -46,7 +62,9 @@ class StatusArea(QObject):
         self._where = ""  # where in the model's code the open under way is, last looked
         self.summary = QLabel(bar)
         self.structure = QLabel(STRUCTURE_ONLY, bar)  # shown while the document has no weights
-        self.structure.setToolTip(STRUCTURE_TIP)
+        self.structure.setToolTip(structure_reason([]))  # (and why, once a document says)
+        self.structure.setCursor(Qt.CursorShape.PointingHandCursor)  # a click: why, whole
+        self.structure.installEventFilter(self)
         self.structure.hide()
         self.progress = QProgressBar(bar)
         self.progress.setRange(0, 0)
@@ -113,6 +131,10 @@ class StatusArea(QObject):
         return self.bar.fontMetrics().elidedText(text, Qt.TextElideMode.ElideRight, width)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.structure and event.type() == QEvent.Type.MouseButtonRelease:
+            if getattr(self.window, "interactive", True):  # (a test's window shows none)
+                self.explain_structure()
+            return True
         if watched is self.bar and event.type() == QEvent.Type.Paint and self.bar.currentMessage():
             shown = self.shown_message()
             full = self.bar.currentMessage()
@@ -124,6 +146,16 @@ class StatusArea(QObject):
             painter.end()
             return True
         return False
+
+    def explain_structure(self) -> QMessageBox:
+        """Why the document holds no weights, whole, in a message (its text selectable)."""
+        box = QMessageBox(
+            QMessageBox.Icon.Information, STRUCTURE_ONLY, STRUCTURE_ONLY, parent=self.window
+        )
+        box.setInformativeText(self.structure.toolTip())
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        box.open()
+        return box
 
     def show(self, text: str, ms: int = 0, passing: bool = False) -> None:
         """Show ``text`` for ``ms`` (0: until replaced); ``passing``: only until the next
@@ -213,6 +245,7 @@ class StatusArea(QObject):
         doc = self.session.document
         self.update_title()
         self.structure.setVisible(doc is not None and not doc.weights)
+        self.structure.setToolTip(structure_reason(doc.notes if doc is not None else []))
         if doc is None:
             self.summary.clear()
             return
