@@ -12,6 +12,7 @@ from fxstudio import cli
 from fxstudio.core.flows import RewriteRequest, RewriteSpec, open_document, rewrite_flow
 from fxstudio.core.flows.report import ReportRequest, report_flow
 from fxstudio.core.flows.save import save_session
+from fxstudio.core.share.picture import picture
 
 MAIN = ".fx-pane[data-pane=main]"
 
@@ -64,6 +65,43 @@ def test_clicking_a_module_collapses_it_and_clicking_its_box_expands_it(
     assert "fx-collapsed" not in (group.get_attribute("class") or "")
     assert member.is_visible() and inside.is_visible()
     assert page.eval_on_selector_all(f"{MAIN} g.node", visible) == before
+
+
+def test_a_collapsed_module_is_a_box_as_on_the_canvas_and_the_graph_closes_up(
+    session_report, open_report
+):
+    """Not an empty box of the expanded size: the canvas's box of a collapsed module (its
+    size, its label), what was below it moved up to it, the edges into it ending at it."""
+    path, doc = session_report
+    page = open_report(path).page
+
+    def frame(module):
+        return page.locator(f'{MAIN} g.group[data-module="{module}"] > rect.frame').bounding_box()
+
+    stem, layer1, layer2 = frame("stem"), frame("layer1"), frame("layer2")
+    group = page.locator(f'{MAIN} g.group[data-module="layer1"]')
+    group.locator(":scope > text.title").click()
+    box = group.locator(":scope > g.fx-box > rect")
+    size = box.evaluate("r => { const b = r.getBBox(); return [b.width, b.height]; }")
+    canvas = picture(doc, {"layer1"}).groups["layer1"]  # the canvas's layout, layer1 collapsed
+    assert size == pytest.approx([canvas.w, canvas.h], abs=0.01)
+    assert group.locator(":scope > g.fx-box > text").text_content() == "▸ layer1 : Sequential"
+    shown = box.bounding_box()
+    assert (
+        shown["height"] < layer1["height"] / 10
+        and not group.locator(":scope > rect.frame").is_visible()
+    )
+    above = shown["y"] - (stem["y"] + stem["height"])  # the gaps around it: those of its frame
+    assert above == pytest.approx(layer1["y"] - (stem["y"] + stem["height"]), abs=1)
+    below = frame("layer2")["y"] - (shown["y"] + shown["height"])
+    assert below == pytest.approx(layer2["y"] - (layer1["y"] + layer1["height"]), abs=1)
+    arrow = page.locator(
+        f"{MAIN} g.edge[data-from=stem_2][data-to=layer1_0_conv1] polygon"
+    ).bounding_box()
+    assert arrow["y"] + arrow["height"] == pytest.approx(shown["y"], abs=1)  # at its top
+    assert arrow["x"] + arrow["width"] / 2 == pytest.approx(shown["x"] + shown["width"] / 2, abs=1)
+    group.locator(":scope > g.fx-box").click()  # expanded: everything where it was drawn
+    assert frame("layer1") == pytest.approx(layer1) and frame("layer2") == pytest.approx(layer2)
 
 
 def test_clicking_a_node_shows_its_details(session_report, open_report):

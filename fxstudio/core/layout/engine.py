@@ -101,6 +101,12 @@ def _tell_layout(done: int, total: int) -> None:
     progress_of.tell("Laying out", done, total)
 
 
+def collapsed_size(label: str, metrics: TextMetrics = ESTIMATE) -> tuple[float, float]:
+    """The box of a collapsed module labelled ``label`` (written ``▸ label``, in bold): as
+    wide as its label, at least 110, and :data:`COLLAPSED_HEIGHT` high."""
+    return (max(110.0, metrics.width(f"▸ {label}", bold=True) + 24), COLLAPSED_HEIGHT)
+
+
 class LayoutEngine:
     """Lays out documents; keeps a cache of group layouts across calls."""
 
@@ -321,8 +327,8 @@ class _Run:
         group = self.groups[key]
         if key in self.collapsed:
             run = self.folds.get(key)
-            label = f"▸ {fold_label(run, group.type_name) if run else group_label(group)}"
-            return (max(110.0, metrics.width(label, bold=True) + 24), COLLAPSED_HEIGHT)
+            label = fold_label(run, group.type_name) if run else group_label(group)
+            return collapsed_size(label, metrics)
         _, w, h = self.group_layout(group)
         title = metrics.width(f"▾ {group_label(group)}") + 16  # the frame's title fits too
         return (max(w + 2 * GROUP_PAD, title), h + 2 * GROUP_PAD + GROUP_TITLE)

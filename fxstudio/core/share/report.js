@@ -49,6 +49,9 @@
       vb = this.svg.viewBox.baseVal;
     }
     this.home = [vb.x, vb.y, vb.width, vb.height];
+    this.drawnHome = this.home.slice();  /* (the home shrinks as collapsed modules close up) */
+    var name = this.svg.querySelector("g.node text.name");
+    this.namePx = name ? name.getAttribute("font-size") : "11";
     /* the drawing keeps its natural size and viewBox; the view moves it by a CSS transform,
      * which the browser paints without laying the drawing out again */
     this.svg.setAttribute("width", vb.width);
@@ -141,29 +144,33 @@
   };
 
   /* collapse: the group's members hidden (CSS: .fx-collapsed hides its nodes, groups and
-   * edges), one box in their place saying how many; edges inside it hidden, others kept. */
-  Pane.prototype.toggle = function (group) {
+   * edges), one box in their place as the canvas draws a collapsed module -- its label, the
+   * size the drawing gives it (data-box) -- and the drawing closed up around it (relayout). */
+  Pane.prototype.toggle = function (group, alone) {
     if (group.classList.contains("fx-collapsed")) {
       group.classList.remove("fx-collapsed");
       var box = group.querySelector(":scope > .fx-box");
       if (box) { box.parentNode.removeChild(box); }
     } else {
-      var bb = group.getBBox(), n = group.querySelectorAll("g.node").length;
+      var n = group.querySelectorAll("g.node").length;
+      var label = group.getAttribute("data-module") || "module";
+      if (group.getAttribute("data-type")) { label += " : " + group.getAttribute("data-type"); }
       var g = document.createElementNS(NS, "g");
       g.setAttribute("class", "fx-box");
+      var tip = document.createElementNS(NS, "title");
+      text(tip, (group.getAttribute("data-module") || "module") + " — " + n + " nodes (click to expand)");
       var r = document.createElementNS(NS, "rect");
-      r.setAttribute("x", bb.x); r.setAttribute("y", bb.y);
-      r.setAttribute("width", bb.width); r.setAttribute("height", bb.height);
-      r.setAttribute("rx", 6);
+      r.setAttribute("rx", 8);
       var t = document.createElementNS(NS, "text");
-      t.setAttribute("x", bb.x + bb.width / 2); t.setAttribute("y", bb.y + bb.height / 2);
       t.setAttribute("text-anchor", "middle");
-      text(t, "▸ " + (group.getAttribute("data-module") || "module") + " — " + n + " nodes (click to expand)");
-      g.appendChild(r); g.appendChild(t);
+      t.setAttribute("dominant-baseline", "central");
+      t.setAttribute("font-size", this.namePx);
+      text(t, "▸ " + label);
+      g.appendChild(tip); g.appendChild(r); g.appendChild(t);
       group.appendChild(g);
       group.classList.add("fx-collapsed");
     }
-    this.edgesShown();
+    if (alone !== false) { this.relayout(); }
   };
   Pane.prototype.outerCollapsed = function (el) {
     var found = null;
@@ -172,27 +179,177 @@
     }
     return found;
   };
-  Pane.prototype.edgesShown = function () {
-    var self = this;
-    this.edges.forEach(function (e) {
-      var a = self.nodes[e.getAttribute("data-from")], b = self.nodes[e.getAttribute("data-to")];
-      var ga = a ? self.outerCollapsed(a) : null, gb = b ? self.outerCollapsed(b) : null;
-      e.classList.toggle("fx-inside", ga !== null && ga === gb);
+  function num(el, name) { return el ? parseFloat(el.getAttribute(name)) || 0 : 0; }
+  function firstPoint(s) {
+    var m = /(-?[\d.]+)[ ,](-?[\d.]+)/.exec(s || "");
+    return m ? [parseFloat(m[1]), parseFloat(m[2])] : [0, 0];
+  }
+  /* Where everything was drawn, read once: each node's box, each frame, each edge's ends
+   * and the run of edges it is drawn in (g.edge-run: a run whose edges all move alike moves
+   * as one, so closing a 10,000-node drawing up writes a few hundred transforms). */
+  Pane.prototype.drawn = function () {
+    if (this.at) { return this.at; }
+    var at = { nodes: [], groups: [], runs: [] }, self = this;
+    Object.keys(this.nodes).forEach(function (name) {
+      var el = self.nodes[name], r = el.querySelector(":scope > rect.box");
+      el.fxAt = { x: num(r, "x"), y: num(r, "y"), w: num(r, "width"), h: num(r, "height"), name: name };
+      el.fxMoved = "0 0";
+      at.nodes.push(el);
     });
+    this.svg.querySelectorAll("g.group").forEach(function (g) {
+      var r = g.querySelector(":scope > rect.frame");
+      if (!r) { return; }
+      var box = (g.getAttribute("data-box") || "110 40").split(" ").map(parseFloat);
+      g.fxAt = { x: num(r, "x"), y: num(r, "y"), w: num(r, "width"), h: num(r, "height"),
+                 bw: box[0], bh: box[1], frame: r, height: num(r, "height") };
+      g.fxMoved = "0 0";
+      at.groups.push(g);
+    });
+    var runs = new Map();
+    this.edges.forEach(function (e) {
+      var path = e.querySelector("path"), arrow = e.querySelector("polygon");
+      var d = path ? path.getAttribute("d") : "";
+      e.fxAt = { d: d, start: firstPoint(d.slice(1)), end: firstPoint(arrow && arrow.getAttribute("points")),
+                 stub: e.hasAttribute("data-stub"), path: path, arrow: arrow, inside: false,
+                 from: self.nodes[e.getAttribute("data-from")], to: self.nodes[e.getAttribute("data-to")] };
+      e.fxMoved = "0 0";
+      if (arrow) { arrow.fxMoved = "0 0"; }
+      var run = e.parentNode.classList.contains("edge-run") ? e.parentNode : e;
+      if (!runs.has(run)) {
+        runs.set(run, { el: run === e ? null : run, edges: [] });
+        run.fxMoved = "0 0";
+      }
+      runs.get(run).edges.push(e);
+    });
+    runs.forEach(function (run) { at.runs.push(run); });
+    this.at = at;
+    return at;
   };
+  function moveY(el, dx, dy) {  /* (written only when it changes) */
+    var key = dx + " " + dy;
+    if (el.fxMoved === key) { return; }
+    el.fxMoved = key;
+    if (dx || dy) { el.setAttribute("transform", "translate(" + dx + "," + dy + ")"); }
+    else { el.removeAttribute("transform"); }
+  }
+  /* The collapsed modules' boxes placed, and the drawing closed up below each: what lies
+   * below a box moves up by what the module's frame was taller than the box, where nothing
+   * beside the module shares its height (a branch beside it: the box stays, the rest too).
+   * Everything is placed again from where it was drawn, so any order of collapse and expand
+   * comes back to the same picture; a group moves as one (its members with it), so only
+   * what moves apart from its group is written. */
+  Pane.prototype.relayout = function () {
+    var at = this.drawn(), self = this, EPS = 0.5, stamp = (this.stamp || 0) + 1;
+    this.stamp = stamp;
+    var outer = at.groups.filter(function (g) {
+      return g.classList.contains("fx-collapsed") && self.outerCollapsed(g) === null;
+    });
+    outer.forEach(function (g) {  /* what a box hides is left where it is (not drawn) */
+      g.querySelectorAll("g.node, g.group").forEach(function (el) { el.fxHidden = stamp; el.fxIn = g; });
+    });
+    function shown(el) { return el.fxHidden !== stamp; }
+    function boxOf(el) { return el && !shown(el) ? el.fxIn : null; }
+    var nodes = at.nodes.filter(shown), groups = at.groups.filter(shown);
+    var cuts = [];
+    outer.forEach(function (g) {
+      var a = g.fxAt, y0 = a.y, y1 = a.y + a.h;
+      function beside(el) {
+        var b = el.fxAt;
+        return el !== g && !el.contains(g) && b.y < y1 - EPS && b.y + b.h > y0 + EPS;
+      }
+      if (a.h > a.bh && !nodes.some(beside) && !groups.some(beside)) { cuts.push([y1, a.h - a.bh]); }
+    });
+    cuts.sort(function (p, q) { return p[0] - q[0]; });
+    function shift(y) {  /* how far up what was drawn at y moves */
+      var s = 0;
+      for (var i = 0; i < cuts.length && cuts[i][0] <= y + EPS; i++) { s += cuts[i][1]; }
+      return s;
+    }
+    var shifts = this.shifts = {}, boxes = this.boxes = {};
+    /* each element moved by its shift less what its group's moving already gave it */
+    (function place(parent, moved) {
+      for (var c = parent.firstElementChild; c; c = c.nextElementSibling) {
+        var cls = c.classList;
+        if (cls.contains("node")) {
+          var s = shift(c.fxAt.y);
+          shifts[c.fxAt.name] = s;
+          moveY(c, 0, moved - s);
+        } else if (cls.contains("group") && c.fxAt) {
+          var a = c.fxAt, top = shift(a.y);
+          moveY(c, 0, moved - top);
+          if (cls.contains("fx-collapsed")) {
+            var box = c.querySelector(":scope > .fx-box");
+            if (box) { boxes[c.getAttribute("data-module")] = placeBox(box, a, top); }
+            continue;
+          }
+          var h = a.h - (shift(a.y + a.h) - top);  /* (the frame moves with its group) */
+          if (a.height !== h) { a.height = h; a.frame.setAttribute("height", h); }
+          place(c, top);
+        }
+      }
+    })(this.svg.querySelector("g.graph") || this.svg, 0);
+    at.runs.forEach(function (run) {
+      var common = null;
+      run.edges.forEach(function (e) {
+        var f = e.fxAt, a = f.from, b = f.to, ga = boxOf(a), gb = boxOf(b);
+        var inside = ga !== null && ga === gb;
+        if (inside !== f.inside) { f.inside = inside; e.classList.toggle("fx-inside", inside); }
+        f.toBox = gb ? boxes[gb.getAttribute("data-module")] : null;
+        f.fromBox = ga ? boxes[ga.getAttribute("data-module")] : null;
+        f.sa = a ? shift(a.fxAt.y) : 0;
+        f.sb = b ? shift(b.fxAt.y) : 0;
+        f.kept = !inside && !f.stub && !f.fromBox && !f.toBox && f.sa === f.sb;
+        if (f.kept && common === null) { common = f.sa; }
+      });
+      common = run.el ? common || 0 : 0;
+      if (run.el) { moveY(run.el, 0, -common); }
+      run.edges.forEach(function (e) { edgePlaced(e, common); });
+    });
+    this.home[3] = this.drawnHome[3] - shift(Infinity);
+  };
+  /* a collapsed module's box: the size the drawing gives it, centred where its frame was, at
+   * its frame's top (in its group's units: the group moved up by ``top``); where it shows */
+  function placeBox(box, a, top) {
+    var cx = a.x + a.w / 2, r = box.querySelector("rect"), t = box.querySelector("text");
+    r.setAttribute("x", cx - a.bw / 2); r.setAttribute("y", a.y);
+    r.setAttribute("width", a.bw); r.setAttribute("height", a.bh);
+    t.setAttribute("x", cx); t.setAttribute("y", a.y + a.bh / 2);
+    return { x: cx - a.bw / 2, y: a.y - top, w: a.bw, h: a.bh };
+  }
+  /* an edge in a run moved up by ``common``: its route kept and moved with both ends, or
+   * drawn again from its source (or the box holding it) to its target (or the box) */
+  function edgePlaced(e, common) {
+    var f = e.fxAt, path = f.path, arrow = f.arrow, end = f.end;
+    if (f.inside) { return; }  /* (not drawn: where it was is kept) */
+    var to = f.toBox, from = f.fromBox;
+    var ex = to ? to.x + to.w / 2 : end[0], ey = to ? to.y : end[1] - f.sb;
+    if (f.stub) { moveY(e, ex - end[0], ey - end[1] + common); return; }
+    if (f.kept) {
+      if (f.redrawn) { f.redrawn = false; path.setAttribute("d", f.d); moveY(arrow, 0, 0); }
+      moveY(e, 0, common - f.sa);
+      return;
+    }
+    moveY(e, 0, common);
+    var sx = from ? from.x + from.w / 2 : f.start[0], sy = from ? from.y + from.h : f.start[1] - f.sa;
+    var mid = (sy + ey) / 2;
+    f.redrawn = true;
+    path.setAttribute("d", "M" + sx + "," + sy + "C" + sx + "," + mid + " " + ex + "," + mid + " " + ex + "," + ey);
+    moveY(arrow, ex - end[0], ey - end[1]);
+  }
   Pane.prototype.command = function (what) {
     var self = this;
     if (what === "fit") { this.view = this.home.slice(); this.show(); return; }
     if (what === "top") { this.view = this.start(); this.show(); return; }
     var groups = Array.prototype.slice.call(this.svg.querySelectorAll("g.group"));
     if (what === "expand") {
-      groups.forEach(function (g) { if (g.classList.contains("fx-collapsed")) { self.toggle(g); } });
+      groups.forEach(function (g) { if (g.classList.contains("fx-collapsed")) { self.toggle(g, false); } });
     } else if (what === "collapse") {
       groups.forEach(function (g) {
         var top = !g.parentNode.closest || !g.parentNode.closest("g.group");
-        if (top && !g.classList.contains("fx-collapsed")) { self.toggle(g); }
+        if (top && !g.classList.contains("fx-collapsed")) { self.toggle(g, false); }
       });
     }
+    this.relayout();
   };
 
   Pane.prototype.row = function (table, key, value) {
@@ -243,7 +400,14 @@
   Pane.prototype.center = function (name) {
     var node = this.nodes[name];
     if (!node) { return; }
-    var bb = node.getBBox();  /* (in the drawing's units: its groups carry no transform) */
+    var inside = this.outerCollapsed(node), bb;
+    if (inside && this.boxes) {  /* hidden in a collapsed module: its box */
+      var b = this.boxes[inside.getAttribute("data-module")];
+      bb = { x: b.x, y: b.y, width: b.w, height: b.h };
+    } else {  /* (in the drawing's units, less how far it moved up; its groups carry no transform) */
+      bb = node.getBBox();
+      bb = { x: bb.x, y: bb.y - ((this.shifts || {})[name] || 0), width: bb.width, height: bb.height };
+    }
     var pt = { x: bb.x + bb.width / 2, y: bb.y + bb.height / 2 };
     var w = Math.min(this.view[2], this.home[2]), h = Math.min(this.view[3], this.home[3]);
     this.view = [pt.x - w / 2, pt.y - h / 2, w, h];

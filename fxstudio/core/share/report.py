@@ -10,12 +10,13 @@ the file works from an e-mail attachment, a CI artifact or a pull request, offli
 
 Why small plain JavaScript written for it rather than a library inlined: what the page does is
 narrow -- pan/zoom by a CSS transform of the SVG (painted, not laid out again), collapse a
-``<g class="group">`` by a class the CSS hides its members with, details from the ``data-*``
-attributes the SVG already carries, the compare's colours and partners from the page's JSON,
-a large drawing unpacked in memory -- about 360 lines with nothing to keep updated, no
-licence to ship, no build step; svg-pan-zoom (≈30 KB) would give only the pan/zoom, and a
-graph library (d3, cytoscape: 250 KB and more) would lay the graph out again in the browser,
-differently from the canvas, where the SVG's layout is the canvas's own.
+``<g class="group">`` by a class the CSS hides its members with into the box the canvas would
+draw (the size the SVG's ``data-box`` gives), the drawing below it moved up to it, details
+from the ``data-*`` attributes the SVG already carries, the compare's colours and partners
+from the page's JSON, a large drawing unpacked in memory -- about 480 lines with nothing to
+keep updated, no licence to ship, no build step; svg-pan-zoom (≈30 KB) would give only the
+pan/zoom, and a graph library (d3, cytoscape: 250 KB and more) would lay the graph out again
+in the browser, differently from the canvas, where the SVG's layout is the canvas's own.
 
 Example:
     >>> page = report_html({"title": "demo", "history": []})

@@ -12,11 +12,14 @@ Its structure is for scripts and the report to read (stable):
   data-parent>`` holding its frame, its title and its members (nodes and groups); a
   collapsed one is ``class="group collapsed"`` and holds its box only (``data-fold="N"``
   and ``data-members``, their paths joined by commas, where it stands for ``N`` identical
-  modules); the ``<svg>`` element's ``data-collapsed``: the collapsed boxes' paths, joined by
-  commas (a path may hold a space: ``(off the main path)``);
+  modules); an expanded one's ``data-box``: the width and height of its box were it
+  collapsed (``▸ PATH : TYPE``, as the canvas sizes it); the ``<svg>`` element's
+  ``data-collapsed``: the collapsed boxes' paths, joined by commas (a path may hold a
+  space: ``(off the main path)``);
 - each edge: ``<g class="edge" data-from="ITEM" data-to="ITEM" data-args>`` (items: node
   names, or collapsed groups' paths; ``data-stub`` for a shared value drawn as a stub),
-  drawn above the groups;
+  drawn above the groups, in runs (``<g class="edge-run">``) of :data:`EDGE_RUN` in the
+  order of their targets' height;
 - a heat overlay: ``<rect class="heat" data-value>`` in the node or collapsed box, and its
   tag ``<g class="heat-tag" data-name>`` in the top layer (``data-name``: the node's name,
   or ``group:PATH`` for a collapsed box).
@@ -40,6 +43,8 @@ from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import ModuleGroup, module_path
 from fxstudio.core.graph.shapes import node_dtype
 from fxstudio.core.layout.boxes import Box, group_key
+from fxstudio.core.layout.drawing import Edge
+from fxstudio.core.layout.engine import collapsed_size
 from fxstudio.core.layout.groups import drawn_tree, group_label
 from fxstudio.core.layout.labels import TEXT_MARGIN
 from fxstudio.core.layout.repeats import fold_label
@@ -67,6 +72,10 @@ Heat = Mapping[str, tuple[float, str]]
 
 STUB_LENGTH = 20.0
 CELL = 64.0  # the grid the heat's tags are kept in, to find one in the way
+#: Edges per ``<g class="edge-run">``: the report's script moves a run whose edges all move
+#: alike as one (closing a 10,000-node drawing up under a collapsed module writes a few
+#: hundred transforms, not ten thousand).
+EDGE_RUN = 64
 _ASCENT = 0.346  # DejaVu Sans: the baseline below a line's middle, in ems (Qt's AlignVCenter)
 
 
@@ -153,9 +162,11 @@ class _Writer:
         self._members(root, "")
         out.append("</g>")
         out.append('<g class="edges">')
-        for edge in self.plan.edges:
+        for i, edge in enumerate(self._edges_by_height()):
+            if i % EDGE_RUN == 0:
+                out.append('<g class="edge-run">' if i == 0 else '</g><g class="edge-run">')
             self._edge(edge)
-        out.append("</g>")
+        out.append("</g></g>" if self.plan.edges else "</g>")
         left, top = pic.left, pic.top
         right, bottom = pic.left + pic.width, pic.top + pic.height
         if self.tags:  # (the tags beside the boxes on the right stay in the picture)
@@ -200,6 +211,9 @@ class _Writer:
         )
         if fold:
             attrs += f' data-fold="{len(fold)}" data-members="{esc(",".join(fold))}"'
+        if not collapsed:  # (its box, were it collapsed: the report's script draws it so)
+            bw, bh = collapsed_size(group_label(group), METRICS)
+            attrs += f' data-box="{_n(bw)} {_n(bh)}"'
         self.out.append(f"<g {attrs}>")
         x, y, w, h = _n(box.x), _n(box.y), _n(box.w), _n(box.h)
         if collapsed:
@@ -340,6 +354,11 @@ class _Writer:
         return placed
 
     # -- edges ----------------------------------------------------------------------------
+
+    def _edges_by_height(self) -> list[Edge]:
+        """The edges in the order of their targets' height (a run of them ends near)."""
+        at = self.pic.item
+        return sorted(self.plan.edges, key=lambda e: b.y if (b := at(e.target)) else 0.0)
 
     def _edge(self, e) -> None:
         c = LIGHT
