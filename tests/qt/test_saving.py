@@ -213,3 +213,50 @@ def test_closing_a_non_interactive_window_keeps_unsaved_work(qtbot, window):
     assert window.close()  # nobody to ask: the work goes to the recovery file
     (path,) = window.session.autosaver.directory.glob("recovery-*.fxstudio")
     assert json.loads(path.read_text())["view"]["positions"] == {"fc1": [5.0, 6.0]}
+
+
+def test_every_command_that_replaces_the_document_asks_to_save_it_first(
+    qtbot, window, tmp_path, monkeypatch
+):
+    """File ▸ Reload, Open Recent, a session file dropped on the window, the welcome page's
+    lists and the failed trace's *Open with the export frontend* each ask the question Open
+    and Quit ask: Cancel keeps the edited document and its undo history; Discard opens."""
+    from fxstudio.core.errors import CaptureError
+    from fxstudio.core.model.request import OpenRequest
+
+    dropped = tmp_path / "negrelu.fxstudio"
+    save_session(open_document("examples:negrelu"), dropped)
+    open_and_wait(qtbot, window, "examples:negrelu")  # (in Open Recent)
+    doc = open_and_wait(qtbot, window, "examples:simple")
+    move(window, {"fc1": (1.0, 1.0)})
+    window.interactive = True
+    asked, answer = [], [QMessageBox.StandardButton.Cancel]
+    monkeypatch.setattr(window.saving, "ask_save_changes", lambda: asked.append(1) or answer[0])
+    failed = CaptureError("symbolic tracing failed")
+    failed.alternative = OpenRequest("examples:simple", frontend="export")
+    window.window_state.fill_recent()
+    recent = next(a for a in window.window_state.recent_menu.actions() if "negrelu" in a.text())
+
+    def export_offer():
+        window.show_error("Could not open the model", failed)
+        box = window.findChildren(QMessageBox)[-1]
+        return next(b for b in box.buttons() if b.text() == "Open with the export frontend")
+
+    ways = {
+        "File ▸ Reload": window.findChild(QAction, "actionReload").trigger,
+        "File ▸ Open Recent": recent.trigger,
+        "a drop": lambda: window.drops.open(str(dropped)),
+        "the welcome page": lambda: window.welcome.openRequested.emit(
+            OpenRequest("examples:negrelu")
+        ),
+        "Open with the export frontend": lambda: export_offer().click(),
+    }
+    for i, (way, act) in enumerate(ways.items(), 1):
+        act()
+        assert len(asked) == i, f"{way} did not ask"
+        assert window.session.opening is None and window.document is doc, way  # Cancel: kept
+        assert window.session.modified and window.session.undo_stack.count() == 1, way
+    answer[0] = QMessageBox.StandardButton.Discard
+    with qtbot.waitSignal(window.session.loaded, timeout=60000) as loaded:
+        recent.trigger()
+    assert loaded.args[0].request.spec == "examples:negrelu" and not window.session.modified

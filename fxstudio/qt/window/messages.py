@@ -23,7 +23,7 @@ def show_error(
     parent: QWidget,
     title: str,
     exc: BaseException,
-    open_request: Callable[[OpenRequest], None] | None = None,
+    open_request: Callable[[OpenRequest], object] | None = None,
 ) -> QMessageBox:
     """A non-modal message box for ``exc``: the first line of a user error as its text, the
     rest as the detail (its command-line options named as the window's places: see

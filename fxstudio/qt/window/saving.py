@@ -55,6 +55,8 @@ class SaveController(QObject):
         self.session = window.session
         self.extras = extras
         self.task: Task | None = None
+        # every command that replaces the document asks this first (DocumentSession.replace)
+        self.session.may_replace = self.maybe_save_changes
 
     # --- the session file ----------------------------------------------------------------
 

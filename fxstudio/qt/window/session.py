@@ -11,6 +11,7 @@ The window and its panels never hold a document of their own: they read
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +125,9 @@ class DocumentSession(QObject):
         self.open_stage = ""  # what the open under way runs now, in words
         self._restored_from: Path | None = None
         self.tell_failure = True  # the window shows a failure to open in a message box
+        #: Asked before :meth:`replace` drops the open document: True to go on.  The window's
+        #: asks whether to save unsaved changes (Save, Discard or Cancel).
+        self.may_replace: Callable[[], bool] = lambda: True
         collector.keep()  # torch, Qt and the rest, imported by now
 
     # --- state ---------------------------------------------------------------------------------
@@ -231,9 +235,20 @@ class DocumentSession(QObject):
         if task is self._task:
             self.open_stage = text
 
-    def reload(self) -> None:
-        if self.request is not None:
-            self.open(self.request)
+    def replace(self, request: OpenRequest, tell: bool = True) -> bool:
+        """Open ``request`` in place of the open document -- what every command that opens
+        another model does -- once :attr:`may_replace` lets the document go (the window asks
+        to save its changes; Cancel keeps it, with its undo history).  True when the open
+        started.  (:meth:`open` asks nothing: for a caller that asked already.)"""
+        if self.document is not None and not self.may_replace():
+            return False
+        self.open(request, tell)
+        return True
+
+    def reload(self) -> bool:
+        """Open the document's model again, in its place (asking first, as :meth:`replace`
+        does); True when the open started."""
+        return self.request is not None and self.replace(self.request)
 
     def seconds_opening(self) -> float:
         return time.perf_counter() - self._started

@@ -31,7 +31,7 @@ class WindowState:
         settings_file: Path,
         docks: dict[str, QDockWidget],
         recent: RecentModels,
-        open_request: Callable[[OpenRequest], None],
+        open_request: Callable[[OpenRequest], object],
     ) -> None:
         self.window = window
         self.settings = QSettings(str(settings_file), QSettings.Format.IniFormat)
@@ -50,7 +50,7 @@ class WindowState:
         session = window.session
         docks = {name: panel.dock for name, panel in window.panels.items()}
         path = session.autosaver.directory.parent / "window.ini"
-        return cls(window, path, docks, session.recent, session.open)
+        return cls(window, path, docks, session.recent, session.replace)
 
     def place(self, main_bar: QToolBar, search_bar: QToolBar) -> None:
         """The layout bar right of ``main_bar`` (which fits the row: :class:`ToolbarFit`),
