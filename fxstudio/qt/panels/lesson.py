@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QTextBrowser, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QMainWindow, QSlider, QTextBrowser, QWidget
 
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.flows import Profile
@@ -34,9 +34,11 @@ from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import lesson_form
 from fxstudio.qt.panels.base import DocumentPanel
 from fxstudio.qt.panels.lesson_form import Widget, button
+from fxstudio.qt.panels.patterns_check import bring_into_view
 from fxstudio.qt.workers import Task
 
 FADED = 0.12  # the canvas during the trace replay: nodes not created yet
+ROOM = 0.5  # a dock a step works in, shorter than this part of the window, is made a tab
 REPLAY_SPEEDS = (600, 300, 120, 40, 10)  # ms a node, the speed slider's positions
 
 
@@ -50,6 +52,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
     replayed = Signal()  # the trace replay reached its last node
     diagnosed = Signal(object)  # a Diagnosis of the trap just opened
     resumed = Signal()  # a saved session's lesson is read: the window shows the Learn layout
+    traced = Signal(str)  # a fresh trace of the model (spec) was counted, for step 10
 
     def build(self) -> QWidget:
         self.state = LessonState()
@@ -57,6 +60,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
         self.replay_ms = REPLAY_SPEEDS[2]
         self.diagnosis: Diagnosis | None = None
         self._trap: tuple[str, OpenRequest] | None = None  # a trap being opened
+        self._counting = ""  # the spec whose fresh trace a worker counts (step 10)
         self._replay = QTimer(self)
         self._replay.timeout.connect(self._replay_next)
         self._replay_at = 0
@@ -71,6 +75,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
         self.selection.changed.connect(self._selected)
         self.panel("step").moved.connect(self._stepped)
         self.panel("run").finished.connect(self._run_finished)
+        self.panel("patterns").found.connect(self._found)
         self.session.loaded.connect(self._loaded)
         self.session.loadFailed.connect(self._load_failed)
         return body
@@ -91,9 +96,11 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
         if not self.active:
             self._not_started()
 
-    def open(self, request: OpenRequest) -> None:
-        """Open what a step needs; a failure is the lesson's to explain (no message box)."""
-        self.session.open(request, tell=False)
+    def open(self, request: OpenRequest) -> bool:
+        """Open what a step needs in place of the document -- asking first, as every command
+        that replaces it does (Cancel keeps it and its undo history); a failure is the
+        lesson's to explain (no message box).  True when the open started."""
+        return self.session.replace(request, tell=False)
 
     # -- starting, moving -----------------------------------------------------------------
 
@@ -169,6 +176,15 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
         if stepper is not None:
             record_stepper(self.state, stepper)
         if self.active and self.step.id == "interpret":
+            self.recheck()
+
+    def _found(self, found: Any) -> None:
+        """The Patterns dock found a pattern's matches: step 7 counts them (none: it still
+        misses; some: what is left is Replace)."""
+        if self.active and self.step.id == "pattern":
+            self.state.facts["matched"] = len(found.matches)
+            if found.matches:  # in sight in the dock: Replace accepted, the step's next press
+                bring_into_view(self.panel("patterns").replace_button)
             self.recheck()
 
     def _run_finished(self, result: object) -> None:  # a Profile, or what stopped the run
@@ -353,7 +369,21 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
         )
 
     def _raise(self, panel_id: str) -> None:
+        """Show the dock a step works in, with room to work in it: one that is not shown, or
+        is squeezed under another (a layout without it), goes in front as a tab of the
+        Generated code column (as tall as the window)."""
         dock = self.panel(panel_id).dock
+        window, code = self.ctx.window, self.panel("code").dock
+        squeezed = dock.isHidden() or dock.height() < window.height() * ROOM
+        if (
+            isinstance(window, QMainWindow)
+            and squeezed
+            and not dock.isFloating()
+            and code is not dock
+            and code.isVisible()
+            and not code.isFloating()
+        ):
+            window.tabifyDockWidget(code, dock)
         dock.show()
         dock.raise_()
 
@@ -369,6 +399,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
         def missed(why: Any) -> None:
             first = why.describe().strip().splitlines()
             self.state.facts["missed"] = first[0] if first else "no match"
+            bring_into_view(patterns.explanation, top=True)  # the why, in sight in the dock
             self.recheck()
 
         def found(result: Any) -> None:
@@ -423,9 +454,9 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
 
     def open_trap(self, cid: str, spec: str) -> None:
         request = OpenRequest(spec)
-        self._trap = (cid, request)
-        self.diagnosis = None
-        self.open(request)
+        if self.open(request):
+            self._trap = (cid, request)
+            self.diagnosis = None
 
     def _diagnose(self, fn: Any, request: OpenRequest) -> None:
         """Explain a trap in a worker (the fixes are tried: each captures the model again)."""
@@ -493,6 +524,32 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
         self._add(
             button(self.extra, "Open with torch.export", "lessonOpenExport", self.open_export)
         )
+        spec, doc = course.trace_size_wanted(self.state), self.document
+        if (
+            spec
+            and spec != self._counting
+            and doc is not None
+            and doc.request.spec == spec
+            and doc.request.frontend == "fx"
+        ):
+            self._count_trace(doc.request)
+
+    def _count_trace(self, request: OpenRequest) -> None:
+        """Count a fresh symbolic trace of ``request``'s model in a worker (it runs the
+        model's code): step 10 compares the export graph with it, not with the graph open
+        now, which the learner edited (``traced(spec)`` once it is counted)."""
+        task = Task(lambda: course.traced_nodes(request), self)
+        self._counting = request.spec
+        task.finished.connect(lambda: setattr(self, "_counting", ""))
+
+        def counted(nodes: int) -> None:
+            course.record_trace_size(self.state, request.spec, nodes)
+            self.traced.emit(request.spec)
+            if self.active and self.step.id == "export":
+                self.recheck()
+
+        task.succeeded.connect(counted)
+        task.start()
 
     def open_export(self) -> None:
         doc = self.document

@@ -174,7 +174,7 @@ def not_started_text(spec: str | None, model: str) -> str:
     """What the dock says before the lesson starts, with ``spec`` open (or none)."""
     works_on = (
         f"**Start** works on the model open now (`{spec}`); to take the lesson's own small "
-        f"model instead, open `{model}` first (File ▸ Open)."
+        f"model instead, open `{model}` first (File ▸ Open model…)."
         if spec is not None
         else f"**Start** opens the lesson's own small model (`{model}`)."
     )

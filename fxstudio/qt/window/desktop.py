@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from fxstudio.core.flows.lesson import STEPS, count_word
 from fxstudio.core.flows.open import DROPPABLE, request_for_file
 from fxstudio.core.model.request import OpenRequest
 
@@ -74,7 +75,8 @@ class ShortcutsDialog(QDialog):
         self.resize(560, 600)
         layout = QVBoxLayout(self)
         intro = QLabel(
-            "New to torch.fx? <b>Help ▸ Learn FX</b> is a lesson in ten checked steps. "
+            "New to torch.fx? <b>Help ▸ Learn FX</b> is a lesson in "
+            f"{count_word(len(STEPS))} checked steps. "
             "<b>Ctrl+Shift+P</b> finds any command by name.",
             self,
         )
@@ -205,7 +207,8 @@ class FileWatcher(QObject):
                 window,
                 "The model's file changed",
                 f"{path} changed on disk.\n\nReload it? The graph is captured again from the "
-                "new code; your edits are replayed where they still apply (Undo is cleared).",
+                "new code (a session's saved edits are made again where they still apply); "
+                "unsaved changes are asked about first.",
                 QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
             )
         finally:

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fxstudio.core.flows.lesson import STEPS, count_word
 from fxstudio.core.flows.open import RecentModels, list_examples
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.model.request import OpenRequest
@@ -135,7 +136,8 @@ class WelcomePage(QWidget):
         layout.setContentsMargins(24, 18, 24, 18)
         title = QLabel(
             "<h1>fxstudio</h1><p>Open a PyTorch model to see, edit, run and time its "
-            "torch.fx graph — or learn FX on one of the examples, in ten checked steps.</p>",
+            "torch.fx graph — or learn FX on one of the examples, in "
+            f"{count_word(len(STEPS))} checked steps.</p>",
             self,
         )
         title.setWordWrap(True)
@@ -145,7 +147,9 @@ class WelcomePage(QWidget):
         self.open_button.setObjectName("welcomeOpen")
         self.open_button.clicked.connect(self.openDialogRequested)
         self.learn_button = QPushButton("Learn FX…", self)
-        self.learn_button.setToolTip("A lesson in ten checked steps, on the real window")
+        self.learn_button.setToolTip(
+            f"A lesson in {count_word(len(STEPS))} checked steps, on the real window"
+        )
         self.learn_button.setObjectName("welcomeLearn")
         self.learn_button.clicked.connect(self.learnRequested)
         row.addWidget(self.open_button)

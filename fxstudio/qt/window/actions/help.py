@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fxstudio.core.flows.lesson import STEPS, count_word
 from fxstudio.qt.window.actions.action import SK, Action, Entries
 
 MENU = "&Help"
@@ -12,7 +13,7 @@ ENTRIES: Entries = (
         text="&Learn FX",
         menu=MENU,
         run=lambda w: w.learn(),
-        tip="A guided lesson in ten checked steps, on this window",
+        tip=f"A guided lesson in {count_word(len(STEPS))} checked steps, on this window",
     ),
     Action(
         id="actionHelp",
