@@ -3,9 +3,11 @@
 import json
 import math
 
+import pytest
 import torch
 
 from fxstudio import cli
+from tests.conftest import run_fxstudio
 
 
 def test_per_node_json_trace_and_csv(tmp_path, capsys) -> None:
@@ -88,3 +90,54 @@ def test_numbers_out_of_range_are_refused_where_they_are_parsed(capsys) -> None:
         err = capsys.readouterr().err
         assert said in err, (extra, err)
         assert "no_such_example" not in err  # refused before the model was looked at
+
+
+#: What torch's profiler printed on the user's terminal from C++ (Kineto): its start and
+#: stop, the CUDA driver it did not find, and -- started from a worker thread, as the window's
+#: Run dock starts it -- its initialisation in another thread than torch's import.
+PROFILER_NOISE = (
+    "profiler_start",
+    "profiler_stop",
+    "gpuGetDeviceCount failed",
+    "External init callback must run in same thread",
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "ran"),
+    [
+        (("profile", "examples:simple", "--per-node", "--min-time", "0.05"), "per node ("),
+        (("memory", "examples:simple", "--measure"), "measured"),
+    ],
+)
+def test_the_profilers_own_lines_stay_off_the_terminal(command, ran) -> None:
+    done = run_fxstudio(*command)
+    assert done.returncode == 0, done.stderr
+    assert ran in done.stdout  # the profiler ran
+    assert [n for n in PROFILER_NOISE if n in done.stderr] == [], done.stderr
+
+
+def test_a_profile_run_in_a_worker_thread_keeps_them_off_too_and_the_rest_on() -> None:
+    """The window profiles in a worker thread (Run, Run this module): the first start there
+    says "External init callback must run in same thread", which no log level reaches."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, threading\n"
+        "from fxstudio.core.process.noise import quiet_libraries\n"
+        "quiet_libraries()\n"
+        "from fxstudio.core.flows import open_document\n"
+        "from fxstudio.core.runtime.profiling import ProfileOptions, profile\n"
+        "doc = open_document('examples:simple')\n"
+        "options = ProfileOptions(per_node=True, min_time=0.05)\n"
+        "worker = threading.Thread(target=lambda: profile(doc, options))\n"
+        "worker.start(); worker.join()\n"
+        "print('the rest still shows', file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    assert [n for n in PROFILER_NOISE if n in done.stderr] == [], done.stderr
+    assert "the rest still shows" in done.stderr

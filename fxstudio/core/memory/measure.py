@@ -59,6 +59,7 @@ from fxstudio.core.fxcompat import tree_leaves, tree_map
 from fxstudio.core.graph.running import Current, Plan, run_nodes
 from fxstudio.core.process import modelcode
 from fxstudio.core.process.guard import allocation_failure, format_bytes, out_of_memory
+from fxstudio.core.process.noise import quiet_profiler
 from fxstudio.core.runtime.devices import resolve
 from fxstudio.core.saving.files import atomic_write
 
@@ -332,7 +333,7 @@ def _measure_cpu(plan: Plan, inputs: tuple[Any, ...], marks: _Marks) -> Measured
             inputs_at[index[node]] = _storage_bytes(value, seen)
         enter(f"{RANGE}.free.{index[node]}")
 
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with quiet_profiler(profile(activities=[ProfilerActivity.CPU], profile_memory=True)) as prof:
         try:
             out = run_nodes(plan.module, plan.graph, inputs, made, marks, plan)
         finally:
@@ -345,7 +346,7 @@ def _measure_cpu(plan: Plan, inputs: tuple[Any, ...], marks: _Marks) -> Measured
         "node by node"
     )
     measured = _timeline(plan, phases, deltas, inputs_at, "cpu", how)
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with quiet_profiler(profile(activities=[ProfilerActivity.CPU], profile_memory=True)) as prof:
         out = plan.module(*inputs)
     del out
     live = plain = 0

@@ -40,6 +40,7 @@ from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile
 
 from fxstudio.core.fxcompat import set_forward_source
+from fxstudio.core.process.noise import quiet_profiler
 from fxstudio.core.runtime.timer import sync_for
 
 FORWARD = "## fxstudio forward {} ##"  # one per profiled module, by its number
@@ -245,7 +246,7 @@ def profile_interleaved(
             for _ in range(2):
                 module(*inputs)
         sync()
-        with profile(activities=activities) as prof:
+        with quiet_profiler(profile(activities=activities)) as prof:
             for module, _ in made:  # one profiled call each, dropped
                 module(*inputs)
             sync()
