@@ -33,14 +33,14 @@ def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, t
     _next(qtbot, lesson, "trace")
     # 2: the trace replayed node by node, each with the user's line
     assert not lesson.recheck().ok
-    lesson.replay_ms = 60000  # first look at the canvas after one node
+    lesson.replayer.ms = 60000  # first look at the canvas after one node
     _click(lesson, "lessonReplay")
     nodes = window.canvas.scene().nodes
     assert nodes["x"].opacity() == 1.0 and nodes["clamp"].opacity() < 0.5  # not created yet
     with qtbot.waitSignal(lesson.replayed, timeout=10000):
-        lesson._replay.setInterval(1)
+        lesson.replayer.timer.setInterval(1)
     assert nodes["clamp"].opacity() == 1.0
-    assert "generated: return clamp" in lesson.replay_label.text()  # the last node: output
+    assert "generated: return clamp" in lesson.replayer.label.text()  # the last node: output
     _next(qtbot, lesson, "ir")
     # 3: the quiz, a wrong answer first
     lesson.extra.findChild(QRadioButton, "lessonAnswer_opcode_call_method").click()
@@ -146,13 +146,13 @@ def test_the_trace_replay_goes_faster_skips_and_says_when_the_graph_was_edited(q
     speed.setValue(speed.minimum())
     assert readout.text() == "600 ms a node"
     _click(lesson, "lessonReplay")
-    assert "Node 1 of 54" in lesson.replay_label.text()
+    assert "Node 1 of 54" in lesson.replayer.label.text()
     assert note.isHidden()  # the graph as tracing made it: nothing to say
     nodes = ctx.canvas.scene().nodes
     assert nodes["fc"].opacity() < 0.5
     with qtbot.waitSignal(lesson.replayed, timeout=20000):  # 53 x 600 ms would be 32 s
         speed.setValue(speed.maximum())
-    assert readout.text() == "10 ms a node" and "Node 54 of 54" in lesson.replay_label.text()
+    assert readout.text() == "10 ms a node" and "Node 54 of 54" in lesson.replayer.label.text()
     assert lesson.recheck().ok and "in the order tracing created them" in lesson.verdict.text()
 
     ctx.edits.rename("pool", "avgpool")  # the graph is no longer the trace
@@ -163,7 +163,7 @@ def test_the_trace_replay_goes_faster_skips_and_says_when_the_graph_was_edited(q
     with qtbot.waitSignal(lesson.replayed, timeout=2000):
         _click(lesson, "lessonReplaySkip")
     assert all(item.opacity() == 1.0 for item in nodes.values())
-    assert "Node 54 of 54" in lesson.replay_label.text()
+    assert "Node 54 of 54" in lesson.replayer.label.text()
     assert lesson.recheck().ok and "as it is now (edited)" in lesson.verdict.text()
 
 

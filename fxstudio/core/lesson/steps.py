@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.lesson import checks, demos
-from fxstudio.core.lesson.checks import case_fixed, code_target, trace_size_wanted
+from fxstudio.core.lesson import beyond, checks, demos
+from fxstudio.core.lesson.beyond import case_fixed, trace_size_wanted
+from fxstudio.core.lesson.checks import code_target
 from fxstudio.core.lesson.state import (
     DEFAULT_MODEL,
     PASS_MODEL,
@@ -126,16 +127,16 @@ STEPS: tuple[Step, ...] = (
     Step(
         "failures",
         "The classic failures",
-        checks.failures_intro,
+        beyond.failures_intro,
         _fixed_text("Open each trap and press its fix."),
-        checks.failures_check,
+        beyond.failures_check,
     ),
     Step(
         "pass",
         "A real pass: conv + BN folding, measured",
-        checks.pass_intro,
-        checks.pass_task,
-        checks.pass_check,
+        beyond.pass_intro,
+        beyond.pass_task,
+        beyond.pass_check,
         opens=lambda doc, state: (
             PASS_MODEL if doc is None or doc.request.spec != PASS_MODEL else None
         ),
@@ -143,10 +144,10 @@ STEPS: tuple[Step, ...] = (
     Step(
         "export",
         "What torch.export sees",
-        checks.export_intro,
-        checks.export_task,
-        checks.export_check,
-        checks.export_begin,
+        beyond.export_intro,
+        beyond.export_task,
+        beyond.export_check,
+        beyond.export_begin,
     ),
 )
 

@@ -11,7 +11,8 @@ its changes, says status, offers actions; given a ``PanelContext``, never the wi
   check, held back when it fails);
 - ``run`` (the Run dock) with ``run_form``, ``run_summary``, ``bar_chart`` and ``run_module``
   (one module of the model run alone);
-- ``step`` (the Step dock) with ``step_form``; ``lesson`` (Learn FX) with ``lesson_form``;
+- ``step`` (the Step dock) with ``step_form``; ``lesson`` (Learn FX) with ``lesson_form`` and
+  ``lesson_replay`` (its trace replay);
 - ``compile`` (graph breaks under torch.compile) with ``compile_kernels`` (its Kernels tab);
   ``console`` (the Python console);
 - ``memory`` (the Memory dock: where the bytes go) with ``memory_form`` (its widgets) and

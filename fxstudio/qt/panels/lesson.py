@@ -3,15 +3,16 @@ step, over the real window.  Each step sets the window up (opens the model it ne
 checks what the learner does there -- the checks are core functions; this controller only
 records the facts they read (the node selected, how far the Step dock ran, a pattern that
 missed, a trap fixed, the speed-up measured) and re-checks when the document or a fact
-changes.  The lesson state is saved in the session file and resumes with it.
+changes.  The lesson state is saved in the session file and resumes with it.  Step 2's
+trace replay is :mod:`~fxstudio.qt.panels.lesson_replay`'s.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QMainWindow, QSlider, QTextBrowser, QWidget
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QMainWindow, QTextBrowser, QWidget
 
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.flows import Profile
@@ -34,12 +35,11 @@ from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import lesson_form
 from fxstudio.qt.panels.base import DocumentPanel
 from fxstudio.qt.panels.lesson_form import Widget, button
+from fxstudio.qt.panels.lesson_replay import TraceReplay
 from fxstudio.qt.panels.patterns_check import bring_into_view
 from fxstudio.qt.workers import Task
 
-FADED = 0.12  # the canvas during the trace replay: nodes not created yet
 ROOM = 0.5  # a dock a step works in, shorter than this part of the window, is made a tab
-REPLAY_SPEEDS = (600, 300, 120, 40, 10)  # ms a node, the speed slider's positions
 
 
 class LessonPanel(DocumentPanel, lesson_form.LessonForm):
@@ -57,13 +57,18 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
     def build(self) -> QWidget:
         self.state = LessonState()
         self.active = False  # the lesson was started (its state goes into saved sessions)
-        self.replay_ms = REPLAY_SPEEDS[2]
         self.diagnosis: Diagnosis | None = None
         self._trap: tuple[str, OpenRequest] | None = None  # a trap being opened
         self._counting = ""  # the spec whose fresh trace a worker counts (step 10)
-        self._replay = QTimer(self)
-        self._replay.timeout.connect(self._replay_next)
-        self._replay_at = 0
+        self.replayer = TraceReplay(
+            self.ctx.canvas,
+            self.selection,
+            lambda: self.document,
+            lambda: self.step.id == "trace",
+            self._replayed_to,
+            self,
+        )
+        self.replayer.replayed.connect(self.replayed)
         body = lesson_form.build(self)
         self.shape = ShapeWatcher(body, lambda shape: lesson_form.arrange(self, shape == "wide"))
         self.back_button.clicked.connect(lambda: self.go(self.state.step - 1))
@@ -120,9 +125,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
 
     def go(self, index: int) -> None:
         index = max(0, min(index, len(STEPS) - 1))
-        if self._replay.isActive():
-            self._replay.stop()
-            self._fade(False)
+        self.replayer.stop()
         self.state.step = index
         step = self.step
         if step.begin is not None and step.id not in self.state.done:  # (not again once done)
@@ -231,119 +234,12 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
         return widget
 
     def _extra_trace(self) -> None:
-        row, speed = QWidget(self.extra), QWidget(self.extra)
-        lay, speed_lay = QHBoxLayout(row), QHBoxLayout(speed)
-        lay.setContentsMargins(0, 0, 0, 0)
-        speed_lay.setContentsMargins(0, 0, 0, 0)
-        self.replay_button = button(row, "▶ Replay the trace", "lessonReplay", self.replay)
-        self.skip_button = button(row, "Skip to the end", "lessonReplaySkip", self.skip_replay)
-        self.skip_button.setToolTip("Show every node at once, as the trace left the graph")
-        lay.addWidget(self.replay_button)
-        lay.addWidget(self.skip_button)
-        lay.addStretch(1)
-        self.speed_slider = QSlider(Qt.Orientation.Horizontal, speed)
-        self.speed_slider.setObjectName("lessonReplaySpeed")
-        self.speed_slider.setRange(0, len(REPLAY_SPEEDS) - 1)
-        self.speed_slider.setPageStep(1)
-        near = min(REPLAY_SPEEDS, key=lambda ms: abs(ms - self.replay_ms))
-        self.speed_slider.setValue(REPLAY_SPEEDS.index(near))
-        self.speed_slider.valueChanged.connect(self.set_replay_speed)
-        self.speed_slider.setToolTip("How fast the nodes appear (slower ◀ ▶ faster)")
-        self.speed_label = QLabel(speed)
-        self.speed_label.setObjectName("lessonReplaySpeedLabel")
-        speed_lay.addWidget(QLabel("Speed:", speed))
-        speed_lay.addWidget(self.speed_slider, 1)
-        speed_lay.addWidget(self.speed_label)
-        self._add(row)
-        self._add(speed)
-        self.set_replay_speed(self.speed_slider.value())
-        self.replay_note = self._add(QLabel(self.extra))  # an edited graph: says so
-        self.replay_note.setObjectName("lessonReplayNote")
-        self.replay_note.setWordWrap(True)
-        self.replay_note.setStyleSheet(f"color: {theme.colors().pending}")
-        self._note_edits()
-        self.replay_label = self._add(QLabel(self.extra))
-        self.replay_label.setObjectName("lessonReplayLabel")
-        self.replay_label.setWordWrap(True)
+        for widget in self.replayer.widgets(self.extra):
+            self._add(widget)
 
-    def set_replay_speed(self, position: int) -> None:
-        """The speed slider moved: the next nodes come at its pace (``REPLAY_SPEEDS``)."""
-        self.replay_ms = REPLAY_SPEEDS[position]
-        self.speed_label.setText(f"{self.replay_ms} ms a node")
-        if self._replay.isActive():
-            self._replay.setInterval(self.replay_ms)
-
-    def replay(self) -> None:
-        """Show the nodes one by one in the order tracing made them, with the user's line:
-        the canvas starts faded and each node (and its wires) appears as it is created.  An
-        edited graph is replayed as it is now, and the note above says so."""
-        self._replay_at = 0
-        self._note_edits()
-        self._fade(True)
-        self._replay.start(self.replay_ms)
-        self._replay_next()
-
-    def _note_edits(self) -> None:
-        note = course.replay_note(self.document) if self.document is not None else ""
-        self.replay_note.setText(note)
-        self.replay_note.setVisible(bool(note))
-
-    def skip_replay(self) -> None:
-        """The end of the replay at once: every node shown, the last one's line."""
-        if self.document is None or self.step.id != "trace":
-            return
-        self._replay.stop()
-        self._replay_at = max(0, len(course.trace_order(self.document)) - 1)
-        self._fade(False)
-        self._replay_next()
-
-    def _scene_items(self) -> tuple[dict[str, Any], list[Any]]:
-        scene = self.ctx.canvas.scene
-        return getattr(scene, "nodes", {}), list(getattr(scene, "edges", []))
-
-    def _fade(self, on: bool) -> None:
-        nodes, edges = self._scene_items()
-        for item in [*nodes.values(), *(e for e in edges if e is not None)]:
-            item.setOpacity(FADED if on else 1.0)
-
-    def _appear(self, name: str, made: set[str]) -> None:
-        nodes, edges = self._scene_items()
-        if name in nodes:
-            nodes[name].setOpacity(1.0)
-        for edge in edges:
-            if edge is not None and {edge.source_name, edge.target_name} <= made:
-                edge.setOpacity(1.0)
-
-    def _replay_next(self) -> None:
-        doc = self.document
-        if doc is None or self.step.id != "trace":
-            self._replay.stop()
-            self._fade(False)
-            return
-        order = course.trace_order(doc)
-        if self._replay_at >= len(order):
-            self._replay.stop()
-            return
-        name, op, loc = order[self._replay_at]
-        self._replay_at += 1
-        self._appear(name, {n for n, _, _ in order[: self._replay_at]})
-        self.selection.select([name])
-        if loc is not None:
-            where = f"{loc.filename.rpartition('/')[2]}:{loc.lineno}: {loc.text}"
-        else:  # no line of the user's made it (the output): the generated line
-            line = doc.code_line_map().get(name)
-            where = f"generated: {doc.code().splitlines()[line - 1].strip()}" if line else "—"
-        self.replay_label.setText(
-            f"Node {self._replay_at} of {len(order)}: <b>{name}</b> ({op})<br><tt>{where}</tt>"
-        )
-        self.state.facts["replayed"] = max(
-            int(self.state.facts.get("replayed", 0)), self._replay_at
-        )
-        self.recheck()  # the verdict counts along
-        if self._replay_at == len(order):
-            self._replay.stop()
-            self._fade(False)
-            self.replayed.emit()
+    def _replayed_to(self, shown: int) -> None:
+        self.state.facts["replayed"] = max(int(self.state.facts.get("replayed", 0)), shown)
+        self.recheck()
 
     def _extra_ir(self) -> None:
         doc = self.document
