@@ -71,6 +71,9 @@ class UserError(Exception):
 class LoadError(UserError):
     """A model spec could not be turned into a module and its inputs."""
 
+    #: the models a file defines, to choose from: its path named none and it has several
+    choices: tuple[str, ...] = ()
+
 
 class EditError(UserError):
     """An edit that would make the graph invalid.  Nothing was changed."""

@@ -120,3 +120,15 @@ def test_a_real_process(tmp_path):
     failed = run_fxstudio("show", "examples:branchy", cwd=tmp_path)
     assert failed.returncode == 2
     assert "branchy.py:" in failed.stderr and "Traceback" not in failed.stderr
+
+
+def test_a_bare_path_with_several_models_names_them_and_how_to_choose(write_model, capsys):
+    """``fxstudio show model.py`` on a file with several models opens none of them: it names
+    them, and the spec that chooses one."""
+    from tests.core.test_modelfiles import TWO_MODELS_AND_A_FACTORY
+
+    path = write_model(TWO_MODELS_AND_A_FACTORY)
+    assert cli.main(["show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "defines several models: small, tiny, Wide, Deep" in err
+    assert f"Choose one: {path}:small" in err

@@ -21,6 +21,7 @@ from fxstudio.core.saving.recent import RecentModels
 from fxstudio.qt.window import open_dialog
 from fxstudio.qt.window.open_dialog import OpenDialog
 from tests.conftest import SIZE_BRANCH
+from tests.core.test_modelfiles import TWO_MODELS_AND_A_FACTORY
 from tests.qt.conftest import open_and_wait
 
 
@@ -291,3 +292,50 @@ def test_the_completion_list_does_not_take_the_click_on_open(qtbot):
     with qtbot.waitSignal(dialog.accepted, timeout=5000):  # through the window, as a mouse
         QTest.mouseClick(dialog.windowHandle(), Qt.MouseButton.LeftButton, pos=at)
     assert not popup.isVisible()
+
+
+# --- a file with several models: which one is asked; Return on a completion opens it --------
+
+
+def test_browsing_a_file_with_several_models_asks_which(qtbot, write_model):
+    """Browse… chose the file's first model for the user, and Open opened it without a word:
+    with several whole models none is chosen, the dialog says so, and Open waits for one."""
+    path = write_model(TWO_MODELS_AND_A_FACTORY)
+    dialog = _shown_dialog(qtbot)
+    _choose_file(qtbot, dialog, path)
+    assert dialog.spec_edit.text() == str(path)  # no model named for the user
+    combo = dialog.file_model_combo
+    assert combo.isVisible() and combo.currentIndex() == -1 and dialog.focusWidget() is combo
+    assert [combo.itemText(i) for i in range(combo.count())] == ["small", "tiny", "Wide", "Deep"]
+    assert "defines 4 models (small, tiny, Wide, Deep): choose one" in dialog.error_label.text()
+    qtbot.mouseClick(_open_button(dialog), Qt.MouseButton.LeftButton)
+    assert dialog.isVisible() and "several models" in dialog.error_label.text()
+    qtbot.keyClick(combo, Qt.Key.Key_Down)  # the user picks the first
+    assert dialog.spec_edit.text() == f"{path}:small" and not dialog.error_label.text()
+    with qtbot.waitSignal(dialog.accepted, timeout=5000):
+        qtbot.mouseClick(_open_button(dialog), Qt.MouseButton.LeftButton)
+
+
+def test_return_on_a_completion_opens_it(qtbot):
+    """The first Return in the completion list only completed (Qt's completer takes it):
+    Return opens the completion chosen, or what was typed (the next test)."""
+    dialog = _shown_dialog(qtbot)
+    _completions(qtbot, dialog, "")  # the zoos read: the list is not refilled under the test
+    popup = dialog.spec_edit.completer().popup()
+    _type_spec(qtbot, dialog, "examples:simpl")
+    qtbot.waitUntil(popup.isVisible, timeout=5000)
+    qtbot.keyClick(popup, Qt.Key.Key_Down)
+    with qtbot.waitSignal(dialog.accepted, timeout=5000):
+        qtbot.keyClick(popup, Qt.Key.Key_Return)
+    assert dialog.request().spec == "examples:simple" and not popup.isVisible()
+
+
+def test_return_with_nothing_chosen_in_the_completion_list_opens_what_was_typed(qtbot):
+    dialog = _shown_dialog(qtbot)
+    _completions(qtbot, dialog, "")
+    popup = dialog.spec_edit.completer().popup()
+    qtbot.keyClicks(dialog.spec_edit, "examples:simple")
+    qtbot.waitUntil(popup.isVisible, timeout=5000)
+    with qtbot.waitSignal(dialog.accepted, timeout=5000):
+        qtbot.keyClick(popup, Qt.Key.Key_Return)
+    assert dialog.request().spec == "examples:simple"

@@ -9,9 +9,11 @@ page), ``desktop`` (a file dropped on the window), ``window_state`` and ``sessio
 (DocumentSession: the open worker, the recent list).
 
 Exposes, worked out here: :func:`check_request` (what can be told wrong before opening),
-:func:`request_for_file` (what opening a dropped file means), :func:`zoo_specs` (the zoos'
-names to complete), :func:`open_prepared`; and, re-exported: :func:`check_spec`,
-:class:`FileModels` and :func:`file_models` (a ``.py`` file's models and factories),
+:func:`request_for_file` (what opening a dropped file means), :func:`bare_file_choices`
+(the models a bare file path leaves to choose), :func:`zoo_specs` (the zoos' names to
+complete), :func:`open_prepared` (its failure says a bare path's choices); and,
+re-exported: :func:`check_spec`, :class:`FileModels` and :func:`file_models` (a ``.py``
+file's models and factories),
 :func:`list_examples`, :func:`model_file` (the file a spec's code is in),
 :func:`model_names_in`, :class:`RecentModels`.
 
@@ -44,6 +46,7 @@ __all__ = [
     "DROPPABLE",
     "FileModels",
     "RecentModels",
+    "bare_file_choices",
     "check_request",
     "check_spec",
     "file_models",
@@ -71,18 +74,31 @@ def check_request(request: OpenRequest) -> None:
 
 
 def request_for_file(path: str) -> OpenRequest | str:
-    """What opening a dropped file means: a request, or why it cannot be opened."""
+    """What opening a dropped file means: a request, or why it cannot be opened.  A model
+    file's one model is named; one with several names none, so that its open asks which."""
     p = Path(path)
     if p.suffix not in DROPPABLE:
         return f"{p.name}: fxstudio opens .py model files, .pt2 programs and .fxstudio sessions."
     if p.suffix != ".py":
         return OpenRequest(str(p))
-    names = model_names_in(p)
-    if not names:
+    found = file_models(p)
+    if not found.names:
         return (
             f"{p.name} defines no nn.Module class: open it with File ▸ Open and name the factory."
         )
-    return OpenRequest(f"{p}:{names[0]}")
+    if found.to_choose():  # which one: the open asks (LoadError.choices)
+        return OpenRequest(str(p))
+    return OpenRequest(f"{p}:{found.obvious or found.names[0]}")
+
+
+def bare_file_choices(spec: str) -> tuple[str, ...]:
+    """The models to choose from when ``spec`` is a bare path to a model file that defines
+    several, none of them obvious (:func:`~fxstudio.core.model.loading.named` refuses to
+    guess); ``()`` for any other spec."""
+    path = os.path.expanduser(spec)
+    if not spec.endswith(".py") or not os.path.isfile(path):
+        return ()
+    return file_models(path).to_choose()
 
 
 def zoo_specs() -> list[str]:
@@ -102,7 +118,11 @@ def open_prepared(request: OpenRequest | str, *, first_open: bool = True) -> Gra
     for, done here (in the loading thread rather than the GUI thread): the first picture's
     collapsed modules (``first_open``), the table rows, the code and its line map, the module
     tree (a second at 10,000 nodes)."""
-    doc = open_document(request)
+    try:
+        doc = open_document(request)
+    except LoadError as exc:  # a bare path to a file of several models: say which it has
+        exc.choices = bare_file_choices(request if isinstance(request, str) else request.spec)
+        raise
     if first_open:
         first_picture(doc)
     doc.rows()

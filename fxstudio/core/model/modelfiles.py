@@ -47,6 +47,11 @@ class FileModels:
         """``Net, Block`` -- for messages."""
         return ", ".join(self.names)
 
+    def to_choose(self) -> tuple[str, ...]:
+        """The models a bare path to the file leaves the user to choose from: every one when
+        it defines several and none is obvious (a bare path then opens none of them)."""
+        return tuple(self.names) if self.obvious is None and len(self.names) > 1 else ()
+
 
 def file_models(path: str | os.PathLike[str]) -> FileModels:
     """The ``nn.Module`` classes and factories ``path`` defines at top level (see the

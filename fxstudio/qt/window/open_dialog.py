@@ -14,7 +14,7 @@ import os
 from typing import Literal
 
 from PySide6.QtCore import QEvent, QObject, QStringListModel, Qt
-from PySide6.QtGui import QMouseEvent
+from PySide6.QtGui import QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractButton,
     QApplication,
@@ -199,6 +199,11 @@ class OpenDialog(QDialog):
         combo.setCurrentIndex(names.index(name) if name in names else -1)
         combo.blockSignals(False)
         self.form.setRowVisible(combo, bool(names))
+        if found is not None and not name and found.to_choose():
+            self.show_problem(
+                f"{os.path.basename(path)} defines {len(names)} models ({found.choices()}): "
+                "choose one under Model in file."
+            )
 
     def _file_model_chosen(self, index: int) -> None:
         path, _name = file_and_name(self.spec_edit.text().strip())
@@ -219,8 +224,9 @@ class OpenDialog(QDialog):
             self.spec_edit.setText(path)
             return
         found = file_models(path)
+        several = bool(found.to_choose())
         name = found.obvious or (found.names[0] if found.names else "")
-        self.spec_edit.setText(f"{path}:{name}")
+        self.spec_edit.setText(path if several else f"{path}:{name}")  # several: asked which
         if found.problem:
             self.show_problem(f"{found.problem}.")
         elif not found.names:
@@ -251,8 +257,23 @@ class OpenDialog(QDialog):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
         """A click outside the completion list closes it and still does what it clicks
-        (Qt's completer takes the click only to close its list: Open needed two)."""
-        popup = self.spec_edit.completer().popup()
+        (Qt's completer takes the click only to close its list: Open needed two).  Return
+        in the list opens the completion chosen (or, none chosen, what was typed): Qt's
+        completer took the first Return only to complete.  A click fills it in, no more."""
+        completer = self.spec_edit.completer()
+        popup = completer.popup()
+        if (
+            watched is popup
+            and event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        ):
+            chosen = popup.currentIndex()
+            popup.hide()
+            if chosen.isValid():
+                self.spec_edit.setText(str(chosen.data(completer.completionRole())))
+            self.accept()
+            return True
         if (
             watched is popup
             and event.type() == QEvent.Type.MouseButtonPress
