@@ -1,6 +1,7 @@
 """The window's words for core's messages: no command-line option is left in them."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ CORE = Path(fxstudio.core.__file__).parent
 # strings with options that are no message: nvidia-smi's own arguments, and the header
 # written into a saved pattern file (a command line to run it with)
 NOT_MESSAGES = {"runtime/environment.py", "patterns/files.py", "wording.py"}
+EITHER = re.compile(r"\(([^(),]+), or ([^()]+)\)")  # "(A, or B)"
 
 
 def _strings(tree: ast.AST):
@@ -56,6 +58,10 @@ def test_core_messages_name_options():
 def test_every_option_in_a_core_message_has_a_place_in_the_window(where, text):
     worded = for_window(text)
     assert not flags_in(worded), f"{where}: {worded!r}"
+    # and no place named twice: "(--input, or the Open dialog's inputs)" read "(the Open
+    # dialog's Inputs, or the Open dialog's inputs)" in the Memory dock (#54)
+    for one, other in EITHER.findall(worded):
+        assert one.strip().lower() != other.strip().lower(), f"{where}: {worded!r}"
 
 
 @pytest.mark.parametrize(

@@ -332,7 +332,7 @@ def _failed(exc: Exception, node: fx.Node | None, inputs: tuple[Any, ...]) -> Ca
             f"This graph was captured by torch.export for inputs of fixed sizes, and the "
             f"inputs {given} are not those ({text.removeprefix('Guard failed: ')}): its "
             "shapes are written into the graph. Open the model at the sizes you want "
-            "(--input, or the Open dialog's inputs) and work its memory out there.",
+            "(--input) and work its memory out there.",
         )
     at = f" at node '{node.name}'" if node is not None else ""
     loc = stack_trace_location(node.stack_trace, None) if node is not None else None
