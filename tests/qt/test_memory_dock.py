@@ -208,3 +208,89 @@ def test_a_structure_only_model_is_estimated_and_measuring_it_says_what_to_do(qt
     said = panel.status_label.text()
     assert "weights" in said and "failed" not in said
     assert panel.last.to_json()["peak_bytes"] == data["peak_bytes"]  # the estimate stays
+
+
+def test_the_inputs_follow_the_model_opened(qtbot, docks):
+    """The sizes typed for one model are not carried to the next (#54: `1x8192:int64`, typed
+    for a LLaMA, was refused on GPT-2): another model opened, the Inputs are empty and say
+    that model's own inputs, and an estimate is of them."""
+    ctx = docks("memory")
+    ctx.open(LLAMA, inputs=("1x64:int64",))
+    panel = ctx.panels["memory"]
+    assert panel.inputs.placeholderText() == "as captured: 1x64:int64"  # (its weights first)
+    panel.inputs.setText("1x64:int64")  # (its own: its graph was captured at fixed sizes)
+    assert estimate(qtbot, panel).to_json()["inputs"] == ["1x64:int64"]
+    ctx.open("examples:negrelu")  # (three inputs of 4x8)
+    assert panel.inputs.text() == ""
+    assert panel.inputs.placeholderText() == "as captured: 4x8:float32, 4x8:float32, 4x8:float32"
+    result = estimate(qtbot, panel)
+    assert not isinstance(result, Exception), result
+    assert result.to_json()["inputs"] == ["4x8:float32"] * 3
+
+
+def _peak_clicked(qtbot, ctx, plot, index):
+    """Click the starred peak (point ``index``): what the selection became."""
+    at = plot.point_position(index).toPoint()
+    with qtbot.waitSignal(ctx.selection.changed, timeout=5000):
+        QTest.mouseClick(plot.widget.viewport(), Qt.MouseButton.LeftButton, pos=at)
+    return ctx.selection.names
+
+
+def test_a_click_on_the_starred_peak_selects_its_node(qtbot, docks):
+    ctx = docks("memory")
+    ctx.open("examples:resnet")
+    panel = ctx.panels["memory"]
+    data = estimate(qtbot, panel).to_json()
+    plot = panel.plot
+    panel.dock.setFloating(True)  # (room for the plot)
+    panel.dock.resize(900, 700)
+    qtbot.waitUntil(lambda: plot.widget.viewport().height() > 250)
+    peak = data["peak_node"]
+    assert plot.now.names[plot.now.peak] == peak
+    assert _peak_clicked(qtbot, ctx, plot, plot.now.peak) == [peak]
+    assert plot.ringed() == [plot.now.peak]
+
+
+def _box(item):
+    """Where ``item`` is drawn, in the plot's scene."""
+    return item.mapRectToScene(item.boundingRect())
+
+
+def test_the_legend_and_the_peaks_label_stay_inside_the_plot_and_apart(qtbot, docks):
+    """The legend covered the peak's label, and at 1000x700 both were cut at the left (#54):
+    at any size the plot shows them inside it, apart -- or, too small for both, the legend
+    alone."""
+    from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
+
+    ctx = docks("memory")
+    doc = ctx.open("examples:resnet")
+    panel = ctx.panels["memory"]
+    panel.measure.setChecked(True)
+    estimate(qtbot, panel)
+    with qtbot.waitSignal(ctx.session.graphStateChanged, timeout=10000):
+        rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
+    estimate(qtbot, panel)  # (before, measured, now and the parameters: four in the legend)
+    plot = panel.plot
+    assert len(plot.legend.items) == 4
+    panel.dock.setFloating(True)
+
+    def apart(size):  # (the plot settles over a few turns of the event loop)
+        view = plot.item.vb.sceneBoundingRect()
+        label, legend = plot.peak_label, plot.legend
+        assert legend.isVisible() or label.isVisible(), size
+        if label.isVisible():
+            assert view.contains(_box(label)), (size, view, _box(label))
+            star = plot.widget.mapToScene(plot.point_position(plot.now.peak).toPoint())
+            assert _box(label).bottom() <= star.y() - 6, size  # (above the star, not over it)
+        if legend.isVisible():
+            assert view.contains(_box(legend)), (size, view, _box(legend))
+        if legend.isVisible() and label.isVisible():
+            assert not _box(label).intersects(_box(legend)), size
+
+    for size in ((1200, 500), (700, 420), (460, 300), (330, 260)):
+        was = plot.item.vb.width()
+        panel.dock.resize(*size)
+        qtbot.waitUntil(lambda was=was: plot.item.vb.width() != was)
+        qtbot.waitUntil(lambda size=size: apart(size))
+        if size == (1200, 500):  # (room for both)
+            assert plot.legend.isVisible() and plot.peak_label.isVisible()

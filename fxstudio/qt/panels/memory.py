@@ -122,6 +122,8 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
     def on_document(self, doc: GraphDocument | None) -> None:
         self.last, self.last_json, self.last_state, self.last_snapshot = None, {}, None, None
         self._verdict = ""
+        self.inputs.clear()  # (the last model's sizes are not this one's: its own, as captured)
+        self.inputs.setPlaceholderText(memory_form.captured(doc))
         self.summary.clear()
         self.status_label.setText("Not estimated yet." if doc is not None else "")
         self.run_button.setEnabled(doc is not None and not self.busy())

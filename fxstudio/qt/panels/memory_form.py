@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.flows.run import device_choices
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.qt.forms import FitScrollArea, FlowLayout, text_label
 
 QWIDGETSIZE_MAX = (1 << 24) - 1
@@ -36,6 +37,7 @@ OPTIMIZERS = (
     ("SGD with momentum (1 state)", "momentum"),
     ("SGD (no state)", "sgd"),
 )
+PLACEHOLDER = "as captured (e.g. 1x3x224x224 or 1x1024:int64)"
 INPUTS_TIP = (
     "The inputs to estimate at, one a forward argument, as the Open dialog and --input write "
     "them: 1x3x224x224, 1x1024:int64 (comma or space between). Empty: the inputs the model "
@@ -80,7 +82,7 @@ def build(panel: MemoryForm) -> QWidget:
     body = QWidget()
     panel.inputs = QLineEdit(body)
     panel.inputs.setObjectName("memoryInputs")
-    panel.inputs.setPlaceholderText("as captured (e.g. 1x3x224x224 or 1x1024:int64)")
+    panel.inputs.setPlaceholderText(PLACEHOLDER)
     panel.inputs.setToolTip(INPUTS_TIP)
     panel.inputs.setClearButtonEnabled(True)
     panel.train = QCheckBox("Training step", body)
@@ -215,6 +217,17 @@ def build(panel: MemoryForm) -> QWidget:
     panel.body_layout.addWidget(panel.controls)
     panel.body_layout.addWidget(panel.results, 1)
     return body
+
+
+def captured(doc: GraphDocument | None) -> str:
+    """What the empty Inputs say for ``doc``: its graph's inputs as the Open dialog writes
+    them (``1x16:int64``), those it was captured with -- what an estimate with no Inputs is
+    of; the general words when one is not a tensor."""
+    if doc is None:
+        return PLACEHOLDER
+    rows = [doc.row(n.name) for n in doc.graph.find_nodes(op="placeholder")]
+    sizes = [f"{r.shape}:{r.dtype}" for r in rows if r.shape and r.dtype]
+    return f"as captured: {', '.join(sizes)}" if rows and len(sizes) == len(rows) else PLACEHOLDER
 
 
 def _step_bar(panel: MemoryForm, parent: QWidget) -> QWidget:

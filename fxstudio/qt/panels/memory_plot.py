@@ -8,7 +8,11 @@ and follows the window's palette).
 - one point per node (hover: its name, what it allocates, what is live after it; click: the
   node is selected in the document -- :attr:`MemoryPlot.pointClicked`);
 - the peak -- the most live while a node runs: what was live before it and its output --
-  marked and labelled;
+  starred (a click on the star selects its node, as on any point) and labelled;
+- the legend and the peak's label kept inside the plot and clear of each other and of the
+  curves whatever its size (:meth:`MemoryPlot.fit`: the y range leaves room above the
+  curves for them, the legend goes to one column when two do not fit and to the corner the
+  label leaves free, the label to the side of its star where it fits);
 - a *before* (the graph of an earlier run, drawn grey, stretched to the same width:
   the graphs need not have as many nodes) and a *measured* timeline overlaid.
 
@@ -46,8 +50,10 @@ PARAMS = (245, 158, 11, 70)  # the parameters' band (amber, translucent)
 #: Each phase's band behind a training step (forward, backward, optimizer step).
 PHASE_BANDS = {"forward": (37, 99, 235, 22), "backward": (124, 58, 237, 30)}
 OPTIMIZER_BAND = (5, 150, 105, 40)
-HEADROOM = 1.35  # the y range over the highest curve: room for the legend and the peak's label
-STEP_HEADROOM = 1.6  # (a step's: its peak's label under the legend)
+MARGIN = 6  # pixels between the legend, the peak's label, the star and the plot's edges
+STAR = 16  # the peak's star, pixels across
+LEGEND_TOP = 4  # pixels from the plot's top to its legend
+MOST_ROOM = 0.6  # of the plot's height, at most, kept above the curves for them
 
 
 @dataclass(frozen=True)
@@ -103,7 +109,10 @@ class MemoryPlot(QWidget):
         self.item.hideButtons()
         self.item.showGrid(x=False, y=True, alpha=0.25)
         self.item.setLabel("bottom", "nodes in execution order")
-        self.legend = self.item.addLegend(offset=(-8, 4), labelTextSize="8pt", colCount=2)
+        self.legend = self.item.addLegend(  # (rows as tight as their 8 pt text)
+            offset=(-MARGIN, LEGEND_TOP), labelTextSize="8pt", colCount=2, verSpacing=-6
+        )
+        self.legend.setZValue(30)  # (over the curves; the label is kept clear of it)
         self.now: Timeline | None = None
         self.params_bytes = 0
         self.unit = ("B", 1)
@@ -116,8 +125,14 @@ class MemoryPlot(QWidget):
         self.step: StepTimeline | None = None  # the training step shown (show_step)
         self.phase_labels: list[pg.TextItem] = []
         self.peak_label: pg.TextItem | None = None
+        self.peak_star: pg.ScatterPlotItem | None = None
+        self.top = 0.0  # the highest curve, in the axis's unit (what fit keeps room above)
+        self.fitted = False  # the y range is fit's (not zoomed or panned by the user)
         self._restyle()
         _follow_theme(self)
+        view = self.item.vb
+        view.sigResized.connect(lambda _view: self.fit())
+        view.sigRangeChangedManually.connect(lambda _axes: setattr(self, "fitted", False))
 
     # -- what is drawn -------------------------------------------------------------------
 
@@ -126,6 +141,7 @@ class MemoryPlot(QWidget):
         self.legend.clear()
         self.now, self.points, self._index, self.step = None, None, {}, None
         self.phase_labels = []
+        self.peak_label, self.peak_star, self.top = None, None, 0.0
 
     def show_timelines(
         self,
@@ -148,7 +164,6 @@ class MemoryPlot(QWidget):
             tops.append(params_bytes + max(measured.during))
         self.unit = unit_for(max(tops))
         name, size = self.unit
-        self.item.setLabel("left", f"live while each node runs ({name})")
         n = len(now.live)
         x = np.arange(n, dtype=float)
         if params_bytes:
@@ -194,9 +209,7 @@ class MemoryPlot(QWidget):
             y,
             f"peak {format_bytes(max(now.during))} at {now.names[now.peak]}" if n else "",
         )
-        self.item.enableAutoRange()
-        self.item.setYRange(0, max(tops) / size * HEADROOM)
-        self.item.setXRange(-0.5, max(n - 0.5, 0.5), padding=0.02)
+        self._ranges(max(tops) / size, n)
 
     def show_step(self, step: StepTimeline, held: bool = True) -> None:
         """Draw a whole training step: forward, backward and the optimizer's step in
@@ -213,10 +226,8 @@ class MemoryPlot(QWidget):
             top = max(top, float(step.measured))
         self.unit = unit_for(top)
         name, size = self.unit
-        self.item.setLabel("left", f"live while each node runs ({name})")
         n = len(step.names)
         x = np.arange(n, dtype=float)
-        ceiling = top / size * STEP_HEADROOM
         self._phase_bands(step)
         if base:
             self.item.plot(
@@ -261,9 +272,7 @@ class MemoryPlot(QWidget):
             else (f"at {step.phases[i]} node {step.names[i]}")
         )
         self._mark_peak(i, y, f"training peak {format_bytes(peak_bytes)} {where}")
-        self.item.enableAutoRange()
-        self.item.setYRange(0, ceiling)
-        self.item.setXRange(-0.5, max(n - 0.5, 0.5), padding=0.02)
+        self._ranges(top / size, n)
 
     def _phase_bands(self, step: StepTimeline) -> None:
         """Each phase a tinted band across its nodes, its name at the bottom left of it (the
@@ -286,20 +295,128 @@ class MemoryPlot(QWidget):
             self.phase_labels.append(text)
 
     def _mark_peak(self, i: int, y: np.ndarray, text: str) -> None:
-        if i < 0:
+        """The star on point ``i`` (over it: a click on it is a click on the point) and
+        its label above it."""
+        if i < 0 or self.points is None:
             return
+        data = self.points.data["data"][i]  # (the point's: a node's name, a step's index)
         star = pg.ScatterPlotItem(
-            [float(i)], [float(y[i])], symbol="star", size=16, pen=pg.mkPen(PEAK), brush=PEAK
+            [float(i)],
+            [float(y[i])],
+            data=[data],
+            symbol="star",
+            size=STAR,
+            pen=pg.mkPen(PEAK),
+            brush=PEAK,
+            hoverable=True,
+            tip=self._tip,
         )
         star.setZValue(15)
+        star.sigClicked.connect(self._clicked)
         self.item.addItem(star)
-        anchor = (1.0, 1.0) if i > len(y) / 2 else (0.0, 1.0)
+        self.peak_star = star
         base = QApplication.palette().color(QPalette.ColorRole.Base)
         fill = pg.mkBrush(QColor(base.red(), base.green(), base.blue(), 210))
-        self.peak_label = pg.TextItem(text, color=PEAK, anchor=anchor, fill=fill)
+        self.peak_label = pg.TextItem(text, color=PEAK, anchor=(0.0, 1.0), fill=fill)
         self.peak_label.setPos(float(i), float(y[i]))
         self.peak_label.setZValue(16)
         self.item.addItem(self.peak_label)
+
+    def _ranges(self, top: float, n: int) -> None:
+        """The x range over the ``n`` nodes, the y range from 0 over ``top`` (the highest
+        curve) with room above it (:meth:`fit`)."""
+        self.top, self.fitted = top, True
+        self.item.enableAutoRange()
+        self.item.setXRange(-0.5, max(n - 0.5, 0.5), padding=0.02)
+        self.fit()
+
+    # -- fitting the legend and the label ------------------------------------------------
+
+    def fit(self) -> None:
+        """Keep the legend and the peak's label in the plot and clear of each other and of
+        the curves, at the plot's size now: the legend in two columns if they fit its width,
+        else one, in the top corner the label leaves free (else over it); the y range
+        (unless the user zoomed) with room above the highest curve for both; the label on
+        the side of its star where it fits; the left axis's title shortened when the plot
+        is too short for it.  A plot too small for both shows the legend alone (the star
+        stays, its point's tip says the rest); too small for the legend, the label alone."""
+        view = self.item.vb
+        width, height = view.width(), view.height()
+        if width <= 0 or height <= 0:
+            return
+        legend = self.legend
+        self._legend_columns(width)
+        axis, name = self.item.getAxis("left"), self.unit[0]
+        for title in (f"live while each node runs ({name})", f"live ({name})"):
+            if axis.labelText != title:
+                self.item.setLabel("left", title)
+                axis.resizeEvent()  # (the title is placed there, by its length)
+            if axis.label.boundingRect().width() <= height - 2 * MARGIN:  # (as tall)
+                break
+        label = self.peak_label
+        room = label.textItem.boundingRect().height() + STAR if label is not None else 0.0
+        above = LEGEND_TOP + legend.height() + MARGIN  # (the legend's band, at the top)
+        beside = width - legend.width() - 2 * MARGIN  # (where the label may be beside it)
+        # the legend at the right (or left), the label in the rest of the width; else the
+        # label under the legend, anywhere across
+        corner, need = "right", max(above, room)
+        if label is not None:
+            for side, lo, hi in (("right", 0.0, beside), ("left", width - beside, width)):
+                if self._place_label(label, width, lo, hi):
+                    corner = side
+                    break
+            else:
+                need = above + room
+                self._place_label(label, width, 0.0, width)
+        legend.setOffset((-MARGIN if corner == "right" else MARGIN, LEGEND_TOP))
+        most = MOST_ROOM * height
+        keys = legend.width() <= width - 2 * MARGIN and min(need, above) <= most
+        if label is not None:  # (no room for both: the legend, which names the curves)
+            label.setVisible(need <= most or not keys)
+        legend.setVisible(keys)
+        if self.fitted and self.top > 0:
+            need = need if need <= most else (above if keys else room)
+            view.setYRange(0, self.top * height / (height - min(need, most)), padding=0)
+
+    def _legend_columns(self, width: float) -> None:
+        """The legend in two columns if they fit ``width``, else in one; its entries as
+        wide as their texts (a grid column stretches them, and the legend's size is theirs)."""
+        legend = self.legend
+        entries = []
+        for sample, label in legend.items:
+            text = label.itemRect().width()
+            label.setMaximumWidth(text)
+            entries.append(sample.width() + text + 6)  # (3 after each, as pyqtgraph's)
+
+        def across(columns: int) -> float:  # (each column as wide as its widest entry)
+            widths = [0.0] * columns
+            for k, entry in enumerate(entries):
+                widths[k % columns] = max(widths[k % columns], entry)
+            return sum(widths)
+
+        columns = 2 if across(2) <= width - 2 * MARGIN else 1
+        if columns != legend.columnCount:
+            legend.setColumnCount(columns)
+        legend.updateSize()
+        legend.resize(max(legend.width(), across(columns)), legend.height())
+
+    def _place_label(self, label: pg.TextItem, width: float, lo: float, hi: float) -> bool:
+        """The peak's label above its star, within ``lo``..``hi`` (pixels from the plot's
+        left) if it fits there: to the right of the star if it can be, else to its left,
+        else across it; whether it fits (if not, it is put as near as it goes)."""
+        (x0, x1), _y = self.item.vb.viewRange()
+        x = (label.pos().x() - x0) / (x1 - x0) * width if x1 > x0 else 0.0
+        box = label.textItem.boundingRect()
+        w = box.width()
+        if w <= 0:
+            return True
+        lift = 1.0 + STAR / 2 / box.height()  # (its bottom at the star's top)
+        lo, hi = lo + MARGIN, hi - MARGIN
+        least, most = max((x + w - hi) / w, 0.0), min((x - lo) / w, 1.0)  # (the anchors)
+        fits = least <= most
+        anchor = least if fits else min(max(least, 0.0), 1.0)
+        label.setAnchor((anchor, lift))
+        return fits
 
     def _tip(self, x: float, y: float, data: object) -> str:
         if isinstance(data, int) and self.step is not None:
@@ -314,10 +431,12 @@ class MemoryPlot(QWidget):
         lines.append(f"live after it: {format_bytes(now.live[i])}")
         return "\n".join(lines)
 
-    def _clicked(self, _item: object, points: Sequence[pg.SpotItem], event: object) -> None:
+    def _clicked(self, item: object, points: Sequence[pg.SpotItem], event: object) -> None:
+        """A click on points (or on the peak's star, over its point): the node of the one
+        nearest to it."""
         if not len(points):
             return
-        data = _nearest(self.points, points, event).data()
+        data = _nearest(item, points, event).data()
         if isinstance(data, int) and self.step is not None:  # (the step: its document node)
             if self.step.origins[data]:
                 self.pointClicked.emit(self.step.origins[data])
