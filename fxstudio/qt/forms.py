@@ -244,3 +244,27 @@ class FitScrollArea(QScrollArea):
         super().resizeEvent(event)
         if event.size().width() != event.oldSize().width():
             self.updateGeometry()  # the height it asks for follows its width
+
+
+class DockScrollArea(QScrollArea):
+    """A dock's body in a frameless scroll area that asks for little: a dock area's least
+    height is the sum of its docks' (and a column's least width the widest dock's), so a
+    body's own least size, added up, grew the window past the screen when a dock was
+    shown.  Given less room than the body needs, the body scrolls instead; given more, it
+    fills the dock as before."""
+
+    def __init__(self, body: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("dockScroll")
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setWidget(body)
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        body = self.widget()  # (QScrollArea's is the body's first hint, capped: never again)
+        return body.sizeHint() if body is not None else super().sizeHint()
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        body = self.widget()
+        least = super().minimumSizeHint()  # (room for the scroll bars)
+        return body.minimumSizeHint().boundedTo(least) if body is not None else least

@@ -2,9 +2,10 @@
 as the user left it, and the overview map keeps out of the way."""
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QDockWidget
 
-from fxstudio.qt.window.layouts import LAYOUTS
+from fxstudio.qt.window.layouts import BOTTOM, LAYOUTS
 from fxstudio.qt.window.main_window import MainWindow
 from tests.qt.conftest import open_and_wait
 
@@ -150,3 +151,81 @@ def test_the_overview_map_hides_when_the_graph_fits_and_keeps_clear_of_the_selec
     w.action("actionMinimap").trigger()  # off: stays off while the view moves
     view.zoom_in()
     assert not minimap.isVisible()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda layout: layout.id)
+def test_showing_the_memory_and_run_docks_keeps_the_window_on_the_screen(qtbot, tmp_path, layout):
+    """Ctrl+Shift+M (with a result on its plot), then the Run dock too: the window keeps its
+    size, inside the screen (#54: it grew to 1400x1034 on a 1000-pixel screen, the status
+    bar off it) -- a dock whose body needs more room than it is given scrolls instead."""
+    w = _window(qtbot, tmp_path, 780, 640)  # (the offscreen screen: 800x800)
+    w.layouts.use(layout.id)
+    open_and_wait(qtbot, w, "examples:resnet")
+    size, area = w.size(), w.screen().availableGeometry()
+    memory = w.panels["memory"]
+    with qtbot.waitSignal(memory.finished, timeout=120000):
+        w.action("actionEstimateMemory").trigger()
+    assert memory.plot is not None and memory.dock.isVisible()
+    QApplication.processEvents()
+    assert w.size() == size and area.contains(w.frameGeometry()), (w.geometry(), area)
+    w.panels["run"].dock.show()
+    QApplication.processEvents()
+    assert not w.panels["run"].dock.isHidden()
+    assert w.size() == size and area.contains(w.frameGeometry()), (w.geometry(), area)
+    assert w.statusBar().isVisible() and w.rect().contains(w.statusBar().geometry())
+
+
+def test_memory_shown_outside_profile_is_a_strip_along_the_bottom(qtbot, tmp_path):
+    """In Edit, Ctrl+Shift+M puts the Memory dock where Profile has it: along the bottom, a
+    part of the height (not a fourth row squeezed into the right column); the Run dock
+    shown too is a tab beside it."""
+    w = _window(qtbot, tmp_path, 1280, 800)
+    open_and_wait(qtbot, w, "examples:resnet")
+    memory = w.panels["memory"]
+    with qtbot.waitSignal(memory.finished, timeout=120000):
+        w.action("actionEstimateMemory").trigger()
+    dock = memory.dock
+    qtbot.waitUntil(lambda: dock.height() < 0.5 * w.height())
+    assert w.dockWidgetArea(dock) == BOTTOM and dock.width() >= 0.95 * w.width()
+    assert dock.height() >= 0.3 * w.height() and canvas_share(w) >= 0.3
+    run = w.panels["run"].dock
+    run.show()
+    assert w.dockWidgetArea(run) == BOTTOM and run in w.tabifiedDockWidgets(dock)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda layout: layout.id)
+def test_showing_every_dock_keeps_the_window_on_the_screen(qtbot, tmp_path, layout):
+    """Every dock of *View* shown at once in a window as big as the screen (#54: 1600x1034
+    maximized on a 1000-pixel one): each asks for little and scrolls its body, so the window
+    keeps its size on the screen."""
+    w = _window(qtbot, tmp_path, 780, 760)  # (the offscreen screen: 800x800, the frame 2 px)
+    w.layouts.use(layout.id)
+    size, area = w.size(), w.screen().availableGeometry()
+    for panel in w.panels.values():
+        panel.dock.show()
+    QApplication.processEvents()
+    assert all(not panel.dock.isHidden() for panel in w.panels.values())
+    assert w.size() == size and area.contains(w.frameGeometry()), (w.geometry(), area)
+
+
+@pytest.mark.parametrize("width", [1600, 1000])
+def test_the_layout_buttons_stay_in_sight_whatever_the_undo_text(qtbot, tmp_path, width):
+    """A long undo text ("Undo fuse-attention (2 matches)") pushed Rewrite, Profile and Learn
+    behind the toolbar's » at 1600 px (#54): the toolbar's Undo says "Undo", the whole text
+    is in its tooltip (and the Edit menu)."""
+    from PySide6.QtGui import QUndoCommand
+    from PySide6.QtWidgets import QToolBar, QToolButton
+
+    w = _window(qtbot, tmp_path, width, 800)
+    w.session.undo_stack.push(QUndoCommand("fuse-attention (2 matches)"))  # (a rewrite's step)
+    QApplication.processEvents()
+    main, bar = w.findChild(QToolBar, "mainToolBar"), w.layouts.bar
+    for toolbar in (main, bar):
+        overflow = toolbar.findChild(QToolButton, "qt_toolbar_ext_button")
+        assert overflow is None or not overflow.isVisible(), toolbar.objectName()
+    assert all(bar.widgetForAction(a).isVisible() for a in w.layouts.actions.values())
+    undo = main.widgetForAction(w.action("actionUndo"))
+    assert undo.isVisible() and undo.toolTip() == "Undo fuse-attention (2 matches)"
+    if width == 1600:  # (room for the texts beside the icons)
+        assert undo.toolButtonStyle() == Qt.ToolButtonStyle.ToolButtonTextBesideIcon
+        assert undo.text() == "Undo"

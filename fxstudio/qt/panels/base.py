@@ -1,6 +1,8 @@
 """``DocumentPanel``: what every dock of the window is -- a dock widget over the session's
 document, told when another document opens and when this one changes, saying what it wants
-the status bar to show, and offering its actions to the window's menus.
+the status bar to show, and offering its actions to the window's menus.  Its widget sits in a
+scroll area that asks for little (:class:`~fxstudio.qt.forms.DockScrollArea`): showing a dock
+never grows the window past the screen, the dock's body scrolls instead.
 
 A panel gets what it needs in a :class:`PanelContext` (the session, the shared selection, the
 canvas) -- and, when it works with another panel, that panel by name (``requires``), as a
@@ -28,12 +30,13 @@ from typing import Any, ClassVar
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QDockWidget, QWidget
+from PySide6.QtWidgets import QAbstractScrollArea, QDockWidget, QWidget
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.graph.document import DocumentEvent, GraphDocument
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.controller import CanvasController
+from fxstudio.qt.forms import DockScrollArea
 from fxstudio.qt.seams import Session
 from fxstudio.qt.selection import SelectionModel
 
@@ -79,7 +82,9 @@ class DocumentPanel(QObject):
         self.undo_stack = ctx.session.undo_stack
         self.dock = QDockWidget(self.title, ctx.window)
         self.dock.setObjectName(f"{self.id}Dock")
-        self.dock.setWidget(self.build())
+        body = self.build()  # (a scroll area of its own already scrolls)
+        scrolls = isinstance(body, QAbstractScrollArea)
+        self.dock.setWidget(body if scrolls else DockScrollArea(body, self.dock))
         self.session.documentChanged.connect(self.on_document)
         self.session.changed.connect(self.on_change)
 

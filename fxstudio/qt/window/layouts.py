@@ -10,6 +10,13 @@ was closed in.  *View ▸ Reset layout* puts the current layout back as built.  
 sizes are kept as parts of the window, not pixels: on a smaller screen, or when the window
 is resized, the canvas keeps its part.
 
+A dock a layout does not show has a place to go when the user shows it (*View*, Ctrl+Shift+M
+for Memory): the Run, Compile and Memory docks are strips along the bottom (:data:`ASIDE`:
+tabs of one another, as in *Profile*), any other a column on the right.  Shown together,
+Run and Memory are tabs of one strip; and every dock's body scrolls when it is given less
+room than it needs (:class:`~fxstudio.qt.forms.DockScrollArea`) -- so showing docks never
+grows the window past the screen.
+
     >>> [layout.title for layout in LAYOUTS]
     ['Edit', 'Rewrite', 'Profile', 'Learn']
 """
@@ -26,7 +33,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QToolBar
 RIGHT = Qt.DockWidgetArea.RightDockWidgetArea
 BOTTOM = Qt.DockWidgetArea.BottomDockWidgetArea
 LEFT = Qt.DockWidgetArea.LeftDockWidgetArea
-STATE_VERSION = 6  # of a layout's saved dock arrangement: bump when the docks change
+STATE_VERSION = 7  # of a layout's saved dock arrangement: bump when the docks change
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,9 @@ LAYOUTS: tuple[TaskLayout, ...] = (
     ),
 )
 BY_ID = {layout.id: layout for layout in LAYOUTS}
+#: Where the docks made to lie along the window (their results side by side) go when a
+#: layout that does not show them is shown them: the bottom, tabs of one another.
+ASIDE = Group(BOTTOM, ("run", "compile", "memory"), 0.38)
 DEFAULT = "edit"
 
 
@@ -123,6 +133,11 @@ class TaskLayouts(QObject):
         self._reshare.setInterval(0)
         self._reshare.timeout.connect(lambda: self.give_shares(self.window.size()))
         window.installEventFilter(self)
+        self._arranging = False  # (docks shown by a layout are sized by it)
+        for panel_id in ASIDE.panels:
+            if panel_id in docks:
+                dock = docks[panel_id]
+                dock.visibilityChanged.connect(lambda on, d=dock: self._aside_shown(d, on))
         group = QActionGroup(self)
         for i, layout in enumerate(LAYOUTS, 1):
             action = QAction(layout.title, self)
@@ -149,7 +164,13 @@ class TaskLayouts(QObject):
         self.shares = {}
         self.current = layout_id
         saved = self.settings.value(f"layouts/{layout_id}")
-        if isinstance(saved, QByteArray) and self.window.restoreState(saved, STATE_VERSION):
+        self._arranging = True
+        try:
+            restored = isinstance(saved, QByteArray)
+            restored = restored and self.window.restoreState(saved, STATE_VERSION)
+        finally:
+            self._arranging = False
+        if restored:
             self.shares = self._saved_shares(layout_id)
             if self.window.isVisible():
                 self.give_shares(self.window.size())
@@ -214,12 +235,26 @@ class TaskLayouts(QObject):
         self.arrange(BY_ID[self.current or DEFAULT])
 
     def arrange(self, layout: TaskLayout) -> None:
+        self._arranging = True
+        try:
+            self._arrange(layout)
+        finally:
+            self._arranging = False
+
+    def _arrange(self, layout: TaskLayout) -> None:
         window, docks = self.window, self.docks
         shown = set(layout.panels())
         for panel_id, dock in docks.items():
             if panel_id not in shown:
                 dock.hide()
                 dock.setFloating(False)
+        aside = [docks[p] for p in ASIDE.panels if p not in shown and p in docks]
+        for dock in aside:  # (hidden: where they go when shown)
+            window.addDockWidget(ASIDE.area, dock)
+            dock.hide()
+        for dock in aside[1:]:
+            window.tabifyDockWidget(aside[0], dock)
+            dock.hide()
         firsts: dict[str, QDockWidget] = {}
         across: list[tuple[QDockWidget, float, Qt.Orientation]] = []
         down: list[tuple[QDockWidget, QDockWidget, float]] = []
@@ -251,6 +286,23 @@ class TaskLayouts(QObject):
         self.sizes = (across, down)
         if window.isVisible():
             self.resize_docks()
+
+    def _aside_shown(self, dock: QDockWidget, shown: bool) -> None:
+        """A dock of :data:`ASIDE` shown by the user where the layout has none: the strip
+        it opens along the bottom takes the layout's share of the height (its body's size
+        hint would take half the window)."""
+        layout = BY_ID.get(self.current)
+        if not shown or self._arranging or layout is None or not self.window.isVisible():
+            return
+        panel_id = next(p for p, d in self.docks.items() if d is dock)
+        strip = [self.docks[p] for p in ASIDE.panels if p in self.docks]
+        others = [d for d in strip if d is not dock and not d.isHidden()]
+        if panel_id in layout.panels() or others or dock.isFloating():
+            return
+        size = int(self.window.height() * ASIDE.share)
+        QTimer.singleShot(
+            0, lambda: self.window.resizeDocks([dock], [size], Qt.Orientation.Vertical)
+        )
 
     def resize_docks(self) -> None:
         """Give the docks of the layout just arranged their shares of the window (Qt sizes

@@ -1,6 +1,10 @@
 """The main toolbar's buttons with their text when the window is wide enough for them,
 icons only (their names in the tooltips) when it is not -- never a ``»`` overflow menu
-hiding Zoom and Relayout at 1280 pixels."""
+hiding Zoom and Relayout at 1280 pixels, or the layout bar beside it.
+
+A button's text is its action's as the bar was built ("Undo"), kept when the action's
+text grows ("Undo fuse-attention (2 matches)": in the menu and the tooltip): the bar's
+width is measured once, so no action's text may widen it after."""
 
 from __future__ import annotations
 
@@ -18,6 +22,8 @@ class ToolbarFit(QObject):
     def __init__(self, window: QMainWindow, bar: QToolBar, others: list[QToolBar]) -> None:
         super().__init__(window)
         self.window, self.bar, self.others = window, bar, others
+        for action in bar.actions():  # (the short text a button shows, kept)
+            action.setIconText(action.iconText())
         style = bar.toolButtonStyle()
         bar.setToolButtonStyle(TEXT)
         self.text_width = bar.sizeHint().width()  # what the bar needs with its texts
