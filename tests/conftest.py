@@ -1,5 +1,6 @@
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,8 +35,14 @@ def write_model(tmp_path):
     return write
 
 
-def run_fxstudio(*args: str, cwd: Path | None = None, env: dict | None = None):
-    """Run ``python -m fxstudio ARGS`` in a real process."""
+def run_fxstudio(
+    *args: str,
+    cwd: Path | None = None,
+    env: dict | None = None,
+    preexec: Callable[[], None] | None = None,
+):
+    """Run ``python -m fxstudio ARGS`` in a real process (``preexec``: run in it before
+    Python starts, e.g. to limit its memory)."""
     import subprocess
 
     full_env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
@@ -47,6 +54,7 @@ def run_fxstudio(*args: str, cwd: Path | None = None, env: dict | None = None):
         cwd=cwd or ROOT,
         env=full_env,
         timeout=600,
+        preexec_fn=preexec,
     )
 
 

@@ -117,6 +117,10 @@ def cmd_memory(ns: argparse.Namespace) -> int:
         print(f"wrote {ns.json}", file=sys.stderr)
     if overlay_outputs(ns):
         write_overlays(ns, result.node_bytes())
+    refused = next((r.refused for r in (result, result.before) if r is not None and r.refused), "")
+    if refused:  # the estimate is printed; the measurement asked for was not made
+        print(f"fxstudio: error: {refused}", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_OK
 
 

@@ -35,6 +35,7 @@ WINDOW_WORDS: tuple[tuple[str, str], ...] = (
     # an option already named with its window place beside it: keep the window's words
     (r"\(--per-node, or tick ('Per node')\)", r"(tick \1 in the Run dock)"),
     (r"\(--freezing; Freeze weights in the window\)", "(Freeze weights, in the Kernels tab)"),
+    (r"\(--module PATH; Run this module in the window\)", "(the Run dock's Run this module)"),
     (r"--frontend (\w+) \(or ([^)]*)\)", r"\2"),
     (r"\(--frontend (\w+)\)", f"({CAPTURE})"),
     # --input, as the messages use it

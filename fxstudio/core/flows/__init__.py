@@ -45,7 +45,8 @@ The flows, in the order a user meets them:
 
 The flows written here (the others live beside their feature and are re-exported): ``layout``
 (:func:`layout_flow`), ``step`` (:func:`step_flow`), ``diff`` (:func:`diff_flow`),
-``compile`` (:func:`compile_flow`), ``memory`` (:func:`memory_flow`).
+``compile`` (:func:`compile_flow`), ``memory`` (:func:`memory_flow`), ``run``
+(:func:`profile`: the run refused first when it would not fit in memory).
 
 Each feature's module is also its front for the window: what a dock needs besides the flow --
 the few steps it would otherwise put together itself, worked out once as a function, and the
@@ -96,6 +97,7 @@ if TYPE_CHECKING:
     from fxstudio.core.flows.diff import DiffRequest, DiffResult, diff_flow
     from fxstudio.core.flows.layout import LayoutRequest, LayoutResult, layout_flow
     from fxstudio.core.flows.memory import MemoryRequest, MemoryResult, memory_flow
+    from fxstudio.core.flows.run import profile
     from fxstudio.core.flows.step import (
         StepRequest,
         StepResult,
@@ -106,7 +108,7 @@ if TYPE_CHECKING:
     from fxstudio.core.model.request import OpenRequest
     from fxstudio.core.patterns.apply import Report, RewriteRequest, RewriteSpec, rewrite_flow
     from fxstudio.core.patterns.explain import Explanation, explain
-    from fxstudio.core.runtime.profiling import Profile, ProfileOptions, profile
+    from fxstudio.core.runtime.profiling import Profile, ProfileOptions
     from fxstudio.core.saving.export import ExportResult, export
     from fxstudio.core.saving.sessions import open_document
     from fxstudio.core.stepping.stepper import Stepper
@@ -141,7 +143,7 @@ _FROM = {
     "explain": "fxstudio.core.patterns.explain",
     "Profile": "fxstudio.core.runtime.profiling",
     "ProfileOptions": "fxstudio.core.runtime.profiling",
-    "profile": "fxstudio.core.runtime.profiling",
+    "profile": "fxstudio.core.flows.run",
     "ExportResult": "fxstudio.core.saving.export",
     "export": "fxstudio.core.saving.export",
     "open_document": "fxstudio.core.saving.sessions",

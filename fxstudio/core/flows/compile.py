@@ -35,6 +35,7 @@ from fxstudio.core.compiling.result import Compiled, Kernel, where
 from fxstudio.core.errors import UserError
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.weights import has_weights, no_weights_message
+from fxstudio.core.memory.fits import require_fits, run_need
 from fxstudio.core.model.loading import load_model
 from fxstudio.core.model.modelspec import LoadedModel
 from fxstudio.core.model.opening import capture_loaded
@@ -120,7 +121,7 @@ def compile_flow(request: CompileRequest) -> CompileResult:
     if request.explain_only:
         explained = request.explained
         if explained is None:
-            with modelcode.one_turn():  # the model's code: one thread at a time
+            with modelcode.one_turn(bound=False):  # the model's code: one thread at a time
                 explained = explain_breaks(_load(model, values=False), train=model.train)
         return CompileResult(model.spec, explained)
     resolve(request.device)  # a missing device is said before the model is built
@@ -128,7 +129,7 @@ def compile_flow(request: CompileRequest) -> CompileResult:
         request.document.require_weights("Compiling")
         compiled = _compiled(request, lambda: _loaded_alone(model), request.document)
         return CompileResult(model.spec, compiled.explained, compiled)
-    with modelcode.one_turn():
+    with modelcode.one_turn(bound=False):
         loaded = _load(model)
         explained = request.explained or explain_breaks(loaded, train=model.train)
     doc, why = _captured(model, loaded)
@@ -152,7 +153,7 @@ def _load(model: OpenRequest, values: bool = True) -> LoadedModel:
 
 
 def _loaded_alone(model: OpenRequest) -> LoadedModel:
-    with modelcode.one_turn():
+    with modelcode.one_turn(bound=False):
         return _load(model)
 
 
@@ -162,6 +163,11 @@ def _compiled(
     doc: GraphDocument | None,
     explained: Explained | None = None,
 ) -> Compiled:
+    if doc is not None and doc.weights:  # (said otherwise by the compile itself)
+        # the model as built again (a copy of the weights, unless the open's own) run
+        # eager and compiled: the outputs of both held
+        need = run_need(doc, copies=int(doc is request.document))
+        require_fits("Compiling and timing the model", need and need.twice(), request.device)
     return compile_model(
         load,
         doc,

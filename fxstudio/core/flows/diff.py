@@ -34,6 +34,7 @@ from fxstudio.core.errors import UserError
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.nodedata import Overlay
 from fxstudio.core.graph.weights import no_weights_message
+from fxstudio.core.memory.fits import require_fits, run_need
 from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.patterns.apply import Report, RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.saving.files import write_json
@@ -189,13 +190,20 @@ def diff_flow(request: DiffRequest) -> DiffResult:
             )
         )
         return result
+    if not (request.values or request.times):
+        return result
+    # each side is run in turn, on this device: the larger run must fit
+    needs = [n for n in (run_need(left), run_need(right)) if n is not None]
+    need = max(needs, key=lambda n: n.bytes) if needs else None
     if request.values:
         try:
+            require_fits("Comparing the two models' values", need, request.device)
             result.values = compare_values(left, right, result.alignment, request.device)
         except UserError as exc:
             if not request.keep_going:
                 raise
             result.values_problem = exc
     if request.times:
+        require_fits("Timing the two models", need, request.device)
         result.measure_times(request.device, request.min_time)
     return result

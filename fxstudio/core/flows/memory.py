@@ -41,12 +41,13 @@ from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.nodedata import Overlay
 from fxstudio.core.memory.agreement import agreement
 from fxstudio.core.memory.estimate import MemoryEstimate, ModuleBytes, NodeBytes, estimate
+from fxstudio.core.memory.fits import Holds, Need, require_fits, run_need
 from fxstudio.core.memory.measure import measure, real_inputs
 from fxstudio.core.memory.training import training_estimate
 from fxstudio.core.memory.training_run import measure_training
 from fxstudio.core.model.failures import describe_value
 from fxstudio.core.model.modelspec import parse_input_spec
-from fxstudio.core.process.guard import format_bytes
+from fxstudio.core.process.guard import WontFit, format_bytes
 from fxstudio.core.saving.files import write_json
 
 __all__ = [
@@ -81,7 +82,9 @@ class MemoryRequest:
 class MemoryResult:
     """The estimate of the document's graph (``title``: the model; ``inputs``: what it was
     worked out on, in words), the parts a request adds (``measured``, ``training``) and,
-    against a baseline, ``before`` (the baseline's result)."""
+    against a baseline, ``before`` (the baseline's result); ``refused``: why a measurement
+    asked for was not started (the estimate says it would not fit: both numbers, what to
+    do)."""
 
     title: str
     inputs: tuple[str, ...]
@@ -90,6 +93,7 @@ class MemoryResult:
     training: Any = None  # a TrainingEstimate (core.memory.training) with train
     before: MemoryResult | None = None
     notes: list[str] = field(default_factory=list)
+    refused: str = ""  # why the measurement asked for was not started (it would not fit)
 
     @property
     def peak_bytes(self) -> int:
@@ -106,6 +110,8 @@ class MemoryResult:
             data["training"] = _json(self.training)
         if self.notes:
             data["notes"] = list(self.notes)
+        if self.refused:
+            data["refused"] = self.refused
         return data
 
     def to_json(self) -> dict[str, Any]:
@@ -193,6 +199,8 @@ class MemoryResult:
             )
         if self.measured is not None:
             lines.append(f"  measured: {self.measured.describe()}")
+        if self.refused:
+            lines.append(f"  not measured: {self.refused.splitlines()[0]}")
         if self.training is not None:
             lines.append(f"  training step: {self.training.describe()}")
         lines.extend(f"  note: {n}" for n in self.notes)
@@ -291,17 +299,32 @@ def _side(doc: GraphDocument, request: MemoryRequest) -> MemoryResult:
     est = estimate(gm, inputs, recorded=fresh)
     words = tuple(describe_value(v) for v in inputs)
     result = MemoryResult(doc.request.spec, words, est)
-    if request.measure:  # a real run beside the estimate (sizes given: made real)
+    # a real run beside the estimate (sizes given: made real) -- not started, and said
+    # why, when the estimate says it cannot fit (the estimate is shown all the same)
+    run = "Measuring the memory of a run at these inputs"
+    if request.measure and _fits(result, run, run_need(doc, est=est), request.device):
         doc.ensure_compiled()
         real = tuple(real_inputs(inputs))
         result.measured = agreement(est, measure(gm, real, request.device))
     if request.train:  # a training step: the joint graph AOTAutograd partitions (fake tensors)
         optimizer = request.optimizer.lower()
         step = training_estimate(gm, inputs, optimizer, device=request.device)
-        if request.measure:
+        need = Need(step.peak_bytes + step.scratch_bytes, holds=Holds.STEP)
+        run = "Measuring a training step at these inputs"
+        if request.measure and not result.refused and _fits(result, run, need, request.device):
             step = step.measured_by(measure_training(gm, real, optimizer, request.device))
         result.training = step
     return result
+
+
+def _fits(result: MemoryResult, what: str, need: Need | None, device: str) -> bool:
+    """Whether a measurement ``need`` says fits; if not, why, on ``result.refused``."""
+    try:
+        require_fits(what, need, device)
+    except WontFit as exc:
+        result.refused = str(exc)
+        return False
+    return True
 
 
 def _check_count(gm: Any, inputs: tuple[Any, ...]) -> None:

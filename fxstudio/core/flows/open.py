@@ -109,7 +109,7 @@ def zoo_specs() -> list[str]:
     'AutoModel' from 'transformers'")."""
     from fxstudio.core.model.zoo import hf_model_types, timm_names
 
-    with modelcode.one_turn():
+    with modelcode.one_turn(bound=False):
         return [f"hf:{t}" for t in hf_model_types()] + [f"timm:{n}" for n in timm_names()]
 
 

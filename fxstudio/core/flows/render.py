@@ -28,8 +28,9 @@ from typing import Any
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows.diff import DiffRequest, diff_flow
 from fxstudio.core.flows.memory import MemoryRequest, memory_flow
+from fxstudio.core.flows.run import profile
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.runtime.profiling import ProfileOptions, profile
+from fxstudio.core.runtime.profiling import ProfileOptions
 from fxstudio.core.saving.files import WriteError, atomic_write, check_writable
 from fxstudio.core.share.heats import diff_heat, memory_heat, profile_heat
 from fxstudio.core.share.picture import collapsed_groups, picture

@@ -1,6 +1,8 @@
-"""The run flow's front for the Run dock (and the inspector's and canvas's timings): what the
-dock offers to run on and what it shows of a :class:`~fxstudio.core.flows.Profile`.  The
-profile itself is :func:`fxstudio.core.flows.profile` (``fxstudio profile``, the Run dock).
+"""The run flow: :func:`profile` (``fxstudio profile``, the Run dock, a report's and a
+picture's profile) -- the run refused before it starts when it would not fit
+(:mod:`fxstudio.core.memory.fits`), then :func:`fxstudio.core.runtime.profiling.profile` --
+and its front for the Run dock (and the inspector's and canvas's timings): what the dock
+offers to run on and what it shows of a :class:`~fxstudio.core.flows.Profile`.
 
 Called by ``fxstudio.qt.panels.run`` and ``run_form`` (the Run dock), ``qt.panels.inspector``,
 ``qt.canvas.heat`` and ``qt.seams``.
@@ -23,16 +25,25 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.parts import Part, part_of
+from fxstudio.core.graph.weights import meta_inputs
+from fxstudio.core.memory.fits import Need, require_fits, run_need
 from fxstudio.core.process.guard import format_bytes
+from fxstudio.core.runtime import profiling
 from fxstudio.core.runtime.breakdown import NodeProfile, NodeTime, format_rate
 from fxstudio.core.runtime.devices import available, cpu_threads
-from fxstudio.core.runtime.run import DTYPES
+from fxstudio.core.runtime.profiling import Profile, ProfileOptions
+from fxstudio.core.runtime.run import DTYPES, batched
 from fxstudio.core.runtime.speedup import Comparison, Speedup, by_change
 
 __all__ = [
     "DTYPES",
     "Comparison",
+    "Profile",
+    "ProfileOptions",
     "NodeProfile",
     "NodeTime",
     "Part",
@@ -43,7 +54,34 @@ __all__ = [
     "dtype_choices",
     "format_rate",
     "part_of",
+    "profile",
 ]
+
+
+def profile(
+    doc: GraphDocument,
+    options: ProfileOptions,
+    baseline: GraphDocument | None = None,
+    stage: Callable[[str], None] | None = None,
+) -> Profile:
+    """Run and time ``doc`` as ``options`` say, against ``baseline`` if given
+    (:func:`fxstudio.core.runtime.profiling.profile`) -- refused first, with the numbers,
+    when the run would take more memory than is available (a comparison holds both)."""
+    sides = [d for d in (doc, baseline) if d is not None and d.weights]
+    needs = [_need(d, options) for d in sides]  # (structure only: refused by the run itself)
+    if needs and None not in needs:
+        need = sum((n for n in needs if n is not None), Need(0))
+        require_fits("Running and timing the model", need, options.device)
+    return profiling.profile(doc, options, baseline, stage)
+
+
+def _need(doc: GraphDocument, o: ProfileOptions) -> Need | None:
+    """A run's memory: its activations at the batch asked for, and a copy of the weights
+    when it runs them elsewhere or in another dtype."""
+    inputs = batched(meta_inputs(tuple(doc.example_inputs)), o.batch) if o.batch else None
+    elsewhere = o.device != "cpu" or o.dtype not in (None, "float32")
+    return run_need(doc, inputs, copies=int(elsewhere))
+
 
 #: The autocast dtypes offered besides the casts of :data:`DTYPES`.
 AUTOCAST_DTYPES = ("bfloat16", "float16")

@@ -27,13 +27,13 @@ from typing import Any
 
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.nodedata import Overlay
+from fxstudio.core.memory.fits import require_fits, run_need
 from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.process import modelcode
 from fxstudio.core.saving.files import write_json
 from fxstudio.core.saving.sessions import open_document
 from fxstudio.core.stepping.eager import Agreement
-from fxstudio.core.stepping.stepper import DEFAULT_WINDOW, Step, StepError, Stepper
-from fxstudio.core.stepping.stepper import for_document as step_through
+from fxstudio.core.stepping.stepper import DEFAULT_WINDOW, Step, StepError, Stepper, for_document
 from fxstudio.core.stepping.values import Picture, ValueSummary, picture
 from fxstudio.core.wording import text_table
 
@@ -48,6 +48,19 @@ __all__ = [
     "step_move",
     "step_through",
 ]
+
+
+def step_through(
+    doc: GraphDocument, *, window: int = DEFAULT_WINDOW, eager: bool = True
+) -> Stepper:
+    """A stepper over the document's graph and inputs, compared with the eager model where
+    ``eager`` (:func:`~fxstudio.core.stepping.stepper.for_document`) -- refused first, with
+    the numbers, when the run would not fit in memory: the graph's values at their peak
+    and, to compare, the eager model built again (a copy of the weights) and run."""
+    if doc.weights and doc.example_inputs:  # (said otherwise by the stepper itself)
+        need = run_need(doc, copies=int(eager))
+        require_fits("Stepping through the model", need.twice() if need and eager else need)
+    return for_document(doc, window=window, eager=eager)
 
 
 class UnknownNode(StepError):

@@ -30,7 +30,7 @@ from fxstudio.core.graph.running import Current, Plan, bookkeeping_count, run_no
 from fxstudio.core.graph.shapes import node_dtype, node_shape
 from fxstudio.core.graph.weights import SHAPE_DEVICE, fake_of
 from fxstudio.core.model.failures import describe_value, fake_state, faked, short_location
-from fxstudio.core.process import progress
+from fxstudio.core.process import budget, progress
 from fxstudio.core.process.guard import special_failure
 from fxstudio.core.process.noise import quiet_torch_logs
 
@@ -145,7 +145,8 @@ def _run_real(
     try:
         plan = Plan(gm, graph)
         with torch.no_grad(), threads(bookkeeping_count(plan, example_inputs)):
-            run_nodes(gm, graph, copies, record, at, plan)
+            with budget.bounded():  # a run: held to the memory available (an open is not)
+                run_nodes(gm, graph, copies, record, at, plan)
         counter.step()  # the output node (run_nodes returns its value: no record)
         counter.close()
     except BaseException as exc:

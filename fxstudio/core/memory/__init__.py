@@ -14,6 +14,8 @@ on fake tensors, each kind of call run once: alike calls' values made from the f
 events, the CUDA caching allocator's counters; each kernel's scratch apart).
 ``agreement`` (the estimate and the measurement side by side: the peaks, their ratio, each
 node where they part and why -- scratch, allocator rounding, a copy).
+``fits`` (whether a run fits, asked before it starts: what it would take, from the estimate,
+against what is available; refused with both numbers).
 ``training`` (a training step: parameters, gradients, optimizer state and the activations
 saved for the backward, from the joint graph AOTAutograd partitions on fake tensors; the
 step's peak and what is live there), ``training_run`` (one real training step measured:

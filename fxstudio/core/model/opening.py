@@ -49,7 +49,8 @@ def open_model(request: OpenRequest | str, inputs: Sequence[str] = ()) -> GraphD
 
 
 def _open_model(req: OpenRequest) -> GraphDocument:
-    with modelcode.one_turn(), modelcode.stoppable():  # one thread at a time; Cancel stops it
+    # one thread at a time; Cancel stops it; sized and watched, not bound (modelcode)
+    with modelcode.one_turn(bound=False), modelcode.stoppable():
         return _load_and_capture(req)
 
 
@@ -62,7 +63,8 @@ def capture_loaded(req: OpenRequest, loaded: LoadedModel) -> GraphDocument:
     """Capture and wrap a model already loaded from the request (``load_model`` of its spec,
     inputs and seed): for a caller that ran the eager model first (Dynamo's explain).
     Raises :class:`~fxstudio.core.errors.CaptureError` as an open does."""
-    with modelcode.one_turn():  # the capture patches nn.Module.__call__ (core.process.modelcode)
+    # the capture patches nn.Module.__call__ (core.process.modelcode); sized, not bound
+    with modelcode.one_turn(bound=False):
         frontend: Frontend = req.chosen_frontend or loaded.frontend or "fx"
         options = CaptureOptions(frontend, req.leaf_modules, train=req.train)
         try:

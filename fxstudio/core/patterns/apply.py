@@ -21,8 +21,9 @@ from typing import Any
 
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.snapshots import detached, snapshot
+from fxstudio.core.memory.fits import Need, require_fits, run_need
 from fxstudio.core.patterns.builtins import builtin_for, run_builtin
-from fxstudio.core.patterns.check import Check, check, reference
+from fxstudio.core.patterns.check import CHECK_RUNS, Check, check, reference
 from fxstudio.core.patterns.explain import Explanation, explain
 from fxstudio.core.patterns.found import Found
 from fxstudio.core.patterns.making import compile_function, from_function, load_function
@@ -30,6 +31,7 @@ from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, Pattern, PatternError, Rules
 from fxstudio.core.patterns.replace import Rewritten, rewrite
 from fxstudio.core.patterns.replacements import Replacement, function_replacement, signature_problem
+from fxstudio.core.process.guard import WontFit
 from fxstudio.core.saving.files import write_json
 
 
@@ -198,7 +200,8 @@ def rewrite_flow(doc: GraphDocument, request: RewriteRequest) -> Report:
                 done=builtin.done,
             )
         weights = doc.weights  # (a walk of every tensor: once)
-        before = reference(doc) if doc.example_inputs and weights else None
+        unfit = _unfit(doc) if doc.example_inputs and weights else ""
+        before = reference(doc) if doc.example_inputs and weights and not unfit else None
         result = run_builtin(doc, spec.builtin)
         exact, intended, verb = builtin.exact, builtin.changes_values, builtin.done
         pattern, why = None, None
@@ -214,15 +217,29 @@ def rewrite_flow(doc: GraphDocument, request: RewriteRequest) -> Report:
         replacement = request.replacement or _replacement_of(spec, pattern)
         # the model before, run only when there is something to replace
         weights = doc.weights  # (a walk of every tensor: once)
-        before = reference(doc) if doc.example_inputs and weights and found.matches else None
+        runs = bool(doc.example_inputs and weights and found.matches)
+        unfit = _unfit(doc) if runs else ""
+        before = reference(doc) if runs and not unfit else None
         result = rewrite(doc, pattern, replacement, accepted, found=found)
         exact = False  # a user's replacement: judged as a fold (rounding may differ)
         intended, verb = request.allow_difference, ""
     result_check = check(doc, before, exact) if before is not None and result.edit else None
-    unchecked = NO_VALUES if result.edit and not weights else ""
+    unchecked = (NO_VALUES if not weights else unfit) if result.edit else ""
     return Report(
         result, result_check, pattern, intended, spec.title, why, done=verb, unchecked=unchecked
     )
+
+
+def _unfit(doc: GraphDocument) -> str:
+    """Why the numerical check would not fit in memory (it runs the model before and after
+    on :data:`~fxstudio.core.patterns.check.CHECK_RUNS` inputs, possibly batched into one
+    run), or ``""``."""
+    need = run_need(doc)
+    try:
+        require_fits("The numerical check", need and Need(need.activations * CHECK_RUNS))
+    except WontFit as exc:
+        return str(exc).split("\n", 1)[0].rstrip(".")
+    return ""
 
 
 #: Why a rewrite of a structure-only document is not checked numerically.

@@ -43,6 +43,9 @@ EXACT_ATOL = 1e-5  # float32; scaled by the dtype's epsilon
 FOLD_RTOL = 1e-4
 
 
+#: The inputs a check runs on: the example inputs and random ones like them.
+CHECK_RUNS = 3
+
 #: The most bytes of outputs a document keeps from a check, as the next check's model before.
 KEEP_BYTES = 32 * 2**20
 
@@ -107,7 +110,9 @@ class Check:
         }
 
 
-def check_inputs(doc: GraphDocument, random: int = 2, seed: int = 0) -> list[tuple[Any, ...]]:
+def check_inputs(
+    doc: GraphDocument, random: int = CHECK_RUNS - 1, seed: int = 0
+) -> list[tuple[Any, ...]]:
     """The example inputs and ``random`` seeded ones of the same shapes (floats are drawn
     anew; integer inputs such as token ids are kept, their valid range is unknown)."""
     base = tuple(doc.example_inputs)
@@ -203,7 +208,7 @@ def _leaves(result: Any) -> list[torch.Tensor]:
     return [t.detach().clone() for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
 
 
-def reference(doc: GraphDocument, random: int = 2) -> Reference:
+def reference(doc: GraphDocument, random: int = CHECK_RUNS - 1) -> Reference:
     """Run the model as it is now (before a rewrite) and keep its outputs, and the number of
     threads it ran on (the check runs on as many: the same order of sums) -- or, when the
     last check ran this very graph on these inputs (one rewrite after another), its outputs:

@@ -13,7 +13,9 @@ than a second of frozen window -- whichever thread set it off, a worker's too.  
   edit just made, a canvas of items -- is moved out of sight the same way (:func:`keep`);
 * the garbage that leaves behind (an old document, a rewrite's discarded copy) is collected
   once, in one full collection, when the window has been idle a while (:func:`collect`,
-  :data:`backlog`): a pause nobody is waiting on.
+  :data:`backlog`): a pause nobody is waiting on -- and what a cancelled open took is given
+  back to the machine then (:func:`owe`, :func:`give_back`: freed memory otherwise stays in
+  the process's heap).
 
 Work on a small graph is left to the collector as usual; a small document replaced goes in
 one collection of what is in sight (:func:`sweep`: what was kept is not scanned).
@@ -51,8 +53,11 @@ __all__ = [
     "OnThisThread",
     "backlog",
     "collect",
+    "give_back",
     "keep",
     "on_this_thread",
+    "owe",
+    "owed",
     "pause",
     "paused",
     "release",
@@ -62,6 +67,8 @@ __all__ = [
     "young",
 ]
 
+#: A full collection that freed this many objects gives their memory back to the machine.
+TRIM_AFTER = 100_000
 #: Nodes: work on a graph this big is spared the collector's automatic scans.
 BIG = 5000
 
@@ -70,6 +77,7 @@ _pauses = 0
 _owners = 0  # windows collecting on their thread only (on_this_thread)
 _was_enabled = True  # automatic collection, before fxstudio turned it off
 _survivors = 0  # objects kept out of sight at the last full collection
+_owed = False  # memory owed back to the machine (owe)
 
 
 @contextlib.contextmanager
@@ -187,6 +195,18 @@ def backlog() -> int:
     return max(gc.get_freeze_count() - _survivors, 0)
 
 
+def owe() -> None:
+    """Memory is owed back: the next idle full collection (:func:`collect`) is made however
+    small the backlog, and gives the memory back (a cancelled open's half-built model)."""
+    global _owed
+    _owed = True
+
+
+def owed() -> bool:
+    """Whether :func:`owe` was called since the last full collection."""
+    return _owed
+
+
 def sweep() -> int:
     """One collection of what is in the collector's sight (not what was kept: cheap), e.g.
     once a small document was replaced.  Returns the objects it freed."""
@@ -197,10 +217,23 @@ def sweep() -> int:
 def collect() -> int:
     """One full collection of everything (the idle window's; a document replaced): the
     survivors are kept out of sight again.  Returns the objects it freed."""
-    global _survivors
+    global _survivors, _owed
     with _lock:
         gc.unfreeze()
         freed = gc.collect()
         gc.freeze()
         _survivors = gc.get_freeze_count()
+    if freed >= TRIM_AFTER or _owed:
+        _owed = False
+        give_back()  # (a cancelled open's million objects: their pages back to the machine)
     return freed
+
+
+def give_back() -> None:
+    """Return freed memory to the machine: glibc's free lists trimmed (``malloc_trim``: a
+    cancelled open's millions of small objects, once collected, otherwise stay in the
+    process's heap, resident)."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):  # (glibc's: not on macOS, Windows)
+        ctypes.CDLL(None).malloc_trim(0)

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from types import FrameType
 
 from fxstudio.core.errors import LoadError, SourceLocation, UserError, is_library_file, user_frame
+from fxstudio.core.process.budget import available_memory, format_bytes
 
 #: Exit statuses of the command line (and ``--screenshot``): 2 is bad input, 1 a bug.
 EXIT_OK, EXIT_BUG, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -40,6 +41,25 @@ class Stopped(BaseException):
     """Raised into a thread running the user's code when the user cancels it (Cancel in the
     window).  A ``BaseException``, so that ``except Exception`` in the user's code or in
     torch does not swallow it."""
+
+
+class Overbudget(BaseException):
+    """Raised into a model's build when the tensors it makes would take more memory than
+    it may (:func:`fxstudio.core.fxcompat.within_bytes`): not a failure of the user's code
+    -- the caller builds it again without weights.  A ``BaseException``, so that ``except
+    Exception`` in the model's code does not swallow it."""
+
+    def __init__(self, made: int, limit: int) -> None:
+        super().__init__(made, limit)
+        self.made, self.limit = made, limit
+
+
+class WontFit(UserError):
+    """A run refused before it starts: what it would take is more than is available."""
+
+    def __init__(self, message: str, need: int, available: int):
+        super().__init__(message)
+        self.need, self.available = need, available
 
 
 class Interrupted(UserError):
@@ -104,34 +124,6 @@ def report_error(exc: BaseException, debug: bool = False) -> int:
 # --- sizes and memory ------------------------------------------------------------------------
 
 
-def format_bytes(n: float) -> str:
-    """``3.6 TiB``.
-
-    >>> format_bytes(4e12), format_bytes(512), format_bytes(3 * 2**20)
-    ('3.6 TiB', '512 B', '3.0 MiB')
-    """
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError
-
-
-def available_memory() -> int | None:
-    """Bytes of memory this machine can still give (Linux ``MemAvailable``), if known."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
 _CPU_ALLOC = re.compile(r"tried to allocate (\d+) bytes")
 _CUDA_ALLOC = re.compile(r"Tried to allocate ([\d.]+) (B|KiB|MiB|GiB|TiB)")
 _UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
@@ -176,6 +168,25 @@ def out_of_memory(
     )
 
 
+def wont_fit(
+    what: str, need: int, hint: str, details: str = "", available: int | None = None
+) -> None:
+    """Refuse (:class:`WontFit`) a run of ``need`` bytes when less is ``available``
+    (default: the machine's memory): ``WHAT would take about N (DETAILS); M is available.``
+    and ``hint``.  The kernel grants memory lazily: a run past what is available is not
+    refused by it, but killed halfway, with the window."""
+    avail = available_memory() if available is None else available
+    if avail is None or need <= avail:
+        return
+    more = f" ({details})" if details else ""
+    raise WontFit(
+        f"{what} would take about {format_bytes(need)}{more}; {format_bytes(avail)} is "
+        f"available, so it was not started.\n{hint}",
+        need,
+        avail,
+    )
+
+
 # --- classifying failures ---------------------------------------------------------------------
 
 
@@ -190,7 +201,7 @@ def special_failure(
     """The message for a failure that is not an ordinary exception of the user's code --
     ``sys.exit``, ``KeyboardInterrupt``, out of memory, runaway recursion -- or ``None`` for
     an ordinary one (the caller words those).  :class:`Stopped` is raised again."""
-    if isinstance(exc, Stopped):
+    if isinstance(exc, (Stopped, Overbudget)):
         raise exc
     if isinstance(exc, UserError):
         return exc

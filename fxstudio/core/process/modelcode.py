@@ -34,11 +34,13 @@ from torch.nn.modules.module import (
 )
 
 from fxstudio.core.errors import CaptureError
+from fxstudio.core.process import budget
 from fxstudio.core.process.guard import Stopped, cancel_requested
 
 __all__ = ["WAIT_FOR_CAPTURE_S", "Tiny", "one_capture_at_a_time", "one_turn", "stoppable"]
 
 _CAPTURING = threading.RLock()
+_held = threading.local()  # depth: turns this thread holds, one inside another; bound: any is
 WAIT_FOR_CAPTURE_S = 300.0
 _WARMING = threading.Lock()
 _warm: set[str] = set()
@@ -53,9 +55,9 @@ class Tiny(nn.Module):
 
 @contextlib.contextmanager
 def one_capture_at_a_time(frontend: str, first_capture: Callable[[str], None]) -> Iterator[None]:
-    """Hold the turn (:func:`one_turn`), ``first_capture(frontend)`` made once per process
-    first."""
-    with one_turn():
+    """Hold the turn (:func:`one_turn`: not bound, a capture is watched),
+    ``first_capture(frontend)`` made once per process first."""
+    with one_turn(bound=False):
         _warm_up(frontend, first_capture)
         if cancel_requested():
             raise Stopped()
@@ -63,10 +65,27 @@ def one_capture_at_a_time(frontend: str, first_capture: Callable[[str], None]) -
 
 
 @contextlib.contextmanager
-def one_turn() -> Iterator[None]:
+def one_turn(bound: bool = True) -> Iterator[None]:
     """Hold the turn to run model code (again in the same thread: at once); while waiting, a
     thread whose work is no longer wanted (:func:`~fxstudio.core.process.guard.cancel_requested`)
-    gives up with ``Stopped``."""
+    gives up with ``Stopped``.  A run (``bound``) may take no more memory than was available
+    when it began (:func:`~fxstudio.core.process.budget.bounded`): past it, an allocation
+    fails with an out-of-memory error instead of the kernel killing the process -- a run
+    inside an open's turn too.  An open and a capture are not so bound (they are sized and
+    watched instead, :mod:`fxstudio.core.model.sizing`: the bound counts address space,
+    and a structure-only build leaves much of it mapped and unused)."""
+    depth = getattr(_held, "depth", 0)
+    if depth:  # this thread's own turn again
+        tighter = bound and not _held.bound
+        _held.depth, _held.bound = depth + 1, _held.bound or bound
+        try:
+            with budget.bounded() if tighter else contextlib.nullcontext():
+                yield
+        finally:
+            _held.depth = depth
+            if tighter:
+                _held.bound = False
+        return
     waited = 0.0
     while not _CAPTURING.acquire(timeout=0.05):
         waited += 0.05
@@ -78,9 +97,12 @@ def one_turn() -> Iterator[None]:
                 "that could not be stopped, or a very large model), and torch.fx traces one "
                 "model at a time. Wait for it and open again, or restart fxstudio."
             )
+    _held.depth, _held.bound = 1, bound
     try:
-        yield
+        with budget.bounded() if bound else contextlib.nullcontext():
+            yield
     finally:
+        _held.depth, _held.bound = 0, False
         _CAPTURING.release()
 
 

@@ -73,7 +73,7 @@ class IdleCollector(QObject):
             self._idle()
 
     def _idle(self) -> None:
-        if collector.backlog() >= WORTH:
+        if collector.backlog() >= WORTH or collector.owed():
             freed = collector.collect()
         else:
             freed = collector.sweep()  # what young() leaves: the old generation in sight

@@ -276,7 +276,7 @@ class DocumentSession(QObject):
         if quiet:
             return
         kept = "the model open before stays" if self.document is not None else "nothing opened"
-        self.status.emit(f"Opening cancelled; {kept}.", 5000)
+        self.status.emit(f"Opening cancelled; {kept}.", 0)  # (until the next message)
         stage = open_stage(self._opening, self.open_stage) if self._opening else ""
         QTimer.singleShot(LINGER_MS, lambda: self._still_running(task, kept, stage))
 
@@ -298,6 +298,7 @@ class DocumentSession(QObject):
             self.lingering = None
         if task.cancelled and seconds >= KEEP_AFTER_S:  # (an open set_document took: not)
             collector.keep()
+            collector.owe()  # what it took goes back to the machine once the window is idle
 
     def restore(self, path: Path) -> None:
         """Open a recovery file; once it is shown the file is deleted (its changes stay
