@@ -191,3 +191,17 @@ def test_timm_missing_or_broken_says_what_to_install(monkeypatch):
     monkeypatch.setattr(zoo.importlib, "import_module", torchvision_broken)
     with pytest.raises(LoadError, match="torch==2.14.1 torchvision==0.29.1"):
         load_model("timm:convnext_atto")
+
+
+@needs_transformers
+def test_a_misspelt_override_names_the_key_it_meant():
+    """``hf:gpt2(n_layers=2)`` opened the whole 12-layer GPT-2 without a word (#54):
+    transformers keeps a setting it does not know as an attribute nothing reads."""
+    with pytest.raises(LoadError) as refused:
+        load_model("hf:gpt2(n_layers=2)")
+    said = str(refused.value)
+    assert said.startswith("'hf:gpt2(n_layers=2)': GPT2Config has no setting 'n_layers'.")
+    assert "Did you mean n_layer" in said
+    # the settings a config takes besides its fields, and its aliases, are known
+    loaded = load_model('hf:gpt2(num_hidden_layers=1, attn_implementation="eager")')
+    assert len(loaded.module.h) == 1

@@ -27,8 +27,8 @@ import pytest
 import torch
 
 from fxstudio.core.fxcompat import tree_leaves
+from fxstudio.core.model.hfinputs import example_input
 from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.model.zoo import example_input
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.saving.export import export
 from fxstudio.core.saving.sessions import open_document

@@ -29,7 +29,7 @@ import importlib.util
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import torch
@@ -37,6 +37,7 @@ import torch.fx as fx
 import torch.utils._pytree as pytree
 from torch import nn
 from torch.fx.graph_module import _forward_from_src
+from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_flatten, tree_leaves, tree_map
 
 __all__ = [
@@ -53,6 +54,8 @@ __all__ = [
     "is_compiled",
     "is_fake",
     "large_on_meta",
+    "meta_like",
+    "within_bytes",
     "is_op_overload",
     "op_name",
     "op_registrar",
@@ -378,13 +381,32 @@ def reparametrized(module: nn.Module, tensors: dict[str, torch.Tensor]) -> Any:
     return _reparametrize_module(module, tensors)
 
 
+def meta_like(t: torch.Tensor) -> torch.Tensor:
+    """A ``meta`` tensor of ``t``'s shape, strides and dtype.  (``torch.empty_like(t,
+    device="meta")`` does the same, but leaves glibc's heap so that the memory ``t`` frees
+    is not used again: a structure-only GPT-2 of 1,500 layers, its 2.4 MB projections each
+    made and then swapped for a meta one, left 3.5 GB of the process's address space
+    mapped and unused -- past the bound on model code, :mod:`fxstudio.core.process.budget`.)
+    """
+    return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="meta")
+
+
 def large_on_meta(limit: int) -> Any:
     """A context in which tensors made without a device (``torch.empty``, ``arange``,
     ``nn.Linear``'s weight ...) of more than ``limit`` elements are made on the ``meta``
     device and smaller ones on the CPU -- so a model built inside takes no memory for its
-    weights while its small tensors (a rotary embedding's ``inv_freq``, a norm's scale) keep
-    their values.  ``torch.device("meta")`` with a size rule (``torch.utils._device``)."""
+    weights while its small tensors (a rotary embedding's ``inv_freq``, a causal mask) keep
+    their values -- and every parameter is made ``meta`` as it is registered, however small
+    (a structure-only model keeps none: GPT-2's 768x768 projections, real, took 2.4 MB a
+    layer, 3.5 GB of 1,500 layers, until the build was over).  ``torch.device("meta")`` with
+    a size rule (``torch.utils._device``)."""
+    from torch.nn.modules.module import register_module_parameter_registration_hook
     from torch.utils._device import DeviceContext, _device_constructors
+
+    def meta_parameter(_module: nn.Module, _name: str, p: Any) -> Any:
+        if p is None or p.is_meta:
+            return None
+        return nn.Parameter(meta_like(p), p.requires_grad)
 
     class LargeOnMeta(DeviceContext):
         def __torch_function__(
@@ -398,7 +420,66 @@ def large_on_meta(limit: int) -> Any:
                 return func(*args, **{**kwargs, "device": "cpu"})
             return made
 
+        def __enter__(self) -> Any:
+            self.hook = register_module_parameter_registration_hook(meta_parameter)
+            return super().__enter__()
+
+        def __exit__(self, *exc: Any) -> Any:
+            self.hook.remove()
+            return super().__exit__(*exc)
+
     return LargeOnMeta("meta")
+
+
+#: Tensors of at least this many bytes made by a build stopped by :func:`within_bytes` give
+#: their memory back at once.
+_LARGE = 1 << 20
+
+
+def within_bytes(limit: int, too_big: Callable[[int], BaseException]) -> Any:
+    """A context in which a model is built as usual, but the tensors made without a device
+    (``torch.empty``, ``nn.Linear``'s weight ...) are counted, each sized on the ``meta``
+    device before it is made: the one that would take the total past ``limit`` bytes raises
+    ``too_big(total)`` instead of being allocated, and the memory of the large ones made
+    before it is given back at once (their storages emptied: the half-built model is
+    garbage, and a cycle in it would otherwise hold them until a full collection).  The
+    same tensors, and the same random numbers, as a build outside it."""
+    from torch.utils._device import _device_constructors
+
+    total = [0]
+    large: list[torch.UntypedStorage] = []  # (held while the build runs: its model holds them)
+
+    class WithinBytes(TorchFunctionMode):
+        def __torch_function__(
+            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+        ) -> Any:
+            kwargs = kwargs or {}
+            where = kwargs.get("device")
+            if func not in _device_constructors() or torch.device(where or "cpu").type != "cpu":
+                return func(*args, **kwargs)
+            try:  # sized first, where nothing is allocated
+                sized = func(*args, **{**kwargs, "device": "meta"})
+            except Exception:  # noqa: BLE001 - a CPU generator, say: counted once made
+                sized = None
+            if isinstance(sized, torch.Tensor):
+                count(sized.numel() * sized.element_size())
+            made = func(*args, **kwargs)
+            if isinstance(made, torch.Tensor):
+                if sized is None:
+                    count(made.numel() * made.element_size())
+                if made.numel() * made.element_size() >= _LARGE:
+                    large.append(made.untyped_storage())
+            return made
+
+    def count(nbytes: int) -> None:
+        total[0] += nbytes
+        if total[0] > limit:
+            for storage in large:
+                storage.resize_(0)
+            large.clear()
+            raise too_big(total[0])
+
+    return WithinBytes()
 
 
 def is_fake(t: torch.Tensor) -> bool:

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from fxstudio.core.fxcompat import is_fake, large_on_meta, tree_map
+from fxstudio.core.fxcompat import is_fake, large_on_meta, meta_like, tree_map
 
 #: The device a structure-only model's shapes are worked out on (what it was built for).
 SHAPE_DEVICE = "cpu"
@@ -85,6 +85,18 @@ def weight_bytes(module: nn.Module) -> int:
     return total
 
 
+def held_bytes(module: nn.Module) -> int:
+    """Bytes its parameters and buffers that are not ``meta`` tensors take (a structure-only
+    model's small buffers), shared ones once."""
+    seen: set[int] = set()
+    total = 0
+    for _, t in _tensors(module):
+        if not t.is_meta and id(t) not in seen:
+            seen.add(id(t))
+            total += t.numel() * t.element_size()
+    return total
+
+
 def fake_of(mode: Any, t: torch.Tensor) -> torch.Tensor:
     """A fake tensor of ``mode`` standing for ``t``: a meta tensor becomes one on
     :data:`SHAPE_DEVICE` with its shape, strides and dtype; a real one is converted."""
@@ -105,8 +117,7 @@ def to_meta(module: nn.Module, buffers_up_to: int = -1) -> nn.Module:
 
     def meta(t: torch.Tensor) -> torch.Tensor:
         if id(t) not in made:
-            with torch.no_grad():
-                empty = torch.empty_like(t, device="meta")
+            empty = meta_like(t)
             made[id(t)] = (
                 nn.Parameter(empty, requires_grad=t.requires_grad)
                 if isinstance(t, nn.Parameter)

@@ -44,6 +44,7 @@ from typing import Any
 from fxstudio.core.layout.boxes import NODE_HEIGHT, Box
 from fxstudio.core.layout.dot import dot_positions, layered
 from fxstudio.core.layout.labels import ESTIMATE, TextMetrics, format_shape
+from fxstudio.core.process.archives import archive_problem
 
 #: Graphs up to this many nodes are laid out by ``dot`` (a fraction of a second); bigger ones
 #: by the layered layout, which takes a second at 20,000 nodes where ``dot`` takes minutes.
@@ -85,6 +86,8 @@ class FirstPicture:
 def read_archive(path: str) -> tuple[list[PreviewNode], list[tuple[str, str, str]]] | None:
     """The nodes and edges of the program in the ``.pt2`` at ``path``; ``None`` where it is
     not a zip holding a program's JSON this reader knows (the normal open says why)."""
+    if archive_problem(path):  # a record that cannot be held: the open says so
+        return None
     try:
         with zipfile.ZipFile(path) as archive:
             names = [n for n in archive.namelist() if _PROGRAM.search(n)]

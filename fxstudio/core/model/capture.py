@@ -40,12 +40,14 @@ from fxstudio.core.graph.propagation import cheap_to_run, propagate_shapes
 from fxstudio.core.graph.weights import has_weights, with_buffers_of
 from fxstudio.core.model.failures import export_error, faked, trace_error
 from fxstudio.core.model.modelspec import LoadedModel
+from fxstudio.core.model.sizing import check_capture, watching
 from fxstudio.core.model.tracer import Tracer
 from fxstudio.core.process import modelcode, progress
-from fxstudio.core.process.guard import special_failure
+from fxstudio.core.process.guard import SMALLER_MODEL, special_failure
 from fxstudio.core.process.noise import quiet_torch_logs
 
 Frontend = Literal["fx", "export"]
+EXPORTING = "Exporting (torch.export)"  # the progress's stage: k of n modules
 FRONTENDS: tuple[Frontend, ...] = ("fx", "export")
 
 
@@ -83,6 +85,14 @@ def _capture(loaded: LoadedModel, opts: CaptureOptions) -> Captured:
         assert isinstance(gm, fx.GraphModule)
         return Captured(gm, "export", loaded.example_inputs)
     loaded.module.train(opts.train)
+    what = str(loaded.spec)
+    check_capture(loaded.module, opts.frontend, what, SMALLER_MODEL)
+    told = EXPORTING if opts.frontend == "export" else None  # (the tracer tells its nodes)
+    with watching(loaded.module, told, opts.frontend, what, SMALLER_MODEL):
+        return _captured(loaded, opts)
+
+
+def _captured(loaded: LoadedModel, opts: CaptureOptions) -> Captured:
     if opts.frontend == "fx":
         gm = trace_fx(loaded.module, opts.leaf_modules, opts.concrete_args, loaded.source_file)
         cap = Captured(gm, "fx", loaded.example_inputs)
@@ -96,7 +106,7 @@ def _capture(loaded: LoadedModel, opts: CaptureOptions) -> Captured:
                 )
         return cap
     if opts.frontend == "export":
-        progress.tell("Exporting (torch.export)")
+        progress.tell(EXPORTING)
         gm = export_module(loaded.module, loaded.example_inputs, loaded.source_file)
         return Captured(gm, "export", loaded.example_inputs)
     raise CaptureError(f"Unknown frontend '{opts.frontend}'. Use one of: {', '.join(FRONTENDS)}.")

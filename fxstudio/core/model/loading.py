@@ -12,7 +12,6 @@ Opening a model file runs its code, exactly like ``python file.py`` would.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import difflib
 import hashlib
@@ -55,10 +54,10 @@ from fxstudio.core.model.modelspec import (
     make_inputs,
     parse_input_spec,
     parse_spec,
-    too_big_for_memory,
-    weights_too_big,
 )
+from fxstudio.core.model.sizing import build_within_memory, weights_too_big
 from fxstudio.core.process import progress
+from fxstudio.core.process.archives import archive_problem
 from fxstudio.core.process.guard import SMALLER_MODEL, user_error
 from fxstudio.core.process.noise import quiet_torch_logs
 
@@ -102,20 +101,22 @@ def _load(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> Loa
     if obj is None:
         raise LoadError(_missing_name_message(ms, namespace))
     notes = []
-    sized, too_big = _sized(ms, obj, seed, source_file) if weights else (None, None)
-    if sized is not None and too_big:
-        notes.append(f"{ms.text}: structure only, no weights: {too_big}")
-        module = to_meta(sized, SMALL_BUFFER)  # built on meta to size it: structure only
+    if weights:  # built once: stopped before its weights pass the memory, then on meta
+        module, too_big = build_within_memory(lambda: _construct(ms, obj, seed, source_file))
+        if too_big:
+            notes.append(f"{ms.text}: structure only, no weights: {too_big}")
+            module = to_meta(module, SMALL_BUFFER)
+            weights = False
     else:
-        with building(weights):
+        with building(False):
             module = _construct(ms, obj, seed, source_file)
-    if inputs:
-        example = make_inputs(inputs, seed)
+    if inputs:  # (shapes only for a structure-only model: any size)
+        example = make_inputs(inputs, seed, real=weights)
     else:
         example = _namespace_inputs(ms, namespace, module, seed, source_file)
         trained = zoo.torchvision_input(ms) if not example else None
         if trained is not None:
-            example = make_inputs([trained[0]], seed)
+            example = make_inputs([trained[0]], seed, real=weights)
             notes.append(trained[1])
     return LoadedModel(ms, module, example, source_file=source_file, seed=seed, notes=notes)
 
@@ -307,20 +308,6 @@ def _construct(ms: ModelSpec, obj: Any, seed: int, source_file: str | None) -> n
     return module
 
 
-def _sized(
-    ms: ModelSpec, obj: Any, seed: int, source_file: str | None
-) -> tuple[nn.Module | None, str | None]:
-    """The model built on the meta device first (no memory, no time) and why it is too large
-    for this machine's memory, or ``None``; a model that cannot be built there is built as
-    usual (``None, None``)."""
-    try:
-        with building(False), contextlib.redirect_stdout(sys.stderr):
-            sized = _construct(ms, obj, seed, source_file)
-    except Exception:  # noqa: BLE001 - code that needs real tensors to build: built as usual
-        return None, None
-    return sized, too_big_for_memory(sized)
-
-
 def _call_text(ms: ModelSpec) -> str:
     """``(1, a=2)`` for a spec with arguments, ``()`` without."""
     parts = [repr(a) for a in ms.args] + [f"{k}={v!r}" for k, v in ms.kwargs]
@@ -360,6 +347,9 @@ def _load_pt2(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) ->
     path = os.path.abspath(os.path.expanduser(ms.location))
     if not os.path.isfile(path):
         raise LoadError(f"No such file: {ms.location}. Check the path.")
+    problem = archive_problem(path)  # its directory: a record that cannot be held, unread
+    if problem:
+        raise LoadError(problem)
     notes = []
     try:
         with quiet_torch_logs():  # torch logs its own traceback of a bad archive
@@ -383,7 +373,7 @@ def _load_pt2(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) ->
             "file. Save the program again with torch.export.save()."
         ) from exc
     if inputs:
-        example: tuple[Any, ...] = make_inputs(inputs, seed)
+        example: tuple[Any, ...] = make_inputs(inputs, seed, real=weights and not too_big)
     else:
         stored = getattr(ep, "example_inputs", None)
         example = tuple(stored[0]) if stored else ()

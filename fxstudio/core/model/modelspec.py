@@ -28,8 +28,8 @@ import torch
 from torch import nn
 
 from fxstudio.core.errors import InputSpecError, LoadError
-from fxstudio.core.graph.weights import weight_bytes
-from fxstudio.core.process.guard import available_memory, format_bytes, out_of_memory
+from fxstudio.core.process.budget import available_memory
+from fxstudio.core.process.guard import out_of_memory
 
 SpecKind = Literal["file", "module", "example", "pt2", "timm", "hf"]
 
@@ -237,13 +237,18 @@ def parse_input_spec(text: str) -> InputSpec:
     return InputSpec(shape, _DTYPES[dtype_name])
 
 
-def make_inputs(specs: Sequence[str | InputSpec], seed: int = 0) -> tuple[torch.Tensor, ...]:
-    """Random tensors for ``--input`` specs, the same for the same seed.
+def make_inputs(
+    specs: Sequence[str | InputSpec], seed: int = 0, real: bool = True
+) -> tuple[torch.Tensor, ...]:
+    """Random tensors for ``--input`` specs, the same for the same seed -- or, not ``real``
+    (a structure-only model: shapes only), ``meta`` tensors of those shapes, any size.
 
     Floating and complex inputs are standard normal; integer inputs are in ``[0, 10)`` (safe
     as token ids or indices for any vocabulary); bool inputs are random.
     """
     parsed = [s if isinstance(s, InputSpec) else parse_input_spec(s) for s in specs]
+    if not real:
+        return tuple(torch.empty(s.shape, dtype=s.dtype, device="meta") for s in parsed)
     check_fits(parsed)
     gen = torch.Generator().manual_seed(seed)
     out = []
@@ -269,22 +274,3 @@ def check_fits(specs: Sequence[InputSpec]) -> None:
             for s in specs
         )
         raise out_of_memory(f"making the example inputs ({given})", total, None)
-
-
-def too_big_for_memory(sized: nn.Module) -> str | None:
-    """Why a model (built on the meta device to size it) is opened without weights, in
-    words, or ``None``: its weights would take more than 80% of the memory this machine has
-    left."""
-    return weights_too_big(weight_bytes(sized))
-
-
-def weights_too_big(need: int) -> str | None:
-    """Why weights of ``need`` bytes are not loaded, in words, or ``None``: they would take
-    more than 80% of the memory this machine has left."""
-    avail = available_memory()
-    if avail is None or need <= 0.8 * avail:
-        return None
-    return (
-        f"its weights ({format_bytes(need)}) would not fit in the {format_bytes(avail)} this "
-        "machine has available"
-    )

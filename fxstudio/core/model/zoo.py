@@ -14,9 +14,10 @@
     torch.export takes it apart as the pytree transformers registers, and a saved ``.py``
     returns its fields as a dict) -- ``return_dict=False`` would break models whose code reads
     their submodules' outputs by name (DINOv2, ConvNeXt).  The example input is the model's
-    ``main_input_name`` (:func:`example_input`): 16 token ids, an image or a clip of the
-    config's size, or what the model type's feature extractor makes of one second of audio
-    (Whisper: 80 mel bins x 3000 frames).  The model's one note says what was chosen.
+    ``main_input_name`` (:mod:`~fxstudio.core.model.hfinputs`): 16 token ids, an image or a
+    clip of the config's size, or what the model type's feature extractor makes of one
+    second of audio (Whisper: 80 mel bins x 3000 frames).  The model's one note says what
+    was chosen.
     A folder that holds safetensors weights as well (a checkpoint in the Hugging Face layout:
     ``model.safetensors``, or shards with ``model.safetensors.index.json``) opens with them
     (``AutoModel.from_pretrained``: its shards, its names' prefix, its dtype) -- so does a hub
@@ -34,6 +35,7 @@ architecture, and this machine may reach no hub.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
 import inspect
@@ -48,16 +50,21 @@ from torch import nn
 from fxstudio.core.errors import LoadError
 from fxstudio.core.graph.checkpoints import Checkpoint, few, find_checkpoint
 from fxstudio.core.graph.weights import SMALL_BUFFER, building, to_meta
+from fxstudio.core.model.hfinputs import example_input
 from fxstudio.core.model.modelspec import (
     InputSpec,
     LoadedModel,
     ModelSpec,
     make_inputs,
+)
+from fxstudio.core.model.sizing import (
+    build_within_memory,
+    check_depth,
+    depth_of,
     too_big_for_memory,
+    weights_too_big,
 )
 from fxstudio.core.process.guard import SMALLER_MODEL, user_error
-
-HF_SEQUENCE = 16  # example input_ids length (shorter where the model allows fewer positions)
 
 
 def load(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool = True) -> LoadedModel:
@@ -124,12 +131,12 @@ def _load_timm(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -
         raise user_error(f"Building timm:{name}", exc, oom_hint=SMALLER_MODEL) from exc
     model.eval()
     if inputs:
-        example = make_inputs(inputs, seed)
+        example = make_inputs(inputs, seed, real=weights)
         chosen = ""
     else:
         cfg = getattr(model, "pretrained_cfg", None) or getattr(model, "default_cfg", {}) or {}
         size = tuple(cfg.get("input_size", (3, 224, 224)))
-        example = make_inputs([InputSpec((1, *size))], seed)
+        example = make_inputs([InputSpec((1, *size))], seed, real=weights)
         chosen = f"; input 1x{'x'.join(map(str, size))} (its default size)"
     made = "random weights (pretrained=False)" if weights else "no weights"
     note = f"timm:{name}: {type(model).__name__}, {made}{chosen}"
@@ -161,13 +168,17 @@ def _config(ms: ModelSpec) -> tuple[Any, str]:
         if os.path.isdir(path) or (path.endswith(".json") and os.path.isfile(path)):
             folder = os.path.dirname(path) if os.path.isfile(path) else path
             if os.path.isfile(path) and os.path.basename(path) != "config.json":
+                _check_overrides(ms, AutoConfig.from_pretrained(path), overrides)
                 return AutoConfig.from_pretrained(path, **overrides), path
+            base = AutoConfig.from_pretrained(folder, local_files_only=True)
+            _check_overrides(ms, base, overrides)
             return AutoConfig.from_pretrained(folder, local_files_only=True, **overrides), folder
         types = hf_model_types()
         if name in types:
+            _check_overrides(ms, AutoConfig.for_model(name), overrides)
             return AutoConfig.for_model(name, **overrides), f"a default {name} config"
         try:
-            return AutoConfig.from_pretrained(name, local_files_only=True, **overrides), name
+            base = AutoConfig.from_pretrained(name, local_files_only=True)
         except OSError as exc:
             close = difflib.get_close_matches(name, types, n=5)
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
@@ -176,15 +187,45 @@ def _config(ms: ModelSpec) -> tuple[Any, str]:
                 f"or a hub id whose config is in the local cache.{hint} Model types: gpt2, "
                 "llama, bert, t5, ... (transformers' CONFIG_MAPPING)."
             ) from exc
+        _check_overrides(ms, base, overrides)
+        return AutoConfig.from_pretrained(name, local_files_only=True, **overrides), name
     except LoadError:
         raise
     except BaseException as exc:
         raise user_error(f"Reading the config of hf:{name}", exc) from exc
 
 
-def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> LoadedModel:
-    from transformers import AutoModel
+#: What a configuration takes besides its fields: what ``PretrainedConfig`` reads from its
+#: keyword arguments (transformers sets any other as an attribute nothing reads).
+CONFIG_EXTRAS = ("attn_implementation", "torch_dtype", "num_labels", "dtype")
 
+
+def _check_overrides(ms: ModelSpec, config: Any, overrides: dict[str, Any]) -> None:
+    """Refuse an override the configuration does not know -- transformers would set it as
+    an attribute nothing reads, and open the model as if it were not there -- naming the
+    nearest keys it knows."""
+    fields = {k for k in config.to_dict() if not k.startswith("_")}
+    fields |= set(getattr(config, "attribute_map", {})) | set(CONFIG_EXTRAS)
+    known = fields | {a for a in dir(type(config)) if not a.startswith("_")}
+    for cls in type(config).__mro__:  # (keyword arguments of the config's own __init__)
+        init = vars(cls).get("__init__")
+        if init is not None:
+            with contextlib.suppress(TypeError, ValueError):
+                known |= set(inspect.signature(init).parameters)
+    for key in overrides:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(fields), n=3)
+            mean = f" Did you mean {' or '.join(close)}?" if close else ""
+            raise LoadError(
+                f"'{ms.text}': {type(config).__name__} has no setting '{key}'.{mean} An "
+                "override it does not know would be ignored, and the model opened without it. "
+                f"Its settings: {', '.join(sorted(fields)[:40])}"
+                + (", …" if len(fields) > 40 else "")
+                + "."
+            )
+
+
+def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> LoadedModel:
     config, origin = _config(ms)
     checkpoint = _checkpoint(ms)
     given = dict(ms.kwargs)
@@ -198,40 +239,45 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> 
     # outputs by name (DINOv2's encoder_outputs.last_hidden_state), and torch.export takes
     # a ModelOutput apart as a pytree (transformers registers every one), so the graph
     # returns its fields' tensors and a saved .py returns them as a dict.
-    with building(False):  # how big is it? (no memory, no time)
-        try:
-            sized = AutoModel.from_config(config)
-        except BaseException as exc:
-            raise user_error(f"Building hf:{ms.location}", exc) from exc
-    too_big = too_big_for_memory(sized) if weights else None
-    if too_big:
-        chosen.append(too_big)
-        weights = False
-    # without weights: the model built on meta to size it (its small weights made meta too)
-    model: nn.Module = sized if weights else to_meta(sized, SMALL_BUFFER)
-    if weights:
+    depth = depth_of(config, lambda probe: _from_config(ms, probe))
+    if depth is not None:  # refused before it is built when it cannot be held
+        with_weights = weights and not weights_too_big(depth.weight_bytes)
+        check_depth(ms.text, depth, with_weights, lambda layers: _layers(ms, config, layers))
+    model: nn.Module
+    # built once, for real -- stopped before its weights would not fit -- unless the probes
+    # say at once that they would not
+    fits = depth is None or not weights_too_big(depth.weight_bytes)
+    if weights and checkpoint is None and fits:
         torch.manual_seed(seed)
-        if checkpoint is not None:
-            model = _from_checkpoint(config, checkpoint, chosen)
-        else:
-            try:
-                model = AutoModel.from_config(config)
-            except BaseException as exc:
-                raise user_error(f"Building hf:{ms.location}", exc, oom_hint=SMALLER_MODEL) from exc
+        model, too_big = build_within_memory(lambda: _from_config(ms, config))
+        if too_big:
+            chosen.append(too_big)
+            weights = False
+            model = to_meta(model, SMALL_BUFFER)
+    else:  # sized on meta (no memory, no time): structure only, or read from the checkpoint
+        with building(False):
+            sized = _from_config(ms, config)
+        too_big = too_big_for_memory(sized) if weights else None
+        if too_big:
+            chosen.append(too_big)
+            weights = False
+        model = _from_checkpoint(config, checkpoint, chosen) if weights and checkpoint else sized
+        if not weights:
+            model = to_meta(model, SMALL_BUFFER)
     built = type(model).__name__
     if getattr(config, "is_encoder_decoder", False) and hasattr(model, "get_encoder"):
         model = model.get_encoder()  # type: ignore[operator]  # one graph from the main input
         built += " encoder"
     model.eval()
     if inputs:
-        example = make_inputs(inputs, seed)
+        example = make_inputs(inputs, seed, real=weights)
         what = ""
     else:
         main_input, spec, why = example_input(model, config)
         if spec is None:
             example, what = (), f", no default for its {main_input} ({why}): give --input"
         else:
-            example = make_inputs([spec], seed)
+            example = make_inputs([InputSpec(spec.shape, spec.dtype)], seed, real=weights)
             shape = "x".join(map(str, spec.shape))
             what = f", {main_input} {shape}:{str(spec.dtype)[6:]} ({why})"
     params = sum(p.numel() for p in model.parameters())
@@ -250,6 +296,26 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> 
     return LoadedModel(
         ms, model, example, seed=seed, frontend="export", notes=[note], checkpoint=folder
     )
+
+
+def _layers(ms: ModelSpec, config: Any, layers: int) -> str:
+    """``hf:gpt2(n_layer=12)``: the spec with its layers' count set, in the key the user gave
+    (or the model type's own)."""
+    keys = {"num_hidden_layers", getattr(config, "attribute_map", {}).get("num_hidden_layers")}
+    key = next((k for k, _ in ms.kwargs if k in keys), None)
+    if key is None:
+        key = getattr(config, "attribute_map", {}).get("num_hidden_layers", "num_hidden_layers")
+    kwargs = [(k, v) for k, v in ms.kwargs if k != key] + [(key, layers)]
+    return f"hf:{ms.location}({', '.join(f'{k}={v!r}' for k, v in kwargs)})"
+
+
+def _from_config(ms: ModelSpec, config: Any) -> nn.Module:
+    from transformers import AutoModel
+
+    try:
+        return AutoModel.from_config(config)  # type: ignore[no-any-return]
+    except BaseException as exc:
+        raise user_error(f"Building hf:{ms.location}", exc, oom_hint=SMALLER_MODEL) from exc
 
 
 def _checkpoint(ms: ModelSpec) -> Checkpoint | None:
@@ -319,128 +385,6 @@ def _from_checkpoint(config: Any, checkpoint: Checkpoint, chosen: list[str]) -> 
 def _count(n: int) -> str:
     """A parameter count in words: ``124.4 M``, ``70.55 B``."""
     return f"{n / 1e9:.2f} B" if n >= 1e9 else f"{n / 1e6:.1f} M"
-
-
-def example_input(model: nn.Module, config: Any) -> tuple[str, InputSpec | None, str]:
-    """The model's main input (``model.main_input_name``), an example of it and, in words,
-    where its shape came from -- ``None`` when there is no sensible default.
-
-    * ``input_ids``: 16 tokens (fewer where the model has fewer positions);
-    * ``pixel_values``: one image of ``config.image_size`` with ``num_channels``; a clip of
-      ``num_frames`` frames (1 x T x C x H x W) for a video model (VideoMAE, TimeSformer,
-      ViViT), as is ``pixel_values_videos`` (V-JEPA 2: ``frames_per_clip``, ``crop_size``);
-    * ``input_features`` and ``input_values`` (audio): what the model type's feature extractor
-      makes of one second of audio -- its layout and frame count (Whisper's pads to 30 s:
-      80 x 3000 mel frames; Speech2Text's is frames x 80; the Audio Spectrogram Transformer's
-      1024 x 128; raw audio for wav2vec2 and HuBERT is 16000 samples) -- with the sizes the
-      config sets (``num_mel_bins``, Whisper's ``2 * max_source_positions`` frames).
-    """
-    name = getattr(model, "main_input_name", "input_ids")
-    if isinstance(name, (list, tuple)):  # OneFormer: ["pixel_values", "task_inputs"]
-        name = name[0]
-    if name in ("input_ids", "decoder_input_ids"):
-        limits = [
-            getattr(config, k, None) for k in ("max_position_embeddings", "n_positions", "n_ctx")
-        ]
-        longest = min((v for v in limits if isinstance(v, int) and v > 0), default=HF_SEQUENCE)
-        return name, InputSpec((1, min(HF_SEQUENCE, longest)), torch.int64), "tokens"
-    if name in ("pixel_values", "pixel_values_videos"):
-        return (name, *_pixels(config, video=name == "pixel_values_videos"))
-    if name in ("input_features", "input_values"):
-        return (name, *_audio(config, name))
-    return name, None, "fxstudio knows no example for it"
-
-
-def _first(config: Any, *names: str) -> Any:
-    return next((v for v in (getattr(config, n, None) for n in names) if v is not None), None)
-
-
-def _pixels(config: Any, video: bool) -> tuple[InputSpec, str]:
-    size = _first(config, "image_size", "crop_size") or 224
-    if isinstance(size, dict):  # {"height": ..., "width": ...}
-        size = (size.get("height", 224), size.get("width", 224))
-    h, w = (size, size) if isinstance(size, int) else (size[0], size[-1])
-    channels = _first(config, "num_channels", "in_chans") or 3
-    frames = _first(config, "num_frames", "frames_per_clip")
-    if video or isinstance(frames, int):
-        t = frames if isinstance(frames, int) else 16
-        return InputSpec((1, t, channels, h, w)), f"a clip of {t} frames of the config's size"
-    return InputSpec((1, channels, h, w)), "an image of the config's size"
-
-
-def _audio(config: Any, name: str) -> tuple[InputSpec, str]:
-    """The feature extractor's output for one second of audio, resized as the config says;
-    without one, a second at 16 kHz (raw) or 100 frames of the config's width (features)."""
-    probed = _feature_extractor_shape(config, name)
-    width = _feature_width(config)
-    if probed is None:
-        if name == "input_values":
-            return InputSpec((1, 16000)), "one second of audio at 16 kHz"
-        return InputSpec((1, 100, width or 80)), "100 frames (one second) of its features"
-    shape, time_axis, fixed, extractor = probed
-    why = f"{extractor}'s output for one second of audio"
-    if len(shape) == 3 and time_axis in (1, 2):
-        shape[3 - time_axis] = width or shape[3 - time_axis]
-        source_positions = getattr(config, "max_source_positions", None)
-        if fixed and isinstance(source_positions, int):
-            # Whisper's extractor pads to 30 s (3000 frames); its encoder's two convolutions
-            # halve them to max_source_positions and it refuses any other length.
-            shape[time_axis] = 2 * source_positions
-            why = f"{extractor}'s layout, 2 * max_source_positions frames"
-    return InputSpec(tuple(shape)), why
-
-
-def _feature_width(config: Any) -> int | None:
-    """The width of one frame of features the model's first layer takes, per its config."""
-    width = _first(config, "num_mel_bins", "feature_projection_input_dim")
-    if isinstance(width, int):
-        return width
-    per_channel = getattr(config, "input_feat_per_channel", None)  # Speech2Text
-    if isinstance(per_channel, int):
-        return per_channel * int(getattr(config, "input_channels", 1) or 1)
-    return None
-
-
-def _feature_extractor_shape(
-    config: Any, name: str
-) -> tuple[list[int], int | None, bool, str] | None:
-    """``(shape, time axis, pads to a fixed length, class name)`` of ``name`` as the model
-    type's feature extractor makes it from one second of audio (built with the options the
-    config shares with it, e.g. the Audio Spectrogram Transformer's ``max_length``)."""
-    try:
-        import numpy as np
-        from transformers.models.auto.feature_extraction_auto import (
-            FEATURE_EXTRACTOR_MAPPING_NAMES,
-            feature_extractor_class_from_name,
-        )
-
-        class_name = FEATURE_EXTRACTOR_MAPPING_NAMES.get(getattr(config, "model_type", ""))
-        cls = feature_extractor_class_from_name(class_name) if class_name else None
-        if cls is None:
-            return None
-        accepted = inspect.signature(cls.__init__).parameters
-        own = getattr(type(config), "__annotations__", {})
-        shared = {k: getattr(config, k) for k in ("num_mel_bins", "max_length") if k in own}
-        extractor = cls(**{k: v for k, v in shared.items() if k in accepted})
-        rate = int(getattr(extractor, "sampling_rate", 16000) or 16000)
-        noise = np.random.default_rng(0).standard_normal(2 * rate).astype(np.float32) * 0.1
-
-        def shape(seconds: int) -> list[int]:
-            made = extractor(noise[: seconds * rate], sampling_rate=rate, return_tensors="np")
-            return list(made[name].shape)
-
-        one = shape(1)
-        fixed = isinstance(getattr(extractor, "nb_max_frames", None), int)  # Whisper's
-        if fixed:
-            frames = extractor.nb_max_frames
-            time_axis = one.index(frames) if frames in one[1:] else None
-        else:
-            two = shape(2)
-            changed = [i for i in range(1, len(one)) if one[i] != two[i]]
-            time_axis = changed[0] if len(changed) == 1 else None
-        return [1, *one[1:]], time_axis, fixed, cls.__name__
-    except Exception:  # noqa: BLE001 - no extractor, or one that needs a missing library
-        return None
 
 
 # --- torchvision -----------------------------------------------------------------------------

@@ -99,8 +99,15 @@ class Counter:
 
 
 def describe(stage: str, done: int, total: int | None) -> str:
-    """``Shapes: 512/600 nodes``; ``Tracing forward: 12,000 nodes``; ``Loading``."""
-    unit = "groups" if stage.startswith("Laying out") else "nodes"
+    """``Shapes: 512/600 nodes``; ``Tracing forward: 12,000 nodes``; ``Loading``;
+    ``Exporting (torch.export): 1,200/130,006 modules``."""
+    unit = (
+        "groups"
+        if stage.startswith("Laying out")
+        else "modules"
+        if stage.startswith("Exporting")
+        else "nodes"
+    )
     if total is not None and total > 0:
         return f"{stage}: {done:,}/{total:,} {unit}"
     if done:
