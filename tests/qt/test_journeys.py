@@ -245,3 +245,51 @@ def test_delete_is_one_undo_step_and_the_canvas_follows(qtbot, window):
     assert "relu" in scene.nodes and "add = neg + relu" in window.panels["code"].view.toPlainText()
     scene = relaid(qtbot, window, window.session.undo_stack.redo)
     assert "relu" not in scene.nodes
+
+
+WIDE = (
+    "import torch\n"
+    "class Net(torch.nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.up = torch.nn.Linear(16, 64)\n"
+    "    def forward(self, x):\n"
+    "        return self.up(x).relu()\n"
+    "def example_inputs():\n"
+    "    return (torch.randn(4, 16),)\n"
+)
+
+
+def test_a_measurement_that_cannot_fit_is_refused_then_a_smaller_one_measures(
+    qtbot, big, write_model
+):
+    """Issue 54's journey: the Memory dock's Inputs at a size no machine holds, *Measure*
+    ticked, *Estimate*: the estimate is shown, the measurement is not started -- the notice
+    says what it would take, what is available and what to do -- and the window, the model
+    and its edits are as they were; a smaller input then measures."""
+    path = write_model(WIDE)
+    open_and_wait(qtbot, big, f"{path}:Net", signal="layoutShown")
+    memory = big.panels["memory"]
+    with qtbot.waitSignal(memory.finished, timeout=120000):
+        big.action("actionEstimateMemory").trigger()  # (Ctrl+Shift+M: the dock and a first one)
+    memory.inputs.setText("10000000000x16")  # 10^10 rows: 5.2 TiB of activations
+    memory.measure.setChecked(True)
+    with qtbot.waitSignal(memory.finished, timeout=120000) as done:
+        memory.run_button.click()
+    result = done.args[0]
+    assert result.measured is None and result.refused  # shown: the estimate, not a run
+    said = memory.status_label.text()
+    assert said.startswith("Peak 5.2 TiB") and said.endswith("not measured: it would not fit")
+    tip = memory.status_label.toolTip()
+    assert "would take about" in tip and "is available, so it was not started" in tip
+    assert "smaller input" in tip and "Run this module" in tip and "--" not in tip
+    summary = memory.summary.toPlainText()
+    assert summary.startswith("Not measured. Measuring the memory of a run at these inputs")
+    assert big.document is not None and big.session.undo_stack.count() == 0
+    memory.inputs.setText("64x16")
+    with qtbot.waitSignal(memory.finished, timeout=120000) as done:
+        memory.run_button.click()
+    measured = done.args[0]
+    assert measured.measured is not None and not measured.refused
+    assert " · measured " in memory.status_label.text()
+    assert "not measured" not in memory.status_label.text()

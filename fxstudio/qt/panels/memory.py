@@ -34,6 +34,7 @@ from fxstudio.core.flows.memory import MemoryRequest, memory_flow
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.snapshots import Snapshot, detached
 from fxstudio.core.process.guard import format_bytes
+from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.heat import HeatMarks
 from fxstudio.qt.canvas.marks import take_off
 from fxstudio.qt.copies import Copy, run_on_copy
@@ -44,6 +45,7 @@ from fxstudio.qt.panels.base import DocumentPanel, in_words
 from fxstudio.qt.panels.memory_step import NAME_ROLE, ORIGIN_ROLE, StepRowsModel
 from fxstudio.qt.workers import Task
 
+REFUSED_COLOUR = "#b91c1c"  # a measurement not made: it would not fit
 COLUMN_MAX = 180  # a backward table's column at most (a long name elided; wider by hand)
 STALE_NOTE = " — stale: the graph was changed since this estimate; Estimate again"
 HEAT_TIP = "memory: its output allocates {label}"
@@ -254,14 +256,18 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
         training = data.get("training")
         if isinstance(training, dict) and training.get("peak_bytes") is not None:
             self._verdict += f" · training step {format_bytes(int(training['peak_bytes']))}"
+        refused = for_window(str(data.get("refused") or ""))
+        if refused:  # the measurement would not fit: not started, and said why
+            self._verdict += " · not measured: it would not fit"
         self.status_label.setText(self._verdict + (STALE_NOTE if self.stale else ""))
+        self.status_label.setToolTip(refused)
         note = ""
         doc = self.document
         if training is not None and doc is not None and not doc.request.train:
             note = EVAL_NOTE
         self._show_step(data)
         words = memory_step.peak_words(training, self.live_model.rows) if training else ""
-        self.summary.setHtml(summary_html(result, data, note, words))
+        self.summary.setHtml(summary_html(result, data, note, words, refused))
         self.save_button.setEnabled(True)
         self._draw(data)
         self.panel("table").show_bytes(self._sizes(), self.stale)
@@ -450,13 +456,20 @@ def _measured(result: Any) -> Any:
     return Timeline(f"measured on {device}", names, tuple(d.running_bytes for d in details))
 
 
-def summary_html(result: Any, data: dict[str, Any], note: str = "", peak: str = "") -> str:
-    """The result in words (``describe()``, as the command line prints it) and, for a
+def summary_html(
+    result: Any, data: dict[str, Any], note: str = "", peak: str = "", refused: str = ""
+) -> str:
+    """The result in words (``describe()``, as the command line prints it), why the
+    measurement asked for was not made (``refused``: the numbers, what to do) and, for a
     training step, its breakdown as a small table, what is live at its peak (``peak``:
     HTML) and ``note``."""
     parts = []
+    if refused:
+        lines = "<br>".join(html.escape(line) for line in refused.splitlines())
+        parts.append(f"<span style='color: {REFUSED_COLOUR}'><b>Not measured.</b> {lines}</span>")
     for line in str(result.describe()).splitlines():
-        parts.append(html.escape(line) if line.strip() else "")
+        if not line.strip().startswith("not measured:"):  # (said above, whole)
+            parts.append(html.escape(line) if line.strip() else "")
     text = "<br>".join(parts)
     training = data.get("training")
     if isinstance(training, dict):
