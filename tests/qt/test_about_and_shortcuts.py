@@ -71,3 +71,45 @@ def test_the_shortcut_list_shows_keys_as_they_are_pressed_one_row_per_command(wi
     # the keys with a row are the keys of the actions
     find = window.action("actionFind")
     assert QKeySequence(keys[("Edit", "Find node…")], native) in find.shortcuts()
+
+
+def test_ctrl_y_redoes_as_ctrl_shift_z_does_where_qt_gives_only_the_second(
+    qtbot, tmp_path, monkeypatch
+):
+    """On X11 and GNOME Qt binds Redo to Ctrl+Shift+Z alone, so Ctrl+Y (Windows' redo, and
+    most Linux editors') did nothing: both redo, as Ctrl+Z undoes."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QKeySequence
+
+    from fxstudio.qt.window.main_window import MainWindow
+    from tests.qt.conftest import open_and_wait
+
+    qt_bindings = QKeySequence.keyBindings
+
+    def as_on_gnome(key):
+        if key == QKeySequence.StandardKey.Redo:
+            return [QKeySequence("Ctrl+Shift+Z")]
+        return qt_bindings(key)
+
+    monkeypatch.setattr(QKeySequence, "keyBindings", staticmethod(as_on_gnome))
+    window = MainWindow(interactive=False, autosave_s=0, recovery=tmp_path / "recovery")
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    open_and_wait(qtbot, window, "examples:negrelu")
+    redo = window.action("actionRedo")
+    assert [k.toString() for k in redo.shortcuts()] == ["Ctrl+Shift+Z", "Ctrl+Y"]
+    window.edits.change_target("relu", "torch.tanh")
+    for key, modifiers, tanh in (
+        (Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier, False),
+        (Qt.Key.Key_Y, Qt.KeyboardModifier.ControlModifier, True),
+        (Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier, False),
+        (
+            Qt.Key.Key_Z,
+            Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+            True,
+        ),
+    ):
+        window.activateWindow()
+        qtbot.keyClick(window.canvas.viewport(), key, modifiers)
+        assert ("torch.tanh" in window.document.code()) is tanh, (key, modifiers)

@@ -316,6 +316,55 @@ def test_browsing_a_file_with_several_models_asks_which(qtbot, write_model):
         qtbot.mouseClick(_open_button(dialog), Qt.MouseButton.LeftButton)
 
 
+def _when_shown(cls, then):
+    """Call ``then(widget)`` once a modal ``cls`` shows (a dialog's own event loop runs the
+    check), then close it; returns what ``then`` returned, in a list."""
+    seen = []
+
+    def look():
+        widget = QApplication.activeModalWidget()
+        if not isinstance(widget, cls):
+            QTimer.singleShot(20, look)
+            return
+        try:
+            seen.append(then(widget))
+        finally:
+            widget.reject()
+
+    QTimer.singleShot(0, look)
+    return seen
+
+
+def test_a_bare_path_with_several_models_opens_the_dialog_that_offers_them(
+    qtbot, interactive, write_model
+):
+    """``fxstudio model.py``, a drop or a recent bare path: the open names no model, so the
+    window shows the Open dialog with the file's models to choose from, not one of them."""
+    from fxstudio.core.flows.open import request_for_file
+
+    path = write_model(TWO_MODELS_AND_A_FACTORY)
+    request = request_for_file(str(path))  # a drop names none of them
+    assert request == OpenRequest(str(path))
+
+    def offered(dialog):
+        combo = dialog.file_model_combo
+        return (
+            dialog.spec_edit.text(),
+            [combo.itemText(i) for i in range(combo.count())],
+            dialog.error_label.text(),
+        )
+
+    seen = _when_shown(OpenDialog, offered)
+    failed = open_and_wait(qtbot, interactive, request.spec, signal="loadFailed")
+    assert failed.choices == ("small", "tiny", "Wide", "Deep")
+    qtbot.waitUntil(lambda: bool(seen), timeout=10000)
+    spec, names, problem = seen[0]
+    assert spec == str(path) and names == ["small", "tiny", "Wide", "Deep"]
+    assert "choose one under Model in file" in problem
+    assert interactive.findChild(QMessageBox) is None  # the dialog, not a message to close
+    assert interactive.document is None
+
+
 def test_return_on_a_completion_opens_it(qtbot):
     """The first Return in the completion list only completed (Qt's completer takes it):
     Return opens the completion chosen, or what was typed (the next test)."""

@@ -14,11 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any, TypeVar
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import QDialog, QMainWindow, QMenu, QStatusBar, QToolBar, QWidget
 
 from fxstudio.core.edits import Edit
+from fxstudio.core.errors import LoadError
 from fxstudio.core.flows.save import LastCrash
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.qt.canvas.controller import CanvasController
@@ -127,7 +128,7 @@ class MainWindow(QMainWindow):
         )
         self.statusBar().addPermanentWidget(ZoomWidget(self.canvas))  # "75 %", click: 100 %
         self.welcome, show_welcome = welcome.install(self, self.canvas, session.recent)
-        self.welcome.openRequested.connect(session.open)
+        self.welcome.openRequested.connect(session.replace)
         self.welcome.openDialogRequested.connect(self.show_open_dialog)
         self.welcome.learnRequested.connect(self.learn)
         session.documentChanged.connect(show_welcome)
@@ -183,7 +184,7 @@ class MainWindow(QMainWindow):
             (redo, "actionRedo", actions.SK.Redo, "redo.svg"),
         ):
             action.setObjectName(name)
-            action.setShortcuts(QKeySequence.keyBindings(key))
+            action.setShortcuts(actions.standard_keys(key))
             action.setIcon(icon(file))
             self.actions[name] = action
         actions.place(self.menus["&Edit"], "@undo", [undo, redo])
@@ -260,23 +261,29 @@ class MainWindow(QMainWindow):
 
     def show_error(self, title: str, exc: BaseException) -> None:
         if self.interactive:
-            messages.show_error(self, title, exc, self.session.open)
+            messages.show_error(self, title, exc, self.session.replace)
 
     def _load_failed(self, exc: BaseException) -> None:
         if self.session.tell_failure:
             self.show()  # (behind a .pt2's first picture until now: the message goes over it)
-            self.show_error("Could not open the model", exc)
+            if isinstance(exc, LoadError) and exc.choices and self.interactive:
+                # a file with several models, none named: the Open dialog offers them
+                QTimer.singleShot(0, lambda: self.show_open_dialog(ask=False))
+            else:
+                self.show_error("Could not open the model", exc)
 
     # --- asking the user -------------------------------------------------------------------
 
-    def show_open_dialog(self) -> None:
-        if not self.saving.maybe_save_changes():
+    def show_open_dialog(self, ask: bool = True) -> None:
+        """File ▸ Open; ``ask``: about unsaved changes first (not when they were asked about
+        for the open that failed, whose model the dialog shows)."""
+        if ask and not self.saving.maybe_save_changes():
             return
         typed = self.session.failed_request is not None  # (its frontend stays as typed)
         dialog = OpenDialog(self, self.session.dialog_request(), self.session.recent.load(), typed)
         request = dialog.request() if modal(dialog) else None
         if request is not None and request.spec:
-            self.session.open(request)
+            self.session.open(request)  # (asked above, before the dialog)
 
     def close_document(self) -> None:
         """File ▸ Close model: ask to save changes, then show the welcome page."""

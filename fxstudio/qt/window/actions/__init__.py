@@ -15,7 +15,14 @@ as the Step dock's).
 """
 
 from fxstudio.qt.window.actions.action import DOC, EDIT, SELECTION, SEP, SK, Action, Window
-from fxstudio.qt.window.actions.building import FALLBACK_KEYS, build, fill_toolbar, place, update
+from fxstudio.qt.window.actions.building import (
+    FALLBACK_KEYS,
+    build,
+    fill_toolbar,
+    place,
+    standard_keys,
+    update,
+)
 from fxstudio.qt.window.actions.table import ACTIONS, MENUS, TOOLBAR
 
 __all__ = [
@@ -33,5 +40,6 @@ __all__ = [
     "build",
     "fill_toolbar",
     "place",
+    "standard_keys",
     "update",
 ]

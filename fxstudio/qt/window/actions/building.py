@@ -12,6 +12,7 @@ collapsed module to expand).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
@@ -37,6 +38,21 @@ FALLBACK_KEYS = {
     SK.ZoomOut: "Ctrl+-",
     SK.HelpContents: "F1",
 }
+#: Keys a standard key has by the convention of Windows and most Linux desktops, which Qt
+#: leaves out on some (X11 and GNOME give Redo only Ctrl+Shift+Z): added, except on macOS.
+CONVENTION_KEYS = {SK.Redo: "Ctrl+Y"}
+
+
+def standard_keys(key: QKeySequence.StandardKey) -> list[QKeySequence]:
+    """The keys of ``key`` here: the platform's, a fallback where it gives none, and those
+    of :data:`CONVENTION_KEYS` after them (Redo: Ctrl+Shift+Z and Ctrl+Y)."""
+    bindings = list(QKeySequence.keyBindings(key))
+    if not bindings and key in FALLBACK_KEYS:
+        bindings = [QKeySequence(FALLBACK_KEYS[key])]
+    extra = CONVENTION_KEYS.get(key)
+    if extra and sys.platform != "darwin" and QKeySequence(extra) not in bindings:
+        bindings.append(QKeySequence(extra))
+    return bindings
 
 
 def build(window: Window) -> tuple[dict[str, QAction], dict[str, QMenu]]:
@@ -68,10 +84,7 @@ def build(window: Window) -> tuple[dict[str, QAction], dict[str, QMenu]]:
             action.setToolTip(entry.tip)
             action.setStatusTip(entry.tip)
         if isinstance(entry.keys, QKeySequence.StandardKey):
-            bindings = QKeySequence.keyBindings(entry.keys)
-            if not bindings and entry.keys in FALLBACK_KEYS:
-                bindings = [QKeySequence(FALLBACK_KEYS[entry.keys])]
-            action.setShortcuts(bindings)
+            action.setShortcuts(standard_keys(entry.keys))
         elif entry.keys:
             action.setShortcut(QKeySequence(entry.keys))
         action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
