@@ -13,7 +13,6 @@ import torch
 from torch import nn
 
 from fxstudio.core.flows import open_document
-from fxstudio.core.fxcompat import within_bytes
 from fxstudio.core.memory.fits import Holds, Need, require_fits, run_need
 from fxstudio.core.model import sizing, zoo
 from fxstudio.core.model.loading import load_model
@@ -45,7 +44,7 @@ def test_a_build_counts_its_tensors_and_stops_before_the_one_past_the_limit():
     torch.manual_seed(0)
     plain = nn.Sequential(nn.Linear(64, 64), nn.Linear(64, 64))
     torch.manual_seed(0)
-    with within_bytes(10**6, lambda made: Overbudget(made, 10**6)):
+    with sizing.within_bytes(10**6):
         counted = nn.Sequential(nn.Linear(64, 64), nn.Linear(64, 64))
     for a, b in zip(plain.parameters(), counted.parameters(), strict=True):
         assert torch.equal(a, b)  # the same tensors, the same random numbers
@@ -54,10 +53,10 @@ def test_a_build_counts_its_tensors_and_stops_before_the_one_past_the_limit():
 
     def build() -> None:
         kept.append(nn.Linear(1024, 1024))  # 4 MiB: made, then emptied
-        kept.append(nn.Linear(1024, 2**20))  # 4 GiB: never allocated
+        kept.append(nn.Linear(1024, 2**20))  # 4 GiB: registered, never written
 
     with pytest.raises(Overbudget) as stopped:
-        with within_bytes(2**26, lambda made: Overbudget(made, 2**26)):
+        with sizing.within_bytes(2**26):
             build()
     assert stopped.value.made > 2**32
     assert kept[0].weight.untyped_storage().nbytes() == 0  # given back at once

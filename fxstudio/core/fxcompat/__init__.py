@@ -29,7 +29,7 @@ import importlib.util
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import torch
@@ -37,7 +37,6 @@ import torch.fx as fx
 import torch.utils._pytree as pytree
 from torch import nn
 from torch.fx.graph_module import _forward_from_src
-from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_flatten, tree_leaves, tree_map
 
 __all__ = [
@@ -55,7 +54,6 @@ __all__ = [
     "is_fake",
     "large_on_meta",
     "meta_like",
-    "within_bytes",
     "is_op_overload",
     "op_name",
     "op_registrar",
@@ -429,57 +427,6 @@ def large_on_meta(limit: int) -> Any:
             return super().__exit__(*exc)
 
     return LargeOnMeta("meta")
-
-
-#: Tensors of at least this many bytes made by a build stopped by :func:`within_bytes` give
-#: their memory back at once.
-_LARGE = 1 << 20
-
-
-def within_bytes(limit: int, too_big: Callable[[int], BaseException]) -> Any:
-    """A context in which a model is built as usual, but the tensors made without a device
-    (``torch.empty``, ``nn.Linear``'s weight ...) are counted, each sized on the ``meta``
-    device before it is made: the one that would take the total past ``limit`` bytes raises
-    ``too_big(total)`` instead of being allocated, and the memory of the large ones made
-    before it is given back at once (their storages emptied: the half-built model is
-    garbage, and a cycle in it would otherwise hold them until a full collection).  The
-    same tensors, and the same random numbers, as a build outside it."""
-    from torch.utils._device import _device_constructors
-
-    total = [0]
-    large: list[torch.UntypedStorage] = []  # (held while the build runs: its model holds them)
-
-    class WithinBytes(TorchFunctionMode):
-        def __torch_function__(
-            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
-        ) -> Any:
-            kwargs = kwargs or {}
-            where = kwargs.get("device")
-            if func not in _device_constructors() or torch.device(where or "cpu").type != "cpu":
-                return func(*args, **kwargs)
-            try:  # sized first, where nothing is allocated
-                sized = func(*args, **{**kwargs, "device": "meta"})
-            except Exception:  # noqa: BLE001 - a CPU generator, say: counted once made
-                sized = None
-            if isinstance(sized, torch.Tensor):
-                count(sized.numel() * sized.element_size())
-            made = func(*args, **kwargs)
-            if isinstance(made, torch.Tensor):
-                if sized is None:
-                    count(made.numel() * made.element_size())
-                if made.numel() * made.element_size() >= _LARGE:
-                    large.append(made.untyped_storage())
-            return made
-
-    def count(nbytes: int) -> None:
-        total[0] += nbytes
-        if total[0] > limit:
-            for storage in large:
-                storage.resize_(0)
-            large.clear()
-            raise too_big(total[0])
-
-    return WithinBytes()
 
 
 def is_fake(t: torch.Tensor) -> bool:
