@@ -78,6 +78,13 @@ def test_a_model_too_large_for_its_weights_is_built_once_then_structure_only(mon
     )
     small, none = sizing.build_within_memory(lambda: nn.Linear(4, 4))
     assert none is None and not small.weight.is_meta
+    # larger than a first build may make, and it fits: sized on meta, then built for real
+    monkeypatch.setattr(sizing, "FIRST_BUILD", 2**20)
+    monkeypatch.setattr(sizing, "available_memory", lambda: 100 * 2**20)
+    built.clear()
+    module, why = sizing.build_within_memory(build)
+    assert len(built) == 3 and why is None
+    assert not any(p.is_meta for p in module.parameters())
 
 
 def test_a_file_model_is_built_once(write_model):

@@ -150,7 +150,13 @@ FAMILIES = [
     ),
     # vision
     Family("vit", f"hf:vit({VISION})", "vision", fresh=True, main_input=IMAGE),
-    Family("dinov2", f"hf:dinov2({VISION})", "vision", fresh=True, main_input=IMAGE),
+    Family(  # (its MLP's width is mlp_ratio's: it has no intermediate_size)
+        "dinov2",
+        f"hf:dinov2({VISION.replace('intermediate_size=128', 'mlp_ratio=2')})",
+        "vision",
+        fresh=True,
+        main_input=IMAGE,
+    ),
     Family("clip_vision_model", f"hf:clip_vision_model({VISION})", "vision", main_input=IMAGE),
     Family("siglip_vision_model", f"hf:siglip_vision_model({VISION})", "vision", main_input=IMAGE),
     Family(

@@ -198,7 +198,8 @@ def step_flow(request: StepRequest) -> StepResult:
     stepper = step_through(doc, window=request.window, eager=request.eager)
     if request.until and request.until not in stepper.index:
         raise UnknownNode(request.until, list(stepper.index))
-    steps = stepper.run_to(request.until) if request.until else stepper.run_to_end()
+    with modelcode.one_turn():  # the model's code, one thread at a time, held to memory
+        steps = stepper.run_to(request.until) if request.until else stepper.run_to_end()
     return StepResult(doc, stepper, steps)
 
 

@@ -34,6 +34,7 @@ from fxstudio.core.memory.training import (
     check_names,
     step_loss,
 )
+from fxstudio.core.process import modelcode
 
 __all__ = ["measure_training"]
 
@@ -55,7 +56,13 @@ def measure_training(
             "be run without its weights. Open it with its weights to measure, or estimate "
             "without --measure."
         )
-    where = torch.device(device)
+    with modelcode.one_turn():  # the model's code, one thread at a time, held to memory
+        return _measured(gm, inputs, optimizer, torch.device(device))
+
+
+def _measured(
+    gm: fx.GraphModule, inputs: tuple[Any, ...], optimizer: str, where: torch.device
+) -> TrainingMeasurement:
     module = copy.deepcopy(gm).to(where)
     real = tuple(t.to(where) if isinstance(t, torch.Tensor) else t for t in inputs)
     params = [p for p in unique(module.parameters()) if p.requires_grad]

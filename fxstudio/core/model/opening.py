@@ -49,11 +49,9 @@ def open_model(request: OpenRequest | str, inputs: Sequence[str] = ()) -> GraphD
 
 
 def _open_model(req: OpenRequest) -> GraphDocument:
-    # one thread at a time; Cancel stops it; sized and watched, not bound (modelcode); no
-    # automatic collection meanwhile (collector: what it made is kept out of sight after --
-    # the collector's sweeps of a 50,000-node open's two million objects took 4-6 s of its
-    # 13-15 s; the idle window collects its garbage in one sweep)
-    with collector.paused(), modelcode.one_turn(bound=False), modelcode.stoppable():
+    # one thread at a time; Cancel stops it; sized and watched, not bound (modelcode); not
+    # swept again and again as it grows (collector.batched)
+    with collector.batched(), modelcode.one_turn(bound=False), modelcode.stoppable():
         return _load_and_capture(req)
 
 

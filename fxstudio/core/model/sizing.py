@@ -63,6 +63,9 @@ from fxstudio.core.process.guard import OutOfMemory, Overbudget, format_bytes
 
 #: The share of the available memory a model's weights may take (as :func:`weights_too_big`).
 WEIGHTS_SHARE = 0.8
+#: Weights a first build may make before the model is sized on meta (see
+#: :func:`build_within_memory`): most models people open are smaller.
+FIRST_BUILD = 2 * 2**30
 #: Bytes a capture takes per module of the model, at the lowest rate measured (the table).
 CAPTURE_BYTES = {"export": 64 * 1024, "fx": 12 * 1024}
 #: Bytes a built module object takes (its dicts, hooks' tables, a meta tensor's header).
@@ -152,17 +155,28 @@ def within_bytes(limit: int) -> Iterator[None]:
         seen.clear()
 
 
-def build_within_memory(build: Callable[[], nn.Module]) -> tuple[nn.Module, str | None]:
+def build_within_memory(
+    build: Callable[[], nn.Module], expected: int | None = None
+) -> tuple[nn.Module, str | None]:
     """``build()`` once for real, its tensors counted as they are registered
-    (:func:`within_bytes`) -- or, past :data:`WEIGHTS_SHARE` of the memory available (or
-    a tensor the machine refuses at once), stopped and made again on the ``meta`` device;
-    with why, in words (the model is structure-only then)."""
+    (:func:`within_bytes`), if it fits; otherwise built on the ``meta`` device, with why,
+    in words (the model is structure-only then).  ``build`` seeds the random numbers it
+    uses itself (it may run again).
+
+    The weights it will make are not known before it is built, so the first build stops
+    once they pass :data:`FIRST_BUILD` (or ``expected``, the caller's estimate, when that
+    is known and fits): a model larger than that is sized on meta, then built again for
+    real only if it fits in :data:`WEIGHTS_SHARE` of the memory available.  Two processes
+    building at once each touch at most that much before they know (a build stopped at 80%
+    of the memory, its weights filled as it went, took 14 GB and minutes -- and two of them
+    the machine)."""
     avail = available_memory()
     if avail is None:
         return build(), None
     limit = int(WEIGHTS_SHARE * avail)
+    first = min(limit, FIRST_BUILD if expected is None or expected > limit else limit)
     try:
-        with within_bytes(limit):
+        with within_bytes(first):
             return build(), None
     except Overbudget:
         pass
@@ -183,7 +197,14 @@ def build_within_memory(build: Callable[[], nn.Module]) -> tuple[nn.Module, str 
             f"without them (on the meta device) failed:\n{exc}\nBuild a smaller model.",
             exc.location,
         ) from exc
-    return sized, weights_too_big(weight_bytes(sized)) or why
+    too_big = weights_too_big(weight_bytes(sized))
+    if too_big is None and first < limit:  # larger than the first build, but it fits
+        try:
+            with within_bytes(limit):
+                return build(), None
+        except Overbudget:
+            give_back()
+    return sized, too_big or why
 
 
 @dataclass(frozen=True)

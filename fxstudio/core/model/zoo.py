@@ -38,8 +38,10 @@ from __future__ import annotations
 import contextlib
 import difflib
 import importlib
+import importlib.util
 import inspect
 import os
+import re
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
@@ -123,12 +125,22 @@ def _load_timm(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -
         raise LoadError(
             f"'{ms.text}': give timm's options by name, e.g. timm:{name}(num_classes=10)."
         )
-    torch.manual_seed(seed)
-    try:
-        with building(weights):
-            model = timm.create_model(name, pretrained=False, **dict(ms.kwargs))
-    except BaseException as exc:
-        raise user_error(f"Building timm:{name}", exc, oom_hint=SMALLER_MODEL) from exc
+
+    def build() -> nn.Module:
+        torch.manual_seed(seed)
+        try:
+            return timm.create_model(name, pretrained=False, **dict(ms.kwargs))
+        except BaseException as exc:
+            raise user_error(f"Building timm:{name}", exc, oom_hint=SMALLER_MODEL) from exc
+
+    why = ""
+    if weights:  # once, for real, if it fits (else structure only: model.sizing)
+        model, too_big = build_within_memory(build)
+        if too_big:
+            model, weights, why = to_meta(model, SMALL_BUFFER), False, f": {too_big}"
+    else:
+        with building(False):
+            model = build()
     model.eval()
     if inputs:
         example = make_inputs(inputs, seed, real=weights)
@@ -138,7 +150,7 @@ def _load_timm(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -
         size = tuple(cfg.get("input_size", (3, 224, 224)))
         example = make_inputs([InputSpec((1, *size))], seed, real=weights)
         chosen = f"; input 1x{'x'.join(map(str, size))} (its default size)"
-    made = "random weights (pretrained=False)" if weights else "no weights"
+    made = "random weights (pretrained=False)" if weights else f"no weights{why}"
     note = f"timm:{name}: {type(model).__name__}, {made}{chosen}"
     return LoadedModel(ms, model, example, seed=seed, notes=[note])
 
@@ -213,7 +225,7 @@ def _check_overrides(ms: ModelSpec, config: Any, overrides: dict[str, Any]) -> N
             with contextlib.suppress(TypeError, ValueError):
                 known |= set(inspect.signature(init).parameters)
     for key in overrides:
-        if key not in known:
+        if key not in known and key not in _read_by_model(config):
             close = difflib.get_close_matches(key, sorted(fields), n=3)
             mean = f" Did you mean {' or '.join(close)}?" if close else ""
             raise LoadError(
@@ -223,6 +235,23 @@ def _check_overrides(ms: ModelSpec, config: Any, overrides: dict[str, Any]) -> N
                 + (", …" if len(fields) > 40 else "")
                 + "."
             )
+
+
+#: A setting the model's code reads: ``config.NAME``, ``getattr(config, "NAME", default)``.
+_READ = re.compile(r"""config\.(\w+)|getattr\(\s*(?:self\.)?config\s*,\s*["'](\w+)""")
+
+
+def _read_by_model(config: Any) -> set[str]:
+    """The settings the model type's code reads (its ``modeling_*.py``, read as text): some
+    it reads with a default are no field of its config (Qwen3-MoE's ``head_dim``)."""
+    module = type(config).__module__.replace(".configuration_", ".modeling_")
+    try:
+        spec = importlib.util.find_spec(module)
+        with open(spec.origin if spec and spec.origin else "", encoding="utf-8") as f:
+            source = f.read()
+    except (ImportError, OSError, ValueError):
+        return set()
+    return {a or b for a, b in _READ.findall(source)}
 
 
 def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> LoadedModel:
@@ -248,8 +277,13 @@ def _load_hf(ms: ModelSpec, inputs: Sequence[str], seed: int, weights: bool) -> 
     # say at once that they would not
     fits = depth is None or not weights_too_big(depth.weight_bytes)
     if weights and checkpoint is None and fits:
-        torch.manual_seed(seed)
-        model, too_big = build_within_memory(lambda: _from_config(ms, config))
+
+        def build() -> nn.Module:
+            torch.manual_seed(seed)
+            return _from_config(ms, config)
+
+        expected = depth.weight_bytes if depth is not None else None
+        model, too_big = build_within_memory(build, expected)
         if too_big:
             chosen.append(too_big)
             weights = False
