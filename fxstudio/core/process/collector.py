@@ -102,10 +102,12 @@ def sparing(size: int) -> contextlib.AbstractContextManager[None]:
 def batched() -> contextlib.AbstractContextManager[None]:
     """:func:`paused` where collection is automatic (the command line, a script): work that
     makes millions of objects at once -- an open -- is not swept again and again as it grows
-    (a 50,000-node open's sweeps took 4-6 s of its 13-15); in a window, which collects the
-    young generations on its own thread (:func:`on_this_thread`) and keeps or sweeps what an
-    open made once it is shown, nothing."""
-    return paused() if _owners == 0 else contextlib.nullcontext()
+    (a 50,000-node open's sweeps took 4-6 s of its 13-15): what it made is scanned once
+    after, not kept out of sight (a script opening model after model would keep every one's
+    garbage for ever); in a window, which collects the young generations on its own thread
+    (:func:`on_this_thread`) and keeps or sweeps what an open made once it is shown,
+    nothing."""
+    return paused(keep_after=False) if _owners == 0 else contextlib.nullcontext()
 
 
 class Pause:
