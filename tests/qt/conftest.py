@@ -143,3 +143,15 @@ def move(window, positions):
     doc = window.document
     before = {name: doc.positions.get(name) for name in positions}
     window.session.undo_stack.push(MoveNodesCommand(doc, before, positions))
+
+
+def select_row(view, row):
+    """Select ``row`` of a table view alone, as a plain click does.  Not ``selectRow``: it
+    reads the keyboard's modifiers as the application last saw them, and a Shift+Return an
+    earlier test sent in this process leaves Shift held -- a range from no anchor, which
+    selects nothing (the canvas test failed so under a parallel run)."""
+    from PySide6.QtCore import QItemSelectionModel
+
+    flags = QItemSelectionModel.SelectionFlag.ClearAndSelect
+    flags |= QItemSelectionModel.SelectionFlag.Rows
+    view.selectionModel().setCurrentIndex(view.model().index(row, 0), flags)

@@ -2,7 +2,7 @@ import pytest
 from PySide6.QtCore import QPointF, QRectF
 
 from fxstudio.qt.canvas.items import EdgeItem, GroupItem, NodeItem
-from tests.qt.conftest import open_and_wait
+from tests.qt.conftest import open_and_wait, select_row
 
 
 def open_and_draw(qtbot, window, spec, **kw):
@@ -31,12 +31,9 @@ def test_selection_follows_between_canvas_and_table(qtbot, docks):
     assert ctx.selection.names == ["layer2_0_conv1"]
     rows = ctx.panels["table"].view.selectionModel().selectedRows()
     assert [r.siblingAtColumn(1).data() for r in rows] == ["layer2_0_conv1"]
-    ctx.panels["table"].view.selectRow(
-        ctx.panels["table"]
-        .proxy.mapFromSource(
-            ctx.panels["table"].model.index(ctx.panels["table"].model.row_of("fc"), 0)
-        )
-        .row()
+    table = ctx.panels["table"]
+    select_row(
+        table.view, table.proxy.mapFromSource(table.model.index(table.model.row_of("fc"), 0)).row()
     )
     assert ctx.selection.names == ["fc"]
     # (the canvas follows the shared selection; under a loaded machine, give it its turn)

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 from PySide6.QtCore import Qt
 
-from tests.qt.conftest import open_and_wait
+from tests.qt.conftest import open_and_wait, select_row
 
 GATED = textwrap.dedent("""
     import torch
@@ -92,7 +92,7 @@ def test_compile_and_time_lists_the_kernels_and_outlines_a_fused_group(qtbot, do
     cells = [float(tab.table.item(r, 1).text()) for r in range(tab.table.rowCount())]
     assert cells[outside] == pytest.approx(result.unattributed_s * 1e3, abs=6e-4)
     assert sum(cells) == pytest.approx(result.profiled_s * 1e3, abs=6e-4 * len(cells))
-    tab.table.selectRow(outside)
+    select_row(tab.table, outside)
     assert tab.current_kernel() is None
     assert "speed-up" in tab.summary.text() and "Compiled in" in tab.summary.text()
     fused = next(k for k in result.kernels if len(k.nodes) > 1)

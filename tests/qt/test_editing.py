@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtGui import QAction
 
 from fxstudio.core.graph.catalogue import Entry, catalogue
-from tests.qt.conftest import open_and_wait
+from tests.qt.conftest import open_and_wait, select_row
 
 
 def draw(qtbot, window, spec):
@@ -344,7 +344,7 @@ def test_a_big_graph_catches_up_in_a_worker_thread_whatever_the_edits_in_between
     draw(qtbot, ctx, "examples:resnet")
     doc = ctx.document
     code_view, table = ctx.panels["code"].view, ctx.panels["table"].model
-    ctx.panels["table"].view.selectRow(5)
+    select_row(ctx.panels["table"].view, 5)
     picked = ctx.selection.names
     code_view.verticalScrollBar().setValue(code_view.verticalScrollBar().maximum() // 2)
     scrolled = code_view.verticalScrollBar().value()

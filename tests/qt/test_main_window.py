@@ -5,15 +5,16 @@ from PySide6.QtGui import QImage, QTextCursor
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.model.request import OpenRequest
 from tests.conftest import run_fxstudio
-from tests.qt.conftest import open_and_wait
+from tests.qt.conftest import open_and_wait, select_row
 
 
 def test_selection_is_shared_by_table_code_and_inspector(qtbot, docks):
     ctx = docks("table", "code", "inspector")
     doc = ctx.open("examples:resnet")
     row = ctx.panels["table"].model.row_of("add")
-    ctx.panels["table"].view.selectRow(
-        ctx.panels["table"].proxy.mapFromSource(ctx.panels["table"].model.index(row, 0)).row()
+    select_row(
+        ctx.panels["table"].view,
+        ctx.panels["table"].proxy.mapFromSource(ctx.panels["table"].model.index(row, 0)).row(),
     )
     assert ctx.selection.names == ["add"]
     props = dict(ctx.panels["inspector"].properties())
