@@ -26,7 +26,7 @@ os.environ["XDG_DATA_HOME"] = str(HOME / "data")  # the recent models: not the u
 from PySide6.QtCore import QEventLoop, Qt, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from fxstudio.core.model.request import OpenRequest  # noqa: E402
+from fxstudio.core.graph.request import OpenRequest  # noqa: E402
 from fxstudio.qt.window.layouts import BY_ID, LAYOUTS  # noqa: E402
 from fxstudio.qt.window.main_window import MainWindow  # noqa: E402
 

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.process.guard import (
     EXIT_BUG,
     EXIT_INTERRUPTED,

@@ -58,7 +58,7 @@ def add_parser(add: AddParser) -> argparse.ArgumentParser:
 
 def cmd_compile(ns: argparse.Namespace) -> int:
     from fxstudio.core.flows import CompileRequest, compile_flow
-    from fxstudio.core.saving.files import check_writable
+    from fxstudio.core.process.files import check_writable
 
     if ns.json:
         check_writable(ns.json, ns.force)

@@ -82,7 +82,7 @@ def add_parser(add: AddParser) -> argparse.ArgumentParser:
 
 def cmd_diff(ns: argparse.Namespace) -> int:
     from fxstudio.core.flows import DiffRequest, diff_flow
-    from fxstudio.core.saving.files import check_writable
+    from fxstudio.core.process.files import check_writable
 
     stdout = data_out()  # the command's data; the model's prints go to stderr
     if ns.right is None and not ns.rewrite and ns.left_frontend == ns.right_frontend:

@@ -43,8 +43,8 @@ def cmd_edit(ns: argparse.Namespace) -> int:
     from fxstudio.core.edits import EditError, run_command
     from fxstudio.core.flows import open_document
     from fxstudio.core.flows.save import save_session
-    from fxstudio.core.model.request import SESSION_SUFFIX
-    from fxstudio.core.saving.files import check_writable
+    from fxstudio.core.graph.request import SESSION_SUFFIX
+    from fxstudio.core.process.files import check_writable
 
     if ns.output:
         if not ns.output.endswith(SESSION_SUFFIX):

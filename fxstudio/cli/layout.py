@@ -37,7 +37,7 @@ def add_parser(add: AddParser) -> argparse.ArgumentParser:
 
 def cmd_layout(ns: argparse.Namespace) -> int:
     from fxstudio.core.flows import LayoutRequest, layout_flow, open_document
-    from fxstudio.core.saving.files import check_writable
+    from fxstudio.core.process.files import check_writable
 
     if ns.json:
         check_writable(ns.json, ns.force)

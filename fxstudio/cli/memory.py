@@ -82,7 +82,7 @@ def cmd_memory(ns: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from fxstudio.core.flows import MemoryRequest, memory_flow, open_document
-    from fxstudio.core.saving.files import check_writable
+    from fxstudio.core.process.files import check_writable
 
     if ns.backward and not ns.train:
         print(

@@ -115,9 +115,9 @@ def cmd_profile(ns: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from fxstudio.core.flows import ProfileOptions, open_document, profile
+    from fxstudio.core.process.files import check_writable
     from fxstudio.core.process.guard import format_bytes
     from fxstudio.core.runtime.devices import available, resolve
-    from fxstudio.core.saving.files import check_writable
 
     if ns.list_devices:
         for d in available():

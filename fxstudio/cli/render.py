@@ -80,7 +80,7 @@ def cmd_render(ns: argparse.Namespace) -> int:
     from fxstudio.core.errors import UserError
     from fxstudio.core.flows import open_document
     from fxstudio.core.flows.render import RenderRequest, check_output, render_flow
-    from fxstudio.core.saving.files import check_writable
+    from fxstudio.core.process.files import check_writable
 
     heat = ns.heat or ("diff" if ns.against else None)
     if heat == "diff" and not ns.against:
@@ -104,7 +104,7 @@ def cmd_render(ns: argparse.Namespace) -> int:
     for note in result.notes:
         print(f"fxstudio: note: {note}", file=sys.stderr)
     if ns.json:
-        from fxstudio.core.saving.files import write_json
+        from fxstudio.core.process.files import write_json
 
         write_json(ns.json, result.to_json(), indent=1)
         print(f"wrote {ns.json}", file=sys.stderr)

@@ -65,7 +65,7 @@ def cmd_report(ns: argparse.Namespace) -> int:
 
     from fxstudio.core.flows import CompileRequest, ProfileOptions, compile_flow, open_document
     from fxstudio.core.flows.report import ReportRequest, report_flow
-    from fxstudio.core.saving.files import check_writable
+    from fxstudio.core.process.files import check_writable
 
     if not ns.output.lower().endswith((".html", ".htm")):
         print(

@@ -77,9 +77,9 @@ def cmd_rewrite(ns: argparse.Namespace) -> int:
     from fxstudio.core.flows import RewriteRequest, RewriteSpec, export, open_document, rewrite_flow
     from fxstudio.core.flows.patterns import DEFAULT_RULES, FX_RULES
     from fxstudio.core.flows.save import save_session
-    from fxstudio.core.model.request import SESSION_SUFFIX
+    from fxstudio.core.graph.request import SESSION_SUFFIX
     from fxstudio.core.patterns.builtins import listing
-    from fxstudio.core.saving.files import check_writable
+    from fxstudio.core.process.files import check_writable
 
     if ns.list:
         print(listing(), file=data_out())

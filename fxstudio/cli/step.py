@@ -43,7 +43,7 @@ def add_parser(add: AddParser) -> argparse.ArgumentParser:
 
 def cmd_step(ns: argparse.Namespace) -> int:
     from fxstudio.core.flows import StepRequest, UnknownNode, step_flow
-    from fxstudio.core.saving.files import check_writable
+    from fxstudio.core.process.files import check_writable
 
     stdout = data_out()  # the command's data; the model's prints go to stderr
     for out in overlay_outputs(ns):

@@ -12,7 +12,7 @@ recorded (a session replays the statement); invalid, the graph is put back and t
 says why.  The console never leaves a second source of truth behind.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:negrelu")
     >>> c = ConsoleSession(doc)
     >>> c.push("[n.name for n in graph.nodes][:3]").output

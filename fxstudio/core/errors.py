@@ -158,3 +158,10 @@ def stack_trace_location(
         return None
     text = chosen[2] or linecache.getline(chosen[0], chosen[1]).strip()
     return SourceLocation(chosen[0], chosen[1], text)
+
+
+def short_location(loc: SourceLocation | None) -> str:
+    """``path:line:`` and the source line, ending in a newline, for the start of a message."""
+    if loc is None:
+        return "an unknown place (no frame of your code was on the stack).\n"
+    return f"{loc.filename}:{loc.lineno}:\n    {loc.text}\n"

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QApplication
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows.save import CrashLog
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.process.guard import EXIT_OK, EXIT_USAGE, report_error
 from fxstudio.qt.startup import (
     START_SIZE,

@@ -1,5 +1,5 @@
 """Work on a copy of the open document in a worker, and take its result only if the document
-is still as it was read: the window's one way to run :mod:`fxstudio.core.graph.snapshots`'
+is still as it was read: the window's one way to run :mod:`fxstudio.core.edits.snapshots`'
 idiom.
 
 :func:`run_on_copy` reads the document on the GUI thread (:func:`~fxstudio.core.graph.
@@ -41,8 +41,8 @@ from typing import Generic, Protocol, TypeVar
 
 from PySide6.QtCore import QObject
 
+from fxstudio.core.edits.snapshots import Snapshot, detached, snapshot
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.graph.snapshots import Snapshot, detached, snapshot
 from fxstudio.qt.workers import Task
 
 R = TypeVar("R")
@@ -79,7 +79,7 @@ class Copy:
         return self.read
 
     def detached(self) -> GraphDocument:
-        """A document of its own over the snapshot (:func:`~fxstudio.core.graph.snapshots.
+        """A document of its own over the snapshot (:func:`~fxstudio.core.edits.snapshots.
         detached`): made in the worker."""
         return detached(self.snapshot)
 
@@ -213,7 +213,7 @@ def run_on_copy(
     the nodes' ``meta`` as read (a baseline kept while the document goes on); ``copy=False``:
     no snapshot (the work carries what it needs); ``modules=False``: a snapshot of the graph
     alone, not of the submodules and weights it names (views and shapes need no more; a
-    :func:`~fxstudio.core.graph.snapshots.detached` copy does); ``states``: the result is
+    :func:`~fxstudio.core.edits.snapshots.detached` copy does); ``states``: the result is
     current while the graph is the one read, not only the version (the module's docstring)."""
     document = opened.document
     assert document is not None, "no document to copy"

@@ -15,7 +15,7 @@ from PySide6.QtGui import QUndoStack
 
 from fxstudio.core.flows.run import NodeProfile
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 
 
 class Changes(Protocol):

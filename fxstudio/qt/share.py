@@ -32,7 +32,7 @@ from PySide6.QtGui import (
 from PySide6.QtSvg import QSvgRenderer
 from PySide6.QtWidgets import QApplication
 
-from fxstudio.core.saving.files import WriteError, atomic_path, atomic_write
+from fxstudio.core.process.files import WriteError, atomic_path, atomic_write
 
 __all__ = ["MAX_PDF_POINTS", "MAX_PNG_PIXELS", "MAX_PNG_SIDE", "ensure_gui", "write_picture"]
 

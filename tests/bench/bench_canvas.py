@@ -8,8 +8,8 @@ import os
 import resource
 import statistics
 
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.layout.engine import LayoutEngine
-from fxstudio.core.model.request import OpenRequest
 from tests.bench.bench_layout import CASES, ROOT, open_cases
 
 

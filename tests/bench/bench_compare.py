@@ -41,9 +41,9 @@ def _anonymous(doc):
 
 def bench_compare(emit, timed=None) -> None:
     from fxstudio.core.compare.align import align
-    from fxstudio.core.model.request import OpenRequest
+    from fxstudio.core.graph.request import OpenRequest
     from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
-    from fxstudio.core.saving.sessions import open_document
+    from fxstudio.core.sessions.documents import open_document
     from tests.bench.bench_scale import SYNTHETIC
 
     request = OpenRequest(f"{SYNTHETIC}:nested_{SIZE}", "fx", ("2x8",))

@@ -10,10 +10,9 @@ import time
 import torch.fx as fx
 
 from fxstudio.core import edits
-from fxstudio.core.edits import Ref
-from fxstudio.core.graph import catchup
+from fxstudio.core.edits import Ref, catchup
 from fxstudio.core.model.loading import load_model
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 from tests.bench.bench_layout import ROOT
 from tests.bench.stalls import StallMeter
 
@@ -93,7 +92,7 @@ def bench_window_edits(emit) -> None:
     from PySide6.QtWidgets import QApplication
 
     from fxstudio.core.graph.catalogue import catalogue
-    from fxstudio.core.model.request import OpenRequest
+    from fxstudio.core.graph.request import OpenRequest
     from fxstudio.qt.window.main_window import MainWindow
 
     QApplication.instance() or QApplication([])

@@ -7,9 +7,9 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.saving.export import export
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 SYNTHETIC = Path(__file__).resolve().parent / "synthetic.py"
 

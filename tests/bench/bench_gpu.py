@@ -32,9 +32,9 @@ def main() -> int:
     emit(bench="cuda tests", rc=tests.returncode, tail=tests.stdout.strip().splitlines()[-1:])
     import torch.utils.benchmark as tb
 
-    from fxstudio.core.model.request import OpenRequest
+    from fxstudio.core.graph.request import OpenRequest
     from fxstudio.core.runtime.run import prepared, profile_whole
-    from fxstudio.core.saving.sessions import open_document
+    from fxstudio.core.sessions.documents import open_document
 
     for batch in (1, 32):
         doc = open_document(

@@ -10,10 +10,10 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.layout.engine import LayoutEngine
 from fxstudio.core.layout.groups import top_level_groups
-from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 ROOT = Path(__file__).resolve().parents[2]
 DOT_TIMEOUT_S = 60

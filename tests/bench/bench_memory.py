@@ -62,8 +62,7 @@ def _fake_tensor_prop(doc) -> Callable[[], object]:
     from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
     from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized
-    from fxstudio.core.graph.weights import fake_of
-    from fxstudio.core.model.failures import fake_state
+    from fxstudio.core.graph.weights import fake_of, fake_state
 
     gm = doc.graph_module
 

@@ -58,9 +58,9 @@ def _best(fn: Callable[[], object], repeats: int) -> tuple[float, object]:
 def bench(name: str) -> dict[str, object]:
     from fxstudio.core.flows import OpenRequest, open_document
     from fxstudio.core.fxcompat.autograd import joint_graphs
+    from fxstudio.core.graph.weights import faked
     from fxstudio.core.memory.training import step_loss, training_estimate
     from fxstudio.core.memory.training_run import measure_training
-    from fxstudio.core.model.failures import faked
 
     spec, inputs, bare, repeats = CASES[name]
     doc = open_document(OpenRequest(spec, "export", inputs=inputs, weights=not bare))

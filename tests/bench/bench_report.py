@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from fxstudio.core.flows.report import ReportRequest, report_flow  # noqa: E402
-from fxstudio.core.model.request import OpenRequest  # noqa: E402
-from fxstudio.core.saving.sessions import open_document  # noqa: E402
+from fxstudio.core.graph.request import OpenRequest  # noqa: E402
+from fxstudio.core.sessions.documents import open_document  # noqa: E402
 from fxstudio.core.share.svg import drawing_svg  # noqa: E402
 from tests.browser.conftest import ARGS, CHROMIUM  # noqa: E402
 

@@ -10,7 +10,7 @@ model before and after, run for values).  Each path twice: the first rewrite on 
 a rewrite (A, then its way back B, then A...: the last check's outputs are the model before,
 so only the model after runs).  Then one edit of one node
 on the same graph, as the window makes it (deferred): until it is applied and shown, and
-until its code, rows and shapes have caught up (:mod:`fxstudio.core.graph.catchup`) -- the
+until its code, rows and shapes have caught up (:mod:`fxstudio.core.edits.catchup`) -- the
 first edit after the open too.
 
 Baselines, measured in the same run: ``torch.fx.replace_pattern`` of the same pattern on a
@@ -101,8 +101,7 @@ class Parts:
 
 
 def _parts() -> Parts:
-    from fxstudio.core.edits import engine
-    from fxstudio.core.graph import snapshots
+    from fxstudio.core.edits import engine, snapshots
     from fxstudio.core.patterns import apply
 
     parts = Parts()
@@ -150,8 +149,8 @@ def rewrite_window(
     made there, adopted as one edit; a first one undone after and caught up again (``after``:
     as :func:`rewrite_cli`'s).  ``found``: the matches found first, untimed, as the dock's
     *Find* does before *Replace* (the time from the click on *Replace*)."""
-    from fxstudio.core.graph import snapshots
-    from fxstudio.core.graph.catchup import catch_up
+    from fxstudio.core.edits import snapshots
+    from fxstudio.core.edits.catchup import catch_up
     from fxstudio.core.patterns.apply import RewriteRequest, pattern_of, rewrite_flow
     from fxstudio.core.patterns.matcher import Matcher
 
@@ -244,7 +243,7 @@ def one_edit(doc: Any, i: int) -> dict[str, float]:
     """One node's target changed, as the window edits a big graph (deferred): applied and
     its event sent (what the canvas draws from), then caught up (code, rows, shapes)."""
     from fxstudio.core import edits
-    from fxstudio.core.graph.catchup import catch_up
+    from fxstudio.core.edits.catchup import catch_up
 
     name = _a_mul(doc).name
     t0 = time.perf_counter()
@@ -296,7 +295,7 @@ def baselines(doc: Any, loaded: Any) -> list[dict[str, Any]]:
 
 def bench_rewrite_scale(emit: Callable[..., None]) -> None:
     from fxstudio.core.model.loading import load_model
-    from fxstudio.core.saving.sessions import open_document
+    from fxstudio.core.sessions.documents import open_document
 
     doc = open_document(SPEC, ("2x8",))
     doc.rows()  # (the window's open makes them for its table: open_prepared)

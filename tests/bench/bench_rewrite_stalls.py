@@ -21,7 +21,7 @@ def bench_rewrite_stalls(emit) -> None:
     from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QApplication
 
-    from fxstudio.core.model.request import OpenRequest
+    from fxstudio.core.graph.request import OpenRequest
     from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
     from fxstudio.core.process import collector
     from fxstudio.qt.editing.commands import EditCommand

@@ -23,9 +23,9 @@ import torch.fx as fx
 import torch.utils.benchmark as tb
 from torch import nn
 
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.runtime.run import profile_whole
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 MODELS = [("examples:resnet", ()), ("examples:transformer", ())]
 if importlib.util.find_spec("torchvision") is not None:

@@ -49,12 +49,12 @@ def one_size(size: str) -> list[dict]:
     import torch.fx as fx
     from torch.fx.passes.shape_prop import ShapeProp
 
+    from fxstudio.core.graph.request import OpenRequest
     from fxstudio.core.layout.engine import LayoutEngine
     from fxstudio.core.layout.groups import all_groups, top_level_groups
     from fxstudio.core.model.loading import load_model
-    from fxstudio.core.model.request import OpenRequest
     from fxstudio.core.process import collector
-    from fxstudio.core.saving.sessions import open_document
+    from fxstudio.core.sessions.documents import open_document
     from tests.bench.bench_layout import plain_dot_seconds
 
     out = []
@@ -144,9 +144,9 @@ def in_the_window(size: str) -> list[dict]:
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
+    from fxstudio.core.graph.request import OpenRequest
     from fxstudio.core.layout.groups import top_level_groups
-    from fxstudio.core.model.request import OpenRequest
-    from fxstudio.core.saving.sessions import open_document
+    from fxstudio.core.sessions.documents import open_document
     from fxstudio.qt.window.main_window import MainWindow
 
     request = OpenRequest(f"{SYNTHETIC}:nested_{size}", "fx", ("2x8",))

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import torch
 
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 from fxstudio.core.stepping.stepper import Stepper, for_document
 from tests.bench.run import SYNTHETIC
 

@@ -22,7 +22,7 @@ from torch.fx.passes.shape_prop import ShapeProp  # noqa: E402
 from fxstudio.core.graph.propagation import propagate_shapes  # noqa: E402
 from fxstudio.core.model.capture import trace_fx  # noqa: E402
 from fxstudio.core.model.loading import load_model  # noqa: E402
-from fxstudio.core.saving.sessions import open_document  # noqa: E402
+from fxstudio.core.sessions.documents import open_document  # noqa: E402
 
 SYNTHETIC = ROOT / "tests" / "bench" / "synthetic.py"
 

@@ -3,7 +3,7 @@ tracing, shapes with their count, layout with its groups); without it stderr sta
 
 from fxstudio import cli
 from fxstudio.core.process import progress
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 from tests.bench.bench_layout import ROOT
 
 NESTED = f"{ROOT / 'tests' / 'bench' / 'synthetic.py'}:Nested(stages=2, blocks=60)"

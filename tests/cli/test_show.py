@@ -3,7 +3,7 @@ import json
 import pytest
 
 from fxstudio import cli
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 from tests.conftest import EXAMPLES, run_fxstudio
 
 

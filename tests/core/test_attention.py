@@ -7,9 +7,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 MODELS = "tests/core/attention_models.py"
 QKV = ("2x4x8x16", "2x4x8x16", "2x4x8x16", "2x1x8x8")

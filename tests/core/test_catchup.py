@@ -1,5 +1,5 @@
 """Code, rows and shapes of a big graph brought up to date from a snapshot, off the editing
-thread (fxstudio.core.graph.catchup)."""
+thread (fxstudio.core.edits.catchup)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 
 from fxstudio.core import edits
 from fxstudio.core.graph import catchup, snapshots
-from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.graph.request import OpenRequest
+from fxstudio.core.sessions.documents import open_document
 
 
 def deferred(spec: str, frontend: str = "fx"):

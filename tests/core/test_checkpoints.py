@@ -251,7 +251,7 @@ def test_profile_a_module_of_the_folder_on_the_command_line(folder, capsys):
 
 def test_a_detached_copy_keeps_the_checkpoint_folder(folder):
     """A worker's copy (the window's runs) reads a module's weights from the same folder."""
-    from fxstudio.core.graph.snapshots import detached, snapshot
+    from fxstudio.core.edits.snapshots import detached, snapshot
 
     bare = open_document(OpenRequest(f"hf:{folder}", weights=False))
     assert detached(snapshot(bare)).checkpoint == bare.checkpoint == str(folder)

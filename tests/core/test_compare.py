@@ -21,9 +21,9 @@ from fxstudio.core.compare.sides import ordered
 from fxstudio.core.compare.values import compare_values
 from fxstudio.core.edits import splice
 from fxstudio.core.graph.nodedata import Overlay
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 
 @pytest.fixture
@@ -137,7 +137,7 @@ def test_an_earlier_version_of_the_document_is_before_wherever_the_comparison_st
     before, tmp_path
 ):
     from fxstudio.core.edits import set_target
-    from fxstudio.core.saving.sessionfile import save_session
+    from fxstudio.core.sessions.sessionfile import save_session
 
     now = open_document("examples:resnet")
     rewrite_flow(now, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))

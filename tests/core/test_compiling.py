@@ -14,7 +14,7 @@ from fxstudio.core.compiling.breaks import explain_breaks
 from fxstudio.core.compiling.kernels import CompileError, compile_graph
 from fxstudio.core.compiling.model import compile_model
 from fxstudio.core.model.loading import load_model
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 BRANCHY = textwrap.dedent("""
     import torch

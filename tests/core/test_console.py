@@ -3,8 +3,8 @@ noticed and becomes one checked 'Console edit' (or is refused and put back), blo
 and a session file replays what the console did."""
 
 from fxstudio.core.console import ConsoleSession
-from fxstudio.core.saving.sessionfile import save_session
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
+from fxstudio.core.sessions.sessionfile import save_session
 
 
 def test_edits_calls_are_undo_steps_and_output_is_captured() -> None:

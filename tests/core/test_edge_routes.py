@@ -4,11 +4,11 @@ graphviz never routes it around that block's nodes -- the drawing does."""
 
 import pytest
 
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.layout.drawing import drawing
 from fxstudio.core.layout.engine import Box, LayoutEngine
 from fxstudio.core.layout.routes import crosses, detour, edge_ends, edge_path, points_along
-from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 
 def drawn_crossings(doc, collapsed):

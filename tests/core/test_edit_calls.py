@@ -6,8 +6,8 @@ import pytest
 from fxstudio import cli
 from fxstudio.core import edits
 from fxstudio.core.edits import EditError, Ref
-from fxstudio.core.saving.replay import replay
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
+from fxstudio.core.sessions.replay import replay
 
 
 def state(doc):

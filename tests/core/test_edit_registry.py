@@ -7,7 +7,7 @@ from fxstudio.core import edits
 from fxstudio.core.edits import EDIT_KINDS, TEXT_FORMS, Ref
 from fxstudio.core.edits import user as user_edits
 from fxstudio.core.model.opening import open_model
-from fxstudio.core.saving.replay import replay
+from fxstudio.core.sessions.replay import replay
 
 
 def test_every_edit_users_make_is_declared_and_every_text_form_is_listed():

@@ -5,8 +5,8 @@ import torch
 
 from fxstudio.core import edits
 from fxstudio.core.edits import EditError, Ref
-from fxstudio.core.saving.sessionfile import save_session
-from fxstudio.core.saving.sessions import open_document, open_session
+from fxstudio.core.sessions.documents import open_document, open_session
+from fxstudio.core.sessions.sessionfile import save_session
 
 
 def outputs(doc):

@@ -11,7 +11,7 @@ from fxstudio.core import edits
 from fxstudio.core.edits import EditError, Ref
 from fxstudio.core.graph import catchup, snapshots
 from fxstudio.core.graph.graphviews import make_row, tidy_code
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 UNARY = ["torch.relu", "torch.tanh", "torch.sigmoid", "torch.nn.functional.gelu"]
 MODULES = ["nn.Identity()", "nn.ReLU()", "nn.Dropout(0.0)"]
@@ -140,7 +140,7 @@ class TransformerEdits(EditMachine):
 
 
 class DeferredEdits(EditMachine):
-    """A big graph's way: edits leave code and shapes to fxstudio.core.graph.catchup, whose
+    """A big graph's way: edits leave code and shapes to fxstudio.core.edits.catchup, whose
     snapshots are worked on and applied (or dropped, when the graph moved on) between the edits."""
 
     def __init__(self):

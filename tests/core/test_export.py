@@ -8,13 +8,13 @@ import torch.utils._pytree as pytree
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.graph.modes import eval_mode
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.model.loading import load_model
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.process.files import WriteError
 from fxstudio.core.saving.codegen import constructor_expr
 from fxstudio.core.saving.export import ExportError, export, onnx_available
-from fxstudio.core.saving.files import WriteError
-from fxstudio.core.saving.sessions import open_document
 from fxstudio.core.saving.verify import one_thread, run_standalone, verify_standalone
+from fxstudio.core.sessions.documents import open_document
 
 EXAMPLES = ["simple", "negrelu", "resnet", "transformer"]
 

@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from fxstudio.core.errors import CaptureError
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.model.failures import eager_failure
-from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 WRONG_SIZE = (
     "import torch\n"

@@ -22,8 +22,8 @@ from fxstudio.core.patterns.matcher import find
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
 from fxstudio.core.patterns.replace import rewrite
 from fxstudio.core.patterns.replacements import function_replacement, replacement_module
-from fxstudio.core.saving.sessionfile import save_session
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
+from fxstudio.core.sessions.sessionfile import save_session
 
 aten = torch.ops.aten
 

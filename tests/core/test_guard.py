@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from fxstudio.core.errors import LoadError, UserError
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.model.loading import load_model
 from fxstudio.core.model.modelspec import make_inputs
-from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.process.guard import OutOfMemory, Stopped, stop_thread, where_is
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 NET = (
     "class Net(torch.nn.Module):\n"
@@ -329,7 +329,7 @@ def test_cancel_stops_library_code_between_two_modules(stage, inside):
 _OPEN_WHILE_THE_ZOO_IS_READ = """
 import threading
 from fxstudio.core.flows.open import zoo_specs
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 listed = []
 reader = threading.Thread(target=lambda: listed.append(len(zoo_specs())))

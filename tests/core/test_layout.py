@@ -3,10 +3,10 @@ import json
 import pytest
 
 from fxstudio import cli
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.layout.engine import GROUP_TITLE, LayoutEngine
 from fxstudio.core.layout.groups import all_groups, drawn_tree, top_level_groups
-from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 
 def overlaps(a, b):

@@ -9,6 +9,7 @@ import torch
 from fxstudio.core import edits
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.flows.lesson import traced_nodes
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.lesson import demos
 from fxstudio.core.lesson.steps import (
     DEFAULT_MODEL,
@@ -26,15 +27,14 @@ from fxstudio.core.lesson.steps import (
     trace_size_wanted,
 )
 from fxstudio.core.model.fixes import diagnose_failure, diagnose_graph
-from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.explain import explain
 from fxstudio.core.patterns.making import compile_function, from_function
 from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.pattern import DEFAULT_RULES
 from fxstudio.core.runtime.speedup import compare
-from fxstudio.core.saving.sessionfile import read_session, save_session
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
+from fxstudio.core.sessions.sessionfile import read_session, save_session
 from fxstudio.core.stepping.stepper import for_document
 
 

@@ -12,11 +12,11 @@ import importlib.util
 import pytest
 import torch
 
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.memory.agreement import agreement
 from fxstudio.core.memory.estimate import estimate
 from fxstudio.core.memory.measure import measure
-from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 TORCHVISION = importlib.util.find_spec("torchvision") is not None
 TRANSFORMERS = importlib.util.find_spec("transformers") is not None

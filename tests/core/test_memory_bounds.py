@@ -13,10 +13,10 @@ import torch
 from torch import nn
 
 from fxstudio.core.flows import open_document
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.memory.fits import Holds, Need, require_fits, run_need
 from fxstudio.core.model import sizing, zoo
 from fxstudio.core.model.loading import load_model
-from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.process import budget
 from fxstudio.core.process.archives import archive_problem
 from fxstudio.core.process.guard import Overbudget, WontFit, format_bytes

@@ -289,8 +289,8 @@ def test_a_fake_run_with_alike_calls_made_once_is_the_interpreters_run(spec):
     import torch.fx as fx
 
     from fxstudio.core.fxcompat import fake_tensor_mode
+    from fxstudio.core.graph.weights import faked
     from fxstudio.core.memory.fakerun import run_fake
-    from fxstudio.core.model.failures import faked
 
     doc = open_document(OpenRequest(spec, "fx"))
     gm, inputs = doc.graph_module, tuple(doc.example_inputs)

@@ -188,7 +188,7 @@ def test_a_run_that_fails_says_where_and_that_the_estimate_needs_none() -> None:
 
 def test_the_flow_measures_beside_the_estimate_at_the_documents_and_other_sizes() -> None:
     from fxstudio.core.flows.memory import MemoryRequest, memory_flow
-    from fxstudio.core.saving.sessions import open_document
+    from fxstudio.core.sessions.documents import open_document
 
     doc = open_document("examples:simple")
     data = memory_flow(doc, MemoryRequest(measure=True)).to_json()

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
 
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.builtins import run_builtin
 from fxstudio.core.patterns.check import check, reference
@@ -22,7 +22,7 @@ from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES, PatternError
 from fxstudio.core.patterns.reasons import Why
 from fxstudio.core.patterns.replace import rewrite
 from fxstudio.core.patterns.replacements import function_replacement
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 
 def _fx_sets(gm: fx.GraphModule, pattern_gm: fx.GraphModule) -> list[frozenset[str]]:
@@ -414,7 +414,7 @@ def test_other_builtins_on_real_graphs() -> None:
 
 
 def test_session_replays_a_rewrite(tmp_path) -> None:
-    from fxstudio.core.saving.sessionfile import save_session
+    from fxstudio.core.sessions.sessionfile import save_session
 
     doc = open_document("examples:resnet")
     rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))

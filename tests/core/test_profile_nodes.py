@@ -25,7 +25,7 @@ from fxstudio.core.runtime.nodes import annotated, profile_calls
 from fxstudio.core.runtime.roofline import Peaks
 from fxstudio.core.runtime.run import RunError, batched, profile_whole
 from fxstudio.core.runtime.speedup import compare, mann_whitney, speedup
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device here")
 

@@ -17,7 +17,7 @@ import fxstudio.core
 names = [m.name for m in pkgutil.walk_packages(fxstudio.core.__path__, "fxstudio.core.")]
 for name in names:
     importlib.import_module(name)
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 doc = open_document("examples:resnet")
 assert len(doc.rows()) == len(doc.graph.nodes)
 assert not any(m.startswith("PySide6") for m in sys.modules)

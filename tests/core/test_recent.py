@@ -1,6 +1,6 @@
 """RecentModels: the list of lately opened models, and which of them still exist."""
 
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.saving.recent import RecentModels
 
 

@@ -14,7 +14,7 @@ from fxstudio import cli
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.softcap import FLEX
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 from tests.core.test_attention import _open
 
 needs_flex = pytest.mark.skipif(FLEX is None, reason="this torch has no flex_attention")
@@ -104,7 +104,7 @@ def test_flex_leaves_a_mask_before_the_cap_with_the_reason():
 
 @needs_flex
 def test_flex_rewrite_replays_from_a_session(tmp_path):
-    from fxstudio.core.saving.sessionfile import save_session
+    from fxstudio.core.sessions.sessionfile import save_session
 
     doc = _open("SoftCapped", "export")
     rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fuse-attention-flex")))

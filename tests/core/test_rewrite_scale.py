@@ -13,15 +13,15 @@ from torch import nn
 
 from fxstudio.core import edits
 from fxstudio.core.edits import Ref
+from fxstudio.core.edits.catchup import catch_up
 from fxstudio.core.edits.engine import lint_nodes
+from fxstudio.core.edits.snapshots import adopt, detached, propagated, snapshot, views
 from fxstudio.core.errors import EditError
 from fxstudio.core.flows import OpenRequest, open_document
-from fxstudio.core.graph.catchup import catch_up
 from fxstudio.core.graph.document import ChangeKind, GraphDocument
 from fxstudio.core.graph.edited import touched_since
 from fxstudio.core.graph.propagation import downstream, propagate_shapes
 from fxstudio.core.graph.running import Current, bookkeeping_threads, run_nodes, threads
-from fxstudio.core.graph.snapshots import adopt, detached, propagated, snapshot, views
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.check import check, reference
 

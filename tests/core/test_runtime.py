@@ -11,7 +11,7 @@ from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.runtime.devices import DeviceError, available, resolve
 from fxstudio.core.runtime.run import RunError, profile_whole
 from fxstudio.core.runtime.timer import time_calls
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 
 def test_the_timer_counts_its_calls_and_keeps_the_first_apart() -> None:

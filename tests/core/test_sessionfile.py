@@ -7,10 +7,10 @@ from fxstudio import cli
 from fxstudio.core.edits import rename
 from fxstudio.core.errors import LoadError
 from fxstudio.core.graph.document import PatternBox
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.patterns.builtins import run_builtin
-from fxstudio.core.saving.sessionfile import read_session, save_session
-from fxstudio.core.saving.sessions import open_document, open_session
+from fxstudio.core.sessions.documents import open_document, open_session
+from fxstudio.core.sessions.sessionfile import read_session, save_session
 
 
 def test_session_restores_model_inputs_and_view(tmp_path):

@@ -13,8 +13,8 @@ from fxstudio.core.edits import set_target
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import RewriteRequest, RewriteSpec, open_document, rewrite_flow
 from fxstudio.core.flows.render import RenderRequest, render_flow
-from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.saving.sessionfile import save_session
+from fxstudio.core.graph.request import OpenRequest
+from fxstudio.core.sessions.sessionfile import save_session
 from fxstudio.core.share.picture import collapsed_groups, picture
 from fxstudio.core.share.svg import drawing_svg, esc
 

@@ -1,13 +1,13 @@
 """A worker's edit on a detached copy comes back as one edit, or not at all
-(fxstudio.core.graph.snapshots)."""
+(fxstudio.core.edits.snapshots)."""
 
 from __future__ import annotations
 
 import pytest
 
 from fxstudio.core import edits
-from fxstudio.core.graph import snapshots
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.edits import snapshots
+from fxstudio.core.sessions.documents import open_document
 
 
 def test_a_result_is_refused_once_the_graph_moved_on_and_the_document_stays():

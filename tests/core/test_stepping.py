@@ -11,7 +11,7 @@ import torch.fx as fx
 from torch import nn
 
 from fxstudio.core.model.loading import load_model
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 from fxstudio.core.stepping.eager import EagerReference, tolerance
 from fxstudio.core.stepping.stepper import StepError, Stepper, for_document
 from fxstudio.core.stepping.values import BINS, picture, summarize

@@ -29,7 +29,7 @@ from fxstudio.core.flows import (
 )
 from fxstudio.core.graph.weights import SMALL_BUFFER
 from fxstudio.core.saving.export import export
-from fxstudio.core.saving.sessionfile import save_session
+from fxstudio.core.sessions.sessionfile import save_session
 
 SMALL_LLAMA = (
     "hf:llama(num_hidden_layers=2, hidden_size=64, intermediate_size=128, "
@@ -251,8 +251,8 @@ def test_whether_a_document_holds_its_weights_follows_the_edits_that_change_its_
 def test_a_copy_for_a_worker_knows_what_its_document_knew_of_its_weights(monkeypatch):
     """A detached copy shares the document's tensors, so it takes the answer the document had
     instead of walking them again; one the document had not walked yet is walked there."""
+    from fxstudio.core.edits.snapshots import detached, snapshot
     from fxstudio.core.graph import document
-    from fxstudio.core.graph.snapshots import detached, snapshot
 
     walks = []
     walk = document.has_weights

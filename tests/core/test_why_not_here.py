@@ -10,7 +10,7 @@ from fxstudio.core.patterns.explain import explain
 from fxstudio.core.patterns.making import from_function, from_nodes
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
 from fxstudio.core.patterns.reasons import Failure, Why
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 
 def here(doc, nodes, at):

@@ -7,12 +7,12 @@ import pytest
 import torch
 
 from fxstudio.core.errors import CaptureError, LoadError
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.model.loading import load_model
 from fxstudio.core.model.modelspec import parse_spec
-from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.saving.export import export
-from fxstudio.core.saving.sessions import open_document
 from fxstudio.core.saving.verify import verify_standalone
+from fxstudio.core.sessions.documents import open_document
 from tests.conftest import SIZE_BRANCH
 
 needs_transformers = pytest.mark.skipif(

@@ -10,12 +10,12 @@ import pytest
 import torch
 
 from fxstudio.core.graph.graphviews import module_path
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.softcap import FLEX
 from fxstudio.core.saving.export import export
-from fxstudio.core.saving.sessions import open_document
 from fxstudio.core.saving.verify import verify_standalone
+from fxstudio.core.sessions.documents import open_document
 from tests.models.test_real_models import HF_MODELS, needs_transformers
 
 SDPA = torch.ops.aten.scaled_dot_product_attention.default

@@ -4,9 +4,9 @@ compared in this process, both graphs on the same tensors."""
 
 from fxstudio.core.compare.align import align, op_kind
 from fxstudio.core.compare.values import compare_values
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 from tests.models.test_real_models import HF_MODELS, needs_torchvision, needs_transformers
 
 RESNET18 = OpenRequest("torchvision.models:resnet18", "fx", ("1x3x224x224",))

@@ -8,13 +8,13 @@ import torch
 from fxstudio import cli
 from fxstudio.core.fxcompat import tree_leaves
 from fxstudio.core.graph.modes import eval_mode
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.graph.shapes import node_shape
 from fxstudio.core.model.capture import CaptureOptions, capture
 from fxstudio.core.model.loading import load_model
-from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.saving.export import export
-from fxstudio.core.saving.sessions import open_document
 from fxstudio.core.saving.verify import one_thread, run_standalone
+from fxstudio.core.sessions.documents import open_document
 from tests.core.test_export import original_outputs
 
 HF_MODELS = "tests/models/hf_models.py"

@@ -7,8 +7,8 @@ import importlib.util
 import pytest
 
 from fxstudio.core.saving.export import export
-from fxstudio.core.saving.sessions import open_document
 from fxstudio.core.saving.verify import verify_standalone
+from fxstudio.core.sessions.documents import open_document
 from tests.conftest import run_fxstudio
 
 pytestmark = pytest.mark.skipif(

@@ -8,14 +8,14 @@ import torch
 from torch import nn
 from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
 
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.patterns.builtins import run_builtin
 from fxstudio.core.patterns.check import check, reference
 from fxstudio.core.patterns.making import from_nodes
 from fxstudio.core.patterns.matcher import find
 from fxstudio.core.patterns.ops import dialect_of
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 from tests.models.test_real_models import HF_MODELS, needs_torchvision, needs_transformers
 
 

@@ -27,17 +27,17 @@ import pytest
 import torch
 
 from fxstudio.core.fxcompat import tree_leaves
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.model.hfinputs import example_input
-from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.saving.export import export
-from fxstudio.core.saving.sessions import open_document
 from fxstudio.core.saving.verify import (
     compare_outputs,
     one_thread,
     reference_outputs,
     verify_standalone,
 )
+from fxstudio.core.sessions.documents import open_document
 from tests.models.zoo_families import FAMILIES, Family
 
 needs = {

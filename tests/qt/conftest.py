@@ -17,8 +17,8 @@ from PySide6.QtWidgets import QMainWindow
 
 from fxstudio.core.flows import open_document
 from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.layout.groups import first_picture
-from fxstudio.core.model.request import OpenRequest
 from fxstudio.qt.canvas.controller import CanvasController
 from fxstudio.qt.canvas.view import CanvasView
 from fxstudio.qt.editing.controller import EditController

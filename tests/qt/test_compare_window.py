@@ -106,7 +106,7 @@ def test_times_measured_and_shown_as_heat(qtbot, window):
 
 
 def test_compare_with_another_model_and_a_side_that_cannot_open(qtbot, window, write_model):
-    from fxstudio.core.model.request import OpenRequest
+    from fxstudio.core.graph.request import OpenRequest
 
     open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
     task = compare_flow.compare_with_request(window, OpenRequest("examples:simple"))
@@ -134,7 +134,7 @@ def _differences(view) -> list[str]:
 def test_compare_with_the_model_it_was_rewritten_from_puts_that_one_before(qtbot, window):
     """*File ▸ Compare with…* from the rewritten document: the model as captured is before
     (left), so the fold's BatchNorms read as removed; *Swap sides* swaps and compares again."""
-    from fxstudio.core.model.request import OpenRequest
+    from fxstudio.core.graph.request import OpenRequest
 
     open_and_wait(qtbot, window, "examples:resnet", signal="layoutShown")
     _fold(qtbot, window)
@@ -268,7 +268,7 @@ def test_a_closed_compare_window_is_gone_and_leaves_nothing_connected(qtbot, win
 
 
 def test_escape_closes_the_compare_window(qtbot, window):
-    from fxstudio.core.model.request import OpenRequest
+    from fxstudio.core.graph.request import OpenRequest
 
     open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
     task = compare_flow.compare_with_request(window, OpenRequest("examples:simple"))
@@ -337,7 +337,7 @@ def in_sight(side, name) -> bool:
 def test_stepping_to_an_added_node_centres_the_left_on_its_paired_neighbour(
     qtbot, window, write_model
 ):
-    from fxstudio.core.model.request import OpenRequest
+    from fxstudio.core.graph.request import OpenRequest
 
     body = "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
     deep = "".join(f"        x = torch.sin(x) + {i}\n" for i in range(12))

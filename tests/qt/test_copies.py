@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject
 
 from fxstudio.core import edits
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 from fxstudio.qt.copies import Copy, run_on_copy
 
 

@@ -107,7 +107,7 @@ def test_a_dropped_model_file_opens_and_other_files_are_refused(qtbot, window, t
 def test_a_change_on_disk_is_noticed_and_the_document_stays(qtbot, window, tmp_path):
     model = tmp_path / "net.py"
     model.write_text(MODEL)
-    from fxstudio.core.model.request import OpenRequest
+    from fxstudio.core.graph.request import OpenRequest
 
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
         window.session.open(OpenRequest(f"{model}:Net"))

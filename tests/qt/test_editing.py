@@ -328,9 +328,8 @@ def test_a_big_graph_catches_up_in_a_worker_thread_whatever_the_edits_in_between
     import threading
 
     import fxstudio.qt.window.session as mw
-    from fxstudio.core.edits import Ref, insert, rename, set_target
-    from fxstudio.core.graph import catchup
-    from fxstudio.core.saving.sessions import open_document
+    from fxstudio.core.edits import Ref, catchup, insert, rename, set_target
+    from fxstudio.core.sessions.documents import open_document
 
     monkeypatch.setattr(mw, "DEFER_ABOVE", 3)
     threads = []
@@ -451,8 +450,8 @@ def test_undoing_a_reopened_sessions_deletes_puts_no_node_over_another(qtbot, wi
     brings back have no place in that layout: each went beside its input, and two deleted
     one after the other (the second then fed by the first's input) landed on one spot."""
     from fxstudio.core.edits import delete
-    from fxstudio.core.saving.sessionfile import save_session
-    from fxstudio.core.saving.sessions import open_document
+    from fxstudio.core.sessions.documents import open_document
+    from fxstudio.core.sessions.sessionfile import save_session
 
     doc = open_document("examples:resnet")
     delete(doc, ["layer1_0_relu"])

@@ -14,7 +14,7 @@ from PySide6.QtGui import QImage
 from torch import nn
 
 from fxstudio.core.flows.picture import first_picture
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.qt import app as app_module
 from fxstudio.qt.canvas.items import EdgeItem, NodeItem
 from fxstudio.qt.startup import FirstPictureWindow

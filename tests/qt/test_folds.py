@@ -5,7 +5,7 @@ the node table and search still reach every node."""
 import pytest
 from PySide6.QtCore import Qt
 
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from tests.models.test_real_models import needs_transformers
 
 LLAMA_32 = ("tests/bench/synthetic.py:llama_32", "export", ("1x16:int64",))

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QMessageBox
 
 import fxstudio.qt.window.status as status
 from fxstudio.core.errors import LoadError
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.process.guard import OutOfMemory
 from tests.conftest import run_fxstudio
 from tests.qt.conftest import open_and_wait

@@ -124,7 +124,7 @@ def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, t
     assert window.saving.save_session(path)
     lesson.active = False
     lesson.state = type(lesson.state)()
-    from fxstudio.core.model.request import OpenRequest
+    from fxstudio.core.graph.request import OpenRequest
 
     with qtbot.waitSignal(window.session.loaded, timeout=120000):
         window.session.open(OpenRequest(str(path)))
@@ -174,7 +174,7 @@ def test_start_says_it_works_on_the_open_model_and_the_facts_stay_with_their_mod
     node picked) is not saved with another; a saved lesson resumes in the Learn layout."""
     import json
 
-    from fxstudio.core.model.request import OpenRequest
+    from fxstudio.core.graph.request import OpenRequest
 
     open_and_wait(qtbot, window, "examples:simple", signal="layoutShown")
     lesson = window.panels["lesson"]

@@ -3,7 +3,7 @@ from pathlib import Path
 from PySide6.QtGui import QImage, QTextCursor
 
 from fxstudio.core.errors import CaptureError
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from tests.conftest import run_fxstudio
 from tests.qt.conftest import open_and_wait, select_row
 

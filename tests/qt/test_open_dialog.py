@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from fxstudio.core.errors import CaptureError
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.saving.recent import RecentModels
 from fxstudio.qt.window import open_dialog
 from fxstudio.qt.window.open_dialog import OpenDialog

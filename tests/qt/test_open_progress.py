@@ -6,7 +6,7 @@ import threading
 
 from PySide6.QtWidgets import QApplication
 
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.qt.window.session import open_stage, shortened
 from tests.core.test_structure_only import SMALL_LLAMA
 from tests.qt.conftest import open_and_wait

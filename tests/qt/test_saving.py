@@ -13,9 +13,9 @@ from PySide6.QtWidgets import QMessageBox
 from fxstudio.core.edits import rename
 from fxstudio.core.patterns.builtins import run_builtin
 from fxstudio.core.saving.export import onnx_available
-from fxstudio.core.saving.sessionfile import save_session
-from fxstudio.core.saving.sessions import open_document
 from fxstudio.core.saving.verify import run_standalone
+from fxstudio.core.sessions.documents import open_document
+from fxstudio.core.sessions.sessionfile import save_session
 from fxstudio.qt.window.autosave import find_recoveries
 from fxstudio.qt.window.main_window import MainWindow
 from tests.conftest import ROOT
@@ -222,7 +222,7 @@ def test_every_command_that_replaces_the_document_asks_to_save_it_first(
     lists and the failed trace's *Open with the export frontend* each ask the question Open
     and Quit ask: Cancel keeps the edited document and its undo history; Discard opens."""
     from fxstudio.core.errors import CaptureError
-    from fxstudio.core.model.request import OpenRequest
+    from fxstudio.core.graph.request import OpenRequest
 
     dropped = tmp_path / "negrelu.fxstudio"
     save_session(open_document("examples:negrelu"), dropped)

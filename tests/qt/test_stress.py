@@ -5,8 +5,8 @@ the model's code).  No crash, the last open wins, no worker left running."""
 
 import gc
 
-from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.graph.request import OpenRequest
+from fxstudio.core.sessions.documents import open_document
 from fxstudio.qt import workers
 
 OPENS = 50

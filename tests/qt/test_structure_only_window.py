@@ -4,7 +4,7 @@ so where the user looks -- the title, the status bar, the inspector -- the Open 
 the core's message in the window's words (no fake-tensor traceback), and a rewrite says it
 was not checked rather than that its check failed."""
 
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.qt.panels.inspector import NO_WEIGHTS
 from fxstudio.qt.window import open_dialog
 from fxstudio.qt.window.compare_flow import compare_with_request

@@ -2,7 +2,7 @@
 
 from PySide6.QtWidgets import QDockWidget
 
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.saving.recent import RecentModels
 from fxstudio.qt.window.main_window import MainWindow
 from tests.qt.conftest import open_and_wait

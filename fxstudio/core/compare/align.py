@@ -18,7 +18,7 @@ What is left is *removed* (left only) or *added* (right only).  A pair is *chang
 rewrite made it, its op kind or shape differs, or its inputs are not each other's partners.
 
 Example (a conv + BatchNorm fold: the BatchNorms go, the convs are paired, changed):
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
     >>> before, after = open_document("examples:resnet"), open_document("examples:resnet")
     >>> _ = rewrite_flow(after, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))

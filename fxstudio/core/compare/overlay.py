@@ -32,7 +32,7 @@ from typing import Any
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.graph.nodedata import Overlay
-from fxstudio.core.saving.files import write_json
+from fxstudio.core.process.files import write_json
 
 #: The graph id Model Explorer's PyTorch adapter gives the graph of an exported program.
 GRAPH_ID = "graph"

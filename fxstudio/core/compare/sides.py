@@ -4,7 +4,7 @@ is "before" (:func:`ordered`: an earlier version of the other -- the model it wa
 from, the session it was reopened from -- goes on the left).
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
     >>> doc = open_document("examples:resnet")
     >>> _ = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
@@ -21,7 +21,7 @@ from fxstudio.core.edits.records import encode_record
 from fxstudio.core.errors import EditError, UserError
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.model.opening import open_model
-from fxstudio.core.saving.replay import replay
+from fxstudio.core.sessions.replay import replay
 
 
 def last_rewrite(doc: GraphDocument) -> int | None:

@@ -6,7 +6,7 @@ have, rolled up.
 
 Example:
     >>> from fxstudio.core.compare.align import align
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
     >>> before, after = open_document("examples:negrelu"), open_document("examples:negrelu")
     >>> _ = rewrite_flow(after, RewriteRequest(RewriteSpec(builtin="negrelu")))

@@ -12,7 +12,7 @@ sample of :data:`SAMPLED` of them (said in ``compared``).
 Example (an op inserted: the first difference is that op's first user):
     >>> from fxstudio.core.compare.align import align
     >>> from fxstudio.core.edits import splice
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> before, after = open_document("examples:resnet"), open_document("examples:resnet")
     >>> _ = splice(after, "layer2_0_relu", "layer2_0_conv2", "call_function", "operator.mul",
     ...            (2.0,))

@@ -23,8 +23,7 @@ from typing import Any
 from fxstudio.core.compiling.quiet import muted_stdout
 from fxstudio.core.errors import UserError, is_library_file
 from fxstudio.core.fxcompat.compiler import dynamo_explain, reset_dynamo
-from fxstudio.core.graph.weights import has_weights
-from fxstudio.core.model.failures import faked
+from fxstudio.core.graph.weights import faked, has_weights
 from fxstudio.core.process import modelcode
 
 #: Kinds of break: (words in Dynamo's reason, a title, what to change).

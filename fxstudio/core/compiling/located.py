@@ -7,7 +7,7 @@ module the document keeps as one node (a leaf module: the model opened in part) 
 lines of its ``forward``.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:simple")
     >>> loc = doc.source_location("fc1")
     >>> made_at(doc, (Frame(loc.filename, loc.lineno, "forward", ""),))  # one line, three calls

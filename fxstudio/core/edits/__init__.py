@@ -15,11 +15,13 @@ The modules: ``steps`` (the reversible steps, :class:`Ref`), ``engine`` (:func:`
 undo and redo), ``calls`` (whether a changed call can work), ``naming`` (names, targets,
 submodules for new nodes), ``user`` (the edits users make), ``language`` (edits written as
 text), ``registry`` (the edit set declared once: each edit's function, record and text form,
-:data:`EDIT_KINDS`), ``records`` (records as JSON; :mod:`fxstudio.core.saving.replay` makes them
-again).
+:data:`EDIT_KINDS`), ``records`` (records as JSON; :mod:`fxstudio.core.sessions.replay` makes
+them again), ``snapshots`` (a copy at a version for a worker, adopted back as one edit:
+adopting a copy is an edit), ``catchup`` (a big graph's code, rows and shapes after edits,
+off the GUI thread).
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:negrelu")
     >>> e = set_target(doc, "relu", "torch.nn.functional.gelu")
     >>> "gelu" in doc.code(), e.label

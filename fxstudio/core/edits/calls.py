@@ -12,7 +12,7 @@ Two checks, each refusing with :class:`EditError` (what was wrong, what to do):
   -- the shape propagation after the edit marks it.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> from fxstudio.core.edits import set_target
     >>> doc = open_document("examples:negrelu")
     >>> set_target(doc, "add", "torch.relu")  # doctest: +ELLIPSIS
@@ -36,8 +36,8 @@ from fxstudio.core.fxcompat.modules import submodule_at
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import format_target
 from fxstudio.core.graph.modes import eval_mode
+from fxstudio.core.graph.shapes import format_shape
 from fxstudio.core.graph.signatures import schemas, signature
-from fxstudio.core.layout.labels import format_shape
 from fxstudio.core.process.noise import quiet_torch_logs
 
 #: An edit that changes more calls than this (a rewrite of every match, a console statement

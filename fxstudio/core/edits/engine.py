@@ -93,7 +93,7 @@ def commit(
     ``steps`` may be a generator: each step is made after the ones before it are applied, so
     it can read the graph as they left it (a rewrite places each replacement that way).
     ``known``: views of the new graph made elsewhere (a worker's, see
-    :mod:`fxstudio.core.graph.snapshots`); ``shapes_fresh``: its nodes' shapes are already right."""
+    :mod:`fxstudio.core.edits.snapshots`); ``shapes_fresh``: its nodes' shapes are already right."""
     steps = _run(doc, steps, label)
     names = set().union(*(s.touched() for s in steps)) if steps else set()
     edit = Edit(doc, label, steps, kind, names, record or {})
@@ -234,7 +234,7 @@ def _lint_target(root: nn.Module, node: fx.Node) -> None:
 
 def _recompile(doc: GraphDocument) -> None:
     """The forward generated and compiled when the module is first called (the code view
-    generates the code alone: doc.code(), or fxstudio.core.graph.catchup's worker)."""
+    generates the code alone: doc.code(), or fxstudio.core.edits.catchup's worker)."""
     compile_on_call(doc.graph_module)
 
 
@@ -252,7 +252,7 @@ def _finish(
     if shapes_fresh:
         doc.shapes_stale = False
     elif doc.defer_heavy:
-        doc.shapes_stale = True  # see fxstudio.core.graph.catchup
+        doc.shapes_stale = True  # see fxstudio.core.edits.catchup
     else:
         old = doc.shape_problem
         reshaped = recheck_shapes(doc, names, paths or set())

@@ -1,4 +1,4 @@
-"""Recorded edits written as JSON and read back (:mod:`fxstudio.core.saving.replay` makes them
+"""Recorded edits written as JSON and read back (:mod:`fxstudio.core.sessions.replay` makes them
 again)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The edit set, declared once: each kind of edit's function (declared where it is written,
 in :mod:`~fxstudio.core.edits.user`), the record a session stores of it (the function's own
 parameters, by name), and its text form (declared in :mod:`~fxstudio.core.edits.language`).
-The replay (:mod:`fxstudio.core.saving.replay`), the typed-edit language, the console and the list
+The replay (:mod:`fxstudio.core.sessions.replay`), the typed-edit language, the console and the list
 of edits all read :data:`EDIT_KINDS`; a new edit is a function with :func:`edit_kind` (and,
 to be typed, a :func:`text_form`).
 

@@ -307,7 +307,7 @@ class SetAttribute(Step):
     else a plain attribute; the inverse keeps the object (undo brings back the very tensor).
 
         >>> import torch
-        >>> from fxstudio.core.saving.sessions import open_document
+        >>> from fxstudio.core.sessions.documents import open_document
         >>> doc = open_document("examples:negrelu")
         >>> step = SetAttribute("scale", torch.ones(2))
         >>> step.apply(doc); "scale" in dict(doc.graph_module.named_buffers())

@@ -105,12 +105,12 @@ if TYPE_CHECKING:
         step_flow,
         step_through,
     )
-    from fxstudio.core.model.request import OpenRequest
+    from fxstudio.core.graph.request import OpenRequest
     from fxstudio.core.patterns.apply import Report, RewriteRequest, RewriteSpec, rewrite_flow
     from fxstudio.core.patterns.explain import Explanation, explain
     from fxstudio.core.runtime.profiling import Profile, ProfileOptions
     from fxstudio.core.saving.export import ExportResult, export
-    from fxstudio.core.saving.sessions import open_document
+    from fxstudio.core.sessions.documents import open_document
     from fxstudio.core.stepping.stepper import Stepper
 
 #: Where each name comes from: imported on first use, so that importing one front below
@@ -134,7 +134,7 @@ _FROM = {
     "UnknownNode": "fxstudio.core.flows.step",
     "step_flow": "fxstudio.core.flows.step",
     "step_through": "fxstudio.core.flows.step",
-    "OpenRequest": "fxstudio.core.model.request",
+    "OpenRequest": "fxstudio.core.graph.request",
     "Report": "fxstudio.core.patterns.apply",
     "RewriteRequest": "fxstudio.core.patterns.apply",
     "RewriteSpec": "fxstudio.core.patterns.apply",
@@ -146,7 +146,7 @@ _FROM = {
     "profile": "fxstudio.core.flows.run",
     "ExportResult": "fxstudio.core.saving.export",
     "export": "fxstudio.core.saving.export",
-    "open_document": "fxstudio.core.saving.sessions",
+    "open_document": "fxstudio.core.sessions.documents",
     "Stepper": "fxstudio.core.stepping.stepper",
 }
 

@@ -13,7 +13,7 @@ The model's code runs here -- built again from the request, one thread at a time
 (:mod:`fxstudio.core.process.modelcode`) -- so call it from a worker that can be stopped.
 
 Example:
-    >>> from fxstudio.core.model.request import OpenRequest
+    >>> from fxstudio.core.graph.request import OpenRequest
     >>> result = compile_flow(CompileRequest(OpenRequest("examples:simple"), explain_only=True))
     >>> result.explained.graphs, result.compiled is None
     (1, True)
@@ -34,15 +34,15 @@ from fxstudio.core.compiling.quiet import muted_stdout
 from fxstudio.core.compiling.result import Compiled, Kernel, where
 from fxstudio.core.errors import UserError
 from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.graph.weights import has_weights, no_weights_message
 from fxstudio.core.memory.fits import require_fits, run_need
 from fxstudio.core.model.loading import load_model
 from fxstudio.core.model.modelspec import LoadedModel
 from fxstudio.core.model.opening import capture_loaded
-from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.process import modelcode
+from fxstudio.core.process.files import write_json
 from fxstudio.core.runtime.devices import resolve
-from fxstudio.core.saving.files import write_json
 
 __all__ = [
     "BACKENDS",

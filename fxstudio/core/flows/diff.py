@@ -33,12 +33,12 @@ from fxstudio.core.compare.values import Values, compare_values
 from fxstudio.core.errors import UserError
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.nodedata import Overlay
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.graph.weights import no_weights_message
 from fxstudio.core.memory.fits import require_fits, run_need
-from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.patterns.apply import Report, RewriteRequest, RewriteSpec, rewrite_flow
-from fxstudio.core.saving.files import write_json
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.process.files import write_json
+from fxstudio.core.sessions.documents import open_document
 
 __all__ = [
     "Alignment",

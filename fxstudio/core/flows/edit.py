@@ -9,7 +9,7 @@ Called by ``fxstudio.qt.editing`` (the edit controller, *Insert node…*'s dialo
 
 Exposes (re-exported, nothing worked out here): :class:`Entry`, :func:`catalogue` and
 :func:`search` (:mod:`fxstudio.core.graph.catalogue`); :class:`ConsoleSession` and its
-:class:`Result` (:mod:`fxstudio.core.console`); the module :mod:`~fxstudio.core.graph.catchup`
+:class:`Result` (:mod:`fxstudio.core.console`); the module :mod:`~fxstudio.core.edits.catchup`
 (``needed``, ``compute`` on a snapshot, ``apply`` if the document is still as read).
 
 Example:
@@ -24,7 +24,7 @@ Example:
 from __future__ import annotations
 
 from fxstudio.core.console import ConsoleSession, Result
-from fxstudio.core.graph import catchup
+from fxstudio.core.edits import catchup
 from fxstudio.core.graph.catalogue import Entry, catalogue, search
 
 __all__ = [

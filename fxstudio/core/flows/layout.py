@@ -15,7 +15,7 @@ drawing (:class:`Drawing`, :func:`drawing`), the groups (:func:`top_level_groups
 (:class:`TextMetrics`, :data:`TEXT_MARGIN`).
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> result = layout_flow(LayoutRequest(open_document("examples:resnet")))
     >>> result.summary()["nodes"] > result.summary()["visible_nodes"]  # modules collapsed
     True
@@ -46,7 +46,7 @@ from fxstudio.core.layout.groups import drawn_tree, group_label, node_label, top
 from fxstudio.core.layout.labels import TEXT_MARGIN, TextMetrics
 from fxstudio.core.layout.repeats import fold_label
 from fxstudio.core.layout.routes import edge_path
-from fxstudio.core.saving.files import write_json
+from fxstudio.core.process.files import write_json
 
 __all__ = [
     "GROUP_PAD",

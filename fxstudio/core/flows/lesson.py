@@ -27,6 +27,7 @@ from dataclasses import replace
 
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.lesson.demos import (
     Question,
     pattern_exercise,
@@ -49,8 +50,7 @@ from fxstudio.core.lesson.steps import (
     trace_size_wanted,
 )
 from fxstudio.core.model.fixes import Diagnosis, diagnose_failure, diagnose_graph
-from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 __all__ = [
     "PASS_MODEL",

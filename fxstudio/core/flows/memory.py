@@ -18,7 +18,7 @@ the graph makes), ``peak_node``, ``live_at_peak``, ``nodes`` (``name``, ``op``, 
 ``before`` and ``after`` (each side's estimate as above) and ``difference``.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:simple")
     >>> result = memory_flow(doc, MemoryRequest())
     >>> result.to_json()["peak_bytes"], result.to_json()["peak_node"]
@@ -39,16 +39,16 @@ import torch
 from fxstudio.core.errors import InputSpecError, UserError
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.nodedata import Overlay
+from fxstudio.core.graph.shapes import describe_value
 from fxstudio.core.memory.agreement import agreement
 from fxstudio.core.memory.estimate import MemoryEstimate, ModuleBytes, NodeBytes, estimate
 from fxstudio.core.memory.fits import Holds, Need, require_fits, run_need
 from fxstudio.core.memory.measure import measure, real_inputs
 from fxstudio.core.memory.training import training_estimate
 from fxstudio.core.memory.training_run import measure_training
-from fxstudio.core.model.failures import describe_value
 from fxstudio.core.model.modelspec import parse_input_spec
+from fxstudio.core.process.files import write_json
 from fxstudio.core.process.guard import WontFit, format_bytes
-from fxstudio.core.saving.files import write_json
 
 __all__ = [
     "MemoryEstimate",

@@ -33,14 +33,14 @@ from pathlib import Path
 
 from fxstudio.core.errors import LoadError
 from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.request import SESSION_SUFFIX, OpenRequest
 from fxstudio.core.layout.groups import first_picture
 from fxstudio.core.model.loading import check_spec, model_names_in
 from fxstudio.core.model.modelfiles import FileModels, file_models
 from fxstudio.core.model.modelspec import list_examples, model_file
-from fxstudio.core.model.request import SESSION_SUFFIX, OpenRequest
 from fxstudio.core.process import modelcode
 from fxstudio.core.saving.recent import RecentModels
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 
 __all__ = [
     "DROPPABLE",

@@ -10,7 +10,7 @@ The matching rules (:class:`Rules`; :data:`DEFAULT_RULES`, or :data:`FX_RULES` a
 ``torch.fx.replace_pattern`` matches) are the pattern's, for every node or node by node.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:negrelu")
     >>> pattern = pattern_from_code("def pattern(x):\\n    return torch.relu(x)\\n")
     >>> [m.graph_nodes for m in find_matches(doc.graph_module, pattern).matches]

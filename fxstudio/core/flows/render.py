@@ -8,7 +8,7 @@ PDF or PNG through Qt, ``fxstudio.qt.share``) and the window's *File ▸ Export 
 :func:`check_output` says, before any work, whether a picture can be written where asked.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:resnet")
     >>> result = render_flow(RenderRequest(doc, collapse=("layer1",)))
     >>> result.summary()["drawn_nodes"] < result.summary()["nodes"]  # layer1: one box
@@ -30,8 +30,8 @@ from fxstudio.core.flows.diff import DiffRequest, diff_flow
 from fxstudio.core.flows.memory import MemoryRequest, memory_flow
 from fxstudio.core.flows.run import profile
 from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.process.files import WriteError, atomic_write, check_writable
 from fxstudio.core.runtime.profiling import ProfileOptions
-from fxstudio.core.saving.files import WriteError, atomic_write, check_writable
 from fxstudio.core.share.heats import diff_heat, memory_heat, profile_heat
 from fxstudio.core.share.picture import collapsed_groups, picture
 from fxstudio.core.share.svg import picture_svg

@@ -29,9 +29,9 @@ from fxstudio.core.flows.compile import CompileResult
 from fxstudio.core.flows.diff import DiffRequest, DiffResult, Side, diff_flow
 from fxstudio.core.flows.memory import MemoryRequest, MemoryResult, memory_flow
 from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.process.files import atomic_write
 from fxstudio.core.runtime.profiling import Profile, ProfileOptions, profile
-from fxstudio.core.saving.files import atomic_write
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.sessions.documents import open_document
 from fxstudio.core.share.gather import compare_data, heading, history
 from fxstudio.core.share.report import report_html
 from fxstudio.core.share.svg import drawing_svg

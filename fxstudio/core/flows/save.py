@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from fxstudio.core.process.crashlog import CrashLog, LastCrash, pid_alive
 from fxstudio.core.saving.export import DESCRIPTIONS, format_for, weights_path
-from fxstudio.core.saving.sessionfile import save_session
 from fxstudio.core.saving.verify import verify_standalone
+from fxstudio.core.sessions.sessionfile import save_session
 
 __all__ = [
     "DESCRIPTIONS",

@@ -27,11 +27,11 @@ from typing import Any
 
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.nodedata import Overlay
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.memory.fits import require_fits, run_need
-from fxstudio.core.model.request import OpenRequest
 from fxstudio.core.process import modelcode
-from fxstudio.core.saving.files import write_json
-from fxstudio.core.saving.sessions import open_document
+from fxstudio.core.process.files import write_json
+from fxstudio.core.sessions.documents import open_document
 from fxstudio.core.stepping.eager import Agreement
 from fxstudio.core.stepping.stepper import DEFAULT_WINDOW, Step, StepError, Stepper, for_document
 from fxstudio.core.stepping.values import Picture, ValueSummary, picture

@@ -67,7 +67,7 @@ def place_attribute(owner: nn.Module, name: str, value: Any, checked: bool = Fal
     ``register_buffer`` would put it.  Unless ``checked``, where ``owner`` has nothing by that
     name yet, straight into its dict: each of those asks ``hasattr`` first, which raises and
     catches inside ``nn.Module.__getattr__`` (20,000 places: 0.07 s).  For a module a caller
-    made itself and fills (a graph's copy, :mod:`fxstudio.core.graph.snapshots`)."""
+    made itself and fills (a graph's copy, :mod:`fxstudio.core.edits.snapshots`)."""
     free = not checked and not (
         name in owner._modules
         or name in owner._parameters

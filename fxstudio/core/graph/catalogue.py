@@ -2,7 +2,7 @@
 module classes and the model's own parameters and buffers -- the insert palette's list.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:simple")
     >>> entries = catalogue(doc)
     >>> [e.text for e in search(entries, "leaky")][:3]

@@ -7,7 +7,7 @@ and redraw from the :class:`DocumentEvent` s it emits.  Nodes are named, not poi
 events carry node names, because undo may replace ``Node`` objects.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:simple")
     >>> [(r.opcode, r.name, r.shape) for r in doc.rows()][:2]
     [('placeholder', 'x', '2x16'), ('call_module', 'fc1', '2x32')]
@@ -35,6 +35,7 @@ from fxstudio.core.graph.graphviews import (
     RowMemo,
     code_of,
     graph_json,
+    group_key,
     input_refs,
     line_map,
     make_row,
@@ -42,9 +43,8 @@ from fxstudio.core.graph.graphviews import (
     module_tree_of,
     tidy_code,
 )
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.graph.weights import has_weights, no_weights_message
-from fxstudio.core.layout.boxes import group_key
-from fxstudio.core.model.request import OpenRequest
 
 #: The cache keys of values kept from runs of a version of the graph (not views of it).
 VALUES = "values:"
@@ -121,7 +121,7 @@ class GraphDocument:
         self.history: list[dict[str, Any]] = []  # the edits applied since capture, as records
         self.shape_problem: tuple[str, str] | None = None  # (node, error) after an edit
         # A big graph's editor defers code generation and shape propagation past the moment
-        # an edit is drawn: a worker thread does them on a snapshot (fxstudio.core.graph.catchup).
+        # an edit is drawn: a worker thread does them on a snapshot (fxstudio.core.edits.catchup).
         self.defer_heavy = False
         self.shapes_stale = False
         self.version = 0  # counts changes to the graph, to drop work done on an older one
@@ -151,7 +151,7 @@ class GraphDocument:
 
     def know_weights(self, known: bool | None) -> None:
         """Take :attr:`weights` as ``known`` elsewhere: a copy over the very tensors of a
-        document that knew it (:func:`~fxstudio.core.graph.snapshots.detached`) need not walk
+        document that knew it (:func:`~fxstudio.core.edits.snapshots.detached`) need not walk
         them again (60-70 ms over the nested 20,000-node graph's, in a rewrite's worker)."""
         self._weights = known
 
@@ -226,7 +226,7 @@ class GraphDocument:
     def keep_values(self, key: str, values: Any) -> None:
         """Keep ``values`` computed by running this version of the graph (a numerical check's
         outputs: the next check's model before); gone with the next change, and carried
-        with the graph to a worker's copy and back (:mod:`~fxstudio.core.graph.snapshots`).
+        with the graph to a worker's copy and back (:mod:`~fxstudio.core.edits.snapshots`).
         Whether they still hold (the same inputs, weights not changed in place) is for the
         one who keeps them to say."""
         self._cache[VALUES + key] = values
@@ -306,7 +306,7 @@ class GraphDocument:
         """Nodes whose name, target, op, shape or module contains ``query`` (any case), in
         graph order.
 
-        >>> from fxstudio.core.saving.sessions import open_document
+        >>> from fxstudio.core.sessions.documents import open_document
         >>> open_document("examples:negrelu").find("RELU")
         ['relu']
         """

@@ -1,7 +1,7 @@
 """Views of a graph the document shows: table rows, targets and arguments as a user reads
 them, the generated code's node -> line map and the module tree.  Plain functions of an
 ``fx.Graph`` (no document), so that a worker thread can compute them on a copy
-(:mod:`fxstudio.core.graph.catchup`).
+(:mod:`fxstudio.core.edits.catchup`).
 
 Example:
     >>> import torch, torch.fx as fx
@@ -25,8 +25,7 @@ import torch.fx as fx
 from fxstudio.core.errors import stack_trace_location
 from fxstudio.core.fxcompat import forward_source, is_op_overload, qualified_name
 from fxstudio.core.fxcompat.modules import submodule_at
-from fxstudio.core.graph.shapes import node_dtype, node_shape
-from fxstudio.core.layout.labels import format_shape
+from fxstudio.core.graph.shapes import format_shape, node_dtype, node_shape
 
 
 @dataclass(frozen=True)
@@ -179,7 +178,7 @@ def make_rows(
     A row is written from the node's name, op, target, arguments, recorded value (``val``,
     ``tensor_meta``) and module stack.  Where ``memo`` holds a row of the same name made from
     the same arguments (as written) and the very same objects for the rest -- a graph's copy
-    shares them (:func:`~fxstudio.core.graph.snapshots.rebuild`) -- that row is taken: after
+    shares them (:func:`~fxstudio.core.edits.snapshots.rebuild`) -- that row is taken: after
     an edit or a rewrite of a 20,000-node graph only the nodes it changed, or whose shapes
     it changed, are written again (0.17 -> 0.06 s for all the rows after one edit)."""
     old = memo or {}
@@ -361,3 +360,8 @@ def graph_json(graph: fx.Graph, source_file: str | None = None) -> dict[str, Any
         for label, src in input_refs(n)
     ]
     return {"nodes": nodes, "edges": edges}
+
+
+def group_key(path: str) -> str:
+    """The key of a module group's position (node names never contain a colon)."""
+    return f"group:{path}"

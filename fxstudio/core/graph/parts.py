@@ -15,8 +15,8 @@ what one costs: a whole-model figure made from it (:meth:`Part.estimate`) is an
 extrapolation, not a measurement.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
-    >>> from fxstudio.core.model.request import OpenRequest
+    >>> from fxstudio.core.sessions.documents import open_document
+    >>> from fxstudio.core.graph.request import OpenRequest
     >>> doc = open_document(OpenRequest("examples:resnet", weights=False))
     >>> part = part_of(doc, "layer1")
     >>> part.document.weights, [r.shape for r in part.document.rows()][-2:]
@@ -41,7 +41,6 @@ from fxstudio.core.graph.checkpoints import find_checkpoint
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import ModuleGroup
 from fxstudio.core.graph.propagation import propagate_shapes
-from fxstudio.core.share.sections import seconds as format_seconds
 
 __all__ = ["Part", "part_of"]
 
@@ -67,12 +66,12 @@ class Part:
         n = len(self.document)
         return f"the module {self.path} alone ({n} nodes, {weights}; 1 of {self.alike} alike)"
 
-    def estimate(self, seconds: float) -> str:
+    def estimate(self, time_s: float) -> str:
         """A whole-model figure from one part's time, said as what it is."""
         if self.alike <= 1:
             return ""
         return (
-            f"x{self.alike} modules alike ~ {format_seconds(seconds * self.alike)} for all of "
+            f"x{self.alike} modules alike ~ {seconds(time_s * self.alike)} for all of "
             "them: an extrapolation of one module, not a measurement of the model"
         )
 
@@ -255,3 +254,14 @@ def _example(v: Any, gen: torch.Generator) -> Any:
     if not v.dtype.is_floating_point:
         return torch.zeros(v.shape, dtype=v.dtype)
     return torch.randn(tuple(v.shape), generator=gen).to(v.dtype)
+
+
+def seconds(s: float | None) -> str:
+    """A time in words: ``1.234 ms``."""
+    if s is None:
+        return "–"
+    if s >= 1:
+        return f"{s:.3f} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.3f} ms"
+    return f"{s * 1e6:.1f} µs"

@@ -22,14 +22,13 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from fxstudio.core.errors import CaptureError, stack_trace_location, user_frame
+from fxstudio.core.errors import CaptureError, short_location, stack_trace_location, user_frame
 from fxstudio.core.fxcompat import fake_tensor_mode, graph_interpreter, reparametrized, tree_map
 from fxstudio.core.graph.edited import Signed, call_key, in_place, signature
 from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.graph.running import Current, Plan, bookkeeping_count, run_nodes, threads
-from fxstudio.core.graph.shapes import node_dtype, node_shape
-from fxstudio.core.graph.weights import SHAPE_DEVICE, fake_of
-from fxstudio.core.model.failures import describe_value, fake_state, faked, short_location
+from fxstudio.core.graph.shapes import describe_value, node_dtype, node_shape
+from fxstudio.core.graph.weights import SHAPE_DEVICE, fake_of, fake_state, faked
 from fxstudio.core.process import budget, progress
 from fxstudio.core.process.guard import special_failure
 from fxstudio.core.process.noise import quiet_torch_logs

@@ -25,7 +25,14 @@ from typing import Any
 import torch
 from torch import nn
 
-from fxstudio.core.fxcompat import is_fake, large_on_meta, meta_like, tree_map
+from fxstudio.core.fxcompat import (
+    fake_tensor_mode,
+    is_fake,
+    large_on_meta,
+    meta_like,
+    reparametrized,
+    tree_map,
+)
 
 #: The device a structure-only model's shapes are worked out on (what it was built for).
 SHAPE_DEVICE = "cpu"
@@ -170,3 +177,30 @@ def no_weights_message(what: str, spec: str, asked: bool = False) -> str:
             "memory."
         )
     )
+
+
+@contextlib.contextmanager
+def faked(module: nn.Module, example_inputs: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
+    """Inside: ``module``'s parameters and buffers are fake tensors, and fake copies of
+    ``example_inputs`` are given to run it on (nothing real is computed or allocated).  Meta
+    tensors (a structure-only model's, :mod:`fxstudio.core.graph.weights`) become fake tensors
+    on the CPU."""
+    mode = fake_tensor_mode()
+    state = fake_state(module, mode)
+    fakes = tree_map(
+        lambda t: fake_of(mode, t) if isinstance(t, torch.Tensor) else t, example_inputs
+    )
+    with reparametrized(module, state), mode:
+        yield fakes
+
+
+def fake_state(module: nn.Module, mode: Any) -> dict[str, torch.Tensor]:
+    """``module``'s parameters and buffers by name as fake tensors of ``mode`` (meta ones on
+    the CPU), to run it with them (:func:`~fxstudio.core.fxcompat.reparametrized`)."""
+    return {
+        name: fake_of(mode, t)
+        for name, t in [
+            *module.named_parameters(remove_duplicate=False),
+            *module.named_buffers(remove_duplicate=False),
+        ]
+    }

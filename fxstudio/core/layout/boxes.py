@@ -26,8 +26,3 @@ class Box:
 
     def to_json(self) -> list[float]:
         return [round(self.x, 2), round(self.y, 2), round(self.w, 2), round(self.h, 2)]
-
-
-def group_key(path: str) -> str:
-    """The key of a module group's position (node names never contain a colon)."""
-    return f"group:{path}"

@@ -3,7 +3,7 @@ its argument slot and the shared values drawn as stubs -- worked out where the l
 made (a worker thread), so that the GUI thread only makes the items.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> from fxstudio.core.layout.engine import LayoutEngine
     >>> doc = open_document("examples:negrelu")
     >>> plan = drawing(doc, LayoutEngine().layout(doc))
@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.graph.graphviews import ModuleGroup
-from fxstudio.core.layout.boxes import Box, group_key
+from fxstudio.core.graph.graphviews import ModuleGroup, group_key
+from fxstudio.core.layout.boxes import Box
 from fxstudio.core.layout.engine import Layout
 from fxstudio.core.layout.groups import drawn_tree, group_label, node_label
 from fxstudio.core.layout.labels import ESTIMATE

@@ -15,7 +15,7 @@ under another.  Runs of identical collapsed siblings are drawn as one box
 When graphviz is missing or fails, a simple layered layout is used, with a note saying so.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:resnet")
     >>> lay = LayoutEngine().layout(doc, collapsed={"stem", "layer1", "layer2", "layer3"})
     >>> sorted(lay.groups)[:3], "x" in lay.nodes, lay.engine

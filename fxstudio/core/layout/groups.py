@@ -2,7 +2,7 @@
 or of calls and no weights, is not), what the first picture collapses, and a group's label.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:resnet")
     >>> sorted(top_level_groups(doc))[:3]
     ['layer1', 'layer2', 'layer3']
@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import ModuleGroup, format_target
-from fxstudio.core.graph.shapes import node_shape
-from fxstudio.core.layout.labels import format_shape
+from fxstudio.core.graph.shapes import format_shape, node_shape
 
 
 def top_level_groups(doc: GraphDocument) -> set[str]:

@@ -48,12 +48,3 @@ class TextMetrics:
 
 #: The command line's estimate: every character :data:`CHAR_WIDTH` wide.
 ESTIMATE = TextMetrics()
-
-
-def format_shape(shape: tuple[int, ...] | list[tuple[int, ...] | None] | None) -> str:
-    """``2x16``; ``(2x8, 2x8)`` for several; ``scalar`` for 0-d; ``""`` when unknown."""
-    if shape is None:
-        return ""
-    if isinstance(shape, list):
-        return "(" + ", ".join("None" if s is None else format_shape(s) for s in shape) + ")"
-    return "x".join("?" if d < 0 else str(d) for d in shape) or "scalar"

@@ -41,9 +41,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from fxstudio.core.graph.shapes import format_shape
 from fxstudio.core.layout.boxes import NODE_HEIGHT, Box
 from fxstudio.core.layout.dot import dot_positions, layered
-from fxstudio.core.layout.labels import ESTIMATE, TextMetrics, format_shape
+from fxstudio.core.layout.labels import ESTIMATE, TextMetrics
 from fxstudio.core.process.archives import archive_problem
 
 #: Graphs up to this many nodes are laid out by ``dot`` (a fraction of a second); bigger ones

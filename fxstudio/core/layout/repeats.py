@@ -8,7 +8,7 @@ same shapes, wired the same way (each input by its place in the group, or from o
 their submodules nest the same way -- names, weights and the values they hold aside.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> from fxstudio.core.layout.groups import drawn_tree
     >>> doc = open_document("examples:resnet")
     >>> same = structures(doc, [drawn_tree(doc)])

@@ -1,7 +1,7 @@
 """What the lesson shows, computed live on the learner's model (never canned text).
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:fxdocs")
     >>> sorted(opcode_counts(doc))
     ['call_function', 'call_method', 'call_module', 'get_attr', 'output', 'placeholder']
@@ -56,7 +56,7 @@ def replay_note(doc: GraphDocument) -> str:
     """What the trace replay must say of an edited graph ('' for one as tracing made it):
     it shows the graph as it is now, not the trace.
 
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> from fxstudio.core.edits import rename
     >>> doc = open_document("examples:negrelu")
     >>> replay_note(doc)

@@ -7,7 +7,7 @@ a pattern that missed, the traps fixed, a measured speed-up).  Every check is a 
 function of (document, state) -> :class:`Verdict`, run in the test suite without Qt.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document(DEFAULT_MODEL)
     >>> state = LessonState()
     >>> STEPS[0].check(doc, state).ok

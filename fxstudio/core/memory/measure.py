@@ -58,10 +58,10 @@ from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import tree_leaves, tree_map
 from fxstudio.core.graph.running import Current, Plan, run_nodes
 from fxstudio.core.process import modelcode
+from fxstudio.core.process.files import atomic_write
 from fxstudio.core.process.guard import allocation_failure, format_bytes, out_of_memory
 from fxstudio.core.process.noise import quiet_profiler
 from fxstudio.core.runtime.devices import resolve
-from fxstudio.core.saving.files import atomic_write
 
 #: The CUDA caching allocator's block: every tensor's bytes are rounded up to a multiple.
 CUDA_BLOCK = 512

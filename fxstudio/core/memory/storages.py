@@ -43,9 +43,9 @@ from fxstudio.core.fxcompat.programs import GUARD_TARGET
 from fxstudio.core.graph.edited import call_key, signature
 from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.graph.running import Current, Plan
-from fxstudio.core.graph.weights import SHAPE_DEVICE, fake_of
+from fxstudio.core.graph.shapes import describe_value
+from fxstudio.core.graph.weights import SHAPE_DEVICE, fake_of, fake_state
 from fxstudio.core.memory.fakerun import arg_nodes, run_fake
-from fxstudio.core.model.failures import describe_value, fake_state
 from fxstudio.core.process.noise import quiet_torch_logs
 
 Token = int

@@ -56,12 +56,11 @@ from fxstudio.core.fxcompat.autograd import (
     sequence_number,
 )
 from fxstudio.core.graph.graphviews import module_path
-from fxstudio.core.graph.weights import weight_bytes
+from fxstudio.core.graph.weights import faked, weight_bytes
 from fxstudio.core.memory.estimate import NodeBytes
 from fxstudio.core.memory.lifetimes import Walk, storage_bytes, storages, unique, walk
-from fxstudio.core.model.failures import faked
+from fxstudio.core.process.files import atomic_write
 from fxstudio.core.process.guard import format_bytes
-from fxstudio.core.saving.files import atomic_write
 
 __all__ = [
     "OPTIMIZERS",

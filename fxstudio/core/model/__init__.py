@@ -1,5 +1,5 @@
-"""From what the user names to a captured graph: ``request`` (what the user asked to open:
-one record, kept on the document), ``modelspec`` (MODEL and ``--input`` specs parsed),
+"""From what the user names to a captured graph (what the user asked to open is
+:mod:`fxstudio.core.graph.request`): ``modelspec`` (MODEL and ``--input`` specs parsed),
 ``modelfiles`` (what a model file offers, read with ast), ``loading`` (a spec to a module and
 its example inputs) and ``zoo`` (``timm:`` and ``hf:`` models by name) with ``hfinputs`` (a
 transformers model's example input, from its config), ``sizing`` (a build

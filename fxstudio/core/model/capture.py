@@ -37,8 +37,8 @@ from torch import nn
 from fxstudio.core.errors import CaptureError
 from fxstudio.core.fxcompat.programs import unlifted
 from fxstudio.core.graph.propagation import cheap_to_run, propagate_shapes
-from fxstudio.core.graph.weights import has_weights, with_buffers_of
-from fxstudio.core.model.failures import export_error, faked, trace_error
+from fxstudio.core.graph.weights import faked, has_weights, with_buffers_of
+from fxstudio.core.model.failures import export_error, trace_error
 from fxstudio.core.model.modelspec import LoadedModel
 from fxstudio.core.model.sizing import check_capture, watching
 from fxstudio.core.model.tracer import Tracer

@@ -16,16 +16,15 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import torch
 from torch import nn
 
-from fxstudio.core.errors import CaptureError, SourceLocation, user_frame
-from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_map
-from fxstudio.core.graph.weights import fake_of
+from fxstudio.core.errors import CaptureError, short_location, user_frame
+from fxstudio.core.fxcompat import tree_map
+from fxstudio.core.graph.shapes import describe_value
+from fxstudio.core.graph.weights import faked
 from fxstudio.core.process.guard import special_failure
 from fxstudio.core.process.noise import quiet_torch_logs
 
@@ -37,23 +36,8 @@ INPUT_ADVICE = (
 )
 
 
-def short_location(loc: SourceLocation | None) -> str:
-    """``path:line:`` and the source line, ending in a newline, for the start of a message."""
-    if loc is None:
-        return "an unknown place (no frame of your code was on the stack).\n"
-    return f"{loc.filename}:{loc.lineno}:\n    {loc.text}\n"
-
-
 def clip(text: str, limit: int = 1200) -> str:
     return text if len(text) <= limit else text[:limit] + " ..."
-
-
-def describe_value(v: Any) -> str:
-    """``2x16:float32`` for a tensor, ``repr`` for anything else."""
-    if isinstance(v, torch.Tensor):
-        dims = "x".join(str(d) for d in v.shape) or "scalar"
-        return f"{dims}:{str(v.dtype).removeprefix('torch.')}"
-    return repr(v)
 
 
 # --- symbolic tracing ----------------------------------------------------------------------
@@ -173,33 +157,6 @@ def _copy(v: Any) -> Any:
 def _run_fake(module: nn.Module, example_inputs: tuple[Any, ...]) -> None:
     with faked(module, example_inputs) as fakes:
         module(*fakes)
-
-
-@contextlib.contextmanager
-def faked(module: nn.Module, example_inputs: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
-    """Inside: ``module``'s parameters and buffers are fake tensors, and fake copies of
-    ``example_inputs`` are given to run it on (nothing real is computed or allocated).  Meta
-    tensors (a structure-only model's, :mod:`fxstudio.core.graph.weights`) become fake tensors
-    on the CPU."""
-    mode = fake_tensor_mode()
-    state = fake_state(module, mode)
-    fakes = tree_map(
-        lambda t: fake_of(mode, t) if isinstance(t, torch.Tensor) else t, example_inputs
-    )
-    with reparametrized(module, state), mode:
-        yield fakes
-
-
-def fake_state(module: nn.Module, mode: Any) -> dict[str, torch.Tensor]:
-    """``module``'s parameters and buffers by name as fake tensors of ``mode`` (meta ones on
-    the CPU), to run it with them (:func:`~fxstudio.core.fxcompat.reparametrized`)."""
-    return {
-        name: fake_of(mode, t)
-        for name, t in [
-            *module.named_parameters(remove_duplicate=False),
-            *module.named_buffers(remove_duplicate=False),
-        ]
-    }
 
 
 def _fake_tensor_limit(exc: BaseException) -> bool:

@@ -8,8 +8,8 @@ an :class:`~fxstudio.core.model.opening.OpenRequest` to capture again (a leaf mo
 frontend, the training mode), and offered only after it was tried and captured the model.
 
 Example:
-    >>> from fxstudio.core.model.request import OpenRequest
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.graph.request import OpenRequest
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> [d.rule for d in diagnose_graph(open_document("examples:trap_dropout"))]
     ['baked-training']
 """

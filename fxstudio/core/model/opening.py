@@ -1,5 +1,5 @@
 """Open a model into a document in one call -- load, capture, wrap (used by the CLI, the
-window and :mod:`fxstudio.core.saving.sessions`, which reopens a saved session on top of it).
+window and :mod:`fxstudio.core.sessions.documents`, which reopens a saved session on top of it).
 
 Example:
     >>> doc = open_model("examples:negrelu")
@@ -17,9 +17,9 @@ from dataclasses import replace
 
 from fxstudio.core.errors import CaptureError, LoadError
 from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.request import Frontend, OpenRequest
 from fxstudio.core.model.capture import CaptureOptions, capture
 from fxstudio.core.model.loading import LoadedModel, load_model
-from fxstudio.core.model.request import Frontend, OpenRequest
 from fxstudio.core.process import collector, modelcode, progress
 from fxstudio.core.process.guard import special_failure
 
@@ -33,7 +33,7 @@ def as_request(request: OpenRequest | str, inputs: Sequence[str] = ()) -> OpenRe
 
 def open_model(request: OpenRequest | str, inputs: Sequence[str] = ()) -> GraphDocument:
     """Load, capture and wrap the model a request names (a session file is
-    :func:`fxstudio.core.saving.sessions.open_document`'s).
+    :func:`fxstudio.core.sessions.documents.open_document`'s).
 
     Raises :class:`~fxstudio.core.errors.UserError` for bad input."""
     req = as_request(request, inputs)

@@ -1,9 +1,9 @@
 """A rewrite as the window and the command line run it: match, replace as one edit, then the
 numerical check against the model before it (a rewrite's record is read back by
-:mod:`fxstudio.core.saving.replay`).
+:mod:`fxstudio.core.sessions.replay`).
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:resnet")
     >>> report = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))
     >>> len(report.result.replaced), report.check.ok
@@ -19,8 +19,8 @@ import os
 from dataclasses import dataclass, replace
 from typing import Any
 
+from fxstudio.core.edits.snapshots import detached, snapshot
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.graph.snapshots import detached, snapshot
 from fxstudio.core.memory.fits import Need, require_fits, run_need
 from fxstudio.core.patterns.builtins import builtin_for, run_builtin
 from fxstudio.core.patterns.check import CHECK_RUNS, Check, check, reference
@@ -31,8 +31,8 @@ from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, Pattern, PatternError, Rules
 from fxstudio.core.patterns.replace import Rewritten, rewrite
 from fxstudio.core.patterns.replacements import Replacement, function_replacement, signature_problem
+from fxstudio.core.process.files import write_json
 from fxstudio.core.process.guard import WontFit
-from fxstudio.core.saving.files import write_json
 
 
 @dataclass(frozen=True)

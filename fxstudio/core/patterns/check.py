@@ -13,7 +13,7 @@ The rewritten model's outputs stay with the document, for that version of its gr
 :data:`KEEP_BYTES`): a rewrite after a checked one runs only the model after it.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:simple")
     >>> before = reference(doc)
     >>> result = check(doc, before, exact=True)

@@ -6,7 +6,7 @@ is never one.
 
 Example:
     >>> import torch
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:negrelu")
     >>> [constant(n, doc.graph_module) for n in doc.graph.nodes][:4]  # inputs vary
     [None, None, None, None]

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 
 from fxstudio.core.patterns.pattern import PatternError, Rules
-from fxstudio.core.saving.files import atomic_write
+from fxstudio.core.process.files import atomic_write
 
 HEADER = '''"""An fxstudio pattern: rewrite with
     fxstudio rewrite MODEL --pattern {name}:pattern --replacement {name}:replacement

@@ -13,8 +13,8 @@ A BatchNorm in training mode or without running statistics, a layer called elsew
 users, and weights that are not the model's own tensors are skipped, each with the reason.
 
 Example:
-    >>> from fxstudio.core.model.request import OpenRequest
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.graph.request import OpenRequest
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document(OpenRequest("examples:resnet", "export"))
     >>> from fxstudio.core.patterns.builtins import BUILTINS
     >>> jobs = BUILTINS["fold-conv-bn"].jobs(doc, "")

@@ -13,7 +13,7 @@ the weights used elsewhere, a scale computed at run time, a dropout in training 
 as it is, with the reason.
 
 Example (the built-in transformer calls SDPA already):
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> [job] = attention_jobs(open_document("examples:transformer"), "")
     >>> len(job.found.matches), job.found.warnings[0][:35]
     (0, '2 attention calls are already fused')

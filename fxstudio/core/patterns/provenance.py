@@ -5,7 +5,7 @@ from which nodes (``fxstudio_rewrite``, the inspector's *rewritten by*).
 Example (a conv + BatchNorm fold: the folded conv keeps the conv's module, not the
 BatchNorm's that anchors the match):
     >>> from fxstudio.core.graph.graphviews import module_path
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
     >>> doc = open_document("examples:resnet")
     >>> _ = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="fold-conv-bn")))

@@ -14,7 +14,7 @@ New nodes keep the replaced anchor's ``stack_trace`` and ``nn_module_stack`` and
 
 Example:
     >>> import torch
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> from fxstudio.core.patterns.making import from_function
     >>> from fxstudio.core.patterns.replacements import function_replacement
     >>> doc = open_document("examples:negrelu")

@@ -7,7 +7,7 @@ a user exports from the window is the one ``fxstudio profile --json`` writes for
 model and options.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:simple")
     >>> result = profile(doc, ProfileOptions(min_time=0.05))
     >>> sorted(result.to_json())[:4], result.ok
@@ -22,9 +22,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.process.files import atomic_path, atomic_write, write_json
 from fxstudio.core.runtime.run import RunError, WholeModel, profile_whole
 from fxstudio.core.runtime.speedup import Comparison, compare
-from fxstudio.core.saving.files import atomic_path, atomic_write, write_json
 
 __all__ = ["Profile", "ProfileOptions", "profile"]
 

@@ -5,7 +5,7 @@ copied there), and a failure -- a missing device, a wrong input, out of memory -
 saying what to do.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> result = profile_whole(open_document("examples:simple"), min_time=0.05)
     >>> result.check.ok, result.timing.median_s > 0, result.items
     (True, True, 2)

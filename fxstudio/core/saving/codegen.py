@@ -9,7 +9,7 @@ from the ``.pt2`` program a structure-only document was opened from (``load("m.p
 needs only torch and safetensors, not fxstudio.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> mod = standalone_module(open_document("examples:simple").graph_module, "simple")
     >>> print(mod.source.split("class Model")[1].split("def forward")[0].strip())
     (nn.Module):

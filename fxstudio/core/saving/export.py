@@ -7,7 +7,7 @@ to try instead; nothing is written then.
 
 Example:
     >>> import tempfile, pathlib
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "simple.py"
     >>> [p.name for p in export(open_document("examples:simple"), out).paths]
     ['simple.safetensors', 'simple.py']
@@ -32,9 +32,9 @@ from fxstudio.core.errors import ExportError
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.graph.weights import no_weights_message
+from fxstudio.core.process.files import atomic_path, atomic_write, check_writable
 from fxstudio.core.process.noise import quiet_torch_logs
 from fxstudio.core.saving.codegen import forward_code, standalone_module
-from fxstudio.core.saving.files import atomic_path, atomic_write, check_writable
 from fxstudio.core.saving.tensorfiles import storable
 
 Format = Literal["py", "code", "torchscript", "pt2", "onnx"]

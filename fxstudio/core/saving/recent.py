@@ -14,8 +14,8 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
-from fxstudio.core.model.request import SESSION_SUFFIX, OpenRequest, frontend_named
-from fxstudio.core.saving.files import atomic_write
+from fxstudio.core.graph.request import SESSION_SUFFIX, OpenRequest, frontend_named
+from fxstudio.core.process.files import atomic_write
 
 KEEP = 12
 

@@ -7,7 +7,7 @@ divergence in words and whether the graphs differ in structure), and the page's 
 results' own ``to_json()``.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
     >>> doc = open_document("examples:negrelu")
     >>> _ = rewrite_flow(doc, RewriteRequest(RewriteSpec(builtin="negrelu")))
@@ -26,7 +26,7 @@ from fxstudio.core.model.opening import open_model
 from fxstudio.core.patterns.apply import NO_VALUES
 from fxstudio.core.patterns.builtins import builtin_for
 from fxstudio.core.patterns.check import check, reference
-from fxstudio.core.saving.replay import replay
+from fxstudio.core.sessions.replay import replay
 
 __all__ = ["compare_data", "heading", "history", "structural_changes"]
 

@@ -11,7 +11,7 @@ as :func:`~fxstudio.core.share.svg.drawing_svg` takes them.
 
 Example:
     >>> from fxstudio.core.flows.diff import DiffRequest, diff_flow
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> from fxstudio.core.edits import set_target
     >>> doc = open_document("examples:negrelu")
     >>> _ = set_target(doc, "relu", "torch.tanh")
@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxstudio.core.graph.graphviews import module_path
-from fxstudio.core.layout.boxes import group_key
+from fxstudio.core.graph.graphviews import group_key, module_path
 from fxstudio.core.process.guard import format_bytes
 
 __all__ = ["diff_heat", "memory_heat", "profile_heat"]

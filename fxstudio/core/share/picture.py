@@ -4,7 +4,7 @@ user names), the layout and what to draw of it, the user's moves applied and the
 around them refitted (:func:`picture`) -- what :mod:`~fxstudio.core.share.svg` writes.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:resnet")
     >>> pic = picture(doc, collapsed_groups(doc, collapse=["layer1"]))
     >>> "layer1" in pic.layout.collapsed, len(pic.layout.nodes) < len(doc)
@@ -19,8 +19,8 @@ from dataclasses import dataclass, replace
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.graph.graphviews import module_path
-from fxstudio.core.layout.boxes import GROUP_PAD, GROUP_TITLE, Box, group_key
+from fxstudio.core.graph.graphviews import group_key, module_path
+from fxstudio.core.layout.boxes import GROUP_PAD, GROUP_TITLE, Box
 from fxstudio.core.layout.drawing import Drawing, drawing
 from fxstudio.core.layout.engine import Layout, LayoutEngine
 from fxstudio.core.layout.groups import COLLAPSE_ABOVE, all_groups, top_level_groups

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
+from fxstudio.core.graph.parts import seconds
+
 __all__ = [
     "ROWS",
     "compare_html",
@@ -45,17 +47,6 @@ def table(head: Sequence[str], rows: Iterable[Sequence[Any]], more: int = 0, cls
     extra = f'<p class="fx-more">… and {more} more (in the page\'s JSON)</p>' if more > 0 else ""
     attr = f' class="{escape(cls)}"' if cls else ""
     return f"<table{attr}><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>{extra}"
-
-
-def seconds(s: float | None) -> str:
-    """A time in words: ``1.234 ms``."""
-    if s is None:
-        return "–"
-    if s >= 1:
-        return f"{s:.3f} s"
-    if s >= 1e-3:
-        return f"{s * 1e3:.3f} ms"
-    return f"{s * 1e6:.1f} µs"
 
 
 def size(n: float | None) -> str:

@@ -26,7 +26,7 @@ Its structure is for scripts and the report to read (stable):
 
 Example:
     >>> from xml.etree import ElementTree
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:negrelu")
     >>> root = ElementTree.fromstring(drawing_svg(doc))
     >>> ns = {"s": "http://www.w3.org/2000/svg"}
@@ -40,9 +40,9 @@ import re
 from collections.abc import Iterable, Mapping
 
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.graph.graphviews import ModuleGroup, module_path
+from fxstudio.core.graph.graphviews import ModuleGroup, group_key, module_path
 from fxstudio.core.graph.shapes import node_dtype
-from fxstudio.core.layout.boxes import Box, group_key
+from fxstudio.core.layout.boxes import Box
 from fxstudio.core.layout.drawing import Edge
 from fxstudio.core.layout.engine import collapsed_size
 from fxstudio.core.layout.groups import drawn_tree, group_label

@@ -11,7 +11,7 @@ for float32, 3.1e-2 for float16), in this one process.
 
 Example:
     >>> import torch
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> from fxstudio.core.model.loading import load_model
     >>> doc = open_document("examples:simple")
     >>> ref = EagerReference(load_model("examples:simple").module.eval(), doc.example_inputs,

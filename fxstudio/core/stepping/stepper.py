@@ -11,7 +11,7 @@ restored before a rerun, so a graph that draws random numbers gives the same val
 
 Example:
     >>> import torch
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> doc = open_document("examples:simple")
     >>> s = Stepper(doc.graph_module, doc.example_inputs)
     >>> s.step().name, s.step().name, s.position

@@ -136,7 +136,7 @@ class CodePanel(DocumentPanel):
     def refresh(self) -> None:
         """Show the document's code.  Only the lines that differ from what is shown are
         replaced (setting all 10,000 lines of a big graph's code takes a quarter second);
-        code still being generated for a big graph (:mod:`fxstudio.core.graph.catchup`) is shown
+        code still being generated for a big graph (:mod:`fxstudio.core.edits.catchup`) is shown
         when it is ready, and the old text stays until then."""
         self._refresh_due = False
         doc = self.document

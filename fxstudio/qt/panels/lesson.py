@@ -29,7 +29,7 @@ from fxstudio.core.flows.lesson import (
     record_trap,
 )
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.qt import theme
 from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels import lesson_form

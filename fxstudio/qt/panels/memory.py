@@ -29,10 +29,10 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QWidget
 
+from fxstudio.core.edits.snapshots import Snapshot, detached
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows.memory import MemoryRequest, memory_flow
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.graph.snapshots import Snapshot, detached
 from fxstudio.core.process.guard import format_bytes
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.heat import HeatMarks

@@ -6,7 +6,7 @@ Everything it does is a call into :mod:`fxstudio.core.flows.patterns` and
 :func:`~fxstudio.core.flows.rewrite_flow` -- what ``fxstudio rewrite`` runs -- and nothing
 slow runs on the GUI thread: finding and explaining read the graph in a worker while edits
 wait; replacing runs on a detached copy in a worker, and the rewritten graph is adopted as
-one edit (:mod:`fxstudio.core.graph.snapshots`).  *Save report…* writes the JSON ``fxstudio
+one edit (:mod:`fxstudio.core.edits.snapshots`).  *Save report…* writes the JSON ``fxstudio
 rewrite --json`` prints.
 
 The panel lays out its :class:`~fxstudio.qt.panels.patterns_form.PatternsForm` and gives its
@@ -25,6 +25,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
+from fxstudio.core.edits.snapshots import Snapshot, propagated, views
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import Report, RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.flows.patterns import (
@@ -41,7 +42,6 @@ from fxstudio.core.flows.patterns import (
     side_by_side,
 )
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
-from fxstudio.core.graph.snapshots import Snapshot, propagated, views
 from fxstudio.qt.canvas.marks import PatternMarks
 from fxstudio.qt.copies import Copy, run_on_copy
 from fxstudio.qt.panels.base import DocumentPanel, in_words

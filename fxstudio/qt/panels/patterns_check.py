@@ -16,11 +16,11 @@ from PySide6.QtCore import QPoint, QTimer
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QLabel, QPushButton, QScrollArea, QWidget
 
+from fxstudio.core.edits.snapshots import Snapshot, adopt
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import Report
 from fxstudio.core.flows.patterns import Explanation
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.graph.snapshots import Snapshot, adopt
 from fxstudio.qt import theme
 from fxstudio.qt.editing.commands import EditCommand
 

@@ -26,11 +26,11 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
+from fxstudio.core.edits.snapshots import Snapshot, detached, snapshot
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import Profile, ProfileOptions, profile
 from fxstudio.core.flows.run import Comparison, NodeProfile, Speedup, by_change, format_rate
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.graph.snapshots import Snapshot, detached, snapshot
 from fxstudio.qt import theme
 from fxstudio.qt.canvas.heat import HeatMarks
 from fxstudio.qt.canvas.menu import Target

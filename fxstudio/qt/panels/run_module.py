@@ -19,10 +19,10 @@ from html import escape
 
 from PySide6.QtWidgets import QComboBox
 
+from fxstudio.core.edits.snapshots import Snapshot, detached
 from fxstudio.core.flows import Profile, ProfileOptions, profile
 from fxstudio.core.flows.run import NodeProfile, Part, part_of
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.graph.snapshots import Snapshot, detached
 from fxstudio.qt.canvas.menu import Target
 from fxstudio.qt.copies import Copy
 

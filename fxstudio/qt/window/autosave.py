@@ -19,7 +19,7 @@ from PySide6.QtCore import QObject, QStandardPaths, QTimer, Signal
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows.save import pid_alive, save_session
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.model.request import SESSION_SUFFIX
+from fxstudio.core.graph.request import SESSION_SUFFIX
 
 log = logging.getLogger("fxstudio.autosave")
 

@@ -1,4 +1,4 @@
-"""Runs :mod:`fxstudio.core.graph.catchup` for the window's document in a worker thread."""
+"""Runs :mod:`fxstudio.core.edits.catchup` for the window's document in a worker thread."""
 
 from __future__ import annotations
 

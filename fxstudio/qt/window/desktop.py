@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from fxstudio.core.flows.lesson import STEPS, count_word
 from fxstudio.core.flows.open import DROPPABLE, request_for_file
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 
 
 def menu_actions(bar: QMenuBar) -> list[tuple[str, QAction]]:

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QGraphicsScene
 
 from fxstudio.core.flows.render import RenderRequest, render_flow
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.saving.files import WriteError, atomic_path
+from fxstudio.core.process.files import WriteError, atomic_path
 from fxstudio.qt.share import write_picture
 
 MAX_PNG_SIDE = 16000  # pixels; a bigger picture is scaled down to fit

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows.save import LastCrash
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.wording import for_window
 from fxstudio.qt.window.autosave import find_recoveries
 from fxstudio.qt.window.session import DocumentSession

@@ -40,7 +40,7 @@ from fxstudio.core.flows.open import (
     list_examples,
     zoo_specs,
 )
-from fxstudio.core.model.request import Frontend, OpenRequest
+from fxstudio.core.graph.request import Frontend, OpenRequest
 from fxstudio.qt.forms import child, load_form
 from fxstudio.qt.workers import UserCodeTask
 

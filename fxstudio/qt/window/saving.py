@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QMessageBox
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import ExportResult, export
 from fxstudio.core.flows.save import DESCRIPTIONS, weights_path
-from fxstudio.core.model.request import SESSION_SUFFIX
+from fxstudio.core.graph.request import SESSION_SUFFIX
 from fxstudio.qt.file_dialogs import FileType, ask_save_path
 from fxstudio.qt.window.image_export import export_image
 from fxstudio.qt.workers import Task

@@ -22,7 +22,7 @@ from fxstudio.core.errors import SourceLocation, UserError
 from fxstudio.core.flows.open import RecentModels, model_file, open_prepared
 from fxstudio.core.flows.save import save_session
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.process import collector
 from fxstudio.qt.editing.commands import EditCommand
 from fxstudio.qt.turns import Turns
@@ -32,7 +32,7 @@ from fxstudio.qt.window.graph_state import GraphStates
 from fxstudio.qt.workers import UserCodeTask
 
 #: Graphs with more nodes than this show an edit at once and get its code and shapes from a
-#: worker thread, starting DEFER_MS after the last edit (fxstudio.core.graph.catchup).
+#: worker thread, starting DEFER_MS after the last edit (fxstudio.core.edits.catchup).
 DEFER_ABOVE = 2000
 DEFER_MS = 30
 

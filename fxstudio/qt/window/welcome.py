@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from fxstudio.core.flows.lesson import STEPS, count_word
 from fxstudio.core.flows.open import RecentModels, list_examples
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.qt import theme
 
 THUMB = QSize(240, 160)  # a thumbnail at its largest (drawn at 480x320: sharp at 200 %)

@@ -15,7 +15,7 @@ from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QToolBar
 
 from fxstudio.core.flows.open import RecentModels
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.qt.screen import fit_to_screen
 from fxstudio.qt.window.layouts import TaskLayouts
 from fxstudio.qt.window.toolbar_fit import ToolbarFit

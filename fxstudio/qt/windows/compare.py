@@ -50,11 +50,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fxstudio.core.edits.snapshots import Snapshot, detached, snapshot
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows import DiffRequest, DiffResult, diff_flow
 from fxstudio.core.flows.diff import Alignment, Times, Values
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.graph.snapshots import Snapshot, detached, snapshot
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.items import NodeItem
 from fxstudio.qt.screen import fit_to_screen

@@ -1,5 +1,5 @@
 """Reopening a saved session -- its model captured again (:mod:`fxstudio.core.model.opening`), its
-recorded edits made again (:mod:`fxstudio.core.saving.replay`), its view put back -- and the one
+recorded edits made again (:mod:`fxstudio.core.sessions.replay`), its view put back -- and the one
 door for what a user names: a session file or a model.
 
 A record that no longer applies (the model file changed) stops the replay there, and the
@@ -10,7 +10,7 @@ on its undo stack, so the restored work can be undone as it was made.
 Example:
     >>> import tempfile, pathlib
     >>> from fxstudio.core.edits import set_target
-    >>> from fxstudio.core.saving.sessionfile import save_session
+    >>> from fxstudio.core.sessions.sessionfile import save_session
     >>> doc = open_document("examples:negrelu")
     >>> _ = set_target(doc, "relu", "torch.tanh")
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "s.fxstudio"
@@ -28,10 +28,10 @@ from collections.abc import Sequence
 from fxstudio.core.edits.records import decode_record
 from fxstudio.core.errors import EditError
 from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.model.opening import as_request, open_model
-from fxstudio.core.model.request import OpenRequest
-from fxstudio.core.saving.replay import replay
-from fxstudio.core.saving.sessionfile import SessionData, read_session
+from fxstudio.core.sessions.replay import replay
+from fxstudio.core.sessions.sessionfile import SessionData, read_session
 
 __all__ = ["open_document", "open_session", "restore"]
 

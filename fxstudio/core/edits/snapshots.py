@@ -12,7 +12,7 @@ which swaps the rewritten graph in (no copy of it) and makes the submodule chang
 rewrite made -- undone and redone like any other.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> from fxstudio.core import edits
     >>> doc = open_document("examples:negrelu")
     >>> snap = snapshot(doc)
@@ -41,7 +41,7 @@ from fxstudio.core.fxcompat import code_generator, set_code_generator, set_graph
 from fxstudio.core.fxcompat.modules import child_module, place_attribute
 from fxstudio.core.graph.document import ROW_MEMO, VALUES, GraphDocument
 from fxstudio.core.graph.graphviews import RowMemo, code_of, line_map, make_rows, module_tree_of
-from fxstudio.core.model.request import OpenRequest
+from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.process import collector
 
 __all__ = [

@@ -7,7 +7,7 @@ again, replays the edits and restores the view.  Model file paths are stored rel
 the session file, so a folder with both can be moved.
 
 Reading one back (capturing the model again, replaying its edits) is
-:func:`fxstudio.core.saving.sessions.open_session`'s, with :mod:`fxstudio.core.saving.replay`.
+:func:`fxstudio.core.sessions.documents.open_session`'s, with :mod:`fxstudio.core.sessions.replay`.
 
 Example:
     >>> import tempfile, pathlib
@@ -32,9 +32,9 @@ from typing import Any
 from fxstudio.core.edits.records import encode_record
 from fxstudio.core.errors import LoadError
 from fxstudio.core.graph.document import GraphDocument, PatternBox
+from fxstudio.core.graph.request import OpenRequest, frontend_named
 from fxstudio.core.model.modelspec import parse_spec
-from fxstudio.core.model.request import OpenRequest, frontend_named
-from fxstudio.core.saving.files import atomic_write
+from fxstudio.core.process.files import atomic_write
 
 FORMAT = "fxstudio-session"
 VERSION = 1

@@ -4,8 +4,8 @@ replayed on a freshly captured model.  A rewrite is read back here from its reco
 built-in's name, or its pattern and replacement as code); a console statement is run again by
 :func:`fxstudio.core.console.replay_console`.
 
-A session (:mod:`fxstudio.core.saving.sessionfile`) stores what the user did as records, not the
-graph itself; reopening it (:mod:`fxstudio.core.saving.sessions`) captures the model again and
+A session (:mod:`fxstudio.core.sessions.sessionfile`) stores what the user did as records, not the
+graph itself; reopening it (:mod:`fxstudio.core.sessions.documents`) captures the model again and
 replays them.  The edits made again are real :class:`~fxstudio.core.edits.engine.Edit`
 objects, so the restored work can be undone as it was made.
 

@@ -2,20 +2,20 @@
 
 On a big graph an edit changes the graph and is drawn at once; generating the ``forward``
 code (about 0.1 s at 10,000 nodes) and propagating shapes (0.2 s) come after.  They run on a
-*snapshot* (:mod:`fxstudio.core.graph.snapshots`): the nodes' fields are read in one quick pass, a
+*snapshot* (:mod:`fxstudio.core.edits.snapshots`): the nodes' fields are read in one quick pass, a
 copy of the graph is built from them and worked on anywhere (``compute``), and the results
 are taken only if the document has not changed since (``apply``, on the editing thread
 again).  The live graph is never read from two threads at once.
 
 Example:
-    >>> from fxstudio.core.saving.sessions import open_document
+    >>> from fxstudio.core.sessions.documents import open_document
     >>> from fxstudio.core import edits
     >>> doc = open_document("examples:negrelu")
     >>> doc.defer_heavy = True
     >>> _ = edits.set_target(doc, "relu", "torch.tanh")
     >>> doc.code_ready(), doc.shapes_stale
     (False, True)
-    >>> from fxstudio.core.graph.snapshots import snapshot
+    >>> from fxstudio.core.edits.snapshots import snapshot
     >>> result = compute(snapshot(doc, modules=False))  # in a worker thread, while the user goes on
     >>> apply(doc, result), doc.code_ready(), doc.shapes_stale
     (True, True, False)
@@ -30,6 +30,7 @@ from typing import Any
 
 import torch.fx as fx
 
+from fxstudio.core.edits.snapshots import Snapshot, rebuild, snapshot
 from fxstudio.core.fxcompat import dismantle
 from fxstudio.core.graph.document import ROW_MEMO, ChangeKind, GraphDocument
 from fxstudio.core.graph.edited import touched_since
@@ -43,7 +44,6 @@ from fxstudio.core.graph.graphviews import (
     module_tree_of,
 )
 from fxstudio.core.graph.propagation import repropagate
-from fxstudio.core.graph.snapshots import Snapshot, rebuild, snapshot
 from fxstudio.core.process import collector
 
 _NO_VALUE = object()
