@@ -45,7 +45,7 @@ from fxstudio.core.edits.language import run_command
 from fxstudio.core.edits.registry import EDIT_KINDS
 from fxstudio.core.edits.steps import Ref, Step
 from fxstudio.core.errors import EditError
-from fxstudio.core.graph.document import ChangeKind, DocumentSnapshot, GraphDocument
+from fxstudio.core.graph.document import ChangeKind, GraphDocument, UndoState
 
 #: The edits the console's ``edits`` offers: the user-level edits of ``fxstudio.core.edits``
 #: (each takes the document first, as in core).
@@ -59,10 +59,10 @@ def fingerprint(graph: fx.Graph) -> tuple[Any, ...]:
 
 @dataclass
 class ReplaceGraph(Step):
-    """The graph as a statement left it, in place of the one before (both snapshots)."""
+    """The graph as a statement left it, in place of the one before (both undo states)."""
 
-    before: DocumentSnapshot
-    after: DocumentSnapshot
+    before: UndoState
+    after: UndoState
 
     def apply(self, doc: GraphDocument) -> None:
         doc.put_back(self.after)
@@ -74,7 +74,7 @@ class ReplaceGraph(Step):
         return {n.name for n in self.after.graph.nodes}
 
 
-def adopt(doc: GraphDocument, before: DocumentSnapshot, source: str) -> Edit | None:
+def adopt(doc: GraphDocument, before: UndoState, source: str) -> Edit | None:
     """Turn a direct change of ``doc``'s graph since ``before`` into one checked edit (None
     when nothing changed).  Refused (``EditError``), the graph is as it was ``before``."""
     if fingerprint(before.graph) == fingerprint(doc.graph):
@@ -86,7 +86,7 @@ def adopt(doc: GraphDocument, before: DocumentSnapshot, source: str) -> Edit | N
         doc.graph_module.recompile()
         doc.emit(ChangeKind.GRAPH_REPLACED)
         raise EditError(f"The console's change was refused and undone: {exc}") from exc
-    after = doc.snapshot()
+    after = doc.undo_state()
     doc.put_back(before)  # the edit starts from the graph as it was, like every edit
     try:
         return commit(
@@ -169,7 +169,7 @@ class ConsoleSession:
         self.doc = doc
         self.source = ""
         self.made: list[Edit] = []
-        self._before: DocumentSnapshot | None = None
+        self._before: UndoState | None = None
         self._print = ""
         self.namespace: dict[str, Any] = {
             "doc": doc,
@@ -192,7 +192,7 @@ class ConsoleSession:
 
     def mark(self) -> None:
         """The graph as it is now is what the document knows (after an edit, or at start)."""
-        self._before = self.doc.snapshot()
+        self._before = self.doc.undo_state()
 
     def catch_up(self) -> None:
         """Adopt a direct change made since the last mark (raises EditError if refused)."""

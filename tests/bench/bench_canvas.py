@@ -9,7 +9,7 @@ import resource
 import statistics
 
 from fxstudio.core.graph.request import OpenRequest
-from fxstudio.core.layout.engine import LayoutEngine
+from fxstudio.core.layout.placing import LayoutEngine
 from tests.bench.bench_layout import CASES, ROOT, open_cases
 
 

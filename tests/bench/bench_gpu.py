@@ -33,7 +33,7 @@ def main() -> int:
     import torch.utils.benchmark as tb
 
     from fxstudio.core.graph.request import OpenRequest
-    from fxstudio.core.runtime.run import prepared, profile_whole
+    from fxstudio.core.runtime.ondevice import prepared, profile_whole
     from fxstudio.core.sessions.documents import open_document
 
     for batch in (1, 32):

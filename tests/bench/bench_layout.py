@@ -11,8 +11,8 @@ import tracemalloc
 from pathlib import Path
 
 from fxstudio.core.graph.request import OpenRequest
-from fxstudio.core.layout.engine import LayoutEngine
 from fxstudio.core.layout.groups import top_level_groups
+from fxstudio.core.layout.placing import LayoutEngine
 from fxstudio.core.sessions.documents import open_document
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -122,8 +122,8 @@ def one_model(name: str) -> list[dict]:
         open_document,
         rewrite_flow,
     )
-    from fxstudio.core.layout.engine import LayoutEngine
     from fxstudio.core.layout.groups import top_level_groups
+    from fxstudio.core.layout.placing import LayoutEngine
     from fxstudio.core.process import collector
 
     frontend = "export"  # as hf: models are captured (the factory's too)

@@ -23,11 +23,11 @@ sys.path.insert(0, str(ROOT))
 from fxstudio.core.flows.layout import canvas_layout  # noqa: E402
 from fxstudio.core.flows.memory import MemoryRequest, memory_flow  # noqa: E402
 from fxstudio.core.graph.request import OpenRequest  # noqa: E402
-from fxstudio.core.layout.engine import LayoutEngine  # noqa: E402
+from fxstudio.core.layout.placing import LayoutEngine  # noqa: E402
 from fxstudio.core.sessions.documents import open_document  # noqa: E402
 from fxstudio.core.share.heats import memory_heat  # noqa: E402
 from fxstudio.core.share.palette import METRICS  # noqa: E402
-from fxstudio.core.share.picture import collapsed_groups  # noqa: E402
+from fxstudio.core.share.picturelayout import collapsed_groups  # noqa: E402
 from fxstudio.core.share.svg import drawing_svg  # noqa: E402
 
 SPEC = ("tests/models/hf_models.py:gpt2_48", "export")

@@ -257,7 +257,7 @@ def baselines(doc: Any, loaded: Any) -> list[dict[str, Any]]:
     import torch
     import torch.fx as fx
 
-    from fxstudio.core.graph.running import threads
+    from fxstudio.core.graph.execution import threads
 
     out = []
 

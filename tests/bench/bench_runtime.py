@@ -24,7 +24,7 @@ import torch.utils.benchmark as tb
 from torch import nn
 
 from fxstudio.core.graph.request import OpenRequest
-from fxstudio.core.runtime.run import profile_whole
+from fxstudio.core.runtime.ondevice import profile_whole
 from fxstudio.core.sessions.documents import open_document
 
 MODELS = [("examples:resnet", ()), ("examples:transformer", ())]

@@ -50,8 +50,8 @@ def one_size(size: str) -> list[dict]:
     from torch.fx.passes.shape_prop import ShapeProp
 
     from fxstudio.core.graph.request import OpenRequest
-    from fxstudio.core.layout.engine import LayoutEngine
     from fxstudio.core.layout.groups import all_groups, top_level_groups
+    from fxstudio.core.layout.placing import LayoutEngine
     from fxstudio.core.model.loading import load_model
     from fxstudio.core.process import collector
     from fxstudio.core.sessions.documents import open_document

@@ -12,7 +12,7 @@ from fxstudio import cli
 from fxstudio.core.flows import RewriteRequest, RewriteSpec, open_document, rewrite_flow
 from fxstudio.core.flows.report import ReportRequest, report_flow
 from fxstudio.core.flows.save import save_session
-from fxstudio.core.share.picture import picture
+from fxstudio.core.share.picturelayout import picture
 
 MAIN = ".fx-pane[data-pane=main]"
 
@@ -211,7 +211,7 @@ def test_a_rewrite_diffed_colours_the_changed_nodes_on_both_sides(tmp_path, open
 def test_a_large_report_packs_its_drawing_and_the_browser_unpacks_it(tmp_path, open_report):
     """Above ``COMPRESS_ABOVE`` bytes the SVG and the JSON go in gzip-compressed; the page's
     script inflates them in memory (DecompressionStream) -- the same page, no request."""
-    from fxstudio.core.share.report import report_html
+    from fxstudio.core.share.htmlreport import report_html
     from fxstudio.core.share.svg import drawing_svg
 
     doc = open_document("examples:resnet")

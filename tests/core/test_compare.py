@@ -170,7 +170,7 @@ def test_op_kinds_are_one_word_across_captures(before):
 
 def test_different_inputs_are_refused_with_a_message(before):
     other = open_document(OpenRequest("examples:resnet", inputs=("2x3x16x16",)))
-    from fxstudio.core.runtime.run import RunError
+    from fxstudio.core.runtime.ondevice import RunError
 
     with pytest.raises(RunError, match="different inputs"):
         compare_values(before, other, align(before, other))

@@ -122,7 +122,7 @@ def test_snapshot_restore_shares_weights_and_restores_code_exactly():
     doc.subscribe(events.append)
     doc.set_positions({"add": (1.0, 2.0)})
 
-    snaps = [doc.snapshot() for _ in range(10)]
+    snaps = [doc.undo_state() for _ in range(10)]
     # The snapshots hold references, not copies, of every weight.
     for snap in snaps:
         for name, p in snap.modules["layer1"].named_parameters():

@@ -6,7 +6,7 @@ import pytest
 
 from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.layout.drawing import drawing
-from fxstudio.core.layout.engine import Box, LayoutEngine
+from fxstudio.core.layout.placing import Box, LayoutEngine
 from fxstudio.core.layout.routes import crosses, detour, edge_ends, edge_path, points_along
 from fxstudio.core.sessions.documents import open_document
 

@@ -4,8 +4,8 @@ import pytest
 
 from fxstudio import cli
 from fxstudio.core.graph.request import OpenRequest
-from fxstudio.core.layout.engine import GROUP_TITLE, LayoutEngine
 from fxstudio.core.layout.groups import all_groups, drawn_tree, top_level_groups
+from fxstudio.core.layout.placing import GROUP_TITLE, LayoutEngine
 from fxstudio.core.sessions.documents import open_document
 
 
@@ -182,13 +182,13 @@ def test_the_first_picture_of_a_llama_leads_with_its_main_path():
     """The attention mask's plumbing (arange, unsqueeze, index …, top-level nodes off the main
     path) is one group beside it; input_ids -> embed_tokens -> layers -> norm -> output are
     the top level, one under the other."""
-    from fxstudio.core.layout.groups import ASIDE, first_picture
+    from fxstudio.core.layout.groups import ASIDE, collapse_big_graph
 
     doc = open_document(LLAMA_8)
     tree = drawn_tree(doc)
     assert ASIDE in tree.children and len(tree.children[ASIDE].nodes) >= 8
     assert tree.nodes == ["input_ids", "output"]
-    first_picture(doc)
+    collapse_big_graph(doc)
     assert ASIDE in doc.collapsed
     lay = LayoutEngine().layout(doc, doc.collapsed)
     assert set(lay.nodes) == {"input_ids", "output"}

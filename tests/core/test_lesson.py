@@ -11,7 +11,7 @@ from fxstudio.core.errors import CaptureError
 from fxstudio.core.flows.lesson import traced_nodes
 from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.lesson import demos
-from fxstudio.core.lesson.steps import (
+from fxstudio.core.lesson.syllabus import (
     DEFAULT_MODEL,
     PASS_MODEL,
     STEPS,

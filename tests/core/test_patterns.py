@@ -729,7 +729,7 @@ class _SmallOps(nn.Module):
 @pytest.mark.parametrize("odd", ["", "random", "item"])
 def test_the_check_runs_its_inputs_batched_with_the_values_of_one_run_each(odd, monkeypatch):
     from fxstudio.core.graph.document import GraphDocument
-    from fxstudio.core.graph.running import run_nodes
+    from fxstudio.core.graph.execution import run_nodes
     from fxstudio.core.patterns import check as check_module
 
     gm = fx.symbolic_trace(_SmallOps(odd).eval())

@@ -22,8 +22,8 @@ from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_fl
 from fxstudio.core.runtime.breakdown import breakdown
 from fxstudio.core.runtime.flops import node_work
 from fxstudio.core.runtime.nodes import annotated, profile_calls
+from fxstudio.core.runtime.ondevice import RunError, batched, profile_whole
 from fxstudio.core.runtime.roofline import Peaks
-from fxstudio.core.runtime.run import RunError, batched, profile_whole
 from fxstudio.core.runtime.speedup import compare, mann_whitney, speedup
 from fxstudio.core.sessions.documents import open_document
 

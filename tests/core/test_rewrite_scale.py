@@ -20,8 +20,8 @@ from fxstudio.core.errors import EditError
 from fxstudio.core.flows import OpenRequest, open_document
 from fxstudio.core.graph.document import ChangeKind, GraphDocument
 from fxstudio.core.graph.edited import touched_since
+from fxstudio.core.graph.execution import Current, bookkeeping_threads, run_nodes, threads
 from fxstudio.core.graph.propagation import downstream, propagate_shapes
-from fxstudio.core.graph.running import Current, bookkeeping_threads, run_nodes, threads
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.patterns.check import check, reference
 

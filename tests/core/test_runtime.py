@@ -9,7 +9,7 @@ from torch import nn
 
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.runtime.devices import DeviceError, available, resolve
-from fxstudio.core.runtime.run import RunError, profile_whole
+from fxstudio.core.runtime.ondevice import RunError, profile_whole
 from fxstudio.core.runtime.timer import time_calls
 from fxstudio.core.sessions.documents import open_document
 

@@ -21,7 +21,7 @@ from fxstudio.core.flows import (
 from fxstudio.core.flows.memory import MemoryRequest, memory_flow
 from fxstudio.core.flows.report import ReportRequest, report_flow
 from fxstudio.core.flows.save import save_session
-from fxstudio.core.share.report import page_data, report_html
+from fxstudio.core.share.htmlreport import page_data, report_html
 
 
 def _page_json(html: str) -> dict:

@@ -15,7 +15,7 @@ from fxstudio.core.flows import RewriteRequest, RewriteSpec, open_document, rewr
 from fxstudio.core.flows.render import RenderRequest, render_flow
 from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.sessions.sessionfile import save_session
-from fxstudio.core.share.picture import collapsed_groups, picture
+from fxstudio.core.share.picturelayout import collapsed_groups, picture
 from fxstudio.core.share.svg import drawing_svg, esc
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -14,7 +14,7 @@ from fxstudio.core.model.loading import load_model
 from fxstudio.core.sessions.documents import open_document
 from fxstudio.core.stepping.eager import EagerReference, tolerance
 from fxstudio.core.stepping.stepper import StepError, Stepper, for_document
-from fxstudio.core.stepping.values import BINS, picture, summarize
+from fxstudio.core.stepping.summaries import BINS, picture, summarize
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import sys
 
 from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.patterns.apply import RewriteRequest, RewriteSpec, rewrite_flow
-from fxstudio.core.runtime.run import profile_whole
+from fxstudio.core.runtime.ondevice import profile_whole
 from fxstudio.core.runtime.speedup import compare
 from fxstudio.core.sessions.documents import open_document
 from tests.models.test_real_models import HF_MODELS, needs_torchvision, needs_transformers

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QMainWindow
 from fxstudio.core.flows import open_document
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.request import OpenRequest
-from fxstudio.core.layout.groups import first_picture
+from fxstudio.core.layout.groups import collapse_big_graph
 from fxstudio.qt.canvas.controller import CanvasController
 from fxstudio.qt.canvas.view import CanvasView
 from fxstudio.qt.editing.controller import EditController
@@ -99,7 +99,7 @@ class Docks:
         request = OpenRequest(spec, **kw)
         doc = open_document(request)
         if not request.is_session:
-            first_picture(doc)
+            collapse_big_graph(doc)
         self.session.request = request
         if not drawn:
             self.session.set_document(doc)

@@ -581,7 +581,7 @@ def _dark_pixels(item, scale):
 def test_at_44_percent_a_node_still_shows_its_name_legibly(qapp):
     """Level of detail: at 44 % a node is no blank box -- its name is drawn, in a font big
     enough to read; a collapsed module's box likewise; far out (20 %) no text at all."""
-    from fxstudio.core.layout.engine import Box
+    from fxstudio.core.layout.placing import Box
 
     node = NodeItem(
         "layer1_0_conv1", "call_module", "layer1.0.conv1", "1x16x32x32", Box(0, 0, 120, 44)

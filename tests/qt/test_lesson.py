@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QLabel, QPushButton, QRadioButton, QSlider
 
 from fxstudio.core.flows import open_document
 from fxstudio.core.graph.catalogue import Entry
-from fxstudio.core.lesson.steps import STEPS
+from fxstudio.core.lesson.syllabus import STEPS
 from tests.qt.conftest import open_and_wait
 
 
@@ -82,7 +82,7 @@ def test_a_newcomer_goes_through_the_whole_lesson_on_the_window(qtbot, window, t
     # 8: each trap opened, explained at its line, fixed with one click (a re-capture)
     for cid, spec, _label in [
         (s[0], s[1], s[2])
-        for s in __import__("fxstudio.core.lesson.steps", fromlist=["TRAPS"]).TRAPS
+        for s in __import__("fxstudio.core.lesson.syllabus", fromlist=["TRAPS"]).TRAPS
     ]:
         with qtbot.waitSignal(lesson.diagnosed, timeout=120000) as got:
             _click(lesson, f"lessonOpen_{cid}")
@@ -207,7 +207,7 @@ def test_the_lessons_open_buttons_ask_before_an_edited_document_goes(qtbot, wind
     their undo history, Discard opens the other model."""
     from PySide6.QtWidgets import QMessageBox
 
-    from fxstudio.core.lesson.steps import step_index
+    from fxstudio.core.lesson.syllabus import step_index
 
     lesson = window.panels["lesson"]
     with qtbot.waitSignal(window.layoutShown, timeout=60000):
@@ -336,7 +336,7 @@ def test_step_7_keeps_the_patterns_dock_usable_and_says_what_is_left(qtbot, wind
     """At 1000×700 in the Learn layout the Patterns dock comes in front with room (not
     squeezed under the code): the why of the miss, then *Replace accepted* once the fixed
     pattern is found, are in sight and work; the verdict moves on from "It missed"."""
-    from fxstudio.core.lesson.steps import step_index
+    from fxstudio.core.lesson.syllabus import step_index
 
     window.resize(1000, 700)
     lesson, patterns = window.panels["lesson"], window.panels["patterns"]

@@ -31,7 +31,7 @@ import torch.fx as fx
 from fxstudio.core.compare.align import Alignment
 from fxstudio.core.fxcompat import tree_leaves
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.runtime.run import RunError, prepared
+from fxstudio.core.runtime.ondevice import RunError, prepared
 from fxstudio.core.runtime.speedup import check_same_inputs
 from fxstudio.core.saving.verify import largest_difference
 from fxstudio.core.stepping.eager import tolerance

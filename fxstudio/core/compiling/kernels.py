@@ -41,7 +41,7 @@ from fxstudio.core.fxcompat.programs import GUARD_TARGET
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.process import modelcode
 from fxstudio.core.runtime.breakdown import NodeProfile
-from fxstudio.core.runtime.run import prepared, profile_nodes
+from fxstudio.core.runtime.ondevice import prepared, profile_nodes
 from fxstudio.core.runtime.speedup import ALPHA, speedup, summed_calls
 from fxstudio.core.runtime.timer import threads
 

@@ -39,7 +39,7 @@ from fxstudio.core.compiling.result import Compiled, Kernel, Lines
 from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat.compiler import inductor_provenance, reset_dynamo
 from fxstudio.core.runtime.breakdown import middle_calls
-from fxstudio.core.runtime.run import default_calls
+from fxstudio.core.runtime.ondevice import default_calls
 from fxstudio.core.runtime.speedup import speedup
 from fxstudio.core.runtime.timer import Timing, sync_for, time_interleaved
 

@@ -36,14 +36,14 @@ from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import ModuleGroup
 from fxstudio.core.layout.boxes import GROUP_PAD, GROUP_TITLE, Box
 from fxstudio.core.layout.drawing import Drawing, drawing
-from fxstudio.core.layout.engine import (
+from fxstudio.core.layout.groups import drawn_tree, group_label, node_label, top_level_groups
+from fxstudio.core.layout.labels import TEXT_MARGIN, TextMetrics
+from fxstudio.core.layout.placing import (
     Layout,
     LayoutCancelled,
     LayoutEngine,
     node_size,
 )
-from fxstudio.core.layout.groups import drawn_tree, group_label, node_label, top_level_groups
-from fxstudio.core.layout.labels import TEXT_MARGIN, TextMetrics
 from fxstudio.core.layout.repeats import fold_label
 from fxstudio.core.layout.routes import edge_path
 from fxstudio.core.process.files import write_json

@@ -35,7 +35,7 @@ from fxstudio.core.lesson.demos import (
     replay_note,
     trace_order,
 )
-from fxstudio.core.lesson.steps import (
+from fxstudio.core.lesson.syllabus import (
     PASS_MODEL,
     STEPS,
     TRAPS,

@@ -34,7 +34,7 @@ from pathlib import Path
 from fxstudio.core.errors import LoadError
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.request import SESSION_SUFFIX, OpenRequest
-from fxstudio.core.layout.groups import first_picture
+from fxstudio.core.layout.groups import collapse_big_graph
 from fxstudio.core.model.loading import check_spec, model_names_in
 from fxstudio.core.model.modelfiles import FileModels, file_models
 from fxstudio.core.model.modelspec import list_examples, model_file
@@ -124,7 +124,7 @@ def open_prepared(request: OpenRequest | str, *, first_open: bool = True) -> Gra
         exc.choices = bare_file_choices(request if isinstance(request, str) else request.spec)
         raise
     if first_open:
-        first_picture(doc)
+        collapse_big_graph(doc)
     doc.rows()
     doc.code_line_map()
     doc.module_tree()

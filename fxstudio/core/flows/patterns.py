@@ -23,12 +23,12 @@ from __future__ import annotations
 
 from fxstudio.core.patterns.builtins import BUILTINS, Builtin
 from fxstudio.core.patterns.explain import Explanation, explain, side_by_side
-from fxstudio.core.patterns.files import read_pattern_file, write_pattern_file
 from fxstudio.core.patterns.found import Found, Match
 from fxstudio.core.patterns.making import compile_function, from_function
 from fxstudio.core.patterns.making import from_nodes as pattern_from_nodes
 from fxstudio.core.patterns.matcher import find as find_matches
 from fxstudio.core.patterns.pattern import DEFAULT_RULES, FX_RULES, Pattern, Rules
+from fxstudio.core.patterns.patternfiles import read_pattern_file, write_pattern_file
 from fxstudio.core.patterns.reasons import Failure
 from fxstudio.core.patterns.replacements import Replacement, graph_replacement
 

@@ -33,7 +33,7 @@ from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.process.files import WriteError, atomic_write, check_writable
 from fxstudio.core.runtime.profiling import ProfileOptions
 from fxstudio.core.share.heats import diff_heat, memory_heat, profile_heat
-from fxstudio.core.share.picture import collapsed_groups, picture
+from fxstudio.core.share.picturelayout import collapsed_groups, picture
 from fxstudio.core.share.svg import picture_svg
 
 __all__ = ["FORMATS", "HEATS", "RenderRequest", "RenderResult", "check_output", "render_flow"]

@@ -5,7 +5,7 @@ a profile (whole, per module, per node with its heat; before/after with its conf
 interval), a compare against a baseline (both graphs, the differences coloured, the first
 divergence), compiled kernels and the memory estimate.  The one flow behind ``fxstudio
 report``, ``fxstudio diff --html`` and *File ▸ Export report…*
-(:mod:`fxstudio.core.share.report` writes the page).
+(:mod:`fxstudio.core.share.htmlreport` writes the page).
 
 A request names what to run (a profile's options, the memory estimate, a compile) or hands in
 results already made (what the window's docks hold); nothing is run twice.
@@ -33,7 +33,7 @@ from fxstudio.core.process.files import atomic_write
 from fxstudio.core.runtime.profiling import Profile, ProfileOptions, profile
 from fxstudio.core.sessions.documents import open_document
 from fxstudio.core.share.gather import compare_data, heading, history
-from fxstudio.core.share.report import report_html
+from fxstudio.core.share.htmlreport import report_html
 from fxstudio.core.share.svg import drawing_svg
 
 __all__ = ["ReportRequest", "ReportResult", "diff_report", "report_flow"]

@@ -35,8 +35,8 @@ from fxstudio.core.process.guard import format_bytes
 from fxstudio.core.runtime import profiling
 from fxstudio.core.runtime.breakdown import NodeProfile, NodeTime, format_rate
 from fxstudio.core.runtime.devices import available, cpu_threads
+from fxstudio.core.runtime.ondevice import DTYPES, batched
 from fxstudio.core.runtime.profiling import Profile, ProfileOptions
-from fxstudio.core.runtime.run import DTYPES, batched
 from fxstudio.core.runtime.speedup import Comparison, Speedup, by_change
 
 __all__ = [

@@ -34,7 +34,7 @@ from fxstudio.core.process.files import write_json
 from fxstudio.core.sessions.documents import open_document
 from fxstudio.core.stepping.eager import Agreement
 from fxstudio.core.stepping.stepper import DEFAULT_WINDOW, Step, StepError, Stepper, for_document
-from fxstudio.core.stepping.values import Picture, ValueSummary, picture
+from fxstudio.core.stepping.summaries import Picture, ValueSummary, picture
 from fxstudio.core.wording import text_table
 
 __all__ = [

@@ -2,8 +2,9 @@
 record, kept on the document), ``document`` (``GraphDocument``, the one
 source of truth, and its change events), ``graphviews`` (table rows, targets and arguments as
 a user reads them, the module tree, a group's key), ``shapes`` (a node's recorded shape
-and dtype, as the views show them; a value's shape in words), ``propagation`` (shapes propagated on fake tensors or one real run),
-``running`` (a graph run node by node, lean, and the threads of a bookkeeping run),
+and dtype, as the views show them; a value's shape in words), ``propagation`` (shapes
+propagated on fake tensors or one real run), ``execution`` (a graph run node by node,
+lean, and the threads of a bookkeeping run),
 ``edited`` (what edits touched since the shapes were right; what a call's shape depends on),
 ``modes`` (eval mode for a while), ``attributes`` (submodules and attributes by dotted path),
 ``signatures`` (a callable's signature, or torch's schemas for a builtin), ``families`` (what

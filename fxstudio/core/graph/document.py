@@ -81,11 +81,11 @@ class PatternBox:
 
 
 @dataclass(frozen=True)
-class DocumentSnapshot:
+class UndoState:
     """The document at one moment, for undo.
 
     The graph is copied (nodes, args, meta); parameters, buffers and submodules are shared
-    by reference, so a snapshot of a 1 GB model costs kilobytes.
+    by reference, so the state of a 1 GB model costs kilobytes.
     """
 
     graph: fx.Graph
@@ -450,11 +450,11 @@ class GraphDocument:
 
     # --- undo support ------------------------------------------------------------------------
 
-    def snapshot(self) -> DocumentSnapshot:
+    def undo_state(self) -> UndoState:
         """Everything an undo needs to bring the document back; weights are shared."""
         gm = self._gm
         modules, parameters, buffers = module_state(gm)
-        return DocumentSnapshot(
+        return UndoState(
             graph=copy.deepcopy(gm.graph),
             modules=modules,
             parameters=parameters,
@@ -464,16 +464,16 @@ class GraphDocument:
             pattern_boxes=tuple(self.pattern_boxes),
         )
 
-    def restore(self, snap: DocumentSnapshot) -> None:
-        """Bring back a snapshot (the same ``GraphModule`` object, with its graph replaced)."""
+    def restore(self, snap: UndoState) -> None:
+        """Bring back an undo state (the same ``GraphModule`` object, with its graph replaced)."""
         self.put_back(snap)
         self.emit(ChangeKind.GRAPH_REPLACED)
 
-    def put_back(self, snap: DocumentSnapshot) -> None:
+    def put_back(self, snap: UndoState) -> None:
         """:meth:`restore` without the change event (an edit step: the edit emits one)."""
         gm = self._gm
         set_module_state(gm, snap.modules, snap.parameters, snap.buffers)
-        gm.graph = copy.deepcopy(snap.graph)  # the setter recompiles; the snapshot stays reusable
+        gm.graph = copy.deepcopy(snap.graph)  # the setter recompiles; the state stays reusable
         self.positions = dict(snap.positions)
         self.collapsed = set(snap.collapsed)
         self.pattern_boxes = list(snap.pattern_boxes)

@@ -25,8 +25,8 @@ from torch import nn
 from fxstudio.core.errors import CaptureError, short_location, stack_trace_location, user_frame
 from fxstudio.core.fxcompat import fake_tensor_mode, graph_interpreter, reparametrized, tree_map
 from fxstudio.core.graph.edited import Signed, call_key, in_place, signature
+from fxstudio.core.graph.execution import Current, Plan, bookkeeping_count, run_nodes, threads
 from fxstudio.core.graph.modes import eval_mode
-from fxstudio.core.graph.running import Current, Plan, bookkeeping_count, run_nodes, threads
 from fxstudio.core.graph.shapes import describe_value, node_dtype, node_shape
 from fxstudio.core.graph.weights import SHAPE_DEVICE, fake_of, fake_state, faked
 from fxstudio.core.process import budget, progress
@@ -128,7 +128,7 @@ def _run_real(
 ) -> None:
     """One real run, node by node (:func:`run_nodes`), each node's result kept as meta tensors
     of its shape; on as few threads as its ops need (the values are thrown away:
-    :func:`~fxstudio.core.graph.running.bookkeeping_threads`)."""
+    :func:`~fxstudio.core.graph.execution.bookkeeping_threads`)."""
     counter = progress.Counter("Shapes", len(graph.nodes))
 
     def record(node: fx.Node, value: Any) -> None:

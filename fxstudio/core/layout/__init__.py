@@ -1,4 +1,4 @@
-"""Placing a graph on the canvas: ``engine`` (graphviz, hierarchically by module, cached
+"""Placing a graph on the canvas: ``placing`` (graphviz, hierarchically by module, cached
 per structure), ``dot`` (running graphviz's dot without the GIL, and the plain layered
 layout), ``groups`` (which modules are drawn as groups, what the first picture shows),
 ``repeats`` (identical blocks found by a structural hash, folded ×N), ``drawing`` (what the

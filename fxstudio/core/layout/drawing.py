@@ -4,7 +4,7 @@ made (a worker thread), so that the GUI thread only makes the items.
 
 Example:
     >>> from fxstudio.core.sessions.documents import open_document
-    >>> from fxstudio.core.layout.engine import LayoutEngine
+    >>> from fxstudio.core.layout.placing import LayoutEngine
     >>> doc = open_document("examples:negrelu")
     >>> plan = drawing(doc, LayoutEngine().layout(doc))
     >>> plan.labels["relu"], sorted(e.target for e in plan.edges if e.source == "relu")
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, replace
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import ModuleGroup, group_key
 from fxstudio.core.layout.boxes import Box
-from fxstudio.core.layout.engine import Layout
 from fxstudio.core.layout.groups import drawn_tree, group_label, node_label
 from fxstudio.core.layout.labels import ESTIMATE
+from fxstudio.core.layout.placing import Layout
 from fxstudio.core.layout.routes import edge_ends, routes
 
 __all__ = ["Drawing", "Edge", "drawing"]

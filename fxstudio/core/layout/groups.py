@@ -24,7 +24,7 @@ def top_level_groups(doc: GraphDocument) -> set[str]:
 COLLAPSE_ABOVE = 300
 
 
-def first_picture(doc: GraphDocument) -> None:
+def collapse_big_graph(doc: GraphDocument) -> None:
     """A freshly opened graph of more than :data:`COLLAPSE_ABOVE` nodes shows its top-level
     modules collapsed: a quick first picture to expand from."""
     if len(doc) > COLLAPSE_ABOVE and not doc.collapsed:

@@ -5,5 +5,5 @@
 - :mod:`.state`  the lesson's state and verdicts (saved in a session), and the models it uses
 - :mod:`.checks` what steps 1-7 say and check, as plain functions of (document, state)
 - :mod:`.beyond` the same for steps 8-10: the traps, a real pass measured, torch.export
-- :mod:`.steps`  the steps in order, each with its check
+- :mod:`.syllabus`  the steps in order, each with its check
 """

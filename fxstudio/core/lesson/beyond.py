@@ -109,7 +109,7 @@ def export_begin(doc: GraphDocument | None, state: LessonState) -> None:
     """The symbolically traced graph open now, to compare the export graph with: its size,
     its edits and -- when it is the trace as made -- the trace's size (``fx_nodes``; of an
     edited graph, :func:`~fxstudio.core.flows.lesson.traced_nodes` counts a fresh trace and
-    :func:`~fxstudio.core.lesson.steps.record_trace_size` records it)."""
+    :func:`~fxstudio.core.lesson.syllabus.record_trace_size` records it)."""
     if doc is None or doc.request.frontend != "fx":
         return
     edits = len(doc.history)

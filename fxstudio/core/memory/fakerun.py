@@ -32,7 +32,7 @@ from torch.fx.node import map_arg
 
 from fxstudio.core.fxcompat import reparametrized
 from fxstudio.core.graph.edited import call_key, signature
-from fxstudio.core.graph.running import Current, Plan, placeholder_value
+from fxstudio.core.graph.execution import Current, Plan, placeholder_value
 from fxstudio.core.graph.weights import fake_of
 
 #: How a value is made again: for each of its items, ("in", i, size, stride, offset) -- a

@@ -4,7 +4,7 @@ used as scratch and gave back, the live activation bytes after each node, and th
 The quantity is the estimate's (:mod:`fxstudio.core.memory.estimate`): live activation bytes
 -- the inputs and every value the graph makes -- with parameters and buffers left out (they
 were there before the run).  The graph runs node by node
-(:func:`~fxstudio.core.graph.running.run_nodes`, each value dropped after its last user as
+(:func:`~fxstudio.core.graph.execution.run_nodes`, each value dropped after its last user as
 the generated code's ``x = None`` lines drop it, a value no node reads at once), in eval mode
 and without autograd, after one warm-up run (one-time allocations: weight packs, handles).
 
@@ -56,7 +56,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import tree_leaves, tree_map
-from fxstudio.core.graph.running import Current, Plan, run_nodes
+from fxstudio.core.graph.execution import Current, Plan, run_nodes
 from fxstudio.core.process import modelcode
 from fxstudio.core.process.files import atomic_write
 from fxstudio.core.process.guard import allocation_failure, format_bytes, out_of_memory

@@ -41,8 +41,8 @@ from fxstudio.core.errors import CaptureError
 from fxstudio.core.fxcompat import fake_tensor_mode, reparametrized, tree_leaves
 from fxstudio.core.fxcompat.programs import GUARD_TARGET
 from fxstudio.core.graph.edited import call_key, signature
+from fxstudio.core.graph.execution import Current, Plan
 from fxstudio.core.graph.modes import eval_mode
-from fxstudio.core.graph.running import Current, Plan
 from fxstudio.core.graph.shapes import describe_value
 from fxstudio.core.graph.weights import SHAPE_DEVICE, fake_of, fake_state
 from fxstudio.core.memory.fakerun import arg_nodes, run_fake

@@ -5,7 +5,7 @@ The modules, by what they do:
 
 - what a pattern is: ``ops`` (what an op is, whatever its spelling), ``pattern`` (a pattern
   and its matching rules), ``making`` (patterns made from boxed nodes, a function or code),
-  ``files`` (a pattern, its replacement and rules as a plain Python file), ``constants``
+  ``patternfiles`` (a pattern, its replacement and rules as a plain Python file), ``constants``
   (what a value always is, so a rewrite may bake it in);
 - finding: ``nodematch`` (one pattern node against one graph node), ``attempt`` (one attempt
   at an anchor), ``walk`` (pattern and graph walked together), ``matcher`` (all matches,

@@ -35,7 +35,7 @@ import torch
 from fxstudio.core.fxcompat import tree_leaves
 from fxstudio.core.fxcompat.modules import inplace_count
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.graph.running import Plan, bookkeeping_count, run_nodes, threads
+from fxstudio.core.graph.execution import Plan, bookkeeping_count, run_nodes, threads
 from fxstudio.core.process import collector, modelcode
 from fxstudio.core.saving.verify import largest_difference
 
@@ -146,7 +146,7 @@ def _running(doc: GraphDocument, n_threads: int | None) -> Iterator[tuple[int, P
     this run's module calls; modelcode), no gradients, eval mode once for all the runs, its
     generated code kept off stderr (a GraphModule that raises prints it; the check's message
     says what failed instead) and ``n_threads`` torch threads (None: the bookkeeping count,
-    :func:`~fxstudio.core.graph.running.bookkeeping_threads`).  Yields the count and the
+    :func:`~fxstudio.core.graph.execution.bookkeeping_threads`).  Yields the count and the
     plan of the runs (made once for all of them)."""
     with collector.sparing(len(doc)):  # (a value per node, a run per input)
         plan = Plan(doc.graph_module, doc.graph)

@@ -7,7 +7,7 @@ stamp every result carries), ``nodes`` (the separate profiled run: a range per n
 attributed to the node that launched them), ``flops`` (FLOPs and ideal bytes per node),
 ``roofline`` (device peaks and a node's place under them), ``breakdown`` (node and module
 rows that add up to the profiled whole), ``speedup`` (before vs after: speed-up, confidence
-interval, significance), ``run`` (the model on a device, outputs checked, then timed --
+interval, significance), ``ondevice`` (the model on a device, outputs checked, then timed --
 what the Run dock and ``fxstudio profile`` run), ``profiling`` (the one profiling flow: one
 function, one result).
 """

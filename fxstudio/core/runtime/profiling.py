@@ -1,6 +1,6 @@
 """Profiling as the Run dock and ``fxstudio profile`` run it: one function, one result.
 
-:func:`profile` times the document's model (:func:`~fxstudio.core.runtime.run.profile_whole`),
+:func:`profile` times the document's model (:func:`~fxstudio.core.runtime.ondevice.profile_whole`),
 or -- given a baseline -- both interleaved (:func:`~fxstudio.core.runtime.speedup.compare`),
 and returns a :class:`Profile` whose :meth:`~Profile.to_json` is what either saves: the JSON
 a user exports from the window is the one ``fxstudio profile --json`` writes for the same
@@ -23,7 +23,7 @@ from typing import Any
 
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.process.files import atomic_path, atomic_write, write_json
-from fxstudio.core.runtime.run import RunError, WholeModel, profile_whole
+from fxstudio.core.runtime.ondevice import RunError, WholeModel, profile_whole
 from fxstudio.core.runtime.speedup import Comparison, compare
 
 __all__ = ["Profile", "ProfileOptions", "profile"]

@@ -29,7 +29,7 @@ import torch
 
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.runtime.breakdown import NodeProfile
-from fxstudio.core.runtime.run import (
+from fxstudio.core.runtime.ondevice import (
     RunError,
     WholeModel,
     check_outputs,

@@ -8,11 +8,11 @@ node boxes with their labels and shapes, module groups, ``×N`` folds, edges' ro
 canvas's colours, an optional heat overlay -- text as ``<text>`` so it stays searchable, and a
 semantic structure a script can read: ``<g class="node" data-name=... data-op=...>``,
 ``<g class="group" data-module=...>``, ``<g class="edge" data-from=... data-to=...>``);
-``picture`` (the document laid out for a picture as the canvas lays it out: which groups are
+``picturelayout`` (the document laid out for a picture as the canvas lays it out: which groups are
 one box, the user's moves applied); ``palette`` (the canvas's light colours, its fonts and
 their measured widths, text cut to fit, the heat's colours -- plain values, no Qt);
 ``heats`` (a heat overlay from a per-node profile, the memory estimate or a compare);
-``report`` (the self-contained HTML report: the SVG inline, its style and plain script --
+``htmlreport`` (the self-contained HTML report: the SVG inline, its style and plain script --
 ``report.css``, ``report.js``, shipped in the wheel -- and the page's JSON), ``sections`` (the
 report's sections as HTML: rewrite history, profile, compare, compiled kernels, memory),
 ``gather`` (what a session holds, as the report's JSON: the history with each check made

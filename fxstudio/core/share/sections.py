@@ -4,7 +4,7 @@ its confidence interval), the compare (what was removed, added and changed, the 
 divergence), the compiled kernels and the memory estimate (against a baseline its peak before
 → after with the change, and the measured peak when there is one).  Each function takes that
 section's JSON and returns an HTML fragment (text escaped); the page is
-:func:`fxstudio.core.share.report.report_html`'s.
+:func:`fxstudio.core.share.htmlreport.report_html`'s.
 
 Tables stop at :data:`ROWS` rows (the largest first where the order matters): a report of a
 10,000-node graph stays readable and small; the whole data is in the page's JSON.

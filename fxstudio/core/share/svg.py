@@ -44,9 +44,9 @@ from fxstudio.core.graph.graphviews import ModuleGroup, group_key, module_path
 from fxstudio.core.graph.shapes import node_dtype
 from fxstudio.core.layout.boxes import Box
 from fxstudio.core.layout.drawing import Edge
-from fxstudio.core.layout.engine import collapsed_size
 from fxstudio.core.layout.groups import drawn_tree, group_label
 from fxstudio.core.layout.labels import TEXT_MARGIN
+from fxstudio.core.layout.placing import collapsed_size
 from fxstudio.core.layout.repeats import fold_label
 from fxstudio.core.layout.routes import edge_path
 from fxstudio.core.share.palette import (
@@ -62,7 +62,7 @@ from fxstudio.core.share.palette import (
     hex_rgb,
     ink_on,
 )
-from fxstudio.core.share.picture import MARGIN, Picture, collapsed_groups, picture
+from fxstudio.core.share.picturelayout import MARGIN, Picture, collapsed_groups, picture
 
 __all__ = ["Heat", "drawing_svg", "esc", "picture_svg"]
 

@@ -37,7 +37,7 @@ from fxstudio.core.errors import UserError
 from fxstudio.core.fxcompat import set_interpreter_inputs
 from fxstudio.core.graph.graphviews import module_tree_of
 from fxstudio.core.stepping.eager import Agreement, EagerReference
-from fxstudio.core.stepping.values import ValueSummary, summarize
+from fxstudio.core.stepping.summaries import ValueSummary, summarize
 
 DEFAULT_WINDOW = 64
 

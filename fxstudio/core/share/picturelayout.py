@@ -22,8 +22,8 @@ from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import group_key, module_path
 from fxstudio.core.layout.boxes import GROUP_PAD, GROUP_TITLE, Box
 from fxstudio.core.layout.drawing import Drawing, drawing
-from fxstudio.core.layout.engine import Layout, LayoutEngine
 from fxstudio.core.layout.groups import COLLAPSE_ABOVE, all_groups, top_level_groups
+from fxstudio.core.layout.placing import Layout, LayoutEngine
 from fxstudio.core.share.palette import METRICS
 
 __all__ = ["MARGIN", "Picture", "collapsed_groups", "picture"]
