@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import logging
 import os
 import sys
@@ -151,32 +152,12 @@ def parse_command(args: list[str]) -> argparse.Namespace:
 
 
 def _add_subcommand(name: str, add: AddParser) -> argparse.ArgumentParser:
-    """Add the parser of the subcommand ``name`` (one of COMMANDS) with ``add``."""
-    if name == "show":
-        from fxstudio.cli import show as module
-    elif name == "export":
-        from fxstudio.cli import export as module
-    elif name == "layout":
-        from fxstudio.cli import layout as module
-    elif name == "render":
-        from fxstudio.cli import render as module
-    elif name == "edit":
-        from fxstudio.cli import edit as module
-    elif name == "rewrite":
-        from fxstudio.cli import rewrite as module
-    elif name == "profile":
-        from fxstudio.cli import profile as module
-    elif name == "step":
-        from fxstudio.cli import step as module
-    elif name == "diff":
-        from fxstudio.cli import diff as module
-    elif name == "memory":
-        from fxstudio.cli import memory as module
-    elif name == "report":
-        from fxstudio.cli import report as module
-    else:
-        assert name == "compile", name
-        from fxstudio.cli import compile as module
+    """Add the parser of the subcommand ``name`` (one of COMMANDS: a module of this package
+    each) with ``add``; only that subcommand's module is imported."""
+    from fxstudio.cli.common import COMMANDS
+
+    assert name in COMMANDS, name
+    module = importlib.import_module(f"fxstudio.cli.{name}")
     return module.add_parser(add)
 
 

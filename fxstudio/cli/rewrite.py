@@ -22,7 +22,7 @@ from fxstudio.cli.common import (
 class _Rewrites(argparse.Action):
     """--builtin and --pattern add a rewrite, in order; --replacement completes a pattern."""
 
-    def __call__(self, parser, namespace, value, option_string=None):  # type: ignore[no-untyped-def]
+    def __call__(self, parser, namespace, value, option_string=None):
         steps = getattr(namespace, "rewrites", None) or []
         if option_string == "--replacement":
             if not steps or steps[-1][0] != "pattern" or steps[-1][2]:

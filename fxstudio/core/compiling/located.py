@@ -96,7 +96,7 @@ def made_at(doc: GraphDocument, stack: tuple[Frame, ...]) -> list[str]:
 
 
 def _lines(doc: GraphDocument) -> dict[tuple[str, int], list[str]]:
-    return doc.memo("compile.lines", lambda: _nodes_by_line(doc))  # type: ignore[no-any-return]
+    return doc.memo("compile.lines", lambda: _nodes_by_line(doc))
 
 
 def _nodes_by_line(doc: GraphDocument) -> dict[tuple[str, int], list[str]]:

@@ -48,7 +48,7 @@ def muted_stdout() -> Iterator[Sink]:
     """Inside, what is printed to ``sys.stdout`` is dropped (``sink.lines`` counts it)."""
     before = sys.stdout
     sink = Sink(before)
-    sys.stdout = sink  # type: ignore[assignment]
+    sys.stdout = sink
     try:
         yield sink
     finally:

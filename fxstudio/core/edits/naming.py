@@ -72,10 +72,10 @@ def resolve_function(text: str) -> Callable[..., Any]:
                     + did_you_mean(parts[j], _public(obj), f"{owner}.")
                 ) from None
         if callable(obj):
-            return obj  # type: ignore[no-any-return]
+            return obj
         raise EditError(f"'{text}' is not a function.")
     if len(parts) == 1 and hasattr(operator, text):
-        return getattr(operator, text)  # type: ignore[no-any-return]
+        return getattr(operator, text)
     close = ""
     if len(parts) == 1:  # a bare name: perhaps torch's, torch.nn.functional's or operator's
         for prefix, module in (

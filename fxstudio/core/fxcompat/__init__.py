@@ -177,7 +177,7 @@ def qualified_name(fn: Any) -> str:
 def used_names(graph: fx.Graph) -> set[str]:
     """Every name the graph has handed out (fx never hands one out twice, even after its node
     is erased)."""
-    return graph._graph_namespace._used_names  # type: ignore[no-any-return]
+    return graph._graph_namespace._used_names
 
 
 def release_name(graph: fx.Graph, name: str) -> None:
@@ -216,7 +216,7 @@ def forward_source(graph: fx.Graph) -> str:
     namespace = namespace_type()
 
     def node_repr(n: fx.Node) -> str:
-        return namespace.create_name(n.name, n)  # type: ignore[no-any-return]
+        return namespace.create_name(n.name, n)
 
     nodes = list(graph.nodes)
     kept = [n._repr_fn for n in nodes]
@@ -224,7 +224,7 @@ def forward_source(graph: fx.Graph) -> str:
     for n in nodes:
         set_(n, "_repr_fn", node_repr)
     try:
-        return generate("self", namespace).src  # type: ignore[no-any-return]
+        return generate("self", namespace).src
     finally:
         for n, fn in zip(nodes, kept, strict=True):
             set_(n, "_repr_fn", fn)
@@ -305,11 +305,11 @@ def compile_on_call(module: fx.GraphModule) -> None:
     has a class of its own, so this changes ``module`` alone; ``recompile()`` puts the real
     forward back, and a copy (deepcopy, pickle) compiles its own."""
     cls = type(module)
-    cls.forward = _compile_then_forward  # type: ignore[method-assign]
-    cls.code = _code_after_compile  # type: ignore[assignment,method-assign]
+    cls.forward = _compile_then_forward
+    cls.code = _code_after_compile  # type: ignore[method-assign]
     # (GraphModule pickles and prints the code it has, not its graph's: compiled first)
-    cls.__reduce__ = _reduce_after_compile  # type: ignore[assignment,method-assign]
-    cls.__str__ = _str_after_compile  # type: ignore[assignment,method-assign]
+    cls.__reduce__ = _reduce_after_compile  # type: ignore[method-assign]
+    cls.__str__ = _str_after_compile  # type: ignore[method-assign]
     cls.__reduce_package__ = _reduce_package_after_compile  # type: ignore[method-assign]
 
 
@@ -327,7 +327,7 @@ def _compile_then_forward(self: fx.GraphModule, *args: Any, **kwargs: Any) -> An
 def _code_after_compile(self: fx.GraphModule) -> str:
     if not is_compiled(self):
         self.recompile()
-    return fx.GraphModule.code.fget(self)  # type: ignore[attr-defined,no-any-return]
+    return fx.GraphModule.code.fget(self)  # type: ignore[attr-defined]
 
 
 def _reduce_after_compile(self: fx.GraphModule) -> Any:

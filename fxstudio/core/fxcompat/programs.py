@@ -228,7 +228,7 @@ def unlifted(program: Any) -> fx.GraphModule:
     for m in gm.modules():  # (the steps' intermediate modules are dropped uncompiled)
         if isinstance(m, fx.GraphModule):
             m.recompile()
-    return gm  # type: ignore[no-any-return]
+    return gm
 
 
 GUARD_TARGET = "_guards_fn"  # torch.export's input check, not part of the computation

@@ -201,7 +201,7 @@ class ArchiveCheckpoint(Checkpoint):
         return max(floating, key=lambda nd: nd[0])[1] if floating else None
 
     def _metas(self, read: Any) -> dict[str, torch.Tensor]:
-        return self._read(read)  # type: ignore[no-any-return]
+        return self._read(read)
 
     def _read(self, read: Any) -> Any:
         if not os.path.isfile(self.folder):

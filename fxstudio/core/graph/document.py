@@ -280,7 +280,7 @@ class GraphDocument:
     def edges(self) -> list[tuple[str, str, str]]:
         """``(producer, user, argument label)``, one per use, in graph order (made once per
         version: a layout reads them twice; do not change the list)."""
-        return self._cached(  # type: ignore[no-any-return]
+        return self._cached(
             "edges",
             lambda: [
                 (n.name, user.name, label)
@@ -361,7 +361,7 @@ class GraphDocument:
                 out.setdefault(ln, name)
             return out
 
-        return self._cached("by_line", by_line).get(line)  # type: ignore[no-any-return]
+        return self._cached("by_line", by_line).get(line)
 
     def module_tree(self) -> ModuleGroup:
         """The module hierarchy, each node placed in the innermost module that produced it."""

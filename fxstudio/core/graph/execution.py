@@ -156,9 +156,9 @@ def run_nodes(
         elif op == "call_module":
             value = modules[target](*map_arg(node.args, get), **map_arg(node.kwargs, get))
         elif op == "call_function":
-            value = target(*map_arg(node.args, get), **map_arg(node.kwargs, get))  # type: ignore[operator]
+            value = target(*map_arg(node.args, get), **map_arg(node.kwargs, get))
         elif op == "call_method":  # a function's locals: the receiver is not held after
-            value = _call_method(target, map_arg(node.args, get), map_arg(node.kwargs, get))  # type: ignore[arg-type]
+            value = _call_method(target, map_arg(node.args, get), map_arg(node.kwargs, get))
         elif op == "get_attr":
             value = _attribute(modules, str(target))
         elif op == "output":

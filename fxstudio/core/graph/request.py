@@ -55,4 +55,4 @@ def frontend_named(
     ``default`` when it is missing (``None``); anything else is ``"auto"``."""
     if value is None:
         return default
-    return value if value in FRONTENDS else "auto"  # type: ignore[return-value]
+    return value if value in FRONTENDS else "auto"

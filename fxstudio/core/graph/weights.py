@@ -108,7 +108,7 @@ def fake_of(mode: Any, t: torch.Tensor) -> torch.Tensor:
     """A fake tensor of ``mode`` standing for ``t``: a meta tensor becomes one on
     :data:`SHAPE_DEVICE` with its shape, strides and dtype; a real one is converted."""
     if not t.is_meta:
-        return mode.from_tensor(t)  # type: ignore[no-any-return]
+        return mode.from_tensor(t)
     with mode:
         fake = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=SHAPE_DEVICE)
     if isinstance(t, nn.Parameter):  # torch.export checks that parameters are Parameters

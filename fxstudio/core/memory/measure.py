@@ -279,7 +279,7 @@ class _Marks(Current):
         self.on_start: Callable[[fx.Node], None] | None = None
         self._node: fx.Node | None = None
 
-    @property  # type: ignore[override]
+    @property
     def node(self) -> fx.Node | None:
         return self._node
 

@@ -347,7 +347,7 @@ def _from_config(ms: ModelSpec, config: Any) -> nn.Module:
     from transformers import AutoModel
 
     try:
-        return AutoModel.from_config(config)  # type: ignore[no-any-return]
+        return AutoModel.from_config(config)
     except BaseException as exc:
         raise user_error(f"Building hf:{ms.location}", exc, oom_hint=SMALLER_MODEL) from exc
 
@@ -413,7 +413,7 @@ def _from_checkpoint(config: Any, checkpoint: Checkpoint, chosen: list[str]) -> 
             f"{len(unexpected)} checkpoint tensors not in the base model left out "
             f"({few(unexpected)})"
         )
-    return model  # type: ignore[no-any-return]
+    return model
 
 
 def _count(n: int) -> str:

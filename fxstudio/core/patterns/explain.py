@@ -131,7 +131,7 @@ def _look(matcher: Matcher, node: fx.Node, depth: int, memo: dict[Any, Any]) -> 
     key = (node, depth)
     found = memo.get(key)
     if found is not None:
-        return found  # type: ignore[no-any-return]
+        return found
     rule = matcher.rules[matcher.anchors[0]]
     me: tuple[Any, ...] = (matcher.key_of(node, rule), tuple(node.kwargs), len(node.users) > 1)
     if depth > 0:

@@ -76,17 +76,17 @@ class _Build:
         """``node`` called once more, with ``scores`` in argument ``at`` (other tensors read)."""
         args: list[Any] = list(node.args)
         args[at] = _Stand(scores)
-        args = map_aggregate(  # type: ignore[assignment]
+        args = map_aggregate(
             args,
             lambda a: (
                 a.value if isinstance(a, _Stand) else self.take(a) if isinstance(a, fx.Node) else a
-            ),  # type: ignore[arg-type,return-value]
+            ),
         )
         kwargs = map_aggregate(
             dict(node.kwargs), lambda a: self.take(a) if isinstance(a, fx.Node) else a
-        )  # type: ignore[arg-type,return-value]
+        )
         if node.op == "call_method":
-            return self.graph.call_method(str(node.target), tuple(args), kwargs)  # type: ignore[arg-type]
+            return self.graph.call_method(str(node.target), tuple(args), kwargs)
         return self.graph.call_function(node.target, tuple(args), kwargs)  # type: ignore[arg-type]
 
     def call(self, fx_target: Any, aten_target: Any, *args: Any, **kwargs: Any) -> fx.Node:

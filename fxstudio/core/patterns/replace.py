@@ -345,14 +345,14 @@ def _same_kind(ours: Any, root: Any, path: str) -> bool:
 
 
 def _substitute(value: Any, env: dict[Node, Any]) -> Any:
-    return map_aggregate(value, lambda a: env[a] if isinstance(a, Node) else a)  # type: ignore[arg-type,return-value]
+    return map_aggregate(value, lambda a: env[a] if isinstance(a, Node) else a)
 
 
 def _swapped(value: Any, swap: dict[str, Any]) -> Any:
     """``value`` with references to replaced outputs turned into their replacements."""
-    return map_aggregate(  # type: ignore[arg-type]
+    return map_aggregate(
         to_refs(value),
-        lambda v: swap.get(v.name, v) if isinstance(v, Ref) else v,  # type: ignore[arg-type,return-value]
+        lambda v: swap.get(v.name, v) if isinstance(v, Ref) else v,
     )
 
 

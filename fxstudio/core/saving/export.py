@@ -61,7 +61,7 @@ def format_for(path: str | os.PathLike[str], fmt: str | None = None) -> Format:
     if fmt:
         if fmt not in FORMATS:
             raise ExportError(f"Unknown format '{fmt}'. Use one of: {', '.join(FORMATS)}.")
-        return fmt  # type: ignore[return-value]
+        return fmt
     suffix = Path(path).suffix.lower()
     if suffix not in SUFFIXES:
         raise ExportError(
