@@ -35,3 +35,15 @@ def test_the_check_sees_a_module_left_out():
     text = "The modules: ``ops`` (what an op is), :mod:`.values` and :mod:`~x.y.steps`."
     assert _named(text, "ops") and _named(text, "values") and _named(text, "steps")
     assert not _named(text, "op") and not _named(text, "matcher")
+
+
+def test_every_package_is_in_the_wheel():
+    """``pyproject.toml`` names the packages a wheel (and the bundle) holds, one by one: a
+    package added without its line there works from the checkout and is missing from an
+    install."""
+    tomllib = pytest.importorskip("tomllib")
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    found = {".".join(p.relative_to(ROOT).parts) for p in PACKAGES}
+    assert found - listed == set(), f"add to [tool.setuptools] packages: {sorted(found - listed)}"

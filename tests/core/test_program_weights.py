@@ -143,7 +143,7 @@ def test_torchs_input_check_is_in_no_module(program):
 
 
 def test_the_run_docks_words_say_the_weights_come_from_the_program(program):
-    from fxstudio.qt.panels.run_module import no_weights_tip, tip
+    from fxstudio.qt.panels.run.module import no_weights_tip, tip
 
     bare = open_document(OpenRequest(str(program), weights=False))
     assert "read from the program's .pt2 file" in tip(bare, "layers.0")

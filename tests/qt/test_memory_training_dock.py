@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from fxstudio.core.process.guard import format_bytes
-from fxstudio.qt.panels.memory_step import NAME_ROLE, ORIGIN_ROLE, is_input
+from fxstudio.qt.panels.memory.step import NAME_ROLE, ORIGIN_ROLE, is_input
 
 LLAMA = (
     "hf:llama(num_hidden_layers=2, hidden_size=64, intermediate_size=128, "

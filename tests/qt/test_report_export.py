@@ -8,7 +8,7 @@ import json
 import re
 
 from fxstudio.core.flows import RewriteRequest, RewriteSpec, rewrite_flow
-from fxstudio.qt.panels.memory import MemoryPanel
+from fxstudio.qt.panels.memory.panel import MemoryPanel
 from fxstudio.qt.window import report_export
 from tests.qt.conftest import open_and_wait
 

@@ -54,7 +54,7 @@ def test_the_top_charts_fit_their_width(qtbot, docks):
 
 
 def test_the_top_charts_stack_when_side_by_side_would_cut_them(qtbot):
-    from fxstudio.qt.panels.bar_chart import BarChart, ChartRow
+    from fxstudio.qt.panels.run.bar_chart import BarChart, ChartRow
 
     row = ChartRow()
     qtbot.addWidget(row)

@@ -6,7 +6,7 @@ modules alike, the whole-model figure as an extrapolation."""
 import pytest
 
 from fxstudio.core.graph.request import OpenRequest
-from fxstudio.qt.panels.run_module import ONE_MODULE, WHOLE
+from fxstudio.qt.panels.run.module import ONE_MODULE, WHOLE
 from tests.core.test_structure_only import SMALL_LLAMA
 
 

@@ -3,7 +3,7 @@ its steps and checks, what each step shows on the learner's own model, and the t
 diagnoses (:func:`diagnose`: why a model fails to capture, or captures wrong, with the fixes
 tried).
 
-Called by ``fxstudio.qt.panels.lesson`` and ``lesson_form`` (the Learn FX dock).
+Called by ``fxstudio.qt.panels.lesson.panel`` and ``lesson_form`` (the Learn FX dock).
 
 Exposes :func:`diagnose` and :func:`traced_nodes` (worked out here) and, from the lesson: the
 steps (:data:`STEPS`, :class:`Step`, :data:`TRAPS`, :data:`PASS_MODEL`), its state and verdicts

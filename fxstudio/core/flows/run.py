@@ -4,7 +4,7 @@ picture's profile) -- the run refused before it starts when it would not fit
 and its front for the Run dock (and the inspector's and canvas's timings): what the dock
 offers to run on and what it shows of a :class:`~fxstudio.core.flows.Profile`.
 
-Called by ``fxstudio.qt.panels.run`` and ``run_form`` (the Run dock), ``qt.panels.inspector``,
+Called by ``fxstudio.qt.panels.run.panel`` and ``run_form`` (the Run dock), ``qt.panels.inspector``,
 ``qt.canvas.heat`` and ``qt.seams``.
 
 Exposes :func:`device_choices` and :func:`dtype_choices` (the dock's choosers: labels and

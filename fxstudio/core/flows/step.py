@@ -4,7 +4,7 @@ compared with the eager model's -- what ``fxstudio step`` prints.  The Step dock
 same :class:`~fxstudio.core.stepping.stepper.Stepper` one node at a time (:func:`step_through`,
 each move by :func:`step_move`: in the model code's turn).
 
-Called by ``fxstudio step`` and the Step dock (``fxstudio.qt.panels.step``, ``step_form``),
+Called by ``fxstudio step`` and the Step dock (``fxstudio.qt.panels.step.panel``, ``step_form``),
 which also reads a value's summary (:class:`ValueSummary`) and picture (:func:`picture`,
 :class:`Picture`) from here.
 

@@ -30,16 +30,16 @@ from fxstudio.qt.editing.dialogs import EditDialogs
 from fxstudio.qt.forms import child, load_form
 from fxstudio.qt.panels.base import DocumentPanel, PanelContext
 from fxstudio.qt.panels.code import CodePanel
-from fxstudio.qt.panels.compile import CompilePanel
+from fxstudio.qt.panels.compile.panel import CompilePanel
 from fxstudio.qt.panels.console import ConsolePanel
 from fxstudio.qt.panels.history import HistoryPanel
 from fxstudio.qt.panels.inspector import InspectorPanel
-from fxstudio.qt.panels.lesson import LessonPanel
-from fxstudio.qt.panels.memory import MemoryPanel
-from fxstudio.qt.panels.patterns import PatternsPanel
-from fxstudio.qt.panels.run import RunPanel
-from fxstudio.qt.panels.step import StepPanel
-from fxstudio.qt.panels.table import TablePanel
+from fxstudio.qt.panels.lesson.panel import LessonPanel
+from fxstudio.qt.panels.memory.panel import MemoryPanel
+from fxstudio.qt.panels.patterns.panel import PatternsPanel
+from fxstudio.qt.panels.run.panel import RunPanel
+from fxstudio.qt.panels.step.panel import StepPanel
+from fxstudio.qt.panels.table.panel import TablePanel
 from fxstudio.qt.resources import icon
 from fxstudio.qt.selection import SelectionModel
 from fxstudio.qt.theme import ThemeController

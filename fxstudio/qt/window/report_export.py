@@ -13,9 +13,9 @@ from typing import Any
 from fxstudio.core.errors import UserError
 from fxstudio.core.flows.report import ReportRequest, report_flow
 from fxstudio.qt.file_dialogs import FileType, ask_save_path
-from fxstudio.qt.panels.compile import CompilePanel
-from fxstudio.qt.panels.memory import MemoryPanel
-from fxstudio.qt.panels.run import RunPanel
+from fxstudio.qt.panels.compile.panel import CompilePanel
+from fxstudio.qt.panels.memory.panel import MemoryPanel
+from fxstudio.qt.panels.run.panel import RunPanel
 from fxstudio.qt.windows.compare import copy_of
 from fxstudio.qt.workers import UserCodeTask
 

@@ -8,7 +8,7 @@ step* adds the gradients, the optimizer's state and the activations saved for th
 *Measure* runs the model too and shows the measured peak beside the estimate.
 
 It shows the totals in words, the timeline of live bytes over the nodes in execution order
-(:mod:`~fxstudio.qt.panels.memory_plot`: the parameters a band under it, the peak marked; a
+(:mod:`~fxstudio.qt.panels.memory.plot`: the parameters a band under it, the peak marked; a
 click on a point selects its node, the selection rings its point), the *Bytes* and *Live after*
 columns of the Nodes dock and, on request, the canvas heat by bytes (instead of the Run dock's
 heat by time: turning one on turns the other off).
@@ -40,9 +40,10 @@ from fxstudio.qt.canvas.marks import take_off
 from fxstudio.qt.copies import Copy, run_on_copy
 from fxstudio.qt.file_dialogs import JSON_TYPE, ask_save_path
 from fxstudio.qt.forms import ShapeWatcher
-from fxstudio.qt.panels import memory_form, memory_step
 from fxstudio.qt.panels.base import DocumentPanel, in_words
-from fxstudio.qt.panels.memory_step import NAME_ROLE, ORIGIN_ROLE, StepRowsModel
+from fxstudio.qt.panels.memory import form as memory_form
+from fxstudio.qt.panels.memory import step as memory_step
+from fxstudio.qt.panels.memory.step import NAME_ROLE, ORIGIN_ROLE, StepRowsModel
 from fxstudio.qt.workers import Task
 
 REFUSED_COLOUR = "#b91c1c"  # a measurement not made: it would not fit
@@ -317,7 +318,7 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
         return {n["name"]: (int(n["bytes"]), int(n["live_bytes"])) for n in _nodes(self.last_json)}
 
     def _draw(self, data: dict[str, Any]) -> None:
-        from fxstudio.qt.panels.memory_plot import MemoryPlot, Timeline  # (pyqtgraph: 0.2 s)
+        from fxstudio.qt.panels.memory.plot import MemoryPlot, Timeline  # (pyqtgraph: 0.2 s)
 
         if self.plot is None:
             self.plot = MemoryPlot(self.plot_box)
@@ -444,7 +445,7 @@ def _nodes(data: dict[str, Any]) -> list[dict[str, Any]]:
 def _measured(result: Any) -> Any:
     """The measured timeline (a ``memory_plot.Timeline``: the bytes live while each node ran,
     as measured), when the result was measured."""
-    from fxstudio.qt.panels.memory_plot import Timeline
+    from fxstudio.qt.panels.memory.plot import Timeline
 
     agreement = getattr(result, "measured", None)
     measured = getattr(agreement, "measured", agreement)  # (the measurement itself)

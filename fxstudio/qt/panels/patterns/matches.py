@@ -13,7 +13,7 @@ from fxstudio.core.flows import Report
 from fxstudio.core.flows.patterns import Explanation, Failure, Found, Match
 from fxstudio.core.wording import for_window
 from fxstudio.qt.canvas.marks import PatternMarks
-from fxstudio.qt.panels.patterns_check import bring_into_view
+from fxstudio.qt.panels.patterns.check import bring_into_view
 
 Item = Qt.ItemFlag
 

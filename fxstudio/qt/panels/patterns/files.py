@@ -19,7 +19,7 @@ from fxstudio.core.errors import UserError
 from fxstudio.core.flows import Report, RewriteSpec
 from fxstudio.core.flows.patterns import read_pattern_file, write_pattern_file
 from fxstudio.qt.file_dialogs import JSON_TYPE, FileType, ask_save_path
-from fxstudio.qt.panels.pattern_rules import RulesPresenter
+from fxstudio.qt.panels.patterns.rules import RulesPresenter
 
 PYTHON_TYPE = FileType("Python", (".py",))
 

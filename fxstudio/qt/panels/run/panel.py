@@ -37,10 +37,11 @@ from fxstudio.qt.canvas.menu import Target
 from fxstudio.qt.copies import Copy, run_on_copy
 from fxstudio.qt.file_dialogs import FileType, ask_save_path
 from fxstudio.qt.forms import ShapeWatcher
-from fxstudio.qt.panels import run_form, run_module
 from fxstudio.qt.panels.base import DocumentPanel, in_words
-from fxstudio.qt.panels.run_form import SortItem
-from fxstudio.qt.panels.run_summary import summary_html
+from fxstudio.qt.panels.run import form as run_form
+from fxstudio.qt.panels.run import module as run_module
+from fxstudio.qt.panels.run.form import SortItem
+from fxstudio.qt.panels.run.summary import summary_html
 from fxstudio.qt.windows.compare import CompareWindow, compare_snapshot
 from fxstudio.qt.workers import Task
 
@@ -237,7 +238,7 @@ class RunPanel(DocumentPanel, run_form.RunForm):
     def _start(self, work: Callable[[Copy], object], text: str) -> None:
         """Run ``work(copy)`` on a copy of the graph as it is now, in a worker;
         ``copy.say(text)`` shows what it does now.  Its result (a profile, or a module's
-        :class:`~fxstudio.qt.panels.run_module.Ran`) is shown -- stale if the graph changed
+        :class:`~fxstudio.qt.panels.run.module.Ran`) is shown -- stale if the graph changed
         meanwhile -- unless another model is open by then."""
         self._started_state = self.session.graph_state()
         job = run_on_copy(

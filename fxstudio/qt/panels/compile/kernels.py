@@ -36,7 +36,7 @@ from fxstudio.qt.canvas.marks import KernelMarks
 from fxstudio.qt.copies import run_on_copy
 from fxstudio.qt.fitting import rows_height
 from fxstudio.qt.panels.base import in_words
-from fxstudio.qt.panels.run_form import SortItem, table
+from fxstudio.qt.panels.run.form import SortItem, table
 from fxstudio.qt.workers import Task, UserCodeTask
 
 ASK = "What does torch.compile make of this graph, and where does the time go?"

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 
 from fxstudio.core.flows.run import cpu_threads, device_choices, dtype_choices
 from fxstudio.qt.forms import FitScrollArea, FlowLayout, text_label
-from fxstudio.qt.panels.bar_chart import BarChart, ChartRow
+from fxstudio.qt.panels.run.bar_chart import BarChart, ChartRow
 
 QWIDGETSIZE_MAX = (1 << 24) - 1
 

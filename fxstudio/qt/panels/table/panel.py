@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QHeaderView, QLineEdit, QTableView, QWidget
 from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocument
 from fxstudio.qt.forms import child, load_form
 from fxstudio.qt.panels.base import DocumentPanel
-from fxstudio.qt.panels.table_model import NAME_ROLE, NodeFilterProxy, NodeTableModel
+from fxstudio.qt.panels.table.model import NAME_ROLE, NodeFilterProxy, NodeTableModel
 
 
 class TablePanel(DocumentPanel):

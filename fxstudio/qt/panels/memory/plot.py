@@ -39,7 +39,7 @@ from shiboken6 import isValid
 
 from fxstudio.core.process.guard import format_bytes
 from fxstudio.qt import theme
-from fxstudio.qt.panels.memory_step import StepTimeline
+from fxstudio.qt.panels.memory.step import StepTimeline
 
 UNITS = (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1))
 NOW = "#2563eb"  # the graph now: its curve and points

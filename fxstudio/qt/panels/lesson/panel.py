@@ -4,7 +4,7 @@ checks what the learner does there -- the checks are core functions; this contro
 records the facts they read (the node selected, how far the Step dock ran, a pattern that
 missed, a trap fixed, the speed-up measured) and re-checks when the document or a fact
 changes.  The lesson state is saved in the session file and resumes with it.  Step 2's
-trace replay is :mod:`~fxstudio.qt.panels.lesson_replay`'s.
+trace replay is :mod:`~fxstudio.qt.panels.lesson.replay`'s.
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocumen
 from fxstudio.core.graph.request import OpenRequest
 from fxstudio.qt import theme
 from fxstudio.qt.forms import ShapeWatcher
-from fxstudio.qt.panels import lesson_form
 from fxstudio.qt.panels.base import DocumentPanel
-from fxstudio.qt.panels.lesson_form import Widget, button
-from fxstudio.qt.panels.lesson_replay import TraceReplay
-from fxstudio.qt.panels.patterns_check import bring_into_view
+from fxstudio.qt.panels.lesson import form as lesson_form
+from fxstudio.qt.panels.lesson.form import Widget, button
+from fxstudio.qt.panels.lesson.replay import TraceReplay
+from fxstudio.qt.panels.patterns.check import bring_into_view
 from fxstudio.qt.workers import Task
 
 ROOM = 0.5  # a dock a step works in, shorter than this part of the window, is made a tab

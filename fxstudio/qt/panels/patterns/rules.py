@@ -9,7 +9,7 @@ from typing import Any
 from PySide6.QtWidgets import QCheckBox, QComboBox, QLineEdit, QPushButton
 
 from fxstudio.core.flows.patterns import DEFAULT_RULES, FX_RULES, Pattern, Rules
-from fxstudio.qt.panels.patterns_form import RULE_BOXES
+from fxstudio.qt.panels.patterns.form import RULE_BOXES
 
 
 class RulesPresenter:

@@ -18,8 +18,8 @@ from fxstudio.core.flows import Report, RewriteRequest, RewriteSpec, rewrite_flo
 from fxstudio.core.flows.patterns import BUILTINS, Builtin, Found
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.qt.panels.base import in_words
-from fxstudio.qt.panels.pattern_matches import MatchesView
-from fxstudio.qt.panels.patterns_form import MINE, MINE_ABOUT
+from fxstudio.qt.panels.patterns.form import MINE, MINE_ABOUT
+from fxstudio.qt.panels.patterns.matches import MatchesView
 
 RETRY_MS = 200  # how soon a preview the dock could not start yet is tried again
 

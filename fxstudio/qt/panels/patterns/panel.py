@@ -9,7 +9,7 @@ wait; replacing runs on a detached copy in a worker, and the rewritten graph is 
 one edit (:mod:`fxstudio.core.edits.snapshots`).  *Save report…* writes the JSON ``fxstudio
 rewrite --json`` prints.
 
-The panel lays out its :class:`~fxstudio.qt.panels.patterns_form.PatternsForm` and gives its
+The panel lays out its :class:`~fxstudio.qt.panels.patterns.form.PatternsForm` and gives its
 widgets to the presenters that own them: the matching rules (``rules``), the pattern files
 (``files``), the matches shown (``matches``), the list of rewrites and a built-in's preview
 (``rewrites``) and a replacement's check (``check``); it keeps the pattern, the search, the
@@ -45,12 +45,12 @@ from fxstudio.core.graph.document import ChangeKind, DocumentEvent, GraphDocumen
 from fxstudio.qt.canvas.marks import PatternMarks
 from fxstudio.qt.copies import Copy, run_on_copy
 from fxstudio.qt.panels.base import DocumentPanel, in_words
-from fxstudio.qt.panels.pattern_files import PatternFiles
-from fxstudio.qt.panels.pattern_matches import MatchesView
-from fxstudio.qt.panels.pattern_rules import RulesPresenter
-from fxstudio.qt.panels.patterns_check import RewriteCheck
-from fxstudio.qt.panels.patterns_form import BOX, NO_REPLACEMENT, PatternsForm
-from fxstudio.qt.panels.rewrite_list import RewriteList
+from fxstudio.qt.panels.patterns.check import RewriteCheck
+from fxstudio.qt.panels.patterns.files import PatternFiles
+from fxstudio.qt.panels.patterns.form import BOX, NO_REPLACEMENT, PatternsForm
+from fxstudio.qt.panels.patterns.matches import MatchesView
+from fxstudio.qt.panels.patterns.rewrites import RewriteList
+from fxstudio.qt.panels.patterns.rules import RulesPresenter
 from fxstudio.qt.workers import Task
 
 R = TypeVar("R")

@@ -15,7 +15,7 @@ from fxstudio.core.flows import lesson as course
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.qt import theme
 from fxstudio.qt.canvas.controller import CanvasController
-from fxstudio.qt.panels.lesson_form import button
+from fxstudio.qt.panels.lesson.form import button
 from fxstudio.qt.selection import SelectionModel
 
 FADED = 0.12  # the canvas during the trace replay: nodes not created yet

@@ -30,8 +30,8 @@ from fxstudio.core.graph.graphviews import format_target
 from fxstudio.qt import theme
 from fxstudio.qt.copies import Copy, run_on_copy
 from fxstudio.qt.forms import ShapeWatcher
-from fxstudio.qt.panels import step_form
 from fxstudio.qt.panels.base import DocumentPanel, in_words
+from fxstudio.qt.panels.step import form as step_form
 from fxstudio.qt.workers import Task
 
 

@@ -35,7 +35,7 @@ from fxstudio.core.flows.compile import Explained, GraphBreak, break_place, grap
 from fxstudio.core.graph.document import DocumentEvent, GraphDocument
 from fxstudio.qt.canvas.marks import take_off
 from fxstudio.qt.panels.base import DocumentPanel, in_words
-from fxstudio.qt.panels.compile_kernels import KernelsTab
+from fxstudio.qt.panels.compile.kernels import KernelsTab
 from fxstudio.qt.workers import UserCodeTask
 
 BREAK = QColor("#c62828")

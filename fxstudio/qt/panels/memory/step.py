@@ -1,7 +1,7 @@
 """The Memory dock's training step, read from the result's JSON (``training``: what
 ``fxstudio memory --train --json`` writes): the whole step as one timeline -- forward,
 backward, the optimizer's step, in execution order, the phases marked, the peak at its node
-(:class:`StepTimeline`, drawn by :meth:`~fxstudio.qt.panels.memory_plot.MemoryPlot.show_step`)
+(:class:`StepTimeline`, drawn by :meth:`~fxstudio.qt.panels.memory.plot.MemoryPlot.show_step`)
 -- and its tables (:class:`StepRowsModel`, one model for thousands of rows): the backward's
 nodes in order, each with the document's node it comes from, and the values live at the
 step's peak.
