@@ -116,7 +116,7 @@ def _with_required(ids: tuple[str, ...]) -> set[str]:
         panel_id = todo.pop()
         if panel_id not in wanted:
             wanted.add(panel_id)
-            todo.extend(by_id[panel_id].requires)
+            todo.extend(cls.id for cls in by_id[panel_id].requires)
     return wanted
 
 

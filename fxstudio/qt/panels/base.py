@@ -5,8 +5,8 @@ scroll area that asks for little (:class:`~fxstudio.qt.forms.DockScrollArea`): s
 never grows the window past the screen, the dock's body scrolls instead.
 
 A panel gets what it needs in a :class:`PanelContext` (the session, the shared selection, the
-canvas) -- and, when it works with another panel, that panel by name (``requires``), as a
-plugin declares what it needs -- instead of reaching into the window.
+canvas) -- and, when it works with another panel, that panel by its class (``requires``), as
+a plugin declares what it needs -- instead of reaching into the window.
 
 Example (a panel that shows the node count)::
 
@@ -26,7 +26,7 @@ Example (a panel that shows the node count)::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
@@ -39,6 +39,8 @@ from fxstudio.qt.canvas.controller import CanvasController
 from fxstudio.qt.forms import DockScrollArea
 from fxstudio.qt.seams import Session
 from fxstudio.qt.selection import SelectionModel
+
+P = TypeVar("P", bound="DocumentPanel")
 
 
 def in_words(exc: BaseException) -> str:
@@ -69,7 +71,8 @@ class DocumentPanel(QObject):
 
     id: ClassVar[str] = ""
     title: ClassVar[str] = ""
-    requires: ClassVar[tuple[str, ...]] = ()  # other panels this one works with, by id
+    #: The other panels this one works with (made before it): :meth:`panel` hands them out.
+    requires: ClassVar[tuple[type[DocumentPanel], ...]] = ()
 
     message = Signal(str)
     status = Signal(str, int)
@@ -92,10 +95,12 @@ class DocumentPanel(QObject):
     def document(self) -> GraphDocument | None:
         return self.session.document
 
-    def panel(self, panel_id: str) -> Any:
-        """A panel this one ``requires``."""
-        assert panel_id in self.requires, f"{self.id} does not require {panel_id}"
-        return self.ctx.panels[panel_id]
+    def panel(self, cls: type[P]) -> P:
+        """The panel of class ``cls``, one this one ``requires``: typed, as what it is."""
+        assert cls in self.requires, f"{self.id} does not require {cls.__name__}"
+        panel = self.ctx.panels[cls.id]
+        assert isinstance(panel, cls)
+        return panel
 
     def build(self) -> QWidget:
         """The dock's widget."""

@@ -37,6 +37,7 @@ from fxstudio.qt.copies import run_on_copy
 from fxstudio.qt.fitting import rows_height
 from fxstudio.qt.panels.base import in_words
 from fxstudio.qt.panels.run.form import SortItem, table
+from fxstudio.qt.panels.run.panel import RunPanel
 from fxstudio.qt.workers import Task, UserCodeTask
 
 ASK = "What does torch.compile make of this graph, and where does the time go?"
@@ -106,7 +107,7 @@ class KernelsTab(QWidget):
         doc = self.panel.document
         if doc is None or self.task is not None:
             return
-        run = self.panel.panel("run")
+        run = self.panel.panel(RunPanel)
         options = run.options(compare=True)
         self.version = doc.version
         device, threads, min_time = options.device, options.threads, options.min_time

@@ -36,6 +36,7 @@ from fxstudio.core.graph.document import DocumentEvent, GraphDocument
 from fxstudio.qt.canvas.marks import take_off
 from fxstudio.qt.panels.base import DocumentPanel, in_words
 from fxstudio.qt.panels.compile.kernels import KernelsTab
+from fxstudio.qt.panels.run.panel import RunPanel
 from fxstudio.qt.workers import UserCodeTask
 
 BREAK = QColor("#c62828")
@@ -43,7 +44,7 @@ BREAK = QColor("#c62828")
 
 class CompilePanel(DocumentPanel):
     id, title = "compile", "Compile"
-    requires = ("run",)  # its device, threads and timing budget compile and time the graph
+    requires = (RunPanel,)  # its device, threads and timing budget compile and time the graph
     explained = Signal(object)  # an Explained, once shown
 
     def build(self) -> QWidget:

@@ -33,10 +33,14 @@ from fxstudio.core.graph.request import OpenRequest
 from fxstudio.qt import theme
 from fxstudio.qt.forms import ShapeWatcher
 from fxstudio.qt.panels.base import DocumentPanel
+from fxstudio.qt.panels.code import CodePanel
 from fxstudio.qt.panels.lesson import form as lesson_form
 from fxstudio.qt.panels.lesson.form import Widget, button
 from fxstudio.qt.panels.lesson.replay import TraceReplay
 from fxstudio.qt.panels.patterns.check import bring_into_view
+from fxstudio.qt.panels.patterns.panel import PatternsPanel
+from fxstudio.qt.panels.run.panel import RunPanel
+from fxstudio.qt.panels.step.panel import StepPanel
 from fxstudio.qt.workers import Task
 
 ROOM = 0.5  # a dock a step works in, shorter than this part of the window, is made a tab
@@ -46,7 +50,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
     """The lesson's controller; it works with the Step, Run, Patterns and code docks."""
 
     id, title = "lesson", "Learn FX"
-    requires = ("step", "run", "patterns", "code")
+    requires = (StepPanel, RunPanel, PatternsPanel, CodePanel)
 
     checked = Signal(object)  # the Verdict of the step shown, after every check
     replayed = Signal()  # the trace replay reached its last node
@@ -78,9 +82,9 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
         self.check_button.clicked.connect(self.recheck)
         self._not_started()
         self.selection.changed.connect(self._selected)
-        self.panel("step").moved.connect(self._stepped)
-        self.panel("run").finished.connect(self._run_finished)
-        self.panel("patterns").found.connect(self._found)
+        self.panel(StepPanel).moved.connect(self._stepped)
+        self.panel(RunPanel).finished.connect(self._run_finished)
+        self.panel(PatternsPanel).found.connect(self._found)
         self.session.loaded.connect(self._loaded)
         self.session.loadFailed.connect(self._load_failed)
         return body
@@ -175,7 +179,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
             self.recheck()
 
     def _stepped(self) -> None:
-        stepper = self.panel("step").stepper
+        stepper = self.panel(StepPanel).stepper
         if stepper is not None:
             record_stepper(self.state, stepper)
         if self.active and self.step.id == "interpret":
@@ -187,7 +191,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
         if self.active and self.step.id == "pattern":
             self.state.facts["matched"] = len(found.matches)
             if found.matches:  # in sight in the dock: Replace accepted, the step's next press
-                bring_into_view(self.panel("patterns").replace_button)
+                bring_into_view(self.panel(PatternsPanel).replace_button)
             self.recheck()
 
     def _run_finished(self, result: object) -> None:  # a Profile, or what stopped the run
@@ -256,20 +260,30 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
 
     def _extra_code(self) -> None:
         self._add(
-            button(self.extra, "Show Generated code", "lessonShowCode", lambda: self._raise("code"))
+            button(
+                self.extra,
+                "Show Generated code",
+                "lessonShowCode",
+                lambda: self._raise(CodePanel),
+            )
         )
 
     def _extra_interpret(self) -> None:
         self._add(
-            button(self.extra, "Show the Step dock", "lessonShowStep", lambda: self._raise("step"))
+            button(
+                self.extra,
+                "Show the Step dock",
+                "lessonShowStep",
+                lambda: self._raise(StepPanel),
+            )
         )
 
-    def _raise(self, panel_id: str) -> None:
+    def _raise(self, cls: type[DocumentPanel]) -> None:
         """Show the dock a step works in, with room to work in it: one that is not shown, or
         is squeezed under another (a layout without it), goes in front as a tab of the
         Generated code column (as tall as the window)."""
-        dock = self.panel(panel_id).dock
-        window, code = self.ctx.window, self.panel("code").dock
+        dock = self.panel(cls).dock
+        window, code = self.ctx.window, self.panel(CodePanel).dock
         squeezed = dock.isHidden() or dock.height() < window.height() * ROOM
         if (
             isinstance(window, QMainWindow)
@@ -290,7 +304,7 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
     def try_pattern(self) -> None:
         """The deliberate miss in the Patterns dock, found: it does not match; why is shown
         (``checked`` tells when the verdict says so)."""
-        patterns = self.panel("patterns")
+        patterns = self.panel(PatternsPanel)
 
         def missed(why: Any) -> None:
             first = why.describe().strip().splitlines()
@@ -315,8 +329,8 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
         ex = course.pattern_exercise(doc) if doc is not None else None
         if ex is None:
             return False
-        patterns = self.panel("patterns")
-        self._raise("patterns")
+        patterns = self.panel(PatternsPanel)
+        self._raise(PatternsPanel)
         patterns.pattern_code.setPlainText(ex.fix if fixed else ex.miss)
         patterns.replacement_code.setPlainText(ex.replacement)
         return bool(patterns.find(then=then))
@@ -405,14 +419,14 @@ class LessonPanel(DocumentPanel, lesson_form.LessonForm):
             )
         )
         self._add(
-            button(self.extra, "Show the Run dock", "lessonShowRun", lambda: self._raise("run"))
+            button(self.extra, "Show the Run dock", "lessonShowRun", lambda: self._raise(RunPanel))
         )
         self._add(
             button(
                 self.extra,
                 "Show the Patterns dock",
                 "lessonShowPatterns",
-                lambda: self._raise("patterns"),
+                lambda: self._raise(PatternsPanel),
             )
         )
 

@@ -44,6 +44,8 @@ from fxstudio.qt.panels.base import DocumentPanel, in_words
 from fxstudio.qt.panels.memory import form as memory_form
 from fxstudio.qt.panels.memory import step as memory_step
 from fxstudio.qt.panels.memory.step import NAME_ROLE, ORIGIN_ROLE, StepRowsModel
+from fxstudio.qt.panels.run.panel import RunPanel
+from fxstudio.qt.panels.table.panel import TablePanel
 from fxstudio.qt.workers import Task
 
 REFUSED_COLOUR = "#b91c1c"  # a measurement not made: it would not fit
@@ -62,7 +64,7 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
     ``MemoryResult`` or the exception that stopped it."""
 
     id, title, menu = "memory", "Memory", "&View"
-    requires = ("table", "run")  # its bytes columns; its heat by time (one heat at a time)
+    requires = (TablePanel, RunPanel)  # its bytes columns; its heat by time (one heat at a time)
     finished = Signal(object)
 
     def build(self) -> QWidget:
@@ -91,7 +93,7 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
         )
         self.backward_button.toggled.connect(self._show_tabs)
         self.stacked.toggled.connect(lambda _on: self._draw(self.last_json) if self.last else None)
-        self.panel("run").heat.toggled.connect(self._time_heat_toggled)
+        self.panel(RunPanel).heat.toggled.connect(self._time_heat_toggled)
         self.selection.changed.connect(self._selected)
         # (made after the Run dock: these redraw after its heat does, so this one stays on top)
         self.ctx.canvas.layoutDone.connect(lambda _layout: self._redraw())
@@ -135,7 +137,7 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
         if self.plot is not None:
             self.plot.clear()
         self._show_step({})
-        self.panel("table").show_bytes({})
+        self.panel(TablePanel).show_bytes({})
         self.marks.set_values({}, {}, HEAT_TIP)
         self._redraw()
 
@@ -150,7 +152,7 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
         if self.last is None:
             return
         stale = self.stale
-        self.panel("table").show_bytes(self._sizes(), stale)
+        self.panel(TablePanel).show_bytes(self._sizes(), stale)
         if self.marks.stale != stale:
             self.marks.stale = stale
             self._redraw()
@@ -271,7 +273,7 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
         self.summary.setHtml(summary_html(result, data, note, words, refused))
         self.save_button.setEnabled(True)
         self._draw(data)
-        self.panel("table").show_bytes(self._sizes(), self.stale)
+        self.panel(TablePanel).show_bytes(self._sizes(), self.stale)
         self._heat_values()
         self.finished.emit(result)
 
@@ -395,7 +397,7 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
     def _heat_toggled(self, on: bool) -> None:
         self.marks.visible = on
         if on:
-            self.panel("run").heat.setChecked(False)  # one heat at a time
+            self.panel(RunPanel).heat.setChecked(False)  # one heat at a time
         self._redraw()
 
     def _time_heat_toggled(self, on: bool) -> None:
