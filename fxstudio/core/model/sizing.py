@@ -175,6 +175,7 @@ def build_within_memory(
         return build(), None
     limit = int(WEIGHTS_SHARE * avail)
     first = min(limit, FIRST_BUILD if expected is None or expected > limit else limit)
+    refused = False  # an allocation the machine refused at once: no second try for real
     try:
         with within_bytes(first):
             return build(), None
@@ -183,6 +184,7 @@ def build_within_memory(
     except OutOfMemory as exc:
         if exc.requested is None:  # the model's own MemoryError: not an allocation refused
             raise
+        refused = True
     give_back()  # the part built before it stopped
     why = (
         f"building it with its weights would take more than the {format_bytes(limit)} it may "
@@ -198,11 +200,15 @@ def build_within_memory(
             exc.location,
         ) from exc
     too_big = weights_too_big(weight_bytes(sized))
-    if too_big is None and first < limit:  # larger than the first build, but it fits
-        try:
+    if too_big is None and first < limit and not refused:  # larger than the first build,
+        try:  # but it fits
             with within_bytes(limit):
                 return build(), None
         except Overbudget:
+            give_back()
+        except OutOfMemory as exc:  # a tensor that is no weight, too large for the machine
+            if exc.requested is None:
+                raise
             give_back()
     return sized, too_big or why
 
