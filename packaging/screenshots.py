@@ -506,7 +506,7 @@ def memory_training(window: MainWindow) -> None:
     panel.backward_button.setChecked(True)
     table = panel.backward_table
     model = table.model()
-    peak = panel.last_json["training"]["peak_node"]
+    peak = panel.last.training.peak_node
     for row in range(model.rowCount()):
         index = model.index(row, 1)
         if index.data() == peak:

@@ -40,11 +40,11 @@ from fxstudio.core.errors import InputSpecError, UserError
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.nodedata import Overlay
 from fxstudio.core.graph.shapes import describe_value
-from fxstudio.core.memory.agreement import agreement
+from fxstudio.core.memory.agreement import Agreement, agreement
 from fxstudio.core.memory.estimate import MemoryEstimate, ModuleBytes, NodeBytes, estimate
 from fxstudio.core.memory.fits import Holds, Need, require_fits, run_need
 from fxstudio.core.memory.measure import measure, real_inputs
-from fxstudio.core.memory.training import training_estimate
+from fxstudio.core.memory.training import TrainingEstimate, training_estimate
 from fxstudio.core.memory.training_run import measure_training
 from fxstudio.core.model.modelspec import parse_input_spec
 from fxstudio.core.process.files import write_json
@@ -89,8 +89,8 @@ class MemoryResult:
     title: str
     inputs: tuple[str, ...]
     estimate: MemoryEstimate
-    measured: Any = None  # an Agreement (core.memory.agreement: the measurement) with measure
-    training: Any = None  # a TrainingEstimate (core.memory.training) with train
+    measured: Agreement | None = None  # the measurement against the estimate, with measure
+    training: TrainingEstimate | None = None  # the training step's, with train
     before: MemoryResult | None = None
     notes: list[str] = field(default_factory=list)
     refused: str = ""  # why the measurement asked for was not started (it would not fit)
@@ -236,7 +236,7 @@ def _change(result: MemoryResult) -> str:
         f"  against {result.before.title}: peak {format_bytes(before)} -> "
         f"{format_bytes(after)}, {sign}{format_bytes(abs(d['peak_bytes']))}{share}"
     )
-    if "measured_peak_bytes" in d:
+    if result.before.measured is not None and result.measured is not None:
         mb, ma = result.before.measured.peak_bytes, result.measured.peak_bytes
         text += f"\n  measured: peak {format_bytes(mb)} -> {format_bytes(ma)}"
     gone = d["gone"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
@@ -31,7 +31,7 @@ from PySide6.QtWidgets import QWidget
 
 from fxstudio.core.edits.snapshots import Snapshot, detached
 from fxstudio.core.errors import UserError
-from fxstudio.core.flows.memory import MemoryRequest, memory_flow
+from fxstudio.core.flows.memory import MemoryRequest, MemoryResult, memory_flow
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.process.guard import format_bytes
 from fxstudio.core.wording import for_window
@@ -47,6 +47,9 @@ from fxstudio.qt.panels.memory.step import NAME_ROLE, ORIGIN_ROLE, StepRowsModel
 from fxstudio.qt.panels.run.panel import RunPanel
 from fxstudio.qt.panels.table.panel import TablePanel
 from fxstudio.qt.workers import Task
+
+if TYPE_CHECKING:
+    from fxstudio.qt.panels.memory.plot import Timeline
 
 REFUSED_COLOUR = "#b91c1c"  # a measurement not made: it would not fit
 COLUMN_MAX = 180  # a backward table's column at most (a long name elided; wider by hand)
@@ -69,8 +72,8 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
 
     def build(self) -> QWidget:
         self.task: Task | None = None
-        self.last: Any = None  # the last MemoryResult shown
-        self.last_json: dict[str, Any] = {}
+        self.last: MemoryResult | None = None  # the last result shown
+        self.last_json: dict[str, Any] = {}  # its JSON: the training step's timeline reads it
         self.last_state: object = None  # the graph state it was computed on
         self.last_snapshot: Snapshot | None = None  # that graph (the next one's 'before')
         self._started: tuple[object, Snapshot | None] = (None, None)
@@ -88,11 +91,9 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
         self.heat.toggled.connect(self._heat_toggled)
         self.backward_model = self._rows_model(self.backward_table, memory_step.BACKWARD_COLUMNS)
         self.live_model = self._rows_model(self.live_table, memory_step.LIVE_COLUMNS)
-        self.whole_step.toggled.connect(
-            lambda _on: self._draw(self.last_json) if self.last else None
-        )
+        self.whole_step.toggled.connect(lambda _on: self._draw(self.last) if self.last else None)
         self.backward_button.toggled.connect(self._show_tabs)
-        self.stacked.toggled.connect(lambda _on: self._draw(self.last_json) if self.last else None)
+        self.stacked.toggled.connect(lambda _on: self._draw(self.last) if self.last else None)
         self.panel(RunPanel).heat.toggled.connect(self._time_heat_toggled)
         self.selection.changed.connect(self._selected)
         # (made after the Run dock: these redraw after its heat does, so this one stays on top)
@@ -190,7 +191,7 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
         if self.compare.isChecked() and self.last_snapshot is not None and self.stale:
             before = self.last_snapshot
 
-        def work(copy: Copy) -> object:
+        def work(copy: Copy) -> MemoryResult:
             against = detached(before) if before is not None else None
             return memory_flow(copy.detached(), request, against=against)
 
@@ -243,23 +244,23 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
 
     # -- showing a result -----------------------------------------------------------------
 
-    def _shown(self, result: Any) -> None:
+    def _shown(self, result: MemoryResult) -> None:
         self.last = result
         self.last_json = result.to_json()
         self.last_state, self.last_snapshot = self._started
-        data = self.last_json  # (this side's at the top, with a baseline too)
-        peak, node = int(data["peak_bytes"]), data.get("peak_node") or "?"
+        data = self.last_json
+        peak, node = result.estimate.peak_bytes, result.estimate.peak_node or "?"
         self._verdict = f"Peak {format_bytes(peak)} of activations at {node}"
-        if isinstance(data.get("before"), dict):
-            was = int(data["before"]["peak_bytes"])
+        if result.before is not None:
+            was = result.before.estimate.peak_bytes
             change = f" ({(peak - was) / was:+.1%})" if was else ""
             self._verdict += f" · before {format_bytes(was)}{change}"
-        if data.get("measured_peak_bytes") is not None:
-            self._verdict += f" · measured {format_bytes(int(data['measured_peak_bytes']))}"
+        if result.measured is not None:
+            self._verdict += f" · measured {format_bytes(result.measured.peak_bytes)}"
+        if result.training is not None:
+            self._verdict += f" · training step {format_bytes(result.training.peak_bytes)}"
         training = data.get("training")
-        if isinstance(training, dict) and training.get("peak_bytes") is not None:
-            self._verdict += f" · training step {format_bytes(int(training['peak_bytes']))}"
-        refused = for_window(str(data.get("refused") or ""))
+        refused = for_window(result.refused)
         if refused:  # the measurement would not fit: not started, and said why
             self._verdict += " · not measured: it would not fit"
         self.status_label.setText(self._verdict + (STALE_NOTE if self.stale else ""))
@@ -272,7 +273,7 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
         words = memory_step.peak_words(training, self.live_model.rows) if training else ""
         self.summary.setHtml(summary_html(result, data, note, words, refused))
         self.save_button.setEnabled(True)
-        self._draw(data)
+        self._draw(result)
         self.panel(TablePanel).show_bytes(self._sizes(), self.stale)
         self._heat_values()
         self.finished.emit(result)
@@ -317,10 +318,11 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
             self.status_label.setText(f"{name} {memory_step.NO_ORIGIN}.")
 
     def _sizes(self) -> dict[str, tuple[int, int]]:
-        return {n["name"]: (int(n["bytes"]), int(n["live_bytes"])) for n in _nodes(self.last_json)}
+        nodes = self.last.estimate.nodes if self.last is not None else ()
+        return {n.name: (n.bytes, n.live_bytes) for n in nodes}
 
-    def _draw(self, data: dict[str, Any]) -> None:
-        from fxstudio.qt.panels.memory.plot import MemoryPlot, Timeline  # (pyqtgraph: 0.2 s)
+    def _draw(self, result: MemoryResult) -> None:
+        from fxstudio.qt.panels.memory.plot import MemoryPlot  # (pyqtgraph: 0.2 s)
 
         if self.plot is None:
             self.plot = MemoryPlot(self.plot_box)
@@ -329,32 +331,19 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
             self.placeholder.hide()
             self.plot_layout.addWidget(self.plot)
             self.plot.show()  # (now: a layout shows a new child a turn later)
-        training = data.get("training")
-        if isinstance(training, dict) and self.whole_step.isChecked():
+        if result.training is not None and self.whole_step.isChecked():
+            training = self.last_json["training"]  # (the step's timeline is read from its JSON)
             self.plot.show_step(memory_step.step_timeline(training), self.stacked.isChecked())
             self.plot.highlight(self.selection.names)
             return
-        nodes = _nodes(data)
-        now = Timeline(
-            "now" if "before" in data else "estimate",
-            tuple(n["name"] for n in nodes),
-            tuple(int(n["live_bytes"]) for n in nodes),
-            tuple(int(n["bytes"]) for n in nodes),
-        )
+        now = _timeline("now" if result.before is not None else "estimate", result)
         before = None
         before_params = None
-        if isinstance(data.get("before"), dict):
-            b = data["before"]
-            bn = b.get("nodes") or []
-            before = Timeline(
-                "before",
-                tuple(n["name"] for n in bn),
-                tuple(int(n["live_bytes"]) for n in bn),
-                tuple(int(n["bytes"]) for n in bn),
-            )
-            before_params = int(b.get("params_bytes", 0))
-        measured = _measured(self.last)
-        params = int(data.get("params_bytes", 0))
+        if result.before is not None:
+            before = _timeline("before", result.before)
+            before_params = result.before.estimate.params_bytes
+        measured = _measured(result)
+        params = result.estimate.params_bytes
         if not self.stacked.isChecked():
             params, before_params = 0, 0
         self.plot.show_timelines(now, params, before, before_params, measured)
@@ -383,12 +372,11 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
     # -- the heat by bytes ----------------------------------------------------------------
 
     def _heat_values(self) -> None:
-        sizes = {n["name"]: float(n["bytes"]) for n in _nodes(self.last_json) if n["bytes"] > 0}
-        modules = {
-            str(m["path"]): float(m["bytes"])
-            for m in self.last_json.get("modules") or []
-            if m.get("path") and m.get("bytes")
-        }
+        shown = self.last.estimate if self.last is not None else None
+        sizes = {n.name: float(n.bytes) for n in shown.nodes if n.bytes > 0} if shown else {}
+        modules = (
+            {m.path: float(m.bytes) for m in shown.modules if m.path and m.bytes} if shown else {}
+        )
         labels = {name: format_bytes(b) for name, b in sizes.items()}
         self.marks.set_values(sizes, labels, HEAT_TIP, modules, format_bytes)
         self.marks.stale = self.stale
@@ -439,9 +427,18 @@ class MemoryPanel(DocumentPanel, memory_form.MemoryForm):
         return True
 
 
-def _nodes(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """The per-node rows of a result's JSON (of the graph now, with a before / after too)."""
-    return list(data.get("nodes") or [])
+def _timeline(label: str, result: MemoryResult) -> Timeline:
+    """The estimated timeline of one side (a ``memory_plot.Timeline``): each node's live bytes
+    after it ran, and what it allocated."""
+    from fxstudio.qt.panels.memory.plot import Timeline
+
+    nodes = result.estimate.nodes
+    return Timeline(
+        label,
+        tuple(n.name for n in nodes),
+        tuple(n.live_bytes for n in nodes),
+        tuple(n.bytes for n in nodes),
+    )
 
 
 def _measured(result: Any) -> Any:
