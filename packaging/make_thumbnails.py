@@ -31,8 +31,8 @@ def shown(scene) -> QRectF:
 
 def main() -> int:
     app = QApplication(sys.argv)  # noqa: F841 - kept alive while the window draws
-    from fxstudio.core.model.modelspec import list_examples
     from fxstudio.core.graph.request import OpenRequest
+    from fxstudio.core.model.modelspec import list_examples
     from fxstudio.qt.window.main_window import MainWindow
 
     window = MainWindow(interactive=False, autosave_s=0, recovery=Path(tempfile.mkdtemp()))

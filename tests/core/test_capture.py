@@ -3,7 +3,8 @@ import torch
 import torch.fx as fx
 
 from fxstudio.core.errors import CaptureError
-from fxstudio.core.graph.shapes import format_shape, node_dtype, node_shape
+from fxstudio.core.graph.notation import format_shape
+from fxstudio.core.graph.shapes import node_dtype, node_shape
 from fxstudio.core.model.capture import CaptureOptions, capture
 from fxstudio.core.model.loading import load_model
 from tests.conftest import EXAMPLES

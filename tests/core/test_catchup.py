@@ -8,7 +8,7 @@ import threading
 import pytest
 
 from fxstudio.core import edits
-from fxstudio.core.graph import catchup, snapshots
+from fxstudio.core.edits import catchup, snapshots
 from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.sessions.documents import open_document
 

@@ -158,7 +158,7 @@ def test_from_capture_keeps_the_source():
 
 
 def test_positions_of_nodes_and_groups_and_nothing_else():
-    from fxstudio.core.graph.graphviews import group_key
+    from fxstudio.core.graph.notation import group_key
 
     doc = open_document("examples:resnet")
     doc.set_positions({"fc": (1, 2), group_key("layer1"): (3, 4)})

@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from fxstudio.core import edits
-from fxstudio.core.edits import EditError, Ref
-from fxstudio.core.graph import catchup, snapshots
+from fxstudio.core.edits import EditError, Ref, catchup, snapshots
 from fxstudio.core.graph.graphviews import make_row, tidy_code
 from fxstudio.core.sessions.documents import open_document
 

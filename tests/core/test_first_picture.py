@@ -12,7 +12,8 @@ from torch import nn
 
 from fxstudio.core.flows import open_document
 from fxstudio.core.flows.picture import first_picture
-from fxstudio.core.graph.shapes import format_shape, node_shape
+from fxstudio.core.graph.notation import format_shape
+from fxstudio.core.graph.shapes import node_shape
 from fxstudio.core.layout import preview
 
 

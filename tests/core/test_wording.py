@@ -12,7 +12,7 @@ from fxstudio.core.wording import flags_in, for_window
 CORE = Path(fxstudio.core.__file__).parent
 # strings with options that are no message: nvidia-smi's own arguments, and the header
 # written into a saved pattern file (a command line to run it with)
-NOT_MESSAGES = {"runtime/environment.py", "patterns/files.py", "wording.py"}
+NOT_MESSAGES = {"runtime/environment.py", "patterns/patternfiles.py", "wording.py"}
 EITHER = re.compile(r"\(([^(),]+), or ([^()]+)\)")  # "(A, or B)"
 
 

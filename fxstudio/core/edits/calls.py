@@ -36,7 +36,7 @@ from fxstudio.core.fxcompat.modules import submodule_at
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import format_target
 from fxstudio.core.graph.modes import eval_mode
-from fxstudio.core.graph.shapes import format_shape
+from fxstudio.core.graph.notation import format_shape
 from fxstudio.core.graph.signatures import schemas, signature
 from fxstudio.core.process.noise import quiet_torch_logs
 

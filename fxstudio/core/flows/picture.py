@@ -12,7 +12,7 @@ This module (and everything it imports) never imports torch: a test checks it.
 
 from __future__ import annotations
 
-from fxstudio.core.graph.graphviews import group_key
+from fxstudio.core.graph.notation import group_key
 from fxstudio.core.layout.boxes import GROUP_PAD, GROUP_TITLE, Box
 from fxstudio.core.layout.labels import TEXT_MARGIN, TextMetrics
 from fxstudio.core.layout.preview import FirstPicture, PreviewNode, first_picture

@@ -35,7 +35,6 @@ from fxstudio.core.graph.graphviews import (
     RowMemo,
     code_of,
     graph_json,
-    group_key,
     input_refs,
     line_map,
     make_row,
@@ -43,6 +42,7 @@ from fxstudio.core.graph.graphviews import (
     module_tree_of,
     tidy_code,
 )
+from fxstudio.core.graph.notation import group_key
 from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.graph.weights import has_weights, no_weights_message
 

@@ -25,7 +25,8 @@ import torch.fx as fx
 from fxstudio.core.errors import stack_trace_location
 from fxstudio.core.fxcompat import forward_source, is_op_overload, qualified_name
 from fxstudio.core.fxcompat.modules import submodule_at
-from fxstudio.core.graph.shapes import format_shape, node_dtype, node_shape
+from fxstudio.core.graph.notation import format_shape
+from fxstudio.core.graph.shapes import node_dtype, node_shape
 
 
 @dataclass(frozen=True)
@@ -360,8 +361,3 @@ def graph_json(graph: fx.Graph, source_file: str | None = None) -> dict[str, Any
         for label, src in input_refs(n)
     ]
     return {"nodes": nodes, "edges": edges}
-
-
-def group_key(path: str) -> str:
-    """The key of a module group's position (node names never contain a colon)."""
-    return f"group:{path}"

@@ -1,5 +1,5 @@
 """Read back the shape and dtype recorded on a node (the views write a shape with
-:func:`fxstudio.core.layout.labels.format_shape`).
+:func:`~fxstudio.core.graph.notation.format_shape`).
 
 Shape propagation (:mod:`fxstudio.core.graph.propagation`) leaves ``node.meta["val"]`` on every
 node -- a fake or meta tensor, or a structure of them, the key ``torch.export`` uses too --
@@ -7,7 +7,7 @@ so every view reads shapes one way, through these functions, with no capture pip
 
 Example:
     >>> import torch, torch.fx as fx
-    >>> from fxstudio.core.graph.shapes import format_shape
+    >>> from fxstudio.core.graph.notation import format_shape
     >>> gm = fx.symbolic_trace(torch.nn.Linear(3, 4))
     >>> x = next(iter(gm.graph.nodes))
     >>> x.meta["val"] = torch.empty(2, 3, device="meta")
@@ -61,15 +61,6 @@ def _size(d: Any) -> int:
         return int(d)
     except (TypeError, ValueError):  # a symbolic size
         return -1
-
-
-def format_shape(shape: tuple[int, ...] | list[tuple[int, ...] | None] | None) -> str:
-    """``2x16``; ``(2x8, 2x8)`` for several; ``scalar`` for 0-d; ``""`` when unknown."""
-    if shape is None:
-        return ""
-    if isinstance(shape, list):
-        return "(" + ", ".join("None" if s is None else format_shape(s) for s in shape) + ")"
-    return "x".join("?" if d < 0 else str(d) for d in shape) or "scalar"
 
 
 def describe_value(v: Any) -> str:

@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.graph.graphviews import ModuleGroup, group_key
+from fxstudio.core.graph.graphviews import ModuleGroup
+from fxstudio.core.graph.notation import group_key
 from fxstudio.core.layout.boxes import Box
 from fxstudio.core.layout.groups import drawn_tree, group_label, node_label
 from fxstudio.core.layout.labels import ESTIMATE

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import ModuleGroup, format_target
-from fxstudio.core.graph.shapes import format_shape, node_shape
+from fxstudio.core.graph.notation import format_shape
+from fxstudio.core.graph.shapes import node_shape
 
 
 def top_level_groups(doc: GraphDocument) -> set[str]:

@@ -5,7 +5,7 @@ The window measures its fonts once (:func:`fxstudio.qt.canvas.items.text_metrics
 the numbers to the layout, which runs in a worker thread and never touches Qt; without a
 window (the command line) :data:`ESTIMATE` stands in.  The canvas elides what is still wider
 than a box may grow (:data:`MAX_NODE_WIDTH`) and shows the whole text in the tooltip.
-:func:`format_shape` writes a shape as every view shows it.
+:func:`~fxstudio.core.graph.notation.format_shape` writes a shape as every view shows it.
 
 Example:
     >>> m = TextMetrics({"a": 7.0, "": 9.0}, {"a": 6.0, "": 8.0})

@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxstudio.core.graph.shapes import format_shape
+from fxstudio.core.graph.notation import format_shape
 from fxstudio.core.layout.boxes import NODE_HEIGHT, Box
 from fxstudio.core.layout.dot import dot_positions, layered
 from fxstudio.core.layout.labels import ESTIMATE, TextMetrics

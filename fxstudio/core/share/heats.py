@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxstudio.core.graph.graphviews import group_key, module_path
+from fxstudio.core.graph.graphviews import module_path
+from fxstudio.core.graph.notation import group_key
 from fxstudio.core.process.guard import format_bytes
 
 __all__ = ["diff_heat", "memory_heat", "profile_heat"]

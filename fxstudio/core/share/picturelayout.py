@@ -19,7 +19,8 @@ from dataclasses import dataclass, replace
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.graph.graphviews import group_key, module_path
+from fxstudio.core.graph.graphviews import module_path
+from fxstudio.core.graph.notation import group_key
 from fxstudio.core.layout.boxes import GROUP_PAD, GROUP_TITLE, Box
 from fxstudio.core.layout.drawing import Drawing, drawing
 from fxstudio.core.layout.groups import COLLAPSE_ABOVE, all_groups, top_level_groups

@@ -40,7 +40,8 @@ import re
 from collections.abc import Iterable, Mapping
 
 from fxstudio.core.graph.document import GraphDocument
-from fxstudio.core.graph.graphviews import ModuleGroup, group_key, module_path
+from fxstudio.core.graph.graphviews import ModuleGroup, module_path
+from fxstudio.core.graph.notation import group_key
 from fxstudio.core.graph.shapes import node_dtype
 from fxstudio.core.layout.boxes import Box
 from fxstudio.core.layout.drawing import Edge
