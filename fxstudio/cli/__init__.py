@@ -58,6 +58,9 @@ if TYPE_CHECKING:
 __all__ = ["main", "run"]
 
 #: What the window imports while a ``.pt2``'s first picture is shown (torch among them).
+#: On a terminal, without --progress: a command still running after LATE_AFTER_S seconds says
+#: on stderr what it does, a whole line at most every LATE_EVERY_S seconds within a stage.
+LATE_AFTER_S, LATE_EVERY_S = 3.0, 5.0
 GUI_MODULES = ("fxstudio.cli.gui", "fxstudio.qt.app", "fxstudio.qt.window.main_window")
 
 
@@ -77,7 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from fxstudio.core.process.noise import quiet_libraries
 
         quiet_libraries()
-    told = progress.StderrProgress() if "--progress" in args else None
+    told = None
+    if "--progress" in args:
+        told = progress.StderrProgress()
+    elif sys.stderr.isatty():  # a command still running after 3 s says what it does
+        told = progress.StderrProgress(every_s=LATE_EVERY_S, after_s=LATE_AFTER_S, overwrite=False)
     try:
         with progress.listening(told) if told is not None else contextlib.nullcontext():
             return _command(args)

@@ -266,7 +266,8 @@ def model_options() -> argparse.ArgumentParser:
     p.add_argument(
         "--progress",
         action="store_true",
-        help="say on stderr what runs (loading, tracing, shapes, layout) and how far it is",
+        help="say on stderr what runs (loading, tracing, shapes, layout) and how far it is (on a "
+        "terminal, a command still running after 3 s says so by itself, a line every 5 s)",
     )
     return parent
 

@@ -117,16 +117,38 @@ def describe(stage: str, done: int, total: int | None) -> str:
 
 class StderrProgress:
     """``--progress``: a line per stage and at most one each ``every_s`` within it; on a
-    terminal, one line written over in place (:meth:`finish` clears it)."""
+    terminal, one line written over in place (:meth:`finish` clears it) -- unless
+    ``overwrite`` is False: whole lines, which output written meanwhile cannot garble.
+    Nothing is said before ``after_s`` (a quick command says nothing).
 
-    def __init__(self, stream: TextIO | None = None, every_s: float = 0.5) -> None:
+    >>> import io
+    >>> out = io.StringIO()
+    >>> told = StderrProgress(out, overwrite=False)
+    >>> told("Shapes", 3, 6); told("Shapes", 6, 6)
+    >>> out.getvalue()
+    'Shapes: 3/6 nodes\\nShapes: 6/6 nodes\\n'
+    >>> quiet = StderrProgress(out, after_s=3600.0)
+    >>> quiet("Loading", 0, None); out.getvalue().count("Loading")
+    0
+    """
+
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        every_s: float = 0.5,
+        after_s: float = 0.0,
+        overwrite: bool | None = None,
+    ) -> None:
         self.out = stream if stream is not None else sys.stderr
-        self.tty = self.out.isatty()
-        self.every_s = every_s
+        self.tty = self.out.isatty() if overwrite is None else overwrite
+        self.every_s, self.after_s = every_s, after_s
+        self.began = time.monotonic()
         self.stage, self.at = "", 0.0
 
     def __call__(self, stage: str, done: int, total: int | None) -> None:
         now = time.monotonic()
+        if now - self.began < self.after_s:
+            return
         if stage == self.stage and now - self.at < self.every_s and done != total:
             return
         text = describe(stage, done, total)
