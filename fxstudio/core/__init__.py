@@ -17,5 +17,6 @@ the README's contributors section shows them).
   drawing and the report, for someone else), ``lesson`` (Learn FX), ``console`` (the Python
   console's session);
 - on their own: ``errors`` (what a user can act on), ``fxcompat`` (torch's private APIs, the
-  one module that touches them), ``wording`` (core's messages worded for the window).
+  one module that touches them), ``wording`` (core's messages worded for the window),
+  ``results`` (what a flow's result promises: JSON, words, a file).
 """

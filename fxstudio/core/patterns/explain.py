@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +30,7 @@ from fxstudio.core.patterns.here import here as user_side
 from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.pattern import Pattern, PatternError
 from fxstudio.core.patterns.reasons import Failure, Why
+from fxstudio.core.process.files import write_json
 
 
 @dataclass
@@ -60,6 +62,10 @@ class Explanation:
     def to_json(self) -> list[dict[str, Any]]:
         places = self.places or [1] * len(self.near)
         return [{**f.to_json(), "places": n} for f, n in zip(self.near, places, strict=False)]
+
+    def write(self, path: str | os.PathLike[str]) -> None:
+        """:meth:`to_json`, written atomically."""
+        write_json(path, self.to_json(), indent=2)
 
 
 def _score(f: Failure) -> tuple[int, int, int]:
