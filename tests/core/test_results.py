@@ -1,5 +1,6 @@
 """Every flow's result keeps the flows' promise (:class:`fxstudio.core.results.Result`): the
-same data as JSON, in words, and written to a file."""
+same data as JSON, in words, and written to a file; a rewrite made on a copy is what the
+document adopts."""
 
 import importlib
 
@@ -57,3 +58,28 @@ def test_an_explanation_is_written_as_its_json(tmp_path):
     found.write(tmp_path / "why.json")
     written = json.loads((tmp_path / "why.json").read_text())
     assert written == found.to_json() and written, written
+
+
+def test_a_rewrite_made_on_a_copy_is_adopted_as_one_edit_of_the_document():
+    """What the window does with a worker's rewrite (rewrite_copy, then adopt): the document
+    gets it as one undoable edit; a document changed meanwhile refuses it (Stale)."""
+    from fxstudio.core.edits import set_target
+    from fxstudio.core.edits.snapshots import Stale, detached, snapshot
+    from fxstudio.core.flows import RewriteRequest, RewriteSpec, open_document, rewrite_copy
+
+    doc = open_document("examples:negrelu")
+    code = doc.code()
+    snap = snapshot(doc)
+    done = rewrite_copy(detached(snap), RewriteRequest(RewriteSpec(builtin="negrelu")))
+    assert doc.code() == code  # (the worker's copy, not the document)
+    edit = done.adopt(doc, snap)
+    assert edit is not None and done.report.result.edit is edit
+    assert doc.code() != code
+    edit.undo()
+    assert doc.code() == code
+
+    snap = snapshot(doc)
+    late = rewrite_copy(detached(snap), RewriteRequest(RewriteSpec(builtin="negrelu")))
+    set_target(doc, "relu", "torch.nn.functional.gelu")  # the document goes on meanwhile
+    with pytest.raises(Stale):
+        late.adopt(doc, snap)

@@ -14,7 +14,9 @@ The flows, in the order a user meets them:
   canvas's placement and its counts (``fxstudio layout``)
 - **rewrite** -- :func:`rewrite_flow` (the document, a :class:`RewriteRequest` holding a
   :class:`RewriteSpec`) -> :class:`Report`: matched, replaced as one edit, checked
-  (``fxstudio rewrite``, the Patterns dock)
+  (``fxstudio rewrite``); in a worker, :func:`rewrite_copy` on a detached copy ->
+  :class:`RewrittenCopy`, whose ``adopt(doc, snap)`` makes it one edit of the document (the
+  Patterns dock)
 - **explain** -- :func:`explain` (a graph, a pattern, a node asked about) ->
   :class:`Explanation`: why a pattern does or does not match there
 - **profile** -- :func:`profile` (the document, :class:`ProfileOptions`, a baseline) ->
@@ -106,7 +108,14 @@ if TYPE_CHECKING:
         step_through,
     )
     from fxstudio.core.graph.request import OpenRequest
-    from fxstudio.core.patterns.apply import Report, RewriteRequest, RewriteSpec, rewrite_flow
+    from fxstudio.core.patterns.apply import (
+        Report,
+        RewriteRequest,
+        RewriteSpec,
+        RewrittenCopy,
+        rewrite_copy,
+        rewrite_flow,
+    )
     from fxstudio.core.patterns.explain import Explanation, explain
     from fxstudio.core.runtime.profiling import Profile, ProfileOptions
     from fxstudio.core.saving.export import ExportResult, export
@@ -139,6 +148,8 @@ _FROM = {
     "RewriteRequest": "fxstudio.core.patterns.apply",
     "RewriteSpec": "fxstudio.core.patterns.apply",
     "rewrite_flow": "fxstudio.core.patterns.apply",
+    "RewrittenCopy": "fxstudio.core.patterns.apply",
+    "rewrite_copy": "fxstudio.core.patterns.apply",
     "Explanation": "fxstudio.core.patterns.explain",
     "explain": "fxstudio.core.patterns.explain",
     "Profile": "fxstudio.core.runtime.profiling",
@@ -169,6 +180,7 @@ __all__ = [
     "Report",
     "RewriteRequest",
     "RewriteSpec",
+    "RewrittenCopy",
     "StepRequest",
     "StepResult",
     "Stepper",
@@ -181,6 +193,7 @@ __all__ = [
     "memory_flow",
     "open_document",
     "profile",
+    "rewrite_copy",
     "rewrite_flow",
     "step_flow",
     "step_through",

@@ -19,7 +19,8 @@ import os
 from dataclasses import dataclass, replace
 from typing import Any
 
-from fxstudio.core.edits.snapshots import detached, snapshot
+from fxstudio.core.edits.engine import Edit
+from fxstudio.core.edits.snapshots import Snapshot, adopt, detached, propagated, snapshot, views
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.memory.fits import Need, require_fits, run_need
 from fxstudio.core.patterns.builtins import builtin_for, run_builtin
@@ -175,6 +176,38 @@ class RewriteRequest:
     pattern: Pattern | None = None
     replacement: Replacement | None = None
     found: Found | None = None
+
+
+@dataclass
+class RewrittenCopy:
+    """A rewrite made in a worker on a detached copy of a document (:func:`rewrite_copy`):
+    its report, and :meth:`adopt`, which makes it one edit of the document -- what the
+    window does once the check allows it."""
+
+    copy: GraphDocument
+    report: Report
+    known: dict[str, Any]  # the copy's views, made in the worker (snapshots.views)
+
+    def adopt(self, doc: GraphDocument, snap: Snapshot) -> Edit | None:
+        """The rewrite as one edit of ``doc``, which ``snap`` was read from (``None``: it
+        changed nothing).  Raises :class:`~fxstudio.core.edits.snapshots.Stale` when ``doc``
+        changed since; the report's edit is then the document's."""
+        done = self.report.result.edit
+        if done is None:
+            return None
+        edit = adopt(doc, snap, self.copy, done, self.known)
+        self.report.result.edit = edit
+        return edit
+
+
+def rewrite_copy(copy: GraphDocument, request: RewriteRequest) -> RewrittenCopy:
+    """:func:`rewrite_flow` on ``copy`` (a detached document, in a worker), and what the
+    document it was read from needs to take it: its shapes propagated and its views made
+    where it is."""
+    report = rewrite_flow(copy, request)
+    if report.result.edit is None:
+        return RewrittenCopy(copy, report, {})
+    return RewrittenCopy(propagated(copy), report, views(copy))
 
 
 def rewrite_flow(doc: GraphDocument, request: RewriteRequest) -> Report:

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from PySide6.QtCore import QPoint, QTimer
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QLabel, QPushButton, QScrollArea, QWidget
 
-from fxstudio.core.edits.snapshots import Snapshot, adopt
+from fxstudio.core.edits.snapshots import Snapshot
 from fxstudio.core.errors import UserError
-from fxstudio.core.flows import Report
+from fxstudio.core.flows import Report, RewrittenCopy
 from fxstudio.core.flows.patterns import Explanation
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.qt import theme
@@ -33,9 +32,7 @@ class Withheld:
     """A rewrite made on a copy whose check failed: what *Apply anyway* adopts."""
 
     snap: Snapshot
-    copy: GraphDocument
-    report: Report
-    known: dict[str, Any]  # the copy's views (snapshots.views)
+    rewritten: RewrittenCopy
 
 
 def bring_into_view(shown: QWidget, top: bool = False) -> None:
@@ -84,12 +81,11 @@ class RewriteCheck:
         self.apply_button.clicked.connect(lambda: self.apply_anyway())
         self.undo_button.clicked.connect(self.undo_rewrite)
 
-    def rewritten_on_copy(
-        self, snap: Snapshot, copy: GraphDocument, report: Report, known: dict[str, Any]
-    ) -> None:
+    def rewritten_on_copy(self, snap: Snapshot, rewritten: RewrittenCopy) -> None:
         """The worker's replacement is back: apply it (one undo step), or -- its check failed
         -- hold it back and say why."""
         doc = self.document()
+        report = rewritten.report
         result = report.result
         self.held = None
         if result.edit is None or doc is None:
@@ -101,7 +97,7 @@ class RewriteCheck:
             return
         if report.check_failed:
             assert report.check is not None
-            self.held = Withheld(snap, copy, report, known)
+            self.held = Withheld(snap, rewritten)
             self.report = report  # (its report can be saved: what was refused and why)
             self.summary.setText(f"{result.edit.label}: held back.")
             self.set(
@@ -112,7 +108,7 @@ class RewriteCheck:
             self.note("Not applied: the rewrite's check failed (see the Patterns dock)", 8000)
             self.withheld(report)
             return
-        self._apply(snap, copy, report, known, PASSED)
+        self._apply(snap, rewritten, PASSED)
 
     def apply_anyway(self) -> bool:
         """Apply the rewrite held back for its failed check, knowingly."""
@@ -120,21 +116,20 @@ class RewriteCheck:
         if held is None:
             return False
         self.held = None
-        held.report.intended = True  # the user means it to change the values
-        return self._apply(held.snap, held.copy, held.report, held.known, KEPT)
+        held.rewritten.report.intended = True  # the user means it to change the values
+        return self._apply(held.snap, held.rewritten, KEPT)
 
-    def _apply(
-        self, snap: Snapshot, copy: GraphDocument, report: Report, known: dict[str, Any], how: str
-    ) -> bool:
-        doc, result = self.document(), report.result
-        assert doc is not None and result.edit is not None
+    def _apply(self, snap: Snapshot, rewritten: RewrittenCopy, how: str) -> bool:
+        doc, report = self.document(), rewritten.report
+        result = report.result
+        assert doc is not None
         try:
-            edit = adopt(doc, snap, copy, result.edit, known)
+            edit = rewritten.adopt(doc, snap)
         except UserError as exc:
             self.set("", None)
             self.say(str(exc))
             return False
-        report.result.edit = edit
+        assert edit is not None
         self.report = report
         self.undo_stack.push(EditCommand(edit))
         self.summary.setText(edit.label)

@@ -25,9 +25,15 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
-from fxstudio.core.edits.snapshots import Snapshot, propagated, views
+from fxstudio.core.edits.snapshots import Snapshot
 from fxstudio.core.errors import UserError
-from fxstudio.core.flows import Report, RewriteRequest, RewriteSpec, rewrite_flow
+from fxstudio.core.flows import (
+    Report,
+    RewriteRequest,
+    RewriteSpec,
+    RewrittenCopy,
+    rewrite_copy,
+)
 from fxstudio.core.flows.patterns import (
     DEFAULT_RULES,
     Builtin,
@@ -460,17 +466,13 @@ class PatternsPanel(DocumentPanel):
             else:
                 spec = self.files.spec()
 
-        def work(copy: Copy) -> tuple[GraphDocument, Report, dict[str, Any]]:
-            rewritten = copy.detached()
-            report = rewrite_flow(rewritten, RewriteRequest(spec, **kwargs))
-            if report.result.edit is None:
-                return rewritten, report, {}
-            return propagated(rewritten), report, views(rewritten)
+        def work(copy: Copy) -> RewrittenCopy:
+            return rewrite_copy(copy.detached(), RewriteRequest(spec, **kwargs))
 
         return self._start_on_copy(
             "Replacing… (on a copy of the graph; it becomes one undo step)",
             work,
-            lambda snap, done: self.check.rewritten_on_copy(snap, *done),
+            self.check.rewritten_on_copy,
         )
 
     def update_replace(self) -> None:
