@@ -46,6 +46,7 @@ from fxstudio.core.edits.registry import EDIT_KINDS
 from fxstudio.core.edits.steps import Ref, Step
 from fxstudio.core.errors import EditError
 from fxstudio.core.graph.document import ChangeKind, GraphDocument, UndoState
+from fxstudio.core.results import Json
 
 #: The edits the console's ``edits`` offers: the user-level edits of ``fxstudio.core.edits``
 #: (each takes the document first, as in core).
@@ -221,7 +222,7 @@ class ConsoleSession:
         return Result(more, out.getvalue(), made, refused)
 
 
-def replay_console(doc: GraphDocument, record: dict[str, Any]) -> list[Edit]:
+def replay_console(doc: GraphDocument, record: Json) -> list[Edit]:
     """A session's console edit, made again: the statement run on the document; returns the
     edits it made."""
     session = ConsoleSession(doc)

@@ -42,6 +42,7 @@ from fxstudio.core.fxcompat import is_op_overload
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.graphviews import module_path
 from fxstudio.core.graph.shapes import node_shape
+from fxstudio.core.results import Json
 
 CALLS = ("call_module", "call_function", "call_method")
 
@@ -76,7 +77,7 @@ class Pair:
     # removed nodes the same rewrite took away (a folded BatchNorm, with its conv's pair)
     absorbed: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         one = len(self.left) == 1 and len(self.right) == 1
         return {
             "left": self.left[0] if one else list(self.left),
@@ -117,7 +118,7 @@ class Alignment:
             shares.append(sum(n in paired for n in calls) / len(calls) if calls else 1.0)
         return shares[0], shares[1]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "pairs": [p.to_json() for p in self.pairs],
             "removed": list(self.removed),

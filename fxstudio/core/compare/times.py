@@ -20,10 +20,10 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from fxstudio.core.compare.align import Alignment
 from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.results import Json
 from fxstudio.core.runtime.breakdown import NodeProfile
 from fxstudio.core.runtime.speedup import (
     ALPHA,
@@ -51,7 +51,7 @@ class PairTime:
     def delta_s(self) -> float:
         return self.after_s - self.before_s
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "left": list(self.left),
             "right": list(self.right),
@@ -66,7 +66,7 @@ class Times:
     pairs: list[PairTime] = field(default_factory=list)  # in the left graph's order
     modules: list[Delta] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "whole": self.whole.to_json(),
             "pairs": [p.to_json() for p in self.pairs],

@@ -31,6 +31,7 @@ import torch.fx as fx
 from fxstudio.core.compare.align import Alignment
 from fxstudio.core.fxcompat import tree_leaves
 from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.results import Json
 from fxstudio.core.runtime.ondevice import RunError, prepared
 from fxstudio.core.runtime.speedup import check_same_inputs
 from fxstudio.core.saving.verify import largest_difference
@@ -59,7 +60,7 @@ class NodeValues:
             return self.note.startswith("shapes differ")
         return self.max_rel_diff > self.tolerance
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "left": self.left,
             "right": self.right,
@@ -81,7 +82,7 @@ class Values:
     def of_right(self, name: str) -> NodeValues | None:
         return next((v for v in self.nodes if v.right == name), None)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "first_difference": self.first_difference,
             "nodes": [v.to_json() for v in self.nodes],

@@ -25,6 +25,7 @@ from fxstudio.core.errors import UserError, is_library_file
 from fxstudio.core.fxcompat.compiler import dynamo_explain, reset_dynamo
 from fxstudio.core.graph.weights import faked, has_weights
 from fxstudio.core.process import modelcode
+from fxstudio.core.results import Json
 
 #: Kinds of break: (words in Dynamo's reason, a title, what to change).
 KINDS = (
@@ -68,7 +69,7 @@ class Frame:
     function: str
     text: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {"file": self.file, "line": self.line, "function": self.function, "text": self.text}
 
 
@@ -84,7 +85,7 @@ class GraphBreak:
     def where(self) -> Frame | None:
         return self.stack[-1] if self.stack else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         at = self.where
         return {
             "reason": self.reason,
@@ -119,7 +120,7 @@ class Explained:
         seen = {(s[-1].file, s[-1].line) for s in self.graph_stacks[index] if s}
         return sorted(seen)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "graphs": self.graphs,
             "graph_nodes": self.graph_nodes,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fxstudio.core.compiling.breaks import Explained
+from fxstudio.core.results import Json
 from fxstudio.core.runtime.speedup import Speedup
 from fxstudio.core.runtime.timer import Timing
 
@@ -53,7 +54,7 @@ class Kernel:
         """Its name without the graph it is in (``graph 2: ``)."""
         return self.name.split(": ", 1)[-1]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "name": self.name,
             "time_s": self.time_s,
@@ -80,7 +81,7 @@ class ModuleSpeed:
     kernels: int
     spanning: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "path": self.path,
             "type": self.type_name,
@@ -140,7 +141,7 @@ class Compiled:
         """The kernels of compiled graph ``index``, slowest first."""
         return sorted((k for k in self.kernels if k.graph == index), key=lambda k: -k.time_s)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             **(self.explained.to_json() if self.explained is not None else {}),
             "compiled_from": "eager model" if self.source == "model" else "document graph",

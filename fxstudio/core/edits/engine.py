@@ -27,6 +27,7 @@ from fxstudio.core.graph.document import ChangeKind, GraphDocument
 from fxstudio.core.graph.edited import note_touched, touched_since
 from fxstudio.core.graph.propagation import repropagate
 from fxstudio.core.process import collector
+from fxstudio.core.results import Json
 
 # --- edits ---------------------------------------------------------------------------------------
 
@@ -43,7 +44,7 @@ class Edit:
     steps: list[Step]
     kind: ChangeKind
     names: set[str]
-    record: dict[str, Any] = field(default_factory=dict)
+    record: Json = field(default_factory=dict)
 
     def undo(self) -> None:
         """Undo this edit, which must be the last one made (undo is a stack)."""
@@ -84,7 +85,7 @@ def commit(
     label: str,
     steps: Iterable[Step],
     kind: ChangeKind,
-    record: dict[str, Any] | None = None,
+    record: Json | None = None,
     known: dict[str, Any] | None = None,
     shapes_fresh: bool = False,
 ) -> Edit:

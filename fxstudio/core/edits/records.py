@@ -9,13 +9,14 @@ import torch
 
 from fxstudio.core.edits.steps import Ref
 from fxstudio.core.errors import EditError
+from fxstudio.core.results import Json
 
 
-def encode_record(record: dict[str, Any]) -> dict[str, Any]:
+def encode_record(record: Json) -> dict[str, Any]:
     return {k: encode(v) for k, v in record.items()}
 
 
-def decode_record(record: dict[str, Any]) -> dict[str, Any]:
+def decode_record(record: Json) -> dict[str, Any]:
     return {k: decode(v) for k, v in record.items()}
 
 

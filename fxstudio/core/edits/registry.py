@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.results import Json
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -79,7 +80,7 @@ class EditKind:
             raise TypeError(f"A '{self.name}' record has no {', '.join(sorted(unknown))}.")
         return {"edit": self.name, **values}
 
-    def make_again(self, doc: GraphDocument, record: dict[str, Any]) -> Any:
+    def make_again(self, doc: GraphDocument, record: Json) -> Any:
         """The edit a record describes, made again on ``doc`` (a field it leaves out takes
         the function's default)."""
         kwargs = {param: record[key] for param, key in self.stored if key in record}

@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from fxstudio.core.compiling.breaks import Explained, GraphBreak, explain_breaks
 from fxstudio.core.compiling.kernels import BACKENDS, MODES
@@ -42,6 +41,7 @@ from fxstudio.core.model.modelspec import LoadedModel
 from fxstudio.core.model.opening import capture_loaded
 from fxstudio.core.process import modelcode
 from fxstudio.core.process.files import write_json
+from fxstudio.core.results import Json
 from fxstudio.core.runtime.devices import resolve
 
 __all__ = [
@@ -93,7 +93,7 @@ class CompileResult:
     explained: Explained | None
     compiled: Compiled | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         """The compiled result (it holds the breaks), or the breaks alone."""
         if self.compiled is not None:
             return self.compiled.to_json()

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
 from fxstudio.core.compare.align import Alignment, align
 from fxstudio.core.compare.overlay import read_overlay, write_model_explorer, write_netron
@@ -38,6 +37,7 @@ from fxstudio.core.graph.weights import no_weights_message
 from fxstudio.core.memory.fits import require_fits, run_need
 from fxstudio.core.patterns.apply import Report, RewriteRequest, RewriteSpec, rewrite_flow
 from fxstudio.core.process.files import write_json
+from fxstudio.core.results import Json
 from fxstudio.core.sessions.documents import open_document
 
 __all__ = [
@@ -104,7 +104,7 @@ class DiffResult:
         """The shares of each side's call nodes that are paired."""
         return self.alignment.coverage(self.left, self.right)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         """Pairs, removed, added, changed; values and times when there are some."""
         data = self.alignment.to_json()
         if self.values is not None:

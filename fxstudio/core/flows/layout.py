@@ -47,6 +47,7 @@ from fxstudio.core.layout.placing import (
 from fxstudio.core.layout.repeats import fold_label
 from fxstudio.core.layout.routes import edge_path
 from fxstudio.core.process.files import write_json
+from fxstudio.core.results import Json
 
 __all__ = [
     "GROUP_PAD",
@@ -110,7 +111,7 @@ class LayoutResult:
             "seconds": round(lay.seconds, 3),
         }
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         """Node positions and group boxes (what ``fxstudio layout --json`` writes)."""
         return self.layout.to_json()
 

@@ -49,6 +49,7 @@ from fxstudio.core.memory.training_run import measure_training
 from fxstudio.core.model.modelspec import parse_input_spec
 from fxstudio.core.process.files import write_json
 from fxstudio.core.process.guard import WontFit, format_bytes
+from fxstudio.core.results import Json
 
 __all__ = [
     "MemoryEstimate",
@@ -114,7 +115,7 @@ class MemoryResult:
             data["refused"] = self.refused
         return data
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         """:meth:`side`; against a baseline also ``before``, ``after`` and ``difference``."""
         data = self.side()
         if self.before is not None:

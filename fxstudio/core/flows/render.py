@@ -31,6 +31,7 @@ from fxstudio.core.flows.memory import MemoryRequest, memory_flow
 from fxstudio.core.flows.run import profile
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.process.files import WriteError, atomic_write, check_writable
+from fxstudio.core.results import Json
 from fxstudio.core.runtime.profiling import ProfileOptions
 from fxstudio.core.share.heats import diff_heat, memory_heat, profile_heat
 from fxstudio.core.share.picturelayout import collapsed_groups, picture
@@ -77,7 +78,7 @@ class RenderResult:
     def summary(self) -> dict[str, Any]:
         return {**self.counts, "seconds": self.seconds}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         """The counts, the seconds, the heat's summary (its hottest nodes) and the notes."""
         data: dict[str, Any] = {
             "model": self.document.request.spec,

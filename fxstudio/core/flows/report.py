@@ -30,6 +30,7 @@ from fxstudio.core.flows.diff import DiffRequest, DiffResult, Side, diff_flow
 from fxstudio.core.flows.memory import MemoryRequest, MemoryResult, memory_flow
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.process.files import atomic_write
+from fxstudio.core.results import Json
 from fxstudio.core.runtime.profiling import Profile, ProfileOptions, profile
 from fxstudio.core.sessions.documents import open_document
 from fxstudio.core.share.gather import compare_data, heading, history
@@ -72,7 +73,7 @@ class ReportResult:
         """Nodes removed, added or changed against the baseline (0 without one)."""
         return int((self.data.get("compare") or {}).get("structural", 0))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         """What the page shows, as the JSON it holds (``script#fx-data``)."""
         return self.data
 

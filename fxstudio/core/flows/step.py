@@ -31,6 +31,7 @@ from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.memory.fits import require_fits, run_need
 from fxstudio.core.process import modelcode
 from fxstudio.core.process.files import write_json
+from fxstudio.core.results import Json
 from fxstudio.core.sessions.documents import open_document
 from fxstudio.core.stepping.eager import Agreement
 from fxstudio.core.stepping.stepper import DEFAULT_WINDOW, Step, StepError, Stepper, for_document
@@ -106,7 +107,7 @@ class StepResult:
     def op(self, step: Step) -> str:
         return self.stepper.order[step.index].op
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         """Each node run (index, name, op, value, eager agreement), the first difference and
         whether the eager model was compared (what ``fxstudio step --format json`` prints)."""
         return {

@@ -45,6 +45,7 @@ from fxstudio.core.graph.graphviews import (
 from fxstudio.core.graph.notation import group_key
 from fxstudio.core.graph.request import OpenRequest
 from fxstudio.core.graph.weights import has_weights, no_weights_message
+from fxstudio.core.results import Json
 
 #: The cache keys of values kept from runs of a version of the graph (not views of it).
 VALUES = "values:"
@@ -371,7 +372,7 @@ class GraphDocument:
         """The line of the user's code that produced the node, from its stack trace."""
         return stack_trace_location(self.node(name).stack_trace, self.source_file)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         """Nodes (op, target, args, kwargs, shape, dtype, module path) and edges, JSON-ready."""
         return {
             "model": self.request.spec,

@@ -37,6 +37,7 @@ from fxstudio.core.layout.groups import drawn_tree, group_label, node_label
 from fxstudio.core.layout.labels import ESTIMATE, TextMetrics
 from fxstudio.core.layout.repeats import FOLD_AT, Structures, fold_label, runs
 from fxstudio.core.process import progress as progress_of
+from fxstudio.core.results import Json
 
 CHUNK = 250  # items in one dot run at most
 SHARED_ITEMS, SHARED_SPAN = 3, 100  # a value used by this many items this far apart is shared
@@ -64,7 +65,7 @@ class Layout:
         """The item that stands for a node: itself, or the collapsed group hiding it."""
         return self.owner.get(name, name)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "engine": self.engine,
             "seconds": round(self.seconds, 4),

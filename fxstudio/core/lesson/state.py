@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.results import Json
 
 STEP_COUNT = 10  # (steps.STEPS has them)
 DEFAULT_MODEL = "examples:fxdocs"
@@ -64,7 +65,7 @@ class LessonState:
     model: str = DEFAULT_MODEL
     facts_of: str = ""  # the spec of the model the facts of MODEL_FACTS were seen on
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return asdict(self)
 
     @classmethod

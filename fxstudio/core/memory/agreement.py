@@ -29,10 +29,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from fxstudio.core.memory.measure import MeasuredMemory, NodeMeasure
 from fxstudio.core.process.guard import format_bytes
+from fxstudio.core.results import Json
 
 #: Scratch below this is not worth a line: a Python number wrapped as a 0-dim tensor for one
 #: op, a few bytes of bookkeeping.
@@ -98,7 +99,7 @@ class Agreement:
         """Whether the measured peak is within ``tolerance`` (0.1: 10 %) of the estimate."""
         return abs(self.ratio - 1.0) <= tolerance
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         """The measurement (:meth:`MeasuredMemory.to_json`: ``peak_bytes``, each node's
         ``nodes``, ...) with the estimate's peak beside it, the ratio, ``parted`` and
         ``notes``."""

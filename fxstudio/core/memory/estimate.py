@@ -34,6 +34,7 @@ from torch import nn
 from fxstudio.core.graph.graphviews import format_target, module_path
 from fxstudio.core.memory.storages import Held, held
 from fxstudio.core.process import collector
+from fxstudio.core.results import Json
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ class MemoryEstimate:
                 return m
         return None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "params_bytes": self.params_bytes,
             "buffers_bytes": self.buffers_bytes,

@@ -61,6 +61,7 @@ from fxstudio.core.process import modelcode
 from fxstudio.core.process.files import atomic_write
 from fxstudio.core.process.guard import allocation_failure, format_bytes, out_of_memory
 from fxstudio.core.process.noise import quiet_profiler
+from fxstudio.core.results import Json
 from fxstudio.core.runtime.devices import resolve
 
 #: The CUDA caching allocator's block: every tensor's bytes are rounded up to a multiple.
@@ -110,7 +111,7 @@ class MeasuredMemory:
     details: tuple[NodeMeasure, ...]
     plain_peak_bytes: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "device": self.device,
             "how": self.how,

@@ -61,6 +61,7 @@ from fxstudio.core.memory.estimate import NodeBytes
 from fxstudio.core.memory.lifetimes import Walk, storage_bytes, storages, unique, walk
 from fxstudio.core.process.files import atomic_write
 from fxstudio.core.process.guard import format_bytes
+from fxstudio.core.results import Json
 
 __all__ = [
     "OPTIMIZERS",
@@ -101,7 +102,7 @@ class TrainingMeasurement:
     def describe(self) -> str:
         return f"{format_bytes(self.peak_bytes)} measured ({self.device})"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "device": self.device,
             "how": self.how,
@@ -170,7 +171,7 @@ class TrainingEstimate:
             text += f"; {m.describe()}, estimate/measured {self.peak_bytes / m.peak_bytes:.2f}"
         return text
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         def rows(nodes: tuple[NodeBytes, ...]) -> list[dict[str, Any]]:
             return [
                 {

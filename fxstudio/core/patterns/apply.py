@@ -34,6 +34,7 @@ from fxstudio.core.patterns.replace import Rewritten, rewrite
 from fxstudio.core.patterns.replacements import Replacement, function_replacement, signature_problem
 from fxstudio.core.process.files import write_json
 from fxstudio.core.process.guard import WontFit
+from fxstudio.core.results import Json
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ class Report:
         """The check found other values where the rewrite should have kept them."""
         return self.check is not None and not self.check.ok and not self.intended
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         r = self.result
         data: dict[str, Any] = {
             "rewrite": self.title,

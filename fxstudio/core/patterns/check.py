@@ -37,6 +37,7 @@ from fxstudio.core.fxcompat.modules import inplace_count
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.execution import Plan, bookkeeping_count, run_nodes, threads
 from fxstudio.core.process import collector, modelcode
+from fxstudio.core.results import Json
 from fxstudio.core.saving.verify import largest_difference
 
 EXACT_ATOL = 1e-5  # float32; scaled by the dtype's epsilon
@@ -98,7 +99,7 @@ class Check:
             f"max rel diff {self.max_rel_diff:.3g} (tolerance {self.tolerance:.1g} {kind})."
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "max_abs_diff": self.max_abs_diff,
             "max_rel_diff": self.max_rel_diff,

@@ -31,6 +31,7 @@ from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.pattern import Pattern, PatternError
 from fxstudio.core.patterns.reasons import Failure, Why
 from fxstudio.core.process.files import write_json
+from fxstudio.core.results import Json
 
 
 @dataclass
@@ -59,7 +60,7 @@ class Explanation:
             lines.append(f"{i}. {f.describe()} ({matched}{also})")
         return "\n".join(lines)
 
-    def to_json(self) -> list[dict[str, Any]]:
+    def to_json(self) -> list[Json]:
         places = self.places or [1] * len(self.near)
         return [{**f.to_json(), "places": n} for f, n in zip(self.near, places, strict=False)]
 

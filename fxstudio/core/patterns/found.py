@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxstudio.core.patterns.reasons import Failure
+from fxstudio.core.results import Json
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class Match:
     def anchor(self) -> str:
         return self.outputs[-1]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "index": self.index,
             "nodes": dict(self.nodes),
@@ -55,7 +56,7 @@ class Skipped:
     nodes: dict[str, str]
     failure: Failure
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {"nodes": dict(self.nodes), **self.failure.to_json()}
 
 

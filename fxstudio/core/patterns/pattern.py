@@ -35,6 +35,7 @@ from torch import nn
 
 from fxstudio.core.errors import UserError
 from fxstudio.core.graph.attributes import attribute
+from fxstudio.core.results import Json
 
 
 class PatternError(UserError):
@@ -59,7 +60,7 @@ class Rules:
     same_shape: bool = False  # the graph node's recorded shape must be the pattern node's
     same_dtype: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         default = Rules()
         return {
             f.name: list(v) if isinstance(v, tuple) else v
@@ -148,7 +149,7 @@ class Pattern:
         """The pattern as the Python a user would pass to ``torch.fx.replace_pattern``."""
         return pattern_code(self.graph_module, self.name)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "name": self.name,
             "dialect": self.dialect,

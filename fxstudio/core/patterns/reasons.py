@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from fxstudio.core.results import Json
+
 
 class Why(str, Enum):
     OP = "op differs"  # call_module vs call_function ...
@@ -68,7 +70,7 @@ class Failure:
         """What a summary counts it as: its cause, else its kind of failure."""
         return self.cause or self.why.value
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "reason": self.why.name.lower(),
             "why": self.why.value,

@@ -75,6 +75,7 @@ from fxstudio.core.patterns.replacements import (
     Replacement,
     Skip,
 )
+from fxstudio.core.results import Json
 
 
 @dataclass
@@ -127,9 +128,7 @@ def rewrite(
     )
 
 
-def rewrite_jobs(
-    doc: GraphDocument, jobs: list[Job], label: str, record: dict[str, Any]
-) -> Rewritten:
+def rewrite_jobs(doc: GraphDocument, jobs: list[Job], label: str, record: Json) -> Rewritten:
     """Several patterns replaced as one edit (a built-in rewrite with variants): all are
     matched on the graph as it is, then replaced in turn."""
     for job in jobs:

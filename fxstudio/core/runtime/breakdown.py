@@ -20,11 +20,11 @@ import io
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 import torch.fx as fx
 
 from fxstudio.core.graph.graphviews import ModuleGroup, format_target, module_path
+from fxstudio.core.results import Json
 from fxstudio.core.runtime.flops import Work
 from fxstudio.core.runtime.nodes import RawProfile
 from fxstudio.core.runtime.roofline import Peaks
@@ -60,7 +60,7 @@ class NodeTime:
     from_cache: bool
     times_s: tuple[float, ...] = field(repr=False, default=())
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "name": self.name,
             "op": self.op,
@@ -90,7 +90,7 @@ class ModuleTime:
     nodes: int
     names: tuple[str, ...] = field(repr=False, default=())  # the profiled nodes under it
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "path": self.path,
             "type": self.type_name,
@@ -158,7 +158,7 @@ class NodeProfile:
             out.append(f"only {self.attributed:.1%} of op time was inside a node's range")
         return out
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "nodes": [n.to_json() for n in self.nodes],
             "modules": [m.to_json() for m in self.modules],

@@ -32,6 +32,7 @@ from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.graph.modes import eval_mode
 from fxstudio.core.process import modelcode
 from fxstudio.core.process.guard import allocation_failure, format_bytes, out_of_memory
+from fxstudio.core.results import Json
 from fxstudio.core.runtime.breakdown import NodeProfile, breakdown
 from fxstudio.core.runtime.devices import resolve
 from fxstudio.core.runtime.environment import environment
@@ -62,7 +63,7 @@ class OutputCheck:
     max_rel_diff: float | None = None
     text: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "ok": self.ok,
             "nonfinite": self.nonfinite,
@@ -94,7 +95,7 @@ class WholeModel:
     def throughput(self) -> float:
         return self.items / self.timing.median_s if self.timing.median_s > 0 else 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "env": self.env,
             "whole": {

@@ -23,6 +23,7 @@ from typing import Any
 
 from fxstudio.core.graph.document import GraphDocument
 from fxstudio.core.process.files import atomic_path, atomic_write, write_json
+from fxstudio.core.results import Json
 from fxstudio.core.runtime.ondevice import RunError, WholeModel, profile_whole
 from fxstudio.core.runtime.speedup import Comparison, compare
 
@@ -45,7 +46,7 @@ class ProfileOptions:
     batch: int | None = None
     replicates: int = 9  # interleaved replicates a side, against a baseline
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return asdict(self)
 
 
@@ -66,7 +67,7 @@ class Profile:
             ok = ok and self.comparison.before.check.ok
         return ok
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         data = {**self.after.to_json(), "options": self.options.to_json()}
         if self.comparison is not None:
             data["compare"] = self.comparison.to_json()

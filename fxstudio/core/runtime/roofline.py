@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from fxstudio.core.results import Json
 from fxstudio.core.runtime.timer import threads as using_threads
 
 # Dense peak FLOP/s by dtype (float32 = without TF32) for the devices people time on.
@@ -64,7 +65,7 @@ class Peaks:
     bytes_per_s: float | None
     source: str  # "datasheet", "measured (…)", "unknown"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "device": self.device,
             "flops_per_s": self.flops_per_s,

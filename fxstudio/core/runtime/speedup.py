@@ -28,6 +28,7 @@ from typing import Any
 import torch
 
 from fxstudio.core.graph.document import GraphDocument
+from fxstudio.core.results import Json
 from fxstudio.core.runtime.breakdown import NodeProfile
 from fxstudio.core.runtime.ondevice import (
     RunError,
@@ -73,7 +74,7 @@ class Speedup:
             f"p = {self.p_value:.2g}, {self.n_before} vs {self.n_after} replicates)"
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "before_s": self.before_s,
             "after_s": self.after_s,
@@ -157,7 +158,7 @@ class Delta:
     change: Speedup
     how: str  # "name", "provenance", "module"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "label": self.label,
             "before": list(self.before),
@@ -179,7 +180,7 @@ class Comparison:
     added: list[str] = field(default_factory=list)  # after only
     removed: list[str] = field(default_factory=list)  # before only
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             **self.whole.to_json(),
             "max_abs_diff": self.max_abs_diff,

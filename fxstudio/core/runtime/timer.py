@@ -28,6 +28,7 @@ from typing import Any
 import torch
 
 from fxstudio.core.process import collector
+from fxstudio.core.results import Json
 
 OVERHEAD_SHARE = 1e-4  # the clock (and sync) may cost at most this share of a block
 NOISY = 0.10  # IQR / median above this: the machine was busy, say so
@@ -79,7 +80,7 @@ class Timing:
     def noisy(self) -> bool:
         return self.spread > NOISY
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return {
             "median_s": self.median_s,
             "iqr_s": self.iqr_s,

@@ -37,11 +37,12 @@ from fxstudio.core.patterns.matcher import Matcher
 from fxstudio.core.patterns.pattern import Rules
 from fxstudio.core.patterns.replace import rewrite
 from fxstudio.core.patterns.replacements import function_replacement
+from fxstudio.core.results import Json
 
 __all__ = ["replay", "replay_rewrite"]
 
 
-def replay(doc: GraphDocument, records: Iterable[dict[str, Any]]) -> list[Edit]:
+def replay(doc: GraphDocument, records: Iterable[Json]) -> list[Edit]:
     """Apply recorded edits again, in order; returns the edits made (raises
     :class:`EditError` at one that fails)."""
     made: list[Edit] = []
@@ -57,7 +58,7 @@ def replay(doc: GraphDocument, records: Iterable[dict[str, Any]]) -> list[Edit]:
     return made
 
 
-def replay_rewrite(doc: GraphDocument, record: dict[str, Any]) -> Edit | None:
+def replay_rewrite(doc: GraphDocument, record: Json) -> Edit | None:
     """Apply a recorded rewrite again (opening a session); returns its edit."""
     if record.get("builtin"):
         return run_builtin(doc, record["builtin"]).edit

@@ -26,6 +26,7 @@ from fxstudio.core.model.opening import open_model
 from fxstudio.core.patterns.apply import NO_VALUES
 from fxstudio.core.patterns.builtins import builtin_for
 from fxstudio.core.patterns.check import check, reference
+from fxstudio.core.results import Json
 from fxstudio.core.sessions.replay import replay
 
 __all__ = ["compare_data", "heading", "history", "structural_changes"]
@@ -71,7 +72,7 @@ def history(doc: GraphDocument) -> list[dict[str, Any]]:
     return out
 
 
-def _kind_of(doc: GraphDocument, record: dict[str, Any]) -> tuple[bool, bool]:
+def _kind_of(doc: GraphDocument, record: Json) -> tuple[bool, bool]:
     """(exact, meant to change the values) of a recorded rewrite: a built-in says; a user's
     pattern is judged as a fold, as the Patterns dock judged it."""
     name = record.get("builtin")

@@ -31,6 +31,7 @@ from torch import nn
 
 from fxstudio.core.fxcompat import tree_leaves
 from fxstudio.core.graph.graphviews import module_path, module_tree_of
+from fxstudio.core.results import Json
 
 SAMPLE = 4096
 
@@ -122,7 +123,7 @@ class Agreement:
             f"tolerance {self.tolerance:.2g}×scale), {of} elements"
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         return asdict(self)
 
 

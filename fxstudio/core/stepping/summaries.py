@@ -22,6 +22,8 @@ from typing import Any
 
 import torch
 
+from fxstudio.core.results import Json
+
 BINS = 24
 MAX_PICTURE = 256  # pixels on the longer side
 MAX_MAPS = 16  # feature maps in a grid
@@ -54,7 +56,7 @@ class ValueSummary:
     def finite(self) -> bool:
         return self.nans == 0 and self.infs == 0 and all(p.finite for p in self.parts)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> Json:
         out: dict[str, Any] = {"kind": self.kind, "text": self.text}
         if self.kind == "tensor":
             out.update(
