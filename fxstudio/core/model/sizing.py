@@ -175,17 +175,9 @@ def build_within_memory(
         return build(), None
     limit = int(WEIGHTS_SHARE * avail)
     first = min(limit, FIRST_BUILD if expected is None or expected > limit else limit)
-    refused = False  # an allocation the machine refused at once: no second try for real
-    try:
-        with within_bytes(first):
-            return build(), None
-    except Overbudget:
-        pass
-    except OutOfMemory as exc:
-        if exc.requested is None:  # the model's own MemoryError: not an allocation refused
-            raise
-        refused = True
-    give_back()  # the part built before it stopped
+    model, refused = _built_within(build, first)
+    if model is not None:
+        return model, None
     why = (
         f"building it with its weights would take more than the {format_bytes(limit)} it may "
         f"take (80% of the {format_bytes(avail)} available)"
@@ -201,16 +193,27 @@ def build_within_memory(
         ) from exc
     too_big = weights_too_big(weight_bytes(sized))
     if too_big is None and first < limit and not refused:  # larger than the first build,
-        try:  # but it fits
-            with within_bytes(limit):
-                return build(), None
-        except Overbudget:
-            give_back()
-        except OutOfMemory as exc:  # a tensor that is no weight, too large for the machine
-            if exc.requested is None:
-                raise
-            give_back()
+        model, _ = _built_within(build, limit)  # but it fits (unless a tensor that is no
+        if model is not None:  # weight is too large for the machine)
+            return model, None
     return sized, too_big or why
+
+
+def _built_within(build: Callable[[], nn.Module], limit: int) -> tuple[nn.Module | None, bool]:
+    """``build()`` for real within ``limit`` bytes of weights (:func:`within_bytes`), or
+    ``None`` -- its part built given back -- when it passed them or the machine refused an
+    allocation at once (then ``True``).  The model's own ``MemoryError`` is raised."""
+    try:
+        with within_bytes(limit):
+            return build(), False
+    except Overbudget:
+        refused = False
+    except OutOfMemory as exc:
+        if exc.requested is None:  # the model's own MemoryError: not an allocation refused
+            raise
+        refused = True
+    give_back()  # the part built before it stopped
+    return None, refused
 
 
 @dataclass(frozen=True)

@@ -224,8 +224,10 @@ def _check_overrides(ms: ModelSpec, config: Any, overrides: dict[str, Any]) -> N
         if init is not None:
             with contextlib.suppress(TypeError, ValueError):
                 known |= set(inspect.signature(init).parameters)
-    for key in overrides:
-        if key not in known and key not in _read_by_model(config):
+    unknown = [key for key in overrides if key not in known]
+    read = _read_by_model(config) if unknown else set()  # (its source read once)
+    for key in unknown:
+        if key not in read:
             close = difflib.get_close_matches(key, sorted(fields), n=3)
             mean = f" Did you mean {' or '.join(close)}?" if close else ""
             raise LoadError(
